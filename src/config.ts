@@ -1,0 +1,164 @@
+/**
+ * The one module that reads process.env.
+ *
+ * Every setting has a documented default (README "Configuration"); a bad value stops the
+ * process with a message that names the variable. Other modules receive a `Config` object.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+export const PROVIDERS = ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const optionalUrl = z
+  .string()
+  .url()
+  .optional()
+  .or(z.literal('').transform(() => undefined));
+const csv = z
+  .string()
+  .default('')
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
+
+/** Development defaults for provider secrets: documented, loopback-only, refused in production. */
+export const DEV_PROVIDER_SECRET_PREFIX = 'talat-dev-secret-';
+const DEV_PROVIDER_IPS = '127.0.0.0/8,::1/128';
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: port.default(3000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  BODY_LIMIT_KB: positiveInt.max(10_240).default(100),
+
+  DATABASE_URL: optionalUrl,
+  PG_PORT: port.default(5433),
+
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('talat-payments'),
+  TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+
+  PUBLIC_BASE_URL: optionalUrl,
+  QR_EXPIRY_S: positiveInt.default(900),
+  CARD_PAYMENT_TIMEOUT_S: positiveInt.default(1800),
+  PROMPTPAY_ID: z
+    .string()
+    .regex(/^[0-9+-]{10,20}$/, 'a phone number, national id, tax id or e-wallet id')
+    .default('0801234567'),
+  MERCHANT_NAME: z.string().min(1).max(25).default('SALA MARKET'),
+  CARD_PROVIDER_URL: optionalUrl,
+  BANK_API_URL: optionalUrl,
+
+  CALLBACK_MAX_AGE_S: positiveInt.default(300),
+  TRUSTED_PROXIES: csv,
+
+  SMTP_URL: optionalUrl,
+  ADMIN_EMAIL: z.string().email().default('admin@talat.local'),
+  MAIL_FROM: z.string().email().default('talat@talat.local'),
+  SENTRY_DSN: optionalUrl,
+
+  SHOP_ORIGIN: z.string().min(1).default('http://localhost:5173'),
+  SCHEMA_BASE_PATH: z.string().regex(/^(\/[A-Za-z0-9._-]+)*$/, 'a path such as /schema or empty').default('/schema'),
+  SCHEMA_NAME: z.string().regex(/^[A-Za-z0-9._-]+$/).default('talat'),
+  SIMULATORS: z
+    .enum(['on', 'off', 'auto'])
+    .default('auto'),
+});
+
+export type Config = ReturnType<typeof loadConfig>;
+
+export class ConfigError extends Error {
+  constructor(public readonly issues: string[]) {
+    super(`Invalid configuration:\n  ${issues.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse and validate the environment; throws ConfigError naming each bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message} (got ${JSON.stringify(env[String(i.path[0])])})`),
+    );
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  const issues: string[] = [];
+
+  const providers = {} as Record<ProviderName, { secret: string; ips: string[] }>;
+  for (const name of PROVIDERS) {
+    const secretVar = `PROVIDER_SECRET_${name}`;
+    const ipsVar = `PROVIDER_IPS_${name}`;
+    const secret = env[secretVar] || (production ? '' : `${DEV_PROVIDER_SECRET_PREFIX}${name.toLowerCase()}`);
+    const ips = (env[ipsVar] || (production ? '' : DEV_PROVIDER_IPS))
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (!secret) issues.push(`${secretVar}: required in production`);
+    else if (secret.length < 16) issues.push(`${secretVar}: must be at least 16 characters`);
+    if (ips.length === 0) issues.push(`${ipsVar}: required in production (comma-separated CIDRs)`);
+    for (const cidr of ips) if (!isCidr(cidr)) issues.push(`${ipsVar}: ${JSON.stringify(cidr)} is not a CIDR range`);
+    providers[name] = { secret, ips };
+  }
+  for (const cidr of e.TRUSTED_PROXIES) if (!isCidr(cidr)) issues.push(`TRUSTED_PROXIES: ${JSON.stringify(cidr)} is not a CIDR range`);
+  if (issues.length) throw new ConfigError(issues);
+
+  const dataDir = path.resolve(e.DATA_DIR);
+  return {
+    env: e.NODE_ENV,
+    production,
+    host: e.HOST,
+    port: e.PORT,
+    logLevel: e.LOG_LEVEL,
+    dataDir,
+    bodyLimitBytes: e.BODY_LIMIT_KB * 1024,
+    database: { url: e.DATABASE_URL, embeddedPort: e.PG_PORT },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      embeddedPort: e.TEMPORAL_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      cliPath: e.TEMPORAL_CLI_PATH,
+    },
+    publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
+    payments: {
+      qrExpirySeconds: e.QR_EXPIRY_S,
+      cardTimeoutSeconds: e.CARD_PAYMENT_TIMEOUT_S,
+      promptPayId: e.PROMPTPAY_ID,
+      merchantName: e.MERCHANT_NAME,
+      cardProviderUrl: e.CARD_PROVIDER_URL,
+      bankApiUrl: e.BANK_API_URL,
+    },
+    callbacks: {
+      maxAgeSeconds: e.CALLBACK_MAX_AGE_S,
+      maxFutureSeconds: 60,
+      trustedProxies: e.TRUSTED_PROXIES,
+      providers,
+    },
+    mail: { smtpUrl: e.SMTP_URL, adminEmail: e.ADMIN_EMAIL, from: e.MAIL_FROM },
+    sentryDsn: e.SENTRY_DSN,
+    storefront: { shopOrigin: e.SHOP_ORIGIN, schemaBasePath: e.SCHEMA_BASE_PATH, schemaName: e.SCHEMA_NAME },
+    simulators: e.SIMULATORS === 'auto' ? !production : e.SIMULATORS === 'on',
+  };
+}
+
+function isCidr(s: string): boolean {
+  const m = /^([^/]+)\/(\d{1,3})$/.exec(s);
+  if (!m) return false;
+  const bits = Number(m[2]);
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(m[1])) return bits <= 32 && m[1].split('.').every((o) => Number(o) <= 255);
+  return m[1].includes(':') && bits <= 128;
+}

@@ -1,0 +1,43 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+
+export type Db = Knex;
+
+export function createDb(url: string, opts: { poolMax?: number } = {}): Db {
+  return knexFactory({
+    client: 'pg',
+    connection: url,
+    pool: { min: 0, max: opts.poolMax ?? 10 },
+    acquireConnectionTimeout: 10_000,
+  });
+}
+
+const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', 'migrations');
+
+/**
+ * Migrations are the files of migrations/ in name order (timestamped names), loaded with
+ * require so they work under tsx, jest and compiled builds alike.
+ */
+export const migrationSource: Knex.MigrationSource<string> = {
+  async getMigrations() {
+    return fs
+      .readdirSync(MIGRATIONS_DIR)
+      .filter((f) => /^\d{14}_[a-z0-9_]+\.(ts|js)$/.test(f))
+      .sort();
+  },
+  getMigrationName: (file) => file.replace(/\.(ts|js)$/, ''),
+  async getMigration(file) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require(path.join(MIGRATIONS_DIR, file)) as Knex.Migration;
+  },
+};
+
+export async function migrateLatest(db: Db): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
+  return applied;
+}
+
+export async function migrateRollbackAll(db: Db): Promise<void> {
+  await db.migrate.rollback({ migrationSource }, true);
+}

@@ -1,0 +1,37 @@
+/**
+ * Payment states and their transition table: the one place transitions are decided.
+ *
+ *   pending --(provider success)--> paid
+ *   pending --(provider failure)--> failed
+ *   pending --(expiry passes)-----> expired
+ *   paid    --(refund)------------> refunded
+ */
+export const PaymentStatus = {
+  pending: 'pending',
+  paid: 'paid',
+  failed: 'failed',
+  expired: 'expired',
+  refunded: 'refunded',
+} as const;
+export type PaymentStatus = (typeof PaymentStatus)[keyof typeof PaymentStatus];
+export const PAYMENT_STATUSES = Object.values(PaymentStatus);
+
+export const PaymentMethod = { card: 'card', qr: 'qr', wallet: 'wallet', cardnet: 'cardnet', bankapp: 'bankapp' } as const;
+export type PaymentMethod = (typeof PaymentMethod)[keyof typeof PaymentMethod];
+
+const transitions: { readonly [S in PaymentStatus]: readonly PaymentStatus[] } = {
+  pending: ['paid', 'failed', 'expired'],
+  paid: ['refunded'],
+  failed: [],
+  expired: [],
+  refunded: [],
+};
+
+export const canTransition = (from: PaymentStatus, to: PaymentStatus): boolean => transitions[from].includes(to);
+
+export const isTerminal = (s: PaymentStatus): boolean => s === 'failed' || s === 'expired' || s === 'refunded' || s === 'paid';
+
+/** Returns the next state, or null when the transition is not allowed (the event is ignored). */
+export function transition(from: PaymentStatus, to: PaymentStatus): PaymentStatus | null {
+  return canTransition(from, to) ? to : null;
+}

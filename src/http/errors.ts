@@ -1,0 +1,48 @@
+/**
+ * The error envelopes of SPEC.md, chosen by area:
+ *  - payment API (and storefront, which SPEC.md leaves open): {statusCode, body: {error, code, details}}
+ *  - callback API: {statusCode, body: {error: NAME, message}}
+ * The HTTP status always equals statusCode.
+ */
+import type { Context } from 'koa';
+import { AppError, ErrorCode, httpStatusOf, isAppError } from '../domain/errors';
+
+export type Area = 'payment' | 'callback' | 'storefront';
+
+const CALLBACK_PATHS = new Set(['/callback', '/cardnetcallback', '/bankappcallback', '/qrcallback', '/walletcallback', '/wallet/callback']);
+
+export const areaOf = (path: string): Area =>
+  CALLBACK_PATHS.has(path.replace(/\/+$/, '') || '/')
+    ? 'callback'
+    : /^\/(api|auth|public)\//.test(path) || path === '/app-first-page.json'
+      ? 'storefront'
+      : 'payment';
+
+export function errorEnvelope(area: Area, err: AppError) {
+  const body =
+    area === 'callback' ? { error: err.code, message: err.message } : { error: err.message, code: err.code, details: err.details };
+  return { statusCode: err.status, body };
+}
+
+export function sendError(ctx: Context, err: AppError): void {
+  ctx.status = err.status;
+  for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+  ctx.body = errorEnvelope(ctx.state.area ?? areaOf(ctx.path), err);
+}
+
+/** Map anything thrown below the error middleware to a safe AppError. */
+export function toAppError(e: unknown): { error: AppError; unexpected: boolean } {
+  if (isAppError(e)) return { error: e, unexpected: false };
+  const err = e as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
+  const status = err?.status ?? err?.statusCode;
+  if (status === 413 || err?.type === 'entity.too.large')
+    return { error: new AppError(ErrorCode.PAYLOAD_TOO_LARGE, 'Request body is too large', {}), unexpected: false };
+  if (status === 415) return { error: new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Unsupported content type'), unexpected: false };
+  if (status === 400 || err?.type === 'entity.parse.failed' || e instanceof SyntaxError)
+    return { error: new AppError(ErrorCode.INVALID_INPUT, 'Malformed request body', { reason: 'body could not be parsed' }), unexpected: false };
+  if (status && status >= 400 && status < 500) {
+    const code = (Object.keys(httpStatusOf) as ErrorCode[]).find((c) => httpStatusOf[c] === status) ?? ErrorCode.INVALID_INPUT;
+    return { error: new AppError(code, err.expose && err.message ? err.message : 'Bad request'), unexpected: false };
+  }
+  return { error: new AppError(ErrorCode.INTERNAL_ERROR, 'Internal server error'), unexpected: true };
+}

@@ -1,0 +1,51 @@
+/** /healthz (process up), /readyz (Postgres and Temporal reachable), /openapi.json, /docs. */
+import Router from '@koa/router';
+import type { AppDeps } from '../app';
+import { temporalReachable } from '../../temporal/client';
+import { AppError, ErrorCode } from '../../domain/errors';
+import { openApiDocument, registry, z } from '../openapi';
+import { DOCS_HTML } from './docs-page';
+
+async function postgresReachable(deps: AppDeps, timeoutMs = 2000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([deps.db.raw('select 1'), new Promise((_, r) => (timer = setTimeout(() => r(new Error('timeout')), timeoutMs)))]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const Health = z.object({ status: z.string(), checks: z.record(z.enum(['ok', 'unreachable'])).optional() });
+registry.registerPath({ method: 'get', path: '/healthz', summary: 'Process is up', tags: ['system'], responses: { 200: { description: 'up', content: { 'application/json': { schema: Health } } } } });
+registry.registerPath({
+  method: 'get',
+  path: '/readyz',
+  summary: 'Postgres and Temporal are reachable',
+  tags: ['system'],
+  responses: { 200: { description: 'ready', content: { 'application/json': { schema: Health } } }, 503: { description: 'a dependency is unreachable' } },
+});
+
+export function systemRoutes(deps: AppDeps): Router {
+  const r = new Router();
+  r.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  r.get('/readyz', async (ctx) => {
+    const [pg, temporal] = await Promise.all([postgresReachable(deps), temporalReachable(deps.temporal.client)]);
+    const checks = { postgres: pg ? 'ok' : 'unreachable', temporal: temporal ? 'ok' : 'unreachable' };
+    if (!pg || !temporal) throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'A dependency is unreachable', { checks });
+    ctx.body = { status: 'ready', checks };
+  });
+  r.get('/openapi.json', (ctx) => {
+    ctx.body = openApiDocument();
+  });
+  r.get('/docs', (ctx) => {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Content-Security-Policy', "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'");
+    ctx.body = DOCS_HTML;
+  });
+  return r;
+}

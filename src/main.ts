@@ -1,0 +1,141 @@
+/**
+ * `npm start`: the whole of Talat on one machine with embedded defaults.
+ *
+ * Postgres (own cluster under DATA_DIR/pg, unless DATABASE_URL), the Temporal dev server
+ * (SQLite under DATA_DIR, Web UI on TEMPORAL_UI_PORT, unless TEMPORAL_ADDRESS), migrations,
+ * the catalog seed on an empty database, the worker and the Koa gateway on PORT.
+ * SIGINT/SIGTERM stop everything in reverse order; the worker drains first.
+ */
+import http from 'node:http';
+import path from 'node:path';
+import { createActivities } from '../activities';
+import { ConfigError, loadConfig, type Config } from './config';
+import { createDb, migrateLatest } from './db/knex';
+import { isCatalogEmpty, seedCatalog } from './db/seed';
+import { createApp } from './http/app';
+import { createLogger } from './logger';
+import { startEmbeddedPostgres } from './stack/postgres';
+import { startEmbeddedTemporal } from './stack/temporal';
+import { connectClient, ensureSearchAttributes } from './temporal/client';
+import { installTemporalRuntime } from './temporal/runtime';
+import { createWorker } from './temporal/worker';
+
+type Stopper = { name: string; stop: () => Promise<void> };
+
+async function main(config: Config) {
+  const logger = createLogger(config.logLevel);
+  const stoppers: Stopper[] = [];
+  const say = (msg: string) => logger.info(msg);
+  let stopping = false;
+
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    for (const s of stoppers.reverse()) {
+      try {
+        await s.stop();
+        logger.info(`stopped ${s.name}`);
+      } catch (e) {
+        logger.error({ err: e }, `stopping ${s.name} failed`);
+      }
+    }
+    logger.flush?.();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  try {
+    let databaseUrl = config.database.url;
+    if (!databaseUrl) {
+      const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), port: config.database.embeddedPort, database: 'talat', log: say });
+      databaseUrl = pg.url;
+      if (pg.startedByUs) stoppers.push({ name: 'postgres', stop: () => pg.stop() });
+    }
+
+    let temporalAddress = config.temporal.address;
+    let uiUrl: string | undefined;
+    if (!temporalAddress) {
+      const t = await startEmbeddedTemporal({
+        cliPath: config.temporal.cliPath,
+        port: config.temporal.embeddedPort,
+        uiPort: config.temporal.uiPort,
+        dbFile: path.join(config.dataDir, 'temporal.db'),
+        namespace: config.temporal.namespace,
+        log: say,
+      });
+      temporalAddress = t.address;
+      uiUrl = t.uiUrl;
+      stoppers.push({ name: 'temporal dev server', stop: () => t.stop() });
+    }
+
+    const db = createDb(databaseUrl);
+    stoppers.push({ name: 'database pool', stop: () => db.destroy() });
+    const applied = await migrateLatest(db);
+    if (applied.length) say(`applied migrations: ${applied.join(', ')}`);
+    if (await isCatalogEmpty(db)) say(`seeded the catalog: ${JSON.stringify(await seedCatalog(db))}`);
+
+    const client = await connectClient(temporalAddress, config.temporal.namespace);
+    stoppers.push({ name: 'temporal client', stop: () => client.connection.close() });
+    if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
+
+    installTemporalRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
+    const { worker, connection } = await createWorker({
+      address: temporalAddress,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      activities: createActivities({ db, config, logger }),
+    });
+    const workerRun = worker.run();
+    stoppers.push({
+      name: 'worker',
+      stop: async () => {
+        worker.shutdown();
+        await workerRun;
+        await connection.close();
+      },
+    });
+
+    const app = createApp({ config, db, temporal: { client, taskQueue: config.temporal.taskQueue }, logger });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, resolve);
+    });
+    stoppers.push({ name: 'gateway', stop: () => new Promise<void>((r) => server.close(() => r())) });
+
+    const base = `http://${config.host}:${config.port}`;
+    const lines = [
+      '',
+      'Talat is running:',
+      `  gateway        ${base}  (docs ${base}/docs, OpenAPI ${base}/openapi.json)`,
+      `  health         ${base}/healthz  ${base}/readyz`,
+      `  temporal       ${temporalAddress}${config.temporal.address ? ' (external)' : ' (embedded dev server)'}`,
+      `  temporal web   ${uiUrl ?? '(external: see your cluster)'}`,
+      `  postgres       ${databaseUrl.replace(/\/\/([^:@]+)(:[^@]*)?@/, '//$1@')}${config.database.url ? ' (external)' : ' (embedded)'}`,
+      `  worker         task queue ${config.temporal.taskQueue}`,
+      'Press Ctrl-C to stop.',
+      '',
+    ];
+    process.stdout.write(lines.join('\n') + '\n');
+    await workerRun.catch(async (e) => {
+      logger.error({ err: e }, 'worker failed');
+      await shutdown('worker-failure');
+    });
+  } catch (e) {
+    logger.error({ err: e }, 'start-up failed');
+    stopping = false;
+    await shutdown('startup-failure');
+  }
+}
+
+try {
+  void main(loadConfig());
+} catch (e) {
+  if (e instanceof ConfigError) {
+    process.stderr.write(`${e.message}\n`);
+    process.exit(78);
+  }
+  throw e;
+}

@@ -1,0 +1,109 @@
+/**
+ * The embedded Temporal dev server: the official Temporal CLI (`temporal server start-dev`),
+ * SQLite persistence under DATA_DIR, Web UI on TEMPORAL_UI_PORT, and Talat's search attributes.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const SEARCH_ATTRIBUTES = ['OrderId', 'PaymentMethod', 'PaymentStatus'] as const;
+
+export interface EmbeddedTemporal {
+  address: string;
+  uiUrl?: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Where the Temporal CLI is: TEMPORAL_CLI_PATH, PATH, or Go's bin directory (where provision.sh builds it). */
+export function findTemporalCli(explicit?: string): string {
+  const candidates: string[] = [];
+  if (explicit) candidates.push(explicit);
+  const which = spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' });
+  if (which.status === 0 && which.stdout.trim()) candidates.push(which.stdout.trim());
+  const gopath = spawnSync('go', ['env', 'GOPATH'], { encoding: 'utf8' });
+  if (gopath.status === 0 && gopath.stdout.trim()) candidates.push(path.join(gopath.stdout.trim(), 'bin', 'temporal'));
+  candidates.push(path.join(os.homedir(), 'go', 'bin', 'temporal'));
+  for (const c of candidates) if (fs.existsSync(c)) return c;
+  throw new Error('Temporal CLI not found: run `bash scripts/provision.sh` (builds it with go install) or set TEMPORAL_CLI_PATH');
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number, child: ChildProcess, timeoutMs: number, output: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`temporal dev server exited (${child.exitCode}):\n${output()}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`temporal dev server did not listen on ${port} within ${timeoutMs} ms:\n${output()}`);
+}
+
+export async function startEmbeddedTemporal(opts: {
+  cliPath?: string;
+  port: number;
+  uiPort?: number; // omitted -> headless
+  dbFile?: string; // omitted -> in memory
+  namespace: string;
+  log?: (msg: string) => void;
+}): Promise<EmbeddedTemporal> {
+  const cli = findTemporalCli(opts.cliPath);
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--namespace', opts.namespace, '--log-level', 'warn'];
+  for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
+  if (opts.uiPort) args.push('--ui-port', String(opts.uiPort), '--ui-ip', '127.0.0.1');
+  else args.push('--headless');
+  if (opts.dbFile) {
+    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+    args.push('--db-filename', opts.dbFile);
+  }
+  // metrics on a free port so two dev servers on one machine do not clash
+  args.push('--metrics-port', String(await freePort()));
+  opts.log?.(`starting ${cli} ${args.join(' ')}`);
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const keep = (b: Buffer) => {
+    out = (out + b.toString()).slice(-8000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  await waitForPort(opts.port, child, 60_000, () => out);
+  return {
+    address: `127.0.0.1:${opts.port}`,
+    uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : undefined,
+    process: child,
+    stop: () => stopChild(child),
+  };
+}
+
+export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}

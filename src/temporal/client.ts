@@ -1,0 +1,36 @@
+import { Client, Connection } from '@temporalio/client';
+import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
+
+export interface TemporalDeps {
+  client: Client;
+  taskQueue: string;
+}
+
+export async function connectClient(address: string, namespace: string): Promise<Client> {
+  const connection = await Connection.connect({ address, connectTimeout: '10s' });
+  return new Client({ connection, namespace });
+}
+
+/**
+ * Register the search attributes on a Temporal server that does not have them yet
+ * (the embedded dev server registers them at start; an existing cluster may not).
+ */
+export async function ensureSearchAttributes(client: Client, namespace: string): Promise<void> {
+  const existing = await client.connection.operatorService.listSearchAttributes({ namespace });
+  const missing = [OrderIdKey, PaymentMethodKey, PaymentStatusKey].filter((k) => !(k.name in (existing.customAttributes ?? {})));
+  if (missing.length === 0) return;
+  await client.connection.operatorService.addSearchAttributes({
+    namespace,
+    searchAttributes: Object.fromEntries(missing.map((k) => [k.name, 2 /* INDEXED_VALUE_TYPE_KEYWORD */])),
+  });
+}
+
+/** True when the Temporal frontend answers within `timeoutMs`. */
+export async function temporalReachable(client: Client, timeoutMs = 2000): Promise<boolean> {
+  try {
+    await client.connection.withDeadline(Date.now() + timeoutMs, () => client.connection.workflowService.getSystemInfo({}));
+    return true;
+  } catch {
+    return false;
+  }
+}

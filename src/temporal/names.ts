@@ -1,0 +1,4 @@
+/** Names shared by the gateway, the worker and the workflows. */
+export const SIGNALS = { paymentResult: 'paymentResult' } as const;
+export const QUERIES = { payment: 'payment' } as const;
+export const WORKFLOWS = { card: 'cardPaymentWorkflow' } as const;

@@ -1,0 +1,57 @@
+import { spawnSync } from 'node:child_process';
+import { ConfigError, loadConfig } from '../src/config';
+
+describe('config', () => {
+  it('has documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(3000);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.temporal).toMatchObject({ namespace: 'default', uiPort: 8233, taskQueue: 'talat-payments', address: undefined });
+    expect(c.database.url).toBeUndefined();
+    expect(c.payments.qrExpirySeconds).toBe(900);
+    expect(c.callbacks.maxAgeSeconds).toBe(300);
+    expect(c.callbacks.providers.QR.ips).toEqual(['127.0.0.0/8', '::1/128']);
+    expect(c.simulators).toBe(true);
+  });
+
+  it('uses given values', () => {
+    const c = loadConfig({ PORT: '8080', TEMPORAL_ADDRESS: 'temporal:7233', DATABASE_URL: 'postgres://u@db:5432/talat' });
+    expect(c.port).toBe(8080);
+    expect(c.temporal.address).toBe('temporal:7233');
+    expect(c.database.url).toBe('postgres://u@db:5432/talat');
+  });
+
+  it.each([
+    ['PORT', 'eighty', /PORT/],
+    ['PORT', '70000', /PORT/],
+    ['NODE_ENV', 'staging', /NODE_ENV/],
+    ['DATABASE_URL', 'not a url', /DATABASE_URL/],
+    ['QR_EXPIRY_S', '-5', /QR_EXPIRY_S/],
+    ['PROVIDER_IPS_QR', '10.0.0.1', /PROVIDER_IPS_QR/],
+    ['PROVIDER_SECRET_CARD', 'short', /PROVIDER_SECRET_CARD/],
+    ['TRUSTED_PROXIES', 'nonsense', /TRUSTED_PROXIES/],
+  ])('rejects %s=%s with a message naming the variable', (name, value, pattern) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(pattern);
+  });
+
+  it('refuses production without provider secrets and IP ranges', () => {
+    try {
+      loadConfig({ NODE_ENV: 'production' });
+      throw new Error('expected ConfigError');
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const issues = (e as ConfigError).issues.join('\n');
+      for (const p of ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET']) {
+        expect(issues).toContain(`PROVIDER_SECRET_${p}`);
+        expect(issues).toContain(`PROVIDER_IPS_${p}`);
+      }
+    }
+  });
+
+  it('stops the process with the variable named when started with a bad value', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: 'abc' }, encoding: 'utf8', timeout: 30000 });
+    expect(r.status).toBe(78);
+    expect(r.stderr).toMatch(/PORT/);
+  });
+});

@@ -1,0 +1,42 @@
+/**
+ * Starts the real services once for the whole run: a Postgres cluster of the tests' own
+ * (DATA_DIR/test-pg) unless DATABASE_URL is set, the Temporal CLI dev server (in memory,
+ * headless) unless TEMPORAL_ADDRESS is set, and bundles the workflow code once.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startEmbeddedPostgres } from '../../src/stack/postgres';
+import { freePort, startEmbeddedTemporal } from '../../src/stack/temporal';
+import { WORKFLOWS_PATH } from '../../src/temporal/worker';
+
+export default async function globalSetup(): Promise<void> {
+  const root = path.resolve(__dirname, '..', '..');
+  const dataDir = path.join(root, '.data');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const stops: (() => Promise<void>)[] = [];
+
+  if (!process.env.DATABASE_URL) {
+    const port = Number(process.env.TEST_PG_PORT ?? 54329);
+    const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'test-pg'), port, database: 'talat_test' });
+    process.env.TALAT_TEST_PG_ADMIN_URL = pg.adminUrl;
+    if (pg.startedByUs) stops.push(() => pg.stop());
+  } else {
+    process.env.TALAT_TEST_PG_ADMIN_URL = process.env.DATABASE_URL;
+  }
+
+  if (!process.env.TEMPORAL_ADDRESS) {
+    const t = await startEmbeddedTemporal({ port: await freePort(), namespace: 'default', cliPath: process.env.TEMPORAL_CLI_PATH });
+    process.env.TALAT_TEST_TEMPORAL_ADDRESS = t.address;
+    stops.push(() => t.stop());
+  } else {
+    process.env.TALAT_TEST_TEMPORAL_ADDRESS = process.env.TEMPORAL_ADDRESS;
+  }
+
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never });
+  const bundlePath = path.join(dataDir, 'test-workflow-bundle.js');
+  fs.writeFileSync(bundlePath, bundle.code);
+  process.env.TALAT_TEST_WORKFLOW_BUNDLE = bundlePath;
+
+  (globalThis as { __talatStops?: (() => Promise<void>)[] }).__talatStops = stops;
+}

@@ -1,0 +1,101 @@
+/**
+ * A Talat for one test file on the real services of global-setup: a database of this jest
+ * worker's own (migrated and seeded once), a Temporal client, a worker on a task queue of
+ * this file's own, and the Koa app. close() drains the worker and closes every connection.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import pino from 'pino';
+import type Koa from 'koa';
+import { createActivities, type Activities } from '../../activities';
+import { loadConfig, type Config } from '../../src/config';
+import { createDb, migrateLatest, type Db } from '../../src/db/knex';
+import { isCatalogEmpty, seedCatalog } from '../../src/db/seed';
+import { createApp } from '../../src/http/app';
+import { createDatabaseIfMissing } from '../../src/stack/postgres';
+import { connectClient } from '../../src/temporal/client';
+import { installTemporalRuntime } from '../../src/temporal/runtime';
+import { createWorker } from '../../src/temporal/worker';
+
+export interface TestStack {
+  app: Koa;
+  db: Db;
+  client: Client;
+  config: Config;
+  taskQueue: string;
+  worker?: Worker;
+  activities: Activities;
+  close(): Promise<void>;
+}
+
+export const testLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+export function testDatabaseUrl(name: string): string {
+  const admin = new URL(process.env.TALAT_TEST_PG_ADMIN_URL!);
+  admin.pathname = `/${name}`;
+  return admin.toString();
+}
+
+let migrated: Promise<Db> | undefined;
+/** This jest worker's database, migrated and seeded. */
+export function workerDb(): Promise<Db> {
+  migrated ??= (async () => {
+    const name = `talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`;
+    await createDatabaseIfMissing(process.env.TALAT_TEST_PG_ADMIN_URL!, name);
+    const db = createDb(testDatabaseUrl(name), { poolMax: 20 });
+    await migrateLatest(db);
+    if (await isCatalogEmpty(db)) await seedCatalog(db);
+    return db;
+  })();
+  return migrated;
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: '.data', ...overrides });
+}
+
+export async function createTestStack(opts: { worker?: boolean; env?: Record<string, string> } = {}): Promise<TestStack> {
+  const db = await workerDb();
+  const config = testConfig(opts.env);
+  const address = process.env.TALAT_TEST_TEMPORAL_ADDRESS!;
+  const client = await connectClient(address, 'default');
+  const taskQueue = `test-${randomUUID()}`;
+  const activities = createActivities({ db, config, logger: testLogger });
+  let worker: Worker | undefined;
+  let workerRun: Promise<void> | undefined;
+  let connection: NativeConnection | undefined;
+  if (opts.worker !== false) {
+    installTemporalRuntime('WARN');
+    ({ worker, connection } = await createWorker({
+      address,
+      namespace: 'default',
+      taskQueue,
+      activities,
+      workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! },
+      shutdownGraceTime: '1 second',
+    }));
+    workerRun = worker.run();
+  }
+  const app = createApp({ config, db, temporal: { client, taskQueue }, logger: testLogger });
+  return {
+    app,
+    db,
+    client,
+    config,
+    taskQueue,
+    worker,
+    activities,
+    async close() {
+      if (worker && worker.getState() === 'RUNNING') worker.shutdown();
+      await workerRun;
+      await connection?.close();
+      await client.connection.close();
+      migrated = undefined;
+      await db.destroy();
+    },
+  };
+}
+
+/** Fresh ids per test so workflows never collide. */
+export const uniq = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
