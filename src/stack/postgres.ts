@@ -81,23 +81,26 @@ export async function startEmbeddedPostgres(opts: {
   }
 
   let startedByUs = false;
+  let port = opts.port;
   const status = runPg(path.join(bin, 'pg_ctl'), ['-D', pgdata, 'status'], { allowFail: true });
   if (status.status !== 0) {
     const logFile = path.join(pgdata, 'server.log');
-    const serverOpts = `-p ${opts.port} -c listen_addresses=127.0.0.1 -k ${pgdata} -c max_connections=200 -c fsync=on`;
+    const serverOpts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${pgdata} -c max_connections=200 -c fsync=on`;
     runPg(path.join(bin, 'pg_ctl'), ['-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverOpts, 'start']);
     startedByUs = true;
   } else {
-    log(`reusing the Postgres cluster already running in ${pgdata}`);
+    // postmaster.pid line 4 is the port the running server listens on
+    port = Number(fs.readFileSync(path.join(pgdata, 'postmaster.pid'), 'utf8').split('\n')[3]) || port;
+    log(`reusing the Postgres cluster already running in ${pgdata} on port ${port}`);
   }
 
-  const adminUrl = `postgres://postgres@127.0.0.1:${opts.port}/postgres`;
+  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
   await createDatabaseIfMissing(adminUrl, opts.database);
   return {
-    url: `postgres://postgres@127.0.0.1:${opts.port}/${opts.database}`,
+    url: `postgres://postgres@127.0.0.1:${port}/${opts.database}`,
     adminUrl,
     dataDir: pgdata,
-    port: opts.port,
+    port,
     startedByUs,
     async stop() {
       runPg(path.join(bin, 'pg_ctl'), ['-D', pgdata, '-m', 'fast', '-w', 'stop'], { allowFail: true });

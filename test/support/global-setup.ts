@@ -17,7 +17,7 @@ export default async function globalSetup(): Promise<void> {
   const stops: (() => Promise<void>)[] = [];
 
   if (!process.env.DATABASE_URL) {
-    const port = Number(process.env.TEST_PG_PORT ?? 54329);
+    const port = process.env.TEST_PG_PORT ? Number(process.env.TEST_PG_PORT) : await freePort();
     const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'test-pg'), port, database: 'talat_test' });
     process.env.TALAT_TEST_PG_ADMIN_URL = pg.adminUrl;
     if (pg.startedByUs) stops.push(() => pg.stop());
