@@ -12,7 +12,8 @@ import { WORKFLOWS_PATH } from '../../src/temporal/worker';
 
 export default async function globalSetup(): Promise<void> {
   const root = path.resolve(__dirname, '..', '..');
-  const dataDir = path.join(root, '.data');
+  // a directory per run, so two test runs on one machine never share a cluster
+  const dataDir = path.join(root, '.data', `test-run-${process.pid}`);
   fs.mkdirSync(dataDir, { recursive: true });
   const stops: (() => Promise<void>)[] = [];
 
@@ -20,7 +21,7 @@ export default async function globalSetup(): Promise<void> {
     const port = process.env.TEST_PG_PORT ? Number(process.env.TEST_PG_PORT) : await freePort();
     const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'test-pg'), port, database: 'talat_test' });
     process.env.TALAT_TEST_PG_ADMIN_URL = pg.adminUrl;
-    if (pg.startedByUs) stops.push(() => pg.stop());
+    stops.push(() => pg.stop());
   } else {
     process.env.TALAT_TEST_PG_ADMIN_URL = process.env.DATABASE_URL;
   }
@@ -38,5 +39,6 @@ export default async function globalSetup(): Promise<void> {
   fs.writeFileSync(bundlePath, bundle.code);
   process.env.TALAT_TEST_WORKFLOW_BUNDLE = bundlePath;
 
+  stops.unshift(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
   (globalThis as { __talatStops?: (() => Promise<void>)[] }).__talatStops = stops;
 }

@@ -1,0 +1,17 @@
+/**
+ * Emitting payment.status.updated from a payment workflow: starts the webhook delivery workflow
+ * as an abandoned child (it outlives the payment workflow), one per payment and status.
+ */
+import { ParentClosePolicy, startChild } from '@temporalio/workflow';
+import type { PaymentStatusEvent } from '../src/domain/events';
+
+export const WEBHOOK_DELIVERY_WORKFLOW = 'webhookDeliveryWorkflow';
+
+export async function emitPaymentStatusUpdated(event: PaymentStatusEvent): Promise<void> {
+  await startChild(WEBHOOK_DELIVERY_WORKFLOW, {
+    workflowId: `webhook-${event.paymentId}-${event.status}`,
+    args: [event],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+  });
+}
