@@ -91,7 +91,7 @@ async function main(config: Config) {
     stoppers.push({
       name: 'worker',
       stop: async () => {
-        worker.shutdown();
+        if (worker.getState() === 'RUNNING') worker.shutdown();
         await workerRun;
         await connection.close();
       },

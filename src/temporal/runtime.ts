@@ -6,7 +6,8 @@ export function installTemporalRuntime(level: LogLevel): void {
   if (installed) return;
   installed = true;
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    // shutdownSignals: [] -> the process (src/main.ts) owns SIGINT/SIGTERM and drains the worker in order
+    Runtime.install({ logger: new DefaultLogger(level), shutdownSignals: [] });
   } catch {
     // already installed in this process (e.g. by an earlier test file): keep that one
   }
