@@ -2,7 +2,10 @@
 import type { Db } from '../src/db/knex';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/logger';
+import { createCallbackActivities } from './callbacks';
+import { createNotificationActivities } from './notifications';
 import { createPaymentActivities } from './payments';
+import { createWebhookActivities } from './webhooks';
 
 export interface ActivityDeps {
   db: Db;
@@ -13,6 +16,9 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createPaymentActivities(deps),
+    ...createCallbackActivities(deps),
+    ...createWebhookActivities(deps),
+    ...createNotificationActivities(deps),
   };
 }
 

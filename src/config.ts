@@ -30,6 +30,8 @@ const csv = z
 /** Development defaults for provider secrets: documented, loopback-only, refused in production. */
 export const DEV_PROVIDER_SECRET_PREFIX = 'talat-dev-secret-';
 const DEV_PROVIDER_IPS = '127.0.0.0/8,::1/128';
+/** Development key of the webhook endpoint secrets at rest (base64 of 32 bytes): documented, refused in production. */
+const DEV_WEBHOOK_SECRET_KEY = 'dGFsYXQtZGV2LXdlYmhvb2stc2VjcmV0LWtleS0wMDA=';
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -71,6 +73,16 @@ const envSchema = z.object({
   SHOP_ORIGIN: z.string().min(1).default('http://localhost:5173'),
   SCHEMA_BASE_PATH: z.string().regex(/^(\/[A-Za-z0-9._-]+)*$/, 'a path such as /schema or empty').default('/schema'),
   SCHEMA_NAME: z.string().regex(/^[A-Za-z0-9._-]+$/).default('talat'),
+  WEBHOOK_SECRET_KEY: z
+    .string()
+    .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, '32 bytes as 64 hex digits or 44 base64 characters')
+    .optional(),
+  WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(5000),
+  WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['on', 'off', 'auto']).default('auto'),
+  PAID_ORDER_CONFIRM_WINDOW_S: positiveInt.max(86_400).default(120),
+  SMTP_TIMEOUT_MS: positiveInt.max(120_000).default(5000),
+  SMTP_SINK_PORT: port.default(2525),
+  SIMULATOR_DELAY_S: positiveInt.max(3600).default(20),
   SIMULATORS: z
     .enum(['on', 'off', 'auto'])
     .default('auto'),
@@ -113,6 +125,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     providers[name] = { secret, ips };
   }
   for (const cidr of e.TRUSTED_PROXIES) if (!isCidr(cidr)) issues.push(`TRUSTED_PROXIES: ${JSON.stringify(cidr)} is not a CIDR range`);
+  if (production && !e.WEBHOOK_SECRET_KEY) issues.push('WEBHOOK_SECRET_KEY: required in production (32 random bytes, hex or base64)');
   if (issues.length) throw new ConfigError(issues);
 
   const dataDir = path.resolve(e.DATA_DIR);
@@ -148,7 +161,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       trustedProxies: e.TRUSTED_PROXIES,
       providers,
     },
-    mail: { smtpUrl: e.SMTP_URL, adminEmail: e.ADMIN_EMAIL, from: e.MAIL_FROM },
+    mail: { smtpUrl: e.SMTP_URL, adminEmail: e.ADMIN_EMAIL, from: e.MAIL_FROM, timeoutMs: e.SMTP_TIMEOUT_MS, sinkPort: e.SMTP_SINK_PORT },
+    webhooks: {
+      /** AES-256-GCM key of the endpoint secrets at rest */
+      secretKey: Buffer.from(e.WEBHOOK_SECRET_KEY ?? DEV_WEBHOOK_SECRET_KEY, /^[0-9a-fA-F]{64}$/.test(e.WEBHOOK_SECRET_KEY ?? '') ? 'hex' : 'base64'),
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'auto' ? !production : e.WEBHOOK_ALLOW_PRIVATE_URLS === 'on',
+    },
+    paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },
+    simulatorDelaySeconds: e.SIMULATOR_DELAY_S,
     sentryDsn: e.SENTRY_DSN,
     storefront: { shopOrigin: e.SHOP_ORIGIN, schemaBasePath: e.SCHEMA_BASE_PATH, schemaName: e.SCHEMA_NAME },
     simulators: e.SIMULATORS === 'auto' ? !production : e.SIMULATORS === 'on',

@@ -12,6 +12,8 @@ import { newId } from '../ids';
 import type { Logger } from '../logger';
 import type { TemporalDeps } from '../temporal/client';
 import { areaOf, sendError, toAppError } from './errors';
+import { callbackIpGuard } from '../callbacks/verify';
+import { callbackRoutes } from './routes/callbacks';
 import { paymentRoutes } from './routes/payments';
 import { systemRoutes } from './routes/system';
 
@@ -26,11 +28,14 @@ declare module 'koa' {
   interface DefaultState {
     requestId: string;
     area: 'payment' | 'callback' | 'storefront';
+    /** the raw text of a JSON body (see rawBodyOf) */
+    rawBody?: string;
   }
 }
 
 /** The raw request body (bytes as received), for signature checks. */
-export const rawBodyOf = (ctx: Context): string | undefined => (ctx.request.body as Record<symbol, string> | undefined)?.[UNPARSED];
+export const rawBodyOf = (ctx: Context): string | undefined =>
+  ctx.state.rawBody ?? (ctx.request.body as Record<symbol, string> | undefined)?.[UNPARSED];
 const UNPARSED = Symbol.for('unparsedBody');
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -79,24 +84,53 @@ function errorHandler(logger: Logger) {
   };
 }
 
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * JSON bodies, non-strict: any JSON value, including a JSON string (the wallet handler accepts
+ * one), is parsed; the raw text is kept for signature checks. Over the limit -> 413; malformed ->
+ * 400 INVALID_INPUT; a compressed body -> 415.
+ */
+function jsonBody(limitBytes: number) {
+  return async (ctx: Context, next: Next) => {
+    if (BODY_METHODS.has(ctx.method) && ctx.request.is('json', '+json')) {
+      const encoding = ctx.get('Content-Encoding').toLowerCase();
+      if (encoding && encoding !== 'identity') throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Content-Encoding ${encoding} is not supported`);
+      if (Number(ctx.get('Content-Length')) > limitBytes) throw Object.assign(new Error('request entity too large'), { status: 413 });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > limitBytes) throw Object.assign(new Error('request entity too large'), { status: 413 });
+        chunks.push(chunk);
+      }
+      const raw = Buffer.concat(chunks).toString('utf8');
+      ctx.state.rawBody = raw;
+      ctx.request.body = raw.trim() === '' ? {} : JSON.parse(raw);
+    }
+    await next();
+  };
+}
+
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
 
   const bodyLimit = `${deps.config.bodyLimitBytes}b`;
   const router = new Router();
-  for (const r of [systemRoutes(deps), paymentRoutes(deps)]) router.use(r.routes());
+  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes(deps)]) router.use(r.routes());
 
   app.use(requestId());
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
+  app.use(callbackIpGuard(deps.config, deps.logger)); // before any body is read
+  app.use(jsonBody(deps.config.bodyLimitBytes));
   app.use(
     koaBody({
       multipart: false,
       urlencoded: true,
-      json: true,
+      json: false, // read by jsonBody(): koa-body cannot keep the raw text of a body that is a JSON string
       text: false,
-      jsonStrict: false, // the wallet handler accepts a body that is a JSON string
       jsonLimit: bodyLimit,
       formLimit: bodyLimit,
       textLimit: bodyLimit,

@@ -1,0 +1,151 @@
+/**
+ * Webhook delivery activities. The delivery workflow owns the schedule (first attempt, retries
+ * after 1 s, 2 s, 4 s, then the dead letter); an attempt is one HTTP POST and is never retried
+ * by Temporal itself, so the spacing seen by the receiver is the workflow's.
+ *
+ * Which endpoints receive an event: those registered by the API key that created the payment;
+ * a payment made without a key (public POST /cardpayment) goes to the endpoints registered with
+ * publicPayments = true in the payment's mode (live or sandbox).
+ */
+import { Context } from '@temporalio/activity';
+import type { Config } from '../src/config';
+import type { Db } from '../src/db/knex';
+import { webhookBody, type PaymentStatusEvent } from '../src/domain/events';
+import { newId } from '../src/ids';
+import type { Logger } from '../src/logger';
+import { postWebhook } from '../src/webhooks/http';
+import { openSecret } from '../src/webhooks/secret-box';
+import { webhookHeaders } from '../src/webhooks/signing';
+
+export interface AttemptInput {
+  deliveryId: string;
+  attempt: number;
+  kind: 'automatic' | 'replay';
+}
+
+export interface AttemptResult {
+  ok: boolean;
+  /** the endpoint was removed: nothing more to do */
+  cancelled?: boolean;
+  statusCode?: number;
+  error?: string;
+}
+
+export function createWebhookActivities({ db, config, logger }: { db: Db; config: Config; logger: Logger }) {
+  /** One signed POST of a delivery's payload, recorded as an attempt. */
+  async function attempt(input: AttemptInput): Promise<AttemptResult> {
+    const row = await db('webhook_deliveries as d')
+      .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .where('d.id', input.deliveryId)
+      .first('d.id', 'd.payload', 'd.state', 'e.url', 'e.secret_ciphertext', 'e.deleted_at');
+    if (!row) throw new Error(`no webhook delivery ${input.deliveryId}`);
+    if (row.deleted_at) {
+      await db('webhook_deliveries').where({ id: input.deliveryId, state: 'pending' }).update({ state: 'cancelled', updated_at: db.fn.now() });
+      return { ok: false, cancelled: true, error: 'endpoint removed' };
+    }
+    if (row.state === 'delivered' && input.kind === 'automatic') return { ok: true };
+
+    const secret = openSecret(config.webhooks.secretKey, row.secret_ciphertext);
+    const startedAt = new Date();
+    const heartbeat = () => {
+      try {
+        Context.current().heartbeat();
+      } catch {
+        // not running as an activity (called directly): nothing to report to
+      }
+    };
+    const res = await postWebhook(row.url, webhookHeaders(secret, row.id, row.payload), row.payload, {
+      timeoutMs: config.webhooks.timeoutMs,
+      allowPrivate: config.webhooks.allowPrivateUrls,
+      onProgress: heartbeat,
+    });
+    const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
+    const error = res.error ?? (ok ? undefined : `HTTP ${res.statusCode}`);
+    await db.transaction(async (trx) => {
+      await trx('webhook_attempts').insert({
+        delivery_id: row.id,
+        attempt: input.attempt,
+        kind: input.kind,
+        started_at: startedAt,
+        duration_ms: res.durationMs,
+        status_code: res.statusCode ?? null,
+        error: error ?? null,
+      });
+      await trx('webhook_deliveries')
+        .where({ id: row.id })
+        .update({
+          attempts: trx.raw('attempts + 1'),
+          last_status_code: res.statusCode ?? null,
+          last_error: error ?? null,
+          updated_at: trx.fn.now(),
+          ...(ok ? { state: 'delivered', delivered_at: trx.fn.now() } : {}),
+        });
+    });
+    logger.info({ deliveryId: row.id, attempt: input.attempt, kind: input.kind, statusCode: res.statusCode, error, ms: res.durationMs }, 'webhook attempt');
+    return { ok, ...(res.statusCode !== undefined ? { statusCode: res.statusCode } : {}), ...(error ? { error } : {}) };
+  }
+
+  return {
+    /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */
+    async planWebhookDeliveries(event: PaymentStatusEvent): Promise<string[]> {
+      const endpoints = await db('webhook_endpoints')
+        .whereNull('deleted_at')
+        .modify((q) => (event.apiKeyId ? q.where({ api_key_id: event.apiKeyId }) : q.where({ public_payments: true, mode: event.mode })))
+        .select('id');
+      if (endpoints.length === 0) return [];
+      const payload = JSON.stringify(webhookBody(event));
+      await db('webhook_deliveries')
+        .insert(
+          endpoints.map((e: { id: string }) => ({
+            id: newId('msg'),
+            endpoint_id: e.id,
+            payment_id: event.paymentId,
+            order_id: event.orderId,
+            event_status: event.status,
+            payload,
+          })),
+        )
+        .onConflict(['endpoint_id', 'payment_id', 'event_status'])
+        .ignore();
+      const rows = await db('webhook_deliveries')
+        .whereIn(
+          'endpoint_id',
+          endpoints.map((e: { id: string }) => e.id),
+        )
+        .where({ payment_id: event.paymentId, event_status: event.status, state: 'pending' })
+        .orderBy('id')
+        .select('id');
+      return rows.map((r: { id: string }) => r.id);
+    },
+
+    attemptWebhookDelivery: attempt,
+
+    /** The delivery failed every attempt: a dead-letter row an operator can list and replay. */
+    async deadLetterWebhook(input: { deliveryId: string; reason: string }): Promise<string> {
+      return db.transaction(async (trx) => {
+        const d = await trx('webhook_deliveries').where({ id: input.deliveryId }).first('endpoint_id');
+        await trx('webhook_deliveries').where({ id: input.deliveryId, state: 'pending' }).update({ state: 'dead', updated_at: trx.fn.now() });
+        await trx('webhook_dead_letters')
+          .insert({ id: newId('dlq'), delivery_id: input.deliveryId, endpoint_id: d.endpoint_id, reason: input.reason })
+          .onConflict('delivery_id')
+          .ignore();
+        const dl = await trx('webhook_dead_letters').where({ delivery_id: input.deliveryId }).first('id');
+        logger.warn({ deliveryId: input.deliveryId, deadLetterId: dl.id, reason: input.reason }, 'webhook dead-lettered');
+        return String(dl.id);
+      });
+    },
+
+    /** One replay attempt of a dead letter; success marks the dead letter and its delivery delivered. */
+    async replayDeadLetter(input: { deadLetterId: string }): Promise<AttemptResult & { status: 'dead' | 'delivered' }> {
+      const dl = await db('webhook_dead_letters').where({ id: input.deadLetterId }).first('delivery_id', 'status');
+      if (!dl) throw new Error(`no dead letter ${input.deadLetterId}`);
+      if (dl.status === 'delivered') return { ok: true, status: 'delivered' };
+      const n = await db('webhook_attempts').where({ delivery_id: dl.delivery_id }).count<{ count: string }[]>('id as count');
+      const r = await attempt({ deliveryId: dl.delivery_id, attempt: Number(n[0].count) + 1, kind: 'replay' });
+      await db('webhook_dead_letters')
+        .where({ id: input.deadLetterId })
+        .update({ replays: db.raw('replays + 1'), replayed_at: db.fn.now(), ...(r.ok ? { status: 'delivered', delivered_at: db.fn.now() } : {}) });
+      return { ...r, status: r.ok ? 'delivered' : 'dead' };
+    },
+  };
+}

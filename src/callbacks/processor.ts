@@ -1,0 +1,117 @@
+/**
+ * The callback processor: what happens to a verified callback of an IP-restricted endpoint.
+ *
+ * Guarantees:
+ *  - Duplicates: one receipt per (provider, payment, status). A duplicate, also one arriving
+ *    concurrently, waits for the first delivery to finish and gets its stored response; it
+ *    records nothing and signals nothing.
+ *  - Durable before the 200: the receipt is committed only after Temporal accepted the signal
+ *    (the insert holds the unique key until then), so an answered callback is in the workflow's
+ *    history, and a callback whose signal failed leaves no receipt and gets a 503, so the
+ *    provider's retry does the whole work again. A repeated signal after a crash between signal
+ *    and commit is harmless: the payment workflow keeps the first result only.
+ */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex';
+import { newId } from '../ids';
+import type { Logger } from '../logger';
+import { SIGNALS } from '../temporal/names';
+import { withTemporal } from '../temporal/payments';
+import type { PaymentResult } from '../../workflows/payment';
+import type { PaymentRef } from './payments';
+
+export type CallbackProvider = 'card' | 'cardnet' | 'bankapp' | 'qr' | 'wallet';
+export type CallbackStatus = 'success' | 'failed' | 'unprocessed';
+export type Outcome = 'signalled' | 'payment_closed' | 'recorded';
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+  location?: string;
+}
+
+export interface VerifiedCallback {
+  provider: CallbackProvider;
+  payment: PaymentRef;
+  status: CallbackStatus;
+  sourceIp: string;
+  /** the parsed payload, kept with the receipt */
+  request: unknown;
+  /** the provider's reference (charge id, wallet transaction id...) and message, passed to the workflow */
+  reference?: string;
+  message?: string;
+  /** further writes in the same transaction (the handler-form record stores) */
+  record?: (trx: Knex.Transaction) => Promise<void>;
+  respond: (outcome: Outcome) => StoredResponse;
+}
+
+export interface ProcessorDeps {
+  db: Db;
+  client: Client;
+  logger: Logger;
+  /** deadline of the signal call; the receipt's key is locked meanwhile */
+  signalTimeoutMs?: number;
+}
+
+const SIGNAL_TIMEOUT_MS = 10_000;
+
+export async function processCallback(deps: ProcessorDeps, cb: VerifiedCallback): Promise<{ response: StoredResponse; duplicate: boolean }> {
+  const first = await deps.db.transaction(async (trx) => {
+    const id = newId('evt');
+    const inserted = await trx('callback_receipts')
+      .insert({
+        id,
+        provider: cb.provider,
+        payment_id: cb.payment.id,
+        order_id: cb.payment.orderId,
+        status: cb.status,
+        source_ip: cb.sourceIp,
+        request: JSON.stringify(cb.request ?? null),
+      })
+      .onConflict(['provider', 'payment_id', 'status'])
+      .ignore()
+      .returning('id');
+    if (inserted.length === 0) return undefined; // a committed receipt exists: a duplicate
+
+    await cb.record?.(trx);
+    const outcome = cb.status === 'unprocessed' ? 'recorded' : await signal(deps, cb);
+    const response = cb.respond(outcome);
+    await trx('callback_receipts')
+      .where({ id })
+      .update({ outcome, response_status: response.status, response_body: JSON.stringify(response.body), response_location: response.location ?? null });
+    deps.logger.info({ provider: cb.provider, paymentId: cb.payment.id, orderId: cb.payment.orderId, status: cb.status, outcome, receipt: id }, 'callback accepted');
+    return response;
+  });
+  if (first) return { response: first, duplicate: false };
+
+  const row = await deps.db('callback_receipts')
+    .where({ provider: cb.provider, payment_id: cb.payment.id, status: cb.status })
+    .first('response_status', 'response_body', 'response_location');
+  deps.logger.info({ provider: cb.provider, paymentId: cb.payment.id, status: cb.status }, 'duplicate callback: first response returned');
+  return {
+    response: { status: Number(row.response_status), body: row.response_body, ...(row.response_location ? { location: String(row.response_location) } : {}) },
+    duplicate: true,
+  };
+}
+
+async function signal(deps: ProcessorDeps, cb: VerifiedCallback): Promise<Outcome> {
+  const result: PaymentResult = {
+    status: cb.status === 'success' ? 'success' : 'failed',
+    provider: cb.provider,
+    ...(cb.reference ? { reference: cb.reference } : {}),
+    ...(cb.message ? { message: cb.message } : {}),
+  };
+  const handle = deps.client.workflow.getHandle(cb.payment.workflowId);
+  try {
+    await withTemporal(() => deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () => handle.signal(SIGNALS.paymentResult, result)));
+    return 'signalled';
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) {
+      // the payment workflow has ended (expired, or already decided): keep the receipt for the operator
+      deps.logger.warn({ provider: cb.provider, paymentId: cb.payment.id, status: cb.status, paymentStatus: cb.payment.status }, 'callback for a payment that has ended');
+      return 'payment_closed';
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Verification of the IP-restricted callback endpoints, in this order: source address (before
+ * the body is even read), content type, signature, timestamp. Anything that does not verify is
+ * refused with the callback error names of DESIGN.md; nothing is recorded before all pass.
+ */
+import type { Context, Next } from 'koa';
+import { PROVIDERS, type Config, type ProviderName } from '../config';
+import { AppError, ErrorCode } from '../domain/errors';
+import type { Logger } from '../logger';
+import { clientAddress, compileCidrs, formatAddress, inCidrs } from './ip';
+import { verifyFieldSignature, verifyHeaderSignature } from './signature';
+import { assertFresh, parseIsoUtc, parseUnixSeconds } from './timestamp';
+
+/** The IP-restricted paths and whose allow-list and secret apply (/wallet/callback is public). */
+export const RESTRICTED_PATHS: Readonly<Record<string, ProviderName>> = {
+  '/callback': 'CARD',
+  '/cardnetcallback': 'CARDNET',
+  '/bankappcallback': 'BANKAPP',
+  '/qrcallback': 'QR',
+  '/walletcallback': 'WALLET',
+};
+
+declare module 'koa' {
+  interface DefaultState {
+    /** the verified source address of a callback */
+    clientIp?: string;
+  }
+}
+
+/** Middleware placed before the body parser: a disallowed source gets INVALID_IP and its body is never read. */
+export function callbackIpGuard(config: Config, logger: Logger) {
+  const trusted = compileCidrs(config.callbacks.trustedProxies);
+  const allowed = Object.fromEntries(PROVIDERS.map((p) => [p, compileCidrs(config.callbacks.providers[p].ips)])) as Record<ProviderName, ReturnType<typeof compileCidrs>>;
+  return async (ctx: Context, next: Next) => {
+    const provider = RESTRICTED_PATHS[ctx.path.replace(/\/+$/, '').toLowerCase()];
+    if (!provider) return next();
+    const address = clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, trusted);
+    if (!inCidrs(address, allowed[provider])) {
+      logger.warn({ requestId: ctx.state.requestId, provider, address: formatAddress(address), peer: ctx.req.socket.remoteAddress }, 'callback from a disallowed address');
+      throw new AppError(ErrorCode.INVALID_IP, 'Request from an unauthorised IP address');
+    }
+    ctx.state.clientIp = formatAddress(address);
+    return next();
+  };
+}
+
+export function requireBodyType(ctx: Context, kind: 'json' | 'form'): void {
+  const ok = kind === 'json' ? ctx.request.is('json', '+json') : ctx.request.is('urlencoded');
+  if (!ok)
+    throw new AppError(
+      ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+      `Content-Type must be ${kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded'}`,
+    );
+}
+
+const windowOf = (config: Config) => ({ maxAgeSeconds: config.callbacks.maxAgeSeconds, maxFutureSeconds: config.callbacks.maxFutureSeconds });
+
+/** X-Signature over `<X-Timestamp>.<raw body>` (card form, card network, bank app). */
+export function verifySignatureHeaders(ctx: Context, config: Config, provider: ProviderName, rawBody: string): void {
+  const signature = ctx.get('X-Signature');
+  const timestamp = ctx.get('X-Timestamp');
+  if (!signature) throw new AppError(ErrorCode.INVALID_SIGNATURE, 'X-Signature header is missing');
+  if (!timestamp) throw new AppError(ErrorCode.INVALID_TIMESTAMP, 'X-Timestamp header is missing');
+  if (!verifyHeaderSignature(config.callbacks.providers[provider].secret, timestamp, rawBody, signature))
+    throw new AppError(ErrorCode.INVALID_SIGNATURE, 'HMAC signature invalid');
+  assertFresh(parseUnixSeconds(timestamp), windowOf(config));
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `signature` field over the canonical JSON of the rest, `timestamp` field ISO 8601 UTC (QR, wallet gateway form). */
+export function verifySignedPayload(body: unknown, config: Config, provider: ProviderName): Record<string, unknown> {
+  if (!isPlainObject(body)) throw new AppError(ErrorCode.INVALID_INPUT, 'Request body must be a JSON object');
+  if (body.signature === undefined || body.signature === null || body.signature === '') throw new AppError(ErrorCode.MISSING_FIELD, 'signature is required');
+  if (!verifyFieldSignature(config.callbacks.providers[provider].secret, body)) throw new AppError(ErrorCode.INVALID_SIGNATURE, 'HMAC signature invalid');
+  if (body.timestamp === undefined || body.timestamp === null || body.timestamp === '') throw new AppError(ErrorCode.MISSING_FIELD, 'timestamp is required');
+  assertFresh(parseIsoUtc(body.timestamp), windowOf(config));
+  return body;
+}

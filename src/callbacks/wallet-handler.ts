@@ -1,0 +1,134 @@
+/**
+ * The wallet handler of SPEC.md (POST /wallet/callback), step by step:
+ *  (1) parse the body, (2) validate orderId, paymentId, success, userId, (3) save the wallet
+ *  callback record, (4) when success is boolean true, start paid-order processing with the full
+ *  body (fire and forget: only the start is awaited, so it is durable), (5) answer.
+ * Any failure answers HTTP 500 {success: false, error, message: 'Failed to process wallet
+ * callback'} and is written to the error log (keyed by order and payment ids), reported to the
+ * error tracker and e-mailed to the administrator; none of those three can change the 500.
+ */
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Config } from '../config';
+import type { Db } from '../db/knex';
+import { PAID_ORDER_WORKFLOW, paidOrderWorkflowId, type PaidOrderInput } from '../domain/callback-workflows';
+import { idsOf, unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
+import type { Logger } from '../logger';
+import { withTemporal } from '../temporal/payments';
+import type { Notifier } from '../../activities/notifications';
+import { saveHandlerRecord } from './records';
+
+export const WALLET_FAILURE_MESSAGE = 'Failed to process wallet callback';
+
+export interface WalletHandlerDeps {
+  db: Db;
+  client: Client;
+  taskQueue: string;
+  config: Config;
+  logger: Logger;
+  notifier: Notifier;
+}
+
+export type WalletReply =
+  | { status: 200; body: { success: true; message: string; orderId: string; paymentId: string; amount: number } }
+  | { status: 500; body: { success: false; error: string; message: typeof WALLET_FAILURE_MESSAGE } };
+
+/** An error whose text is the `error` of the 500 (validation texts of SPEC.md and our own safe texts). */
+class WalletFailure extends Error {
+  constructor(
+    message: string,
+    readonly underlying?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export async function handleWalletCallback(deps: WalletHandlerDeps, requestBody: unknown, rawBody: string, requestId: string): Promise<WalletReply> {
+  const unwrapped = unwrapHandlerBody(requestBody);
+  try {
+    if (!unwrapped.ok) throw new WalletFailure(unwrapped.error);
+    const valid = validateHandlerBody(unwrapped.body);
+    if (!valid.ok) throw new WalletFailure(valid.error);
+    const e = valid.value;
+
+    try {
+      await saveHandlerRecord(deps.db, 'wallet_callbacks', e, unwrapped.event, unwrapped.body);
+    } catch (err) {
+      throw new WalletFailure('Could not save the wallet callback record', err);
+    }
+
+    if (e.succeeded) {
+      const input: PaidOrderInput = { body: rawBody, source: 'wallet', confirmWindowSeconds: deps.config.paidOrders.confirmWindowSeconds };
+      try {
+        await withTemporal(() =>
+          deps.client.workflow.start(PAID_ORDER_WORKFLOW, {
+            taskQueue: deps.taskQueue,
+            workflowId: paidOrderWorkflowId(e.orderId),
+            args: [input],
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          }),
+        );
+      } catch (err) {
+        // already started by an earlier delivery of this order's success: nothing more to do
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError))
+          throw new WalletFailure('Could not start paid-order processing', err);
+      }
+    }
+    deps.logger.info({ requestId, orderId: e.orderId, paymentId: e.paymentId, success: e.succeeded }, 'wallet callback recorded');
+    return {
+      status: 200,
+      body: {
+        success: true,
+        message: e.succeeded ? 'Wallet callback processed successfully' : 'Wallet callback recorded; payment not successful, nothing to process',
+        orderId: e.orderId,
+        paymentId: e.paymentId,
+        amount: e.amount,
+      },
+    };
+  } catch (err) {
+    if (!(err instanceof WalletFailure)) throw err;
+    await reportFailure(deps, err, unwrapped.ok ? unwrapped.body : undefined, unwrapped.event, requestId);
+    return { status: 500, body: { success: false, error: err.message, message: WALLET_FAILURE_MESSAGE } };
+  }
+}
+
+async function reportFailure(deps: WalletHandlerDeps, failure: WalletFailure, body: unknown, event: unknown, requestId: string): Promise<void> {
+  const { orderId, paymentId } = idsOf(body);
+  const cause = failure.underlying instanceof Error ? failure.underlying.message : undefined;
+  deps.logger.warn({ requestId, orderId, paymentId, error: failure.message, cause }, 'wallet callback failed');
+  const request = (() => {
+    try {
+      return JSON.stringify(event ?? null);
+    } catch {
+      return 'null';
+    }
+  })();
+
+  const results = await Promise.allSettled([
+    deps.db('callback_errors').insert({ source: 'wallet', order_id: orderId, payment_id: paymentId, error: failure.message, request, request_id: requestId }),
+    deps.notifier.reportError({
+      message: `Wallet callback failed: ${failure.message}`,
+      tags: { source: 'wallet', orderId: orderId ?? 'unknown', paymentId: paymentId ?? 'unknown' },
+      extra: { requestId, ...(cause ? { cause } : {}) },
+    }),
+    deps.notifier.sendAdminEmail({
+      subject: `[Talat] Wallet callback failed for order ${orderId ?? 'unknown'}`,
+      text: [
+        'A wallet callback could not be processed.',
+        '',
+        `Error:      ${failure.message}`,
+        ...(cause ? [`Cause:      ${cause}`] : []),
+        `Order id:   ${orderId ?? 'unknown'}`,
+        `Payment id: ${paymentId ?? 'unknown'}`,
+        `Request id: ${requestId}`,
+        '',
+        'Request body:',
+        request.slice(0, 10_000),
+        '',
+      ].join('\n'),
+    }),
+  ]);
+  const names = ['error log', 'error tracker', 'administrator e-mail'];
+  results.forEach((r, i) => {
+    if (r.status === 'rejected') deps.logger.error({ requestId, orderId, paymentId, err: r.reason }, `wallet callback failure: ${names[i]} failed`);
+  });
+}

@@ -1,0 +1,275 @@
+/**
+ * Callback API (SPEC.md "Callback API"): where payment providers post results.
+ * Routes are thin: verify (src/callbacks/verify), validate, find the payment, hand the verified
+ * callback to the processor (record + signal, idempotent, durable before the answer).
+ * /wallet/callback is the public wallet handler with its own response shapes.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AppDeps } from '../app';
+import { rawBodyOf } from '../app';
+import { createNotifier } from '../../../activities/notifications';
+import { paymentByOrderId, paymentByProviderRef, paymentMatches, type PaymentRef } from '../../callbacks/payments';
+import { processCallback, type CallbackProvider, type CallbackStatus, type Outcome, type StoredResponse } from '../../callbacks/processor';
+import { saveHandlerRecord } from '../../callbacks/records';
+import { requireBodyType, verifySignatureHeaders, verifySignedPayload } from '../../callbacks/verify';
+import { handleWalletCallback } from '../../callbacks/wallet-handler';
+import type { ProviderName } from '../../config';
+import { AppError, ErrorCode } from '../../domain/errors';
+import { unwrapHandlerBody, validateHandlerBody } from '../../domain/handler-form';
+import { thbToSatang } from '../../domain/money';
+import { CallbackError, errorResponses, registry, z } from '../openapi';
+import { validate } from '../validate';
+
+const Ref = z.string().min(1).max(256);
+const IsoTimestamp = z.string().openapi({ example: '2026-11-22T08:00:00Z', description: 'ISO 8601 UTC' });
+const Signature = z.string().openapi({ description: 'hex HMAC-SHA256 over the canonical JSON of the payload without `signature`' });
+const WireAmount = z.number().openapi({ example: 250.5, description: 'THB; must equal the payment amount' });
+
+const CardCallback = registry.register(
+  'CardCallback',
+  z.object({
+    objectId: Ref.openapi({ description: 'charge id at the card provider' }),
+    token: z.string().max(256),
+    status: z.enum(['true', 'false']),
+    message: z.string().max(2000).optional(),
+    saveCard: z.enum(['true', 'false']).optional(),
+  }),
+);
+const CardTestCallback = z.object({
+  status: z.enum(['success', 'failed', 'true', 'false']),
+  orderId: Ref,
+  amount: z.union([z.string(), z.number()]),
+  transactionId: Ref,
+});
+const QrCallback = registry.register(
+  'QrCallback',
+  z.object({ paymentId: Ref, status: z.enum(['success', 'failed']), amount: WireAmount, orderId: Ref, timestamp: IsoTimestamp, signature: Signature }),
+);
+const WalletGatewayCallback = registry.register(
+  'WalletGatewayCallback',
+  z.object({ walletId: Ref, status: z.enum(['success', 'failed']), amount: WireAmount, orderId: Ref, timestamp: IsoTimestamp, signature: Signature }),
+);
+const HandlerForm = registry.register(
+  'HandlerFormCallback',
+  z
+    .object({
+      orderId: z.string().openapi({ description: 'required, non-empty; alias order_id' }),
+      paymentId: z.string().openapi({ description: 'required, not null; alias payment_id' }),
+      success: z.boolean().openapi({ description: 'required; only boolean true counts as success' }),
+      userId: z.string().openapi({ description: 'required, non-empty; alias user_id' }),
+      amount: z.number().optional().openapi({ description: 'THB, defaults to 0' }),
+      message: z.string().optional().openapi({ description: "defaults to ''" }),
+    })
+    .openapi({ description: 'The event; it may also arrive as a JSON string, or wrapped as {"body": <event or JSON string>}' }),
+);
+const CallbackAccepted = registry.register(
+  'CallbackAccepted',
+  z.object({ statusCode: z.literal(200), body: z.object({ message: z.string(), orderId: z.string(), status: z.enum(['success', 'failed', 'unprocessed']) }) }),
+);
+const WalletOk = registry.register(
+  'WalletHandlerSuccess',
+  z.object({ success: z.literal(true), message: z.string(), orderId: z.string(), paymentId: z.string(), amount: z.number() }),
+);
+const WalletFailed = registry.register('WalletHandlerFailure', z.object({ success: z.literal(false), error: z.string(), message: z.string() }));
+
+const signedHeaders = z.object({
+  'X-Timestamp': z.string().openapi({ description: 'unix seconds' }),
+  'X-Signature': z.string().openapi({ description: 'hex HMAC-SHA256 over `<X-Timestamp>.<raw body>`' }),
+});
+const accepted = { 200: { description: 'recorded (or the first response of a duplicate)', content: { 'application/json': { schema: CallbackAccepted } } } };
+for (const [path, schema, type, headers, summary] of [
+  ['/callback', CardCallback, 'application/x-www-form-urlencoded', signedHeaders, 'Card provider result (IP-restricted, X-Signature); 303 to the payment callback URL when there is one'],
+  ['/cardnetcallback', HandlerForm, 'application/json', signedHeaders, 'Card network result, handler form (IP-restricted, X-Signature)'],
+  ['/bankappcallback', HandlerForm, 'application/json', signedHeaders, 'Bank app result, handler form (IP-restricted, X-Signature)'],
+  ['/qrcallback', QrCallback, 'application/json', undefined, 'QR payment result (IP-restricted, signature field)'],
+  ['/walletcallback', WalletGatewayCallback, 'application/json', undefined, 'Wallet result, gateway form (IP-restricted, signature field)'],
+] as const) {
+  registry.registerPath({
+    method: 'post',
+    path,
+    summary,
+    tags: ['callback'],
+    request: { ...(headers ? { headers } : {}), body: { content: { [type]: { schema } } } },
+    responses: {
+      ...accepted,
+      ...(path === '/callback' ? { 303: { description: 'see the payment callback URL (?orderId=&status=)' } } : {}),
+      ...errorResponses([400, 401, 403, 404, 413, 415, 503], CallbackError),
+    },
+  });
+}
+registry.registerPath({
+  method: 'post',
+  path: '/wallet/callback',
+  summary: 'Wallet handler (public): records the callback; success true starts paid-order processing',
+  tags: ['callback'],
+  request: { body: { content: { 'application/json': { schema: HandlerForm } } } },
+  responses: {
+    200: { description: 'recorded', content: { 'application/json': { schema: WalletOk } } },
+    500: { description: 'validation or saving failed (logged, reported, e-mailed)', content: { 'application/json': { schema: WalletFailed } } },
+    ...errorResponses([400, 413, 415], CallbackError),
+  },
+});
+
+const PROVIDER_OF: Record<CallbackProvider, ProviderName> = { card: 'CARD', cardnet: 'CARDNET', bankapp: 'BANKAPP', qr: 'QR', wallet: 'WALLET' };
+
+function orderNotFound(orderId: string, paymentId?: string): never {
+  throw new AppError(ErrorCode.ORDER_NOT_FOUND, paymentId ? `No payment ${paymentId} for order ${orderId}` : `Order ${orderId} not found`);
+}
+
+function assertAmount(wire: unknown, payment: PaymentRef): void {
+  const r = thbToSatang(wire);
+  if (!r.ok || r.satang !== payment.amountSatang) throw new AppError(ErrorCode.INVALID_INPUT, 'amount does not match the payment amount');
+}
+
+function generalResponse(orderId: string, status: CallbackStatus, outcome: Outcome): StoredResponse {
+  const message =
+    outcome === 'signalled'
+      ? 'Callback processed'
+      : outcome === 'payment_closed'
+        ? 'Callback recorded; the payment had already ended'
+        : 'Callback recorded; success is not boolean true or false, nothing was processed';
+  return { status: 200, body: { statusCode: 200, body: { message, orderId, status } } };
+}
+
+function send(ctx: Context, r: StoredResponse): void {
+  ctx.status = r.status;
+  if (r.location) ctx.set('Location', r.location);
+  ctx.body = r.body;
+}
+
+export function callbackRoutes(deps: AppDeps): Router {
+  const r = new Router();
+  const { config, db, logger } = deps;
+  const processorDeps = { db, client: deps.temporal.client, logger };
+  const notifier = createNotifier({ config, logger });
+
+  r.post('/callback', async (ctx) => {
+    requireBodyType(ctx, 'form');
+    verifySignatureHeaders(ctx, config, 'CARD', rawBodyOf(ctx) ?? '');
+    const form = ctx.request.body as Record<string, unknown>;
+
+    let payment: PaymentRef | undefined;
+    let status: 'success' | 'failed';
+    let reference: string;
+    let message: string | undefined;
+    if (form.objectId !== undefined || config.production) {
+      const c = validate(CardCallback, form);
+      payment = await paymentByProviderRef(db, c.objectId);
+      if (!payment) throw new AppError(ErrorCode.ORDER_NOT_FOUND, `No payment for charge ${c.objectId}`);
+      status = c.status === 'true' ? 'success' : 'failed';
+      reference = c.objectId;
+      message = c.message || undefined;
+    } else {
+      // the development test form (never in production)
+      const t = validate(CardTestCallback, form);
+      payment = await paymentByOrderId(db, t.orderId);
+      if (!payment) orderNotFound(t.orderId);
+      assertAmount(t.amount, payment);
+      status = t.status === 'success' || t.status === 'true' ? 'success' : 'failed';
+      reference = t.transactionId;
+    }
+    const p = payment;
+    const { response } = await processCallback(processorDeps, {
+      provider: 'card',
+      payment: p,
+      status,
+      sourceIp: ctx.state.clientIp ?? 'unknown',
+      request: form,
+      reference,
+      message,
+      respond: (outcome) => {
+        const general = generalResponse(p.orderId, status, outcome);
+        if (!p.callbackUrl) return general;
+        const to = new URL(p.callbackUrl);
+        to.searchParams.set('orderId', p.orderId);
+        to.searchParams.set('status', status);
+        return { ...general, status: 303, location: to.toString() };
+      },
+    });
+    send(ctx, response);
+  });
+
+  for (const [path, provider] of [
+    ['/cardnetcallback', 'cardnet'],
+    ['/bankappcallback', 'bankapp'],
+  ] as const) {
+    r.post(path, async (ctx) => {
+      requireBodyType(ctx, 'json');
+      verifySignatureHeaders(ctx, config, PROVIDER_OF[provider], rawBodyOf(ctx) ?? '');
+      const unwrapped = unwrapHandlerBody(ctx.request.body);
+      if (!unwrapped.ok) throw new AppError(ErrorCode.INVALID_INPUT, unwrapped.error);
+      const valid = validateHandlerBody(unwrapped.body);
+      if (!valid.ok) throw new AppError(valid.missing ? ErrorCode.MISSING_FIELD : ErrorCode.INVALID_INPUT, valid.error);
+      const e = valid.value;
+      const payment = await paymentByOrderId(db, e.orderId);
+      if (!payment || !paymentMatches(payment, e.paymentId)) orderNotFound(e.orderId, e.paymentId);
+      if (e.amountSatang > 0 && e.amountSatang !== payment.amountSatang) throw new AppError(ErrorCode.INVALID_INPUT, 'amount does not match the payment amount');
+      const status: CallbackStatus = e.success === true ? 'success' : e.success === false ? 'failed' : 'unprocessed';
+      const { response } = await processCallback(processorDeps, {
+        provider,
+        payment,
+        status,
+        sourceIp: ctx.state.clientIp ?? 'unknown',
+        request: unwrapped.event,
+        reference: e.paymentId,
+        message: e.message || undefined,
+        record: (trx) => saveHandlerRecord(trx, `${provider}_callbacks`, e, unwrapped.event, unwrapped.body).then(() => undefined),
+        respond: (outcome) => generalResponse(payment.orderId, status, outcome),
+      });
+      send(ctx, response);
+    });
+  }
+
+  r.post('/qrcallback', async (ctx) => {
+    requireBodyType(ctx, 'json');
+    const q = validate(QrCallback, verifySignedPayload(ctx.request.body, config, 'QR'));
+    const payment = await paymentByOrderId(db, q.orderId);
+    if (!payment || !paymentMatches(payment, q.paymentId)) orderNotFound(q.orderId, q.paymentId);
+    assertAmount(q.amount, payment);
+    const { response } = await processCallback(processorDeps, {
+      provider: 'qr',
+      payment,
+      status: q.status,
+      sourceIp: ctx.state.clientIp ?? 'unknown',
+      request: ctx.request.body,
+      reference: q.paymentId,
+      respond: (outcome) => generalResponse(payment.orderId, q.status, outcome),
+    });
+    send(ctx, response);
+  });
+
+  r.post('/walletcallback', async (ctx) => {
+    requireBodyType(ctx, 'json');
+    const w = validate(WalletGatewayCallback, verifySignedPayload(ctx.request.body, config, 'WALLET'));
+    const payment = await paymentByOrderId(db, w.orderId);
+    if (!payment) orderNotFound(w.orderId);
+    assertAmount(w.amount, payment);
+    const { response } = await processCallback(processorDeps, {
+      provider: 'wallet',
+      payment,
+      status: w.status,
+      sourceIp: ctx.state.clientIp ?? 'unknown',
+      request: ctx.request.body,
+      reference: w.walletId,
+      respond: (outcome) => generalResponse(payment.orderId, w.status, outcome),
+    });
+    send(ctx, response);
+  });
+
+  r.post('/wallet/callback', async (ctx) => {
+    requireBodyType(ctx, 'json');
+    const raw = rawBodyOf(ctx) ?? JSON.stringify(ctx.request.body);
+    const reply = await handleWalletCallback(
+      { db, client: deps.temporal.client, taskQueue: deps.temporal.taskQueue, config, logger, notifier },
+      ctx.request.body,
+      raw,
+      ctx.state.requestId,
+    );
+    ctx.status = reply.status;
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify(reply.body);
+  });
+
+  return r;
+}

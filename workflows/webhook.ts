@@ -1,0 +1,62 @@
+/**
+ * webhookDeliveryWorkflow (id webhook-<paymentId>-<status>, started by the payment workflows
+ * through notify.ts): payment.status.updated to every receiving endpoint. Per endpoint: a first
+ * attempt, then retries after 1 s, 2 s and 4 s as workflow timers (visible in the history, exact
+ * in time); a 2xx ends it; after the fourth failure a dead-letter row.
+ *
+ * webhookReplayWorkflow (id webhook-replay-<deadLetterId>): one operator-requested attempt.
+ */
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { AttemptResult } from '../activities/webhooks';
+import { WEBHOOK_RETRY_DELAYS_MS } from '../src/domain/callback-workflows';
+import type { PaymentStatusEvent } from '../src/domain/events';
+
+const { planWebhookDeliveries, deadLetterWebhook } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/** An attempt is exactly one POST: never retried by Temporal; a lost worker is noticed by the heartbeat timeout. */
+const { attemptWebhookDelivery, replayDeadLetter } = proxyActivities<Activities>({
+  startToCloseTimeout: '90 seconds',
+  heartbeatTimeout: '5 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
+export interface DeliveryOutcome {
+  deliveryId: string;
+  state: 'delivered' | 'dead' | 'cancelled';
+  attempts: number;
+  deadLetterId?: string;
+}
+
+async function attemptOnce(deliveryId: string, attempt: number): Promise<AttemptResult> {
+  try {
+    return await attemptWebhookDelivery({ deliveryId, attempt, kind: 'automatic' });
+  } catch (e) {
+    return { ok: false, error: `attempt did not complete: ${(e as Error).message}` };
+  }
+}
+
+async function deliver(deliveryId: string): Promise<DeliveryOutcome> {
+  let last: AttemptResult = { ok: false };
+  for (let attempt = 1; attempt <= WEBHOOK_RETRY_DELAYS_MS.length + 1; attempt++) {
+    if (attempt > 1) await sleep(WEBHOOK_RETRY_DELAYS_MS[attempt - 2]);
+    last = await attemptOnce(deliveryId, attempt);
+    if (last.ok) return { deliveryId, state: 'delivered', attempts: attempt };
+    if (last.cancelled) return { deliveryId, state: 'cancelled', attempts: attempt };
+  }
+  const attempts = WEBHOOK_RETRY_DELAYS_MS.length + 1;
+  const deadLetterId = await deadLetterWebhook({ deliveryId, reason: `${attempts} attempts failed; last: ${last.error ?? 'no response'}` });
+  return { deliveryId, state: 'dead', attempts, deadLetterId };
+}
+
+export async function webhookDeliveryWorkflow(event: PaymentStatusEvent): Promise<DeliveryOutcome[]> {
+  const deliveryIds = await planWebhookDeliveries(event);
+  return Promise.all(deliveryIds.map(deliver));
+}
+
+export async function webhookReplayWorkflow(input: { deadLetterId: string }): Promise<AttemptResult & { status: 'dead' | 'delivered' }> {
+  return replayDeadLetter(input);
+}
