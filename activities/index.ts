@@ -2,6 +2,8 @@
 import type { Db } from '../src/db/knex';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/logger';
+import { createBankActivities } from './bank';
+import { createCardProviderActivities } from './card-provider';
 import { createCallbackActivities } from './callbacks';
 import { createNotificationActivities } from './notifications';
 import { createPaymentActivities } from './payments';
@@ -19,6 +21,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createCallbackActivities(deps),
     ...createWebhookActivities(deps),
     ...createNotificationActivities(deps),
+    ...createCardProviderActivities(deps),
+    ...createBankActivities(deps),
   };
 }
 

@@ -57,6 +57,13 @@ export function createPaymentActivities({ db }: { db: Db }) {
       });
     },
 
+    /** Card: note the provider's charge id (provider_ref, which the callback API looks up) and its details. */
+    async attachCharge(input: { paymentId: string; providerRef: string; details: Record<string, unknown> }): Promise<void> {
+      await db('payments')
+        .where({ id: input.paymentId })
+        .update({ provider_ref: input.providerRef, details: db.raw('details || ?::jsonb', [JSON.stringify(input.details)]), updated_at: db.fn.now() });
+    },
+
     /** Apply a transition decided by the workflow; guarded on the current status, so a retry is a no-op. */
     async updatePaymentStatus(change: StatusChange): Promise<void> {
       if (!canTransition(change.from, change.to)) throw new Error(`illegal transition ${change.from} -> ${change.to}`);

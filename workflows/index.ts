@@ -2,3 +2,5 @@
 export { cardPaymentWorkflow } from './payment';
 export { paidOrderProcessingWorkflow } from './paid-order';
 export { webhookDeliveryWorkflow, webhookReplayWorkflow } from './webhook';
+export { qrPaymentWorkflow } from './payment-qr';
+export { bankRequestWorkflow } from './payment-bank';

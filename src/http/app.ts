@@ -12,9 +12,12 @@ import { newId } from '../ids';
 import type { Logger } from '../logger';
 import type { TemporalDeps } from '../temporal/client';
 import { areaOf, sendError, toAppError } from './errors';
+import { apiKeyContext } from './middleware/api-key';
+import { bankRoutes } from './routes/bank';
 import { callbackIpGuard } from '../callbacks/verify';
 import { callbackRoutes } from './routes/callbacks';
 import { paymentRoutes } from './routes/payments';
+import { costRoutes } from './routes/payments-cost';
 import { systemRoutes } from './routes/system';
 
 export interface AppDeps {
@@ -22,6 +25,8 @@ export interface AppDeps {
   db: Db;
   temporal: TemporalDeps;
   logger: Logger;
+  /** ms since the epoch; injected by tests (rate-limit windows, QR expiry, promotion dates) */
+  clock?: () => number;
 }
 
 declare module 'koa' {
@@ -118,7 +123,7 @@ export function createApp(deps: AppDeps): Koa {
 
   const bodyLimit = `${deps.config.bodyLimitBytes}b`;
   const router = new Router();
-  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes(deps)]) router.use(r.routes());
+  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes(deps), costRoutes(deps), bankRoutes(deps)]) router.use(r.routes());
 
   app.use(requestId());
   app.use(accessLog(deps.logger));
@@ -138,6 +143,7 @@ export function createApp(deps: AppDeps): Koa {
       parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
     }),
   );
+  app.use(apiKeyContext(deps.db));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -1,20 +1,31 @@
 /**
  * Starting payment workflows from the gateway, with the idempotency rules of DESIGN.md:
  * one workflow per order (id payment-<orderId>); the same order and amount again returns the
- * existing payment; another amount or method is a 409 CONFLICT. Temporal unreachable -> 503.
+ * existing payment; another amount or method (or another caller) is a 409 CONFLICT.
+ * Temporal unreachable or not answering in time -> 503 SERVICE_UNAVAILABLE, never a hang.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { AppError, ErrorCode } from '../domain/errors';
 import { paymentWorkflowId } from '../domain/ids';
-import type { PaymentMethod } from '../domain/payment-state';
+import type { PaymentMethod, PaymentStatus } from '../domain/payment-state';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
 
+/** What the gateway can learn about a payment from Temporal alone (workflow memo). */
 export interface PaymentMemo {
   paymentId: string;
   orderId: string;
   method: PaymentMethod;
   amountSatang: number;
+  mode?: 'live' | 'sandbox';
+  apiKeyId?: string | null;
+  /** qr: the payload and its expiry, so a repeated request returns the same QR code */
+  qrPayload?: string;
+  qrCrc?: string;
+  expiresAt?: string;
 }
+
+/** Longest time a gateway call to Temporal may take before the request is answered 503. */
+export const TEMPORAL_CALL_TIMEOUT_MS = 10_000;
 
 /** gRPC UNAVAILABLE / DEADLINE_EXCEEDED or a refused connection: Temporal cannot be reached. */
 export function isUnavailable(e: unknown): boolean {
@@ -25,21 +36,54 @@ export function isUnavailable(e: unknown): boolean {
   return err.cause !== undefined && err.cause !== e ? isUnavailable(err.cause) : false;
 }
 
+const unavailable = () => new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'Payment engine is unavailable, try again later', { service: 'temporal' });
+
 export async function withTemporal<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (isUnavailable(e)) throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'Payment engine is unavailable, try again later', { service: 'temporal' });
+    if (isUnavailable(e)) throw unavailable();
     throw e;
   }
+}
+
+/**
+ * Run `fn` (calls on `client`) with a deadline: when it passes, the calls are aborted and the
+ * result is `onTimeout()` (by default a 503 SERVICE_UNAVAILABLE).
+ */
+export async function withinDeadline<T>(client: Client, ms: number, fn: () => Promise<T>, onTimeout?: () => T): Promise<T> {
+  const ctrl = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = Symbol('timeout');
+  try {
+    const r = await Promise.race([
+      withTemporal(() => client.withAbortSignal(ctrl.signal, fn)),
+      new Promise<typeof timedOut>((resolve) => (timer = setTimeout(() => resolve(timedOut), ms))),
+    ]);
+    if (r !== timedOut) return r;
+    ctrl.abort();
+    if (onTimeout) return onTimeout();
+    throw unavailable();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface StartedPayment {
+  paymentId: string;
+  created: boolean;
+  workflowId: string;
+  memo: PaymentMemo;
+  /** the PaymentStatus search attribute (kept current by the workflow) */
+  status: PaymentStatus;
 }
 
 export async function startPaymentWorkflow(
   client: Client,
   opts: { taskQueue: string; workflowType: string; memo: PaymentMemo; args: unknown[] },
-): Promise<{ paymentId: string; created: boolean; workflowId: string }> {
+): Promise<StartedPayment> {
   const workflowId = paymentWorkflowId(opts.memo.orderId);
-  return withTemporal(async () => {
+  return withinDeadline(client, TEMPORAL_CALL_TIMEOUT_MS, async () => {
     let runId: string | undefined;
     try {
       const handle = await client.workflow.start(opts.workflowType, {
@@ -61,12 +105,22 @@ export async function startPaymentWorkflow(
     }
     const desc = await client.workflow.getHandle(workflowId).describe();
     const memo = (desc.memo ?? {}) as Partial<PaymentMemo>;
+    if ((memo.apiKeyId ?? null) !== (opts.memo.apiKeyId ?? null) || (memo.mode ?? opts.memo.mode) !== opts.memo.mode) {
+      throw new AppError(ErrorCode.CONFLICT, 'This order id is already used by another payment', { orderId: opts.memo.orderId });
+    }
     if (memo.amountSatang !== opts.memo.amountSatang || memo.method !== opts.memo.method) {
       throw new AppError(ErrorCode.CONFLICT, 'A payment for this order already exists with another amount or method', {
         orderId: opts.memo.orderId,
         existing: { method: memo.method, amount: memo.amountSatang === undefined ? undefined : memo.amountSatang / 100 },
       });
     }
-    return { paymentId: memo.paymentId ?? opts.memo.paymentId, created: desc.runId === runId && memo.paymentId === opts.memo.paymentId, workflowId };
+    const status = (desc.searchAttributes?.PaymentStatus?.[0] as PaymentStatus | undefined) ?? 'pending';
+    return {
+      paymentId: memo.paymentId ?? opts.memo.paymentId,
+      created: desc.runId === runId && memo.paymentId === opts.memo.paymentId,
+      workflowId,
+      memo: { ...opts.memo, ...memo } as PaymentMemo,
+      status,
+    };
   });
 }

@@ -32,7 +32,16 @@ describe('POST /cardpayment starts a payment workflow', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       statusCode: 200,
-      body: { paymentId: expect.stringMatching(/^pay_/), orderId, method: 'card', status: 'pending', amount: 250.5 },
+      body: {
+        paymentId: expect.stringMatching(/^pay_/),
+        orderId,
+        method: 'card',
+        status: 'pending',
+        amount: 250.5,
+        currency: 'THB',
+        chargeId: expect.stringMatching(/^chrg_test_/),
+        authorizeUri: null,
+      },
     });
 
     const row = await waitFor(() => stack.db('payments').where({ order_id: orderId }).first());

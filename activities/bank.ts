@@ -1,0 +1,100 @@
+/**
+ * The partner bank's HTTP API (BANK_API_URL in live mode, the built-in simulator on loopback in
+ * sandbox mode). Contract of the bank API we call (the simulator implements it, README documents it):
+ *   POST /v1/users  {userId, name, email?, phone?}                       -> 201|200 user, 409, 400
+ *   GET  /v1/users/{userId}                                               -> 200 user with orders, 404
+ *   POST /v1/orders {orderId, userId, amountSatang, currency, description?} -> 201|200 order, 404, 409, 400
+ * Requests carry `Authorization: Bearer BANK_API_KEY` (when set) and an Idempotency-Key.
+ *
+ * Errors: a 4xx answer is thrown as a non-retryable ApplicationFailure of type BankRejected
+ * (details: status and body); network errors, timeouts and 5xx are plain errors that Temporal retries.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Config } from '../src/config';
+import type { Db } from '../src/db/knex';
+import { startBankSimulator } from '../src/simulators/bank';
+
+export type BankCall =
+  | { op: 'createUser'; mode: 'live' | 'sandbox'; body: { userId: string; name: string; email?: string; phone?: string } }
+  | { op: 'getUser'; mode: 'live' | 'sandbox'; userId: string }
+  | { op: 'createOrder'; mode: 'live' | 'sandbox'; body: { orderId: string; userId: string; amountSatang: number; currency: 'THB'; description?: string } };
+
+export type BankOutcome =
+  | { ok: true; status: number; body: unknown }
+  | { ok: false; kind: 'rejected'; status: number; body: unknown; message: string }
+  | { ok: false; kind: 'unavailable'; message: string };
+
+export interface HttpReply {
+  status: number;
+  body: unknown;
+}
+
+/** One JSON request with a timeout; never throws for an HTTP status, only for transport errors. */
+export async function httpJson(url: string, opts: { method: string; body?: unknown; headers?: Record<string, string>; timeoutMs: number }): Promise<HttpReply> {
+  const res = await fetch(url, {
+    method: opts.method,
+    headers: { accept: 'application/json', ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    signal: AbortSignal.timeout(opts.timeoutMs),
+    redirect: 'error',
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body };
+}
+
+/** Classify a provider reply: 2xx returned, 4xx non-retryable of `type`, 5xx retryable. */
+export function expectSuccess(reply: HttpReply, type: string, what: string): HttpReply {
+  if (reply.status >= 200 && reply.status < 300) return reply;
+  const message = messageOf(reply.body) ?? `HTTP ${reply.status}`;
+  if (reply.status >= 400 && reply.status < 500) throw ApplicationFailure.nonRetryable(message, type, { status: reply.status, body: reply.body });
+  throw new Error(`${what} answered ${reply.status}: ${message}`);
+}
+
+const messageOf = (body: unknown): string | undefined =>
+  body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : undefined;
+
+export function createBankActivities({ db, config }: { db: Db; config: Config }) {
+  let simulator: Promise<string> | undefined;
+
+  async function baseUrl(mode: 'live' | 'sandbox'): Promise<string> {
+    if (mode === 'sandbox') {
+      if (!config.simulators) throw ApplicationFailure.nonRetryable('the bank simulator is off (SIMULATORS=off)', 'ProviderNotConfigured');
+      simulator ??= startBankSimulator({ db }).then((s) => s.url);
+      return simulator;
+    }
+    if (!config.payments.bankApiUrl) throw ApplicationFailure.nonRetryable('BANK_API_URL is not configured', 'ProviderNotConfigured');
+    return config.payments.bankApiUrl.replace(/\/+$/, '');
+  }
+
+  return {
+    async callBank(call: BankCall): Promise<HttpReply> {
+      const base = await baseUrl(call.mode);
+      const headers: Record<string, string> = {};
+      if (call.mode === 'live' && config.payments.bankApiKey) headers.authorization = `Bearer ${config.payments.bankApiKey}`;
+      const timeoutMs = config.payments.providerTimeoutMs;
+      let reply: HttpReply;
+      try {
+        switch (call.op) {
+          case 'createUser':
+            reply = await httpJson(`${base}/v1/users`, { method: 'POST', body: call.body, headers: { ...headers, 'idempotency-key': `user-${call.body.userId}` }, timeoutMs });
+            break;
+          case 'getUser':
+            reply = await httpJson(`${base}/v1/users/${encodeURIComponent(call.userId)}`, { method: 'GET', headers, timeoutMs });
+            break;
+          case 'createOrder':
+            reply = await httpJson(`${base}/v1/orders`, { method: 'POST', body: call.body, headers: { ...headers, 'idempotency-key': `order-${call.body.orderId}` }, timeoutMs });
+            break;
+        }
+      } catch (e) {
+        throw new Error(`bank unreachable: ${(e as Error).message}`);
+      }
+      return expectSuccess(reply, 'BankRejected', 'bank');
+    },
+  };
+}

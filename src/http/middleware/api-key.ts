@@ -1,0 +1,133 @@
+/**
+ * API keys of the payment API (header X-API-Key).
+ *
+ * Contract:
+ *  - Keys are stored only as their sha256 hash, with a short prefix for display, scopes and a
+ *    mode (live | sandbox). The key itself is shown once, when it is created.
+ *  - `requireApiKey(scope)`: no key, an unknown key or a revoked key -> 401 UNAUTHORIZED; a valid
+ *    key without `scope` -> 403 FORBIDDEN; otherwise ctx.state.apiKey = {id, name, scopes, mode}.
+ *  - `apiKeyContext(db)` (installed once by createApp) gives each request a memoised lookup, so
+ *    the rate limiter and requireApiKey share one database round trip.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Context, Middleware, Next } from 'koa';
+import type { Db } from '../../db/knex';
+import {
+  API_KEY_PATTERN,
+  API_KEY_PREFIX_LENGTH,
+  keyPrefixOf,
+  isScope,
+  type ApiKeyInfo,
+  type ApiKeyMode,
+} from '../../domain/api-keys';
+import { AppError, ErrorCode } from '../../domain/errors';
+import { newId } from '../../ids';
+
+export type { ApiKeyInfo };
+
+/** Result of looking up the request's X-API-Key. */
+export type KeyLookup = { status: 'valid'; key: ApiKeyInfo } | { status: 'missing' | 'invalid' | 'revoked' };
+
+declare module 'koa' {
+  interface DefaultState {
+    apiKey?: ApiKeyInfo;
+    /** memoised lookup of this request's X-API-Key (installed by apiKeyContext) */
+    lookupApiKey?: () => Promise<KeyLookup>;
+  }
+}
+
+export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+
+interface ApiKeyRow {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  mode: ApiKeyMode;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+export async function createApiKey(
+  db: Db,
+  opts: { name: string; scopes: string[]; mode: ApiKeyMode },
+): Promise<{ id: string; key: string; prefix: string; name: string; scopes: string[]; mode: ApiKeyMode }> {
+  const name = opts.name.trim();
+  if (!name || name.length > 100) throw new Error('name: 1 to 100 characters');
+  const scopes = [...new Set(opts.scopes.map((s) => s.trim()).filter(Boolean))];
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length) throw new Error(`unknown scope(s): ${unknown.join(', ')}`);
+  if (scopes.length === 0) throw new Error('at least one scope is needed');
+  const key = keyPrefixOf(opts.mode) + randomBytes(30).toString('base64url');
+  const id = newId('key');
+  const prefix = key.slice(0, API_KEY_PREFIX_LENGTH);
+  await db('api_keys').insert({ id, name, prefix, key_hash: hashApiKey(key), scopes, mode: opts.mode });
+  return { id, key, prefix, name, scopes, mode: opts.mode };
+}
+
+export async function listApiKeys(db: Db): Promise<Omit<ApiKeyRow, never>[]> {
+  return db('api_keys').select('id', 'name', 'prefix', 'scopes', 'mode', 'created_at', 'revoked_at').orderBy('created_at');
+}
+
+/** Revoke a key; false when there is no such key. Revoking twice keeps the first time. */
+export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
+  const found = await db('api_keys').where({ id }).first('id');
+  if (!found) return false;
+  await db('api_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: db.fn.now() });
+  return true;
+}
+
+export async function lookupApiKey(db: Db, presented: string | undefined): Promise<KeyLookup> {
+  if (!presented) return { status: 'missing' };
+  if (!API_KEY_PATTERN.test(presented)) return { status: 'invalid' };
+  const row = await db('api_keys').where({ key_hash: hashApiKey(presented) }).first<ApiKeyRow | undefined>('id', 'name', 'scopes', 'mode', 'revoked_at');
+  if (!row) return { status: 'invalid' };
+  if (row.revoked_at) return { status: 'revoked' };
+  return { status: 'valid', key: { id: row.id, name: row.name, scopes: row.scopes, mode: row.mode } };
+}
+
+/** Installed once by createApp: a memoised per-request key lookup in ctx.state.lookupApiKey. */
+export function apiKeyContext(db: Db): Middleware {
+  return async (ctx: Context, next: Next) => {
+    let memo: Promise<KeyLookup> | undefined;
+    ctx.state.lookupApiKey = () => (memo ??= lookupApiKey(db, ctx.get('X-API-Key') || undefined));
+    await next();
+  };
+}
+
+function lookupOf(ctx: Context): Promise<KeyLookup> {
+  if (!ctx.state.lookupApiKey) throw new Error('apiKeyContext(db) is not installed on this app');
+  return ctx.state.lookupApiKey();
+}
+
+const unauthorized = (reason: 'missing' | 'invalid' | 'revoked') =>
+  new AppError(
+    ErrorCode.UNAUTHORIZED,
+    reason === 'missing' ? 'An API key is required (header X-API-Key)' : reason === 'revoked' ? 'The API key has been revoked' : 'Invalid API key',
+    { reason },
+  );
+
+/** Require a valid key with `scope`; sets ctx.state.apiKey. */
+export function requireApiKey(scope: string): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const found = await lookupOf(ctx);
+    if (found.status !== 'valid') throw unauthorized(found.status);
+    if (!found.key.scopes.includes(scope)) {
+      throw new AppError(ErrorCode.FORBIDDEN, `The API key lacks the scope ${scope}`, { requiredScope: scope, scopes: found.key.scopes });
+    }
+    ctx.state.apiKey = found.key;
+    await next();
+  };
+}
+
+/**
+ * For public endpoints that accept a key when one is given (POST /cardpayment): no header ->
+ * anonymous; a header -> it must be valid and carry `scope`.
+ */
+export function optionalApiKey(scope: string): Middleware {
+  const required = requireApiKey(scope);
+  return async (ctx: Context, next: Next) => {
+    if (!ctx.get('X-API-Key')) return next();
+    return required(ctx, next);
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Idempotency-Key on the payment API's POSTs (IETF draft "The Idempotency-Key HTTP Header Field").
+ *
+ * Contract:
+ *  - Without the header a request runs as usual. With it (1-255 visible ASCII characters, bare or
+ *    as a quoted structured-field string), the key is scoped to the caller's API key (or to
+ *    anonymous callers of a public endpoint) and kept for 24 hours in Postgres, so every gateway
+ *    process sees it.
+ *  - Same key, same request (method, path and body, compared after parsing with keys sorted) ->
+ *    the first response is replayed (status and body) with `Idempotent-Replayed: true`.
+ *  - Same key, another request -> 422 IDEMPOTENCY_KEY_REUSED; nothing runs.
+ *  - Same key while the first request is still running -> 409 CONFLICT with Retry-After; a record
+ *    left in flight for more than 60 s (a crashed gateway) is taken over by the same request.
+ *  - Responses below 500 are kept; a 5xx (or an unexpected error) releases the key, so the client
+ *    can retry the same request with the same key.
+ */
+import { createHash } from 'node:crypto';
+import type { Context, Middleware, Next } from 'koa';
+import type { Db } from '../../db/knex';
+import { AppError, ErrorCode } from '../../domain/errors';
+import { errorEnvelope, toAppError } from '../errors';
+
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+export const IN_FLIGHT_TAKEOVER_SECONDS = 60;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** JSON with object keys sorted recursively: the same body in another key order is the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+function keyOf(ctx: Context): string | undefined {
+  const raw = ctx.get('Idempotency-Key');
+  if (!raw) return undefined;
+  const key = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
+  if (!KEY_PATTERN.test(key)) {
+    throw new AppError(ErrorCode.INVALID_INPUT, 'Idempotency-Key must be 1 to 255 visible ASCII characters', { field: 'Idempotency-Key' });
+  }
+  return key;
+}
+
+interface StoredRow {
+  fingerprint: string;
+  state: 'in_flight' | 'done';
+  response_status: number | null;
+  response_body: unknown;
+}
+
+export function idempotency(db: Db): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const key = keyOf(ctx);
+    if (!key) return next();
+    const scope = ctx.state.apiKey?.id ?? 'public';
+    const fingerprint = createHash('sha256')
+      .update(canonicalJson({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null }))
+      .digest('hex');
+
+    for (let attempt = 0; ; attempt++) {
+      const claimed = await db.raw<{ rows: unknown[] }>(
+        `INSERT INTO idempotency_keys AS ik (scope, key, method, path, fingerprint, state, locked_at, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, 'in_flight', now(), now(), now() + make_interval(secs => ?))
+         ON CONFLICT (scope, key) DO UPDATE SET
+           method = EXCLUDED.method, path = EXCLUDED.path, fingerprint = EXCLUDED.fingerprint, state = 'in_flight',
+           response_status = NULL, response_body = NULL, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at
+         WHERE ik.expires_at < now()
+            OR (ik.state = 'in_flight' AND ik.fingerprint = EXCLUDED.fingerprint AND ik.locked_at < now() - make_interval(secs => ?))
+         RETURNING 1`,
+        [scope, key, ctx.method, ctx.path, fingerprint, IDEMPOTENCY_TTL_SECONDS, IN_FLIGHT_TAKEOVER_SECONDS],
+      );
+      if (claimed.rows.length > 0) break;
+
+      const row = await db('idempotency_keys').where({ scope, key }).first<StoredRow | undefined>('fingerprint', 'state', 'response_status', 'response_body');
+      if (!row) {
+        if (attempt < 2) continue; // released between the two statements: claim again
+        throw new AppError(ErrorCode.CONFLICT, 'The request with this Idempotency-Key is being retried, try again', { idempotencyKey: key }, { 'Retry-After': '1' });
+      }
+      if (row.fingerprint !== fingerprint) {
+        throw new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used for another request', { idempotencyKey: key });
+      }
+      if (row.state === 'in_flight') {
+        throw new AppError(ErrorCode.CONFLICT, 'A request with this Idempotency-Key is still being processed', { idempotencyKey: key, reason: 'in_flight' }, { 'Retry-After': '1' });
+      }
+      ctx.status = row.response_status ?? 200;
+      ctx.body = row.response_body;
+      ctx.set('Idempotent-Replayed', 'true');
+      return;
+    }
+
+    const release = () => db('idempotency_keys').where({ scope, key, state: 'in_flight' }).del();
+    const keep = (status: number, body: unknown) =>
+      db('idempotency_keys')
+        .where({ scope, key, state: 'in_flight' })
+        .update({ state: 'done', response_status: status, response_body: JSON.stringify(body ?? null) });
+
+    try {
+      await next();
+    } catch (e) {
+      const { error } = toAppError(e);
+      if (error.status < 500) await keep(error.status, errorEnvelope(ctx.state.area ?? 'payment', error));
+      else await release();
+      throw e;
+    }
+    if (ctx.status >= 500) await release();
+    else await keep(ctx.status, ctx.body);
+  };
+}

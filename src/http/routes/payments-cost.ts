@@ -1,0 +1,216 @@
+/**
+ * POST /calculate-cost (scope cost:read): the cost of an order at a branch from the catalog in
+ * Postgres: shelf prices, active promotions, delivery and payment charges, VAT included.
+ * The rules are in src/domain/cost.ts (and README "Payment API").
+ */
+import Router from '@koa/router';
+import type { AppDeps } from '../app';
+import {
+  calculateCost,
+  COST_PAYMENT_METHODS,
+  DELIVERY_OPTIONS,
+  type CatalogProduct,
+  type CatalogPromotion,
+  type PromotionType,
+} from '../../domain/cost';
+import { AppError, ErrorCode } from '../../domain/errors';
+import { requireApiKey } from '../middleware/api-key';
+import { envelope, registry, z } from '../openapi';
+import { validate } from '../validate';
+import { apiErrors, clockOf, guards, idempotencyHeader, rateLimitHeaders, security } from './payments-guards';
+
+export const MAX_COST_ITEMS = 100;
+export const MAX_ITEM_QUANTITY = 999;
+
+export const CalculateCostRequest = registry.register(
+  'CalculateCostRequest',
+  z
+    .object({
+      items: z
+        .array(
+          z
+            .object({
+              productId: z.string().min(1).max(64).openapi({ example: 'G851378-1' }),
+              quantity: z.number().int().min(1).max(MAX_ITEM_QUANTITY),
+            })
+            .strict(),
+        )
+        .min(1)
+        .max(MAX_COST_ITEMS)
+        .superRefine((items, ctx) => {
+          const seen = new Set<string>();
+          items.forEach((it, i) => {
+            if (seen.has(it.productId)) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [i, 'productId'], message: 'each product once: put the total in quantity' });
+            seen.add(it.productId);
+          });
+        }),
+      branchId: z.string().min(1).max(16).openapi({ example: 'B001' }),
+      deliveryOption: z.enum(DELIVERY_OPTIONS).openapi({ description: 'standard (40 THB, free from 1,000 THB), express (99 THB) or pickup (free)' }),
+      paymentMethod: z.enum(COST_PAYMENT_METHODS),
+    })
+    .strict(),
+);
+
+const Money = registry.register('Money', z.object({ satang: z.number().int(), thb: z.number() }));
+const PromotionType = z.enum(['multi_buy', 'percent_off', 'fixed_price']);
+
+const CostBreakdownOut = registry.register(
+  'CostBreakdown',
+  z.object({
+    branchId: z.string(),
+    pricedAt: z.string().openapi({ description: 'the moment whose prices and promotions were used (ISO 8601 UTC)' }),
+    currency: z.literal('THB'),
+    deliveryOption: z.enum(DELIVERY_OPTIONS),
+    paymentMethod: z.enum(COST_PAYMENT_METHODS),
+    lines: z.array(
+      z.object({
+        productId: z.string(),
+        name: z.string(),
+        nameTh: z.string(),
+        quantity: z.number().int(),
+        vatable: z.boolean(),
+        unitPrice: Money,
+        gross: Money,
+        discount: Money,
+        total: Money,
+        vat: Money.openapi({ description: 'VAT included in this line (7/107 of total for vatable goods)' }),
+        promotion: z.object({ promotionId: z.string(), type: PromotionType, title: z.string(), titleTh: z.string() }).nullable(),
+      }),
+    ),
+    promotions: z.array(
+      z.object({ promotionId: z.string(), type: PromotionType, title: z.string(), titleTh: z.string(), applications: z.number().int(), discount: Money }),
+    ),
+    charges: z.array(z.object({ code: z.enum(['delivery', 'heavy_surcharge', 'payment_fee']), description: z.string(), vatable: z.boolean(), amount: Money })),
+    weightGrams: z.number().int(),
+    totals: z.object({
+      itemsGross: Money,
+      discount: Money,
+      items: Money,
+      charges: Money,
+      total: Money,
+      vatable: Money,
+      vat: Money.openapi({ description: 'VAT included in total: 7/107 of the vatable amount, on the sum' }),
+      exempt: Money,
+    }),
+  }),
+);
+
+registry.registerPath({
+  method: 'post',
+  path: '/calculate-cost',
+  summary: 'Calculate the cost of an order',
+  description:
+    'Prices from the catalog, the promotions active now (multi_buy, percent_off, fixed_price; at most one per product), delivery and payment charges; shelf prices include 7% VAT for vatable goods and the VAT portion is shown per line and in total. Amounts in satang and THB. Unknown product or branch -> 404 NOT_FOUND; a quantity above the branch stock -> 400 INVALID_INPUT with details.reason out_of_stock. Scope cost:read.',
+  tags: ['payment'],
+  security,
+  request: { headers: idempotencyHeader, body: { content: { 'application/json': { schema: CalculateCostRequest } } } },
+  responses: {
+    200: { description: 'the breakdown', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(CostBreakdownOut) } } },
+    ...apiErrors([400, 401, 403, 404, 409, 413, 422, 429]),
+  },
+});
+
+interface ProductRow {
+  product_id: string;
+  group_id: string;
+  name_en: string;
+  name_th: string;
+  vatable: boolean;
+  weight_grams: number;
+  price_satang: string | null;
+  quantity: number | null;
+}
+
+interface PromotionRow {
+  promotion_id: string;
+  type: PromotionType;
+  group_ids: string[];
+  product_ids: string[] | null;
+  buy_quantity: number;
+  pay_price_satang: string | null;
+  percent: string | null;
+  starts_at: Date;
+  ends_at: Date;
+  title_en: string;
+  title_th: string;
+}
+
+export function costRoutes(deps: AppDeps): Router {
+  const r = new Router();
+  const { limited, idempotent } = guards(deps);
+  const clock = clockOf(deps);
+
+  r.post('/calculate-cost', limited, requireApiKey('cost:read'), idempotent, async (ctx) => {
+    const req = validate(CalculateCostRequest, ctx.request.body);
+    const at = clock();
+
+    const branch = await deps.db('branches').where({ branch_id: req.branchId }).first('branch_id');
+    if (!branch) throw new AppError(ErrorCode.NOT_FOUND, `Unknown branch ${req.branchId}`, { field: 'branchId', branchId: req.branchId });
+
+    const ids = req.items.map((i) => i.productId);
+    const rows = await deps
+      .db('products as p')
+      .leftJoin('prices as pr', 'pr.product_id', 'p.product_id')
+      .leftJoin('inventory as inv', function () {
+        this.on('inv.product_id', '=', 'p.product_id').andOn('inv.branch_id', '=', deps.db.raw('?', [req.branchId]));
+      })
+      .whereIn('p.product_id', ids)
+      .select<ProductRow[]>('p.product_id', 'p.group_id', 'p.name_en', 'p.name_th', 'p.vatable', 'p.weight_grams', 'pr.price_satang', 'inv.quantity');
+    const byId = new Map(rows.map((row) => [row.product_id, row]));
+
+    const unknown = req.items.map((it, index) => ({ ...it, index })).filter((it) => !byId.get(it.productId)?.price_satang);
+    if (unknown.length) {
+      throw new AppError(ErrorCode.NOT_FOUND, `Unknown product${unknown.length > 1 ? 's' : ''}: ${unknown.map((u) => u.productId).join(', ')}`, {
+        field: `items.${unknown[0].index}.productId`,
+        productIds: unknown.map((u) => u.productId),
+      });
+    }
+
+    const short = req.items
+      .map((it, index) => ({ index, productId: it.productId, requested: it.quantity, available: byId.get(it.productId)!.quantity ?? 0 }))
+      .filter((it) => it.requested > it.available);
+    if (short.length) {
+      throw new AppError(ErrorCode.INVALID_INPUT, `Not enough stock at branch ${req.branchId} for ${short.map((s) => s.productId).join(', ')}`, {
+        field: `items.${short[0].index}.quantity`,
+        reason: 'out_of_stock',
+        branchId: req.branchId,
+        items: short.map(({ productId, requested, available }) => ({ productId, requested, available })),
+      });
+    }
+
+    const products = new Map<string, CatalogProduct>(
+      rows.map((row) => [
+        row.product_id,
+        {
+          productId: row.product_id,
+          groupId: row.group_id,
+          nameEn: row.name_en,
+          nameTh: row.name_th,
+          priceSatang: Number(row.price_satang),
+          vatable: row.vatable,
+          weightGrams: row.weight_grams,
+        },
+      ]),
+    );
+    const when = new Date(at);
+    const promoRows = await deps.db('promotions').where('starts_at', '<=', when).andWhere('ends_at', '>=', when).select<PromotionRow[]>('*');
+    const promotions: CatalogPromotion[] = promoRows.map((p) => ({
+      promotionId: p.promotion_id,
+      type: p.type,
+      groupIds: p.group_ids,
+      productIds: p.product_ids,
+      buyQuantity: p.buy_quantity,
+      payPriceSatang: p.pay_price_satang === null ? null : Number(p.pay_price_satang),
+      percentBasisPoints: p.percent === null ? null : Math.round(Number(p.percent) * 100),
+      startsAt: p.starts_at.getTime(),
+      endsAt: p.ends_at.getTime(),
+      titleEn: p.title_en,
+      titleTh: p.title_th,
+    }));
+
+    const breakdown = calculateCost({ items: req.items, products, promotions, deliveryOption: req.deliveryOption, paymentMethod: req.paymentMethod, at });
+    ctx.body = { statusCode: 200, body: { branchId: req.branchId, pricedAt: when.toISOString(), ...breakdown } };
+  });
+
+  return r;
+}

@@ -1,0 +1,117 @@
+/**
+ * The card provider simulator for sandbox mode: the charge API that activities/card-provider.ts
+ * calls (see its header), served on loopback by the worker process; charges are kept in Postgres
+ * (sim_card_charges).
+ *
+ * Test tokens: a token containing `declined` -> 402 card_declined; one containing `invalid`, or
+ * not starting with `tok` -> 400 invalid_card; any other -> a pending charge (the result then
+ * comes as a signed callback: see the callback API's sandbox simulator). The same
+ * Idempotency-Key returns the same charge.
+ */
+import Router from '@koa/router';
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Db } from '../db/knex';
+import { serveOnLoopback } from './bank';
+
+const ChargeIn = z.object({
+  amount: z.number().int().positive(),
+  currency: z.string().regex(/^[A-Za-z]{3}$/),
+  card: z.string().min(1).max(256),
+  return_uri: z.string().url().optional(),
+  description: z.string().max(500).optional(),
+  metadata: z.record(z.unknown()).optional(),
+});
+
+interface ChargeRow {
+  id: string;
+  amount_satang: string;
+  currency: string;
+  status: string;
+  return_uri: string | null;
+  metadata: Record<string, unknown>;
+  created_at: Date;
+}
+
+const chargeOut = (c: ChargeRow) => ({
+  object: 'charge',
+  id: c.id,
+  status: c.status,
+  amount: Number(c.amount_satang),
+  currency: c.currency,
+  authorize_uri: null,
+  return_uri: c.return_uri,
+  metadata: c.metadata,
+  created_at: c.created_at.toISOString(),
+});
+
+export function createCardProviderSimulator({ db }: { db: Db }): Koa {
+  const app = new Koa();
+  app.silent = true;
+  const r = new Router();
+
+  r.post('/charges', async (ctx) => {
+    const parsed = ChargeIn.safeParse(ctx.request.body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      ctx.status = 400;
+      ctx.body = { object: 'error', code: 'invalid_request', message: `${issue.path.join('.')}: ${issue.message}` };
+      return;
+    }
+    const c = parsed.data;
+    if (/declined/i.test(c.card)) {
+      ctx.status = 402;
+      ctx.body = { object: 'error', code: 'card_declined', message: 'the card was declined' };
+      return;
+    }
+    if (/invalid/i.test(c.card) || !/^tok/.test(c.card)) {
+      ctx.status = 400;
+      ctx.body = { object: 'error', code: 'invalid_card', message: 'the card token is not valid' };
+      return;
+    }
+    const idem = ctx.get('Idempotency-Key') || null;
+    const inserted = await db('sim_card_charges')
+      .insert({
+        id: `chrg_test_${randomBytes(12).toString('hex')}`,
+        idempotency_key: idem,
+        amount_satang: c.amount,
+        currency: c.currency.toUpperCase(),
+        token: c.card.slice(0, 12),
+        status: 'pending',
+        return_uri: c.return_uri ?? null,
+        metadata: JSON.stringify(c.metadata ?? {}),
+      })
+      .onConflict('idempotency_key')
+      .ignore()
+      .returning<ChargeRow[]>('*');
+    ctx.body = chargeOut(inserted[0] ?? (await db('sim_card_charges').where({ idempotency_key: idem }).first<ChargeRow>()));
+  });
+
+  r.get('/charges/:id', async (ctx) => {
+    const c = await db('sim_card_charges').where({ id: ctx.params.id }).first<ChargeRow | undefined>();
+    if (!c) {
+      ctx.status = 404;
+      ctx.body = { object: 'error', code: 'not_found', message: `no charge ${ctx.params.id}` };
+      return;
+    }
+    ctx.body = chargeOut(c);
+  });
+
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (e) {
+      const status = (e as { status?: number }).status;
+      ctx.status = status && status < 500 ? status : 500;
+      ctx.body = { object: 'error', code: ctx.status < 500 ? 'invalid_request' : 'internal_error', message: ctx.status < 500 ? 'bad request' : 'simulator error' };
+    }
+  });
+  app.use(koaBody({ json: true, urlencoded: false, multipart: false, jsonLimit: '64kb' }));
+  app.use(r.routes());
+  app.use(r.allowedMethods());
+  return app;
+}
+
+export const startCardProviderSimulator = (opts: { db: Db; port?: number }) => serveOnLoopback(createCardProviderSimulator(opts), opts.port);

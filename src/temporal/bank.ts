@@ -1,0 +1,33 @@
+/**
+ * Gateway side of the partner bank calls: each call runs as a short bankRequestWorkflow (the
+ * activity has Temporal's retry policy) and the gateway waits for its outcome, bounded: Temporal
+ * unreachable, no worker, or a bank that never answers -> 503 SERVICE_UNAVAILABLE, never a hang.
+ */
+import type { Client } from '@temporalio/client';
+import type { BankCall, BankOutcome } from '../../activities/bank';
+import { AppError, ErrorCode } from '../domain/errors';
+import { newId } from '../ids';
+import { WORKFLOWS } from './names';
+import { withinDeadline } from './payments';
+
+/** Upper bound of a bank call as the client sees it: 3 attempts of at most PROVIDER_TIMEOUT_MS plus back-off. */
+export const bankDeadlineMs = (providerTimeoutMs: number): number => 3 * providerTimeoutMs + 5_000;
+
+export async function callBankViaWorkflow(client: Client, opts: { taskQueue: string; call: BankCall; providerTimeoutMs: number }): Promise<BankOutcome> {
+  const ms = bankDeadlineMs(opts.providerTimeoutMs);
+  return withinDeadline(
+    client,
+    ms,
+    () =>
+      client.workflow.execute(WORKFLOWS.bank, {
+        taskQueue: opts.taskQueue,
+        workflowId: `bank-${opts.call.op}-${newId('req').slice(4)}`,
+        args: [opts.call],
+        workflowExecutionTimeout: ms + 5_000,
+        memo: { op: opts.call.op, mode: opts.call.mode },
+      }) as Promise<BankOutcome>,
+    () => {
+      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The bank did not answer in time, try again later', { service: 'bank' });
+    },
+  );
+}

@@ -1,0 +1,156 @@
+/**
+ * POST /qrpayment on the real stack: the PromptPay payload and image, the workflow and its row,
+ * the same order again, conflicts, validation, the result signal, webhook emission, expiry.
+ */
+import { WorkflowNotFoundError } from '@temporalio/client';
+import QRCodeLib from 'qrcode';
+import { paymentWorkflowId } from '../../src/domain/ids';
+import { parseTlv, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
+import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { eventsOf, newKey, paymentError, request, rowOf, waitFor } from './support';
+
+let stack: TestStack;
+let key: string;
+beforeAll(async () => {
+  stack = await createTestStack({ env: { PROMPTPAY_ID: '0801234567', QR_EXPIRY_S: '900' } });
+  key = (await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] })).key;
+});
+afterAll(() => stack.close());
+
+const post = (body: unknown, k = key) => request(stack.app.callback()).post('/qrpayment').set('X-API-Key', k).send(body as object);
+
+describe('POST /qrpayment', () => {
+  it('returns the PromptPay payload, its CRC, a PNG QR image and the expiry, and starts the workflow', async () => {
+    const orderId = uniq('qr');
+    const before = Date.now();
+    const res = await post({ orderId, userId: 'u-1', amount: 4.22, customerId: 'c-1' });
+    expect(res.status).toBe(200);
+    const expected = promptPayPayload({ id: '0801234567', amountSatang: 422 });
+    expect(res.body).toEqual({
+      statusCode: 200,
+      body: {
+        paymentId: expect.stringMatching(/^pay_/),
+        orderId,
+        method: 'qr',
+        status: 'pending',
+        amount: 4.22,
+        currency: 'THB',
+        customerId: 'c-1',
+        expiresAt: expect.any(String),
+        qr: { payload: expected.payload, crc: expected.crc, image: expect.stringMatching(/^data:image\/png;base64,/) },
+      },
+    });
+    const fields = Object.fromEntries(parseTlv(res.body.body.qr.payload).map((f) => [f.tag, f.value]));
+    expect(fields).toMatchObject({ '00': '01', '01': '12', '53': '764', '54': '4.22', '58': 'TH' });
+    expect(verifyCrc(res.body.body.qr.payload)).toBe(true);
+    const expiry = Date.parse(res.body.body.expiresAt);
+    expect(expiry).toBeGreaterThanOrEqual(before + 900_000);
+    expect(expiry).toBeLessThanOrEqual(Date.now() + 900_000);
+    // the image is the payload as a QR code (same bytes as rendering the payload ourselves)
+    const png = Buffer.from(res.body.body.qr.image.split(',')[1], 'base64');
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    expect(res.body.body.qr.image).toBe(await QRCodeLib.toDataURL(expected.payload, { errorCorrectionLevel: 'M', margin: 2, width: 320 }));
+
+    const row = await waitFor(() => rowOf(stack.db, orderId));
+    expect(row).toMatchObject({
+      id: res.body.body.paymentId,
+      method: 'qr',
+      status: 'pending',
+      amount_satang: '422',
+      mode: 'sandbox',
+      customer_id: 'c-1',
+      workflow_id: paymentWorkflowId(orderId),
+      details: { qr: { payload: expected.payload, crc: expected.crc } },
+    });
+    expect(row.expires_at.toISOString()).toBe(res.body.body.expiresAt);
+    const desc = await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).describe();
+    expect(desc.type).toBe('qrPaymentWorkflow');
+    expect(desc.searchAttributes).toMatchObject({ OrderId: [orderId], PaymentMethod: ['qr'], PaymentStatus: ['pending'] });
+    await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
+  });
+
+  it('the same order and amount again returns the same payment and QR code; another amount is 409 CONFLICT', async () => {
+    const orderId = uniq('qr');
+    const body = { orderId, userId: 'u-2', amount: '100.00', customerId: 'c-2' };
+    const first = await post(body);
+    const again = await post({ ...body, amount: 100 });
+    expect(again.status).toBe(200);
+    expect(again.body.body).toEqual(first.body.body);
+
+    const other = await post({ ...body, amount: '100.01' });
+    expect(other.status).toBe(409);
+    expect(other.body).toEqual({ statusCode: 409, body: { error: expect.any(String), code: 'CONFLICT', details: expect.objectContaining({ orderId }) } });
+
+    // another key (another integrator) cannot take over or see the order
+    const otherKey = (await newKey(stack.db, { scopes: ['payments:write'] })).key;
+    const stolen = await post(body, otherKey);
+    expect(stolen.status).toBe(409);
+    expect(stolen.body.body.details).toEqual({ orderId });
+    await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
+  });
+
+  it('a success signal settles it paid, keeps the search attribute current and emits payment.status.updated', async () => {
+    const orderId = uniq('qr');
+    const res = await post({ orderId, userId: 'u-3', amount: 55, customerId: 'c-3' });
+    const paymentId = res.body.body.paymentId;
+    const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+    await handle.signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-1' });
+    // a second, contradicting result changes nothing
+    await handle.signal('paymentResult', { status: 'failed', provider: 'qr' }).catch(() => undefined);
+    await expect(handle.result()).resolves.toEqual({ paymentId, orderId, status: 'paid' });
+    expect((await rowOf(stack.db, orderId)).status).toBe('paid');
+    expect(await eventsOf(stack.db, paymentId)).toEqual(['pending', 'paid']);
+    expect((await handle.describe()).searchAttributes).toMatchObject({ PaymentStatus: ['paid'] });
+    const webhook = await stack.client.workflow.getHandle(`webhook-${paymentId}-paid`).describe();
+    expect(webhook.type).toBe('webhookDeliveryWorkflow');
+  });
+
+  it.each([
+    [{ amount: undefined }, 'MISSING_FIELD', 'amount'],
+    [{ customerId: undefined }, 'MISSING_FIELD', 'customerId'],
+    [{ amount: 1.234 }, 'INVALID_INPUT', 'amount'],
+    [{ amount: 0 }, 'INVALID_INPUT', 'amount'],
+    [{ amount: 1_000_000.01 }, 'INVALID_INPUT', 'amount'],
+    [{ orderId: 'has space' }, 'INVALID_INPUT', 'orderId'],
+    [{ extra: true }, 'INVALID_INPUT', 'extra'],
+  ])('rejects %p with %s naming %s and starts nothing', async (patch, code, field) => {
+    const orderId = uniq('qr');
+    const res = await post({ orderId, userId: 'u', amount: 10, customerId: 'c', ...patch });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(paymentError(code, { field }));
+    expect(res.body.statusCode).toBe(400);
+    expect(await rowOf(stack.db, orderId)).toBeUndefined();
+    await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+});
+
+describe('QR expiry', () => {
+  let short: TestStack;
+  beforeAll(async () => {
+    short = await createTestStack({ env: { QR_EXPIRY_S: '1' } });
+  });
+  afterAll(() => short.close());
+
+  it('ends expired when no result arrives in time, emits the webhook, and a later signal changes nothing', async () => {
+    const k = (await newKey(short.db, { scopes: ['payments:write'] })).key;
+    const orderId = uniq('qr-exp');
+    const res = await request(short.app.callback()).post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
+    expect(res.status).toBe(200);
+    const paymentId = res.body.body.paymentId;
+    const handle = short.client.workflow.getHandle(paymentWorkflowId(orderId));
+    await expect(handle.result()).resolves.toEqual({ paymentId, orderId, status: 'expired' });
+    expect((await rowOf(short.db, orderId)).status).toBe('expired');
+    expect((await handle.describe()).searchAttributes).toMatchObject({ PaymentStatus: ['expired'] });
+    expect((await short.client.workflow.getHandle(`webhook-${paymentId}-expired`).describe()).type).toBe('webhookDeliveryWorkflow');
+
+    // the payment has ended: a late success cannot reach it, and the record stays expired
+    await expect(handle.signal('paymentResult', { status: 'success', provider: 'qr' })).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect((await rowOf(short.db, orderId)).status).toBe('expired');
+    expect(await eventsOf(short.db, paymentId)).toEqual(['pending', 'expired']);
+    await expect(short.client.workflow.getHandle(`webhook-${paymentId}-paid`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+
+    // asking again for the order returns the ended payment, not a new one
+    const again = await request(short.app.callback()).post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
+    expect(again.body.body).toMatchObject({ paymentId, status: 'expired', expiresAt: res.body.body.expiresAt });
+  });
+});

@@ -1,0 +1,35 @@
+/** Helpers of the payment API tests: keys, requests with a key, waiting for a workflow's row. */
+import request from 'supertest';
+import type { ApiKeyMode } from '../../src/domain/api-keys';
+import type { Db } from '../../src/db/knex';
+import { createApiKey } from '../../src/http/middleware/api-key';
+import { uniq } from '../support/stack';
+
+export const ALL_SCOPES = ['payments:write', 'payments:read', 'cost:read', 'bank:write', 'bank:read', 'webhooks:manage'];
+
+export async function newKey(db: Db, opts: { scopes?: string[]; mode?: ApiKeyMode; name?: string } = {}) {
+  return createApiKey(db, { name: opts.name ?? uniq('test-key'), scopes: opts.scopes ?? ALL_SCOPES, mode: opts.mode ?? 'sandbox' });
+}
+
+/** The payment API error envelope with `code`. */
+export const paymentError = (code: string, details: Record<string, unknown> = {}) => ({
+  statusCode: expect.any(Number),
+  body: { error: expect.any(String), code, details: expect.objectContaining(details) },
+});
+
+export async function waitFor<T>(fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export const rowOf = (db: Db, orderId: string) => db('payments').where({ order_id: orderId }).first();
+
+export const eventsOf = async (db: Db, paymentId: string): Promise<string[]> =>
+  (await db('payment_events').where({ payment_id: paymentId }).orderBy('id')).map((e: { to_status: string }) => e.to_status);
+
+export { request };
