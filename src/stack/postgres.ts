@@ -36,11 +36,17 @@ export function findPostgresBin(): string {
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
+/** System tools that live in sbin, which a minimal PATH may lack. */
+function sbin(tool: string): string {
+  for (const dir of ['/usr/sbin', '/sbin', '/usr/bin', '/bin']) if (fs.existsSync(path.join(dir, tool))) return path.join(dir, tool);
+  return tool;
+}
+
 /** Run a postgres binary, as the `postgres` user when we are root. */
 function runPg(bin: string, args: string[], opts: { allowFail?: boolean } = {}): { status: number; out: string } {
-  const [cmd, argv] = isRoot() ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
+  const [cmd, argv] = isRoot() ? [sbin('runuser'), ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
   const r = spawnSync(cmd, argv as string[], { encoding: 'utf8', cwd: '/' });
-  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  const out = `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}`;
   if (r.status !== 0 && !opts.allowFail) throw new Error(`${path.basename(bin)} ${args.join(' ')} failed (${r.status}): ${out}`);
   return { status: r.status ?? 1, out };
 }
@@ -48,7 +54,7 @@ function runPg(bin: string, args: string[], opts: { allowFail?: boolean } = {}):
 function ensureOsUser(): void {
   if (!isRoot()) return;
   if (spawnSync('id', ['-u', 'postgres']).status === 0) return;
-  execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+  execFileSync(sbin('useradd'), ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
 }
 
 /** Make `dir` usable by the postgres user; falls back to a directory under /var/tmp when a parent is not traversable. */
@@ -57,7 +63,7 @@ function prepareDataDir(wanted: string): string {
   if (!isRoot()) return wanted;
   execFileSync('chown', ['-R', 'postgres:postgres', wanted]);
   fs.chmodSync(wanted, 0o700);
-  if (spawnSync('runuser', ['-u', 'postgres', '--', 'test', '-w', wanted]).status === 0) return wanted;
+  if (spawnSync(sbin('runuser'), ['-u', 'postgres', '--', 'test', '-w', wanted]).status === 0) return wanted;
   const fallback = path.join('/var/tmp', `talat-pg-${Buffer.from(wanted).toString('hex').slice(-24)}`);
   fs.mkdirSync(fallback, { recursive: true, mode: 0o700 });
   execFileSync('chown', ['-R', 'postgres:postgres', fallback]);
