@@ -32,6 +32,9 @@ export const DEV_PROVIDER_SECRET_PREFIX = 'talat-dev-secret-';
 const DEV_PROVIDER_IPS = '127.0.0.0/8,::1/128';
 /** Development key of the webhook endpoint secrets at rest (base64 of 32 bytes): documented, refused in production. */
 const DEV_WEBHOOK_SECRET_KEY = 'dGFsYXQtZGV2LXdlYmhvb2stc2VjcmV0LWtleS0wMDA=';
+/** Development defaults of the storefront's secrets: documented, refused in production. */
+const DEV_STOREFRONT_KEY_SECRET = 'talat-dev-storefront-key-secret-0000000';
+const DEV_IDENTITY_SECRET = 'talat-dev-identity-secret-000000000000000';
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -78,6 +81,13 @@ const envSchema = z.object({
   SHOP_ORIGIN: z.string().min(1).default('http://localhost:5173'),
   SCHEMA_BASE_PATH: z.string().regex(/^(\/[A-Za-z0-9._-]+)*$/, 'a path such as /schema or empty').default('/schema'),
   SCHEMA_NAME: z.string().regex(/^[A-Za-z0-9._-]+$/).default('talat'),
+  STOREFRONT_KEY_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  IDENTITY_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  IDENTITY_REGION: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'a region such as ap-southeast-1').default('ap-southeast-1'),
+  IDENTITY_CREDENTIALS_TTL_S: positiveInt.min(60).max(43_200).default(3600),
+  SIGV4_SERVICE: z.string().regex(/^[a-z0-9-]+$/).default('execute-api'),
+  STOREFRONT_AUTH_RATE_PER_MIN: positiveInt.default(60),
+  SEARCH_MAX_QUERY_LENGTH: positiveInt.max(1000).default(200),
   WEBHOOK_SECRET_KEY: z
     .string()
     .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, '32 bytes as 64 hex digits or 44 base64 characters')
@@ -130,6 +140,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     providers[name] = { secret, ips };
   }
   for (const cidr of e.TRUSTED_PROXIES) if (!isCidr(cidr)) issues.push(`TRUSTED_PROXIES: ${JSON.stringify(cidr)} is not a CIDR range`);
+  if (production && !e.STOREFRONT_KEY_SECRET) issues.push('STOREFRONT_KEY_SECRET: required in production');
+  if (production && !e.IDENTITY_SECRET) issues.push('IDENTITY_SECRET: required in production');
   if (production && !e.WEBHOOK_SECRET_KEY) issues.push('WEBHOOK_SECRET_KEY: required in production (32 random bytes, hex or base64)');
   if (issues.length) throw new ConfigError(issues);
 
@@ -180,7 +192,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },
     simulatorDelaySeconds: e.SIMULATOR_DELAY_S,
     sentryDsn: e.SENTRY_DSN,
-    storefront: { shopOrigin: e.SHOP_ORIGIN, schemaBasePath: e.SCHEMA_BASE_PATH, schemaName: e.SCHEMA_NAME },
+    storefront: {
+      shopOrigin: e.SHOP_ORIGIN,
+      schemaBasePath: e.SCHEMA_BASE_PATH,
+      schemaName: e.SCHEMA_NAME,
+      keySecret: e.STOREFRONT_KEY_SECRET ?? DEV_STOREFRONT_KEY_SECRET,
+      authRatePerMinute: e.STOREFRONT_AUTH_RATE_PER_MIN,
+      searchMaxQueryLength: e.SEARCH_MAX_QUERY_LENGTH,
+      /** Credential scope that /auth/apikey/get accepts: <date>/<region>/<service>/aws4_request. */
+      sigv4: { region: e.IDENTITY_REGION, service: e.SIGV4_SERVICE },
+    },
+    identity: { secret: e.IDENTITY_SECRET ?? DEV_IDENTITY_SECRET, region: e.IDENTITY_REGION, credentialsTtlSeconds: e.IDENTITY_CREDENTIALS_TTL_S },
     simulators: e.SIMULATORS === 'auto' ? !production : e.SIMULATORS === 'on',
   };
 }

@@ -18,6 +18,8 @@ import { callbackIpGuard } from '../callbacks/verify';
 import { callbackRoutes } from './routes/callbacks';
 import { paymentRoutes } from './routes/payments';
 import { costRoutes } from './routes/payments-cost';
+import { isStorefrontPath, storefrontRoutes } from './routes/storefront';
+import { cors } from './middleware/cors';
 import { systemRoutes } from './routes/system';
 
 export interface AppDeps {
@@ -123,11 +125,12 @@ export function createApp(deps: AppDeps): Koa {
 
   const bodyLimit = `${deps.config.bodyLimitBytes}b`;
   const router = new Router();
-  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes(deps), costRoutes(deps), bankRoutes(deps)]) router.use(r.routes());
+  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps)]) router.use(r.routes());
 
   app.use(requestId());
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
+  app.use(cors({ origins: deps.config.storefront.shopOrigin, applies: (path) => isStorefrontPath(deps, path) }));
   app.use(callbackIpGuard(deps.config, deps.logger)); // before any body is read
   app.use(jsonBody(deps.config.bodyLimitBytes));
   app.use(
