@@ -54,7 +54,7 @@ export interface ProcessorDeps {
   signalTimeoutMs?: number;
 }
 
-const SIGNAL_TIMEOUT_MS = 10_000;
+const SIGNAL_TIMEOUT_MS = 5_000;
 
 export async function processCallback(deps: ProcessorDeps, cb: VerifiedCallback): Promise<{ response: StoredResponse; duplicate: boolean }> {
   const first = await deps.db.transaction(async (trx) => {

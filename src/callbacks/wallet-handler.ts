@@ -92,12 +92,16 @@ export async function handleWalletCallback(deps: WalletHandlerDeps, requestBody:
 }
 
 async function reportFailure(deps: WalletHandlerDeps, failure: WalletFailure, body: unknown, event: unknown, requestId: string): Promise<void> {
-  const { orderId, paymentId } = idsOf(body);
+  // the error log must take what the record store could not (Postgres text holds no NUL)
+  const noNul = (v: string | null) => v && v.replace(/\u0000/g, '\uFFFD');
+  const ids = idsOf(body);
+  const orderId = noNul(ids.orderId);
+  const paymentId = noNul(ids.paymentId);
   const cause = failure.underlying instanceof Error ? failure.underlying.message : undefined;
   deps.logger.warn({ requestId, orderId, paymentId, error: failure.message, cause }, 'wallet callback failed');
   const request = (() => {
     try {
-      return JSON.stringify(event ?? null);
+      return JSON.stringify(event ?? null).replace(/\\u0000/g, '\\ufffd');
     } catch {
       return 'null';
     }
