@@ -93,7 +93,7 @@ export async function handleWalletCallback(deps: WalletHandlerDeps, requestBody:
 
 async function reportFailure(deps: WalletHandlerDeps, failure: WalletFailure, body: unknown, event: unknown, requestId: string): Promise<void> {
   // the error log must take what the record store could not (Postgres text holds no NUL)
-  const noNul = (v: string | null) => v && v.replace(/\u0000/g, '\uFFFD');
+  const noNul = (v: string | null) => v && v.split('\u0000').join('\uFFFD');
   const ids = idsOf(body);
   const orderId = noNul(ids.orderId);
   const paymentId = noNul(ids.paymentId);
