@@ -1,0 +1,60 @@
+/** Shared by the webhook tests: API keys, a webhook receiver on loopback that logs every request. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { createApiKey } from '../../src/http/middleware/api-key';
+import { verifyWebhook } from '../../src/webhooks/signing';
+import { uniq, type TestStack } from '../support/stack';
+
+export async function apiKey(stack: TestStack, scopes = ['payments:write', 'payments:read', 'webhooks:manage'], mode: 'live' | 'sandbox' = 'sandbox') {
+  return createApiKey(stack.db, { name: uniq('key'), scopes, mode });
+}
+
+export interface Received {
+  /** ms, monotonic */
+  at: number;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  status: number;
+}
+
+export interface Receiver {
+  url: string;
+  log: Received[];
+  /** the status the next requests get */
+  status: number;
+  /** checks a request's Standard Webhooks signature with the endpoint's secret */
+  verified(r: Received, secret: string): boolean;
+  stop(): Promise<void>;
+}
+
+export async function startReceiver(status = 200): Promise<Receiver> {
+  const log: Received[] = [];
+  const receiver: Receiver = {
+    url: '',
+    log,
+    status,
+    verified: (r, secret) => verifyWebhook(secret, r.headers as Record<string, string>, r.body),
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const s = receiver.status;
+      log.push({ at: performance.now(), path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status: s });
+      res.writeHead(s, { 'content-type': 'text/plain' }).end(s < 300 ? 'ok' : 'down');
+    });
+  });
+  server.keepAliveTimeout = 1;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  return receiver;
+}
+
+export async function registerEndpoint(stack: TestStack, key: string, body: Record<string, unknown>) {
+  const res = await request(stack.app.callback()).post('/webhooks/endpoints').set('X-API-Key', key).send(body);
+  if (res.status !== 201) throw new Error(`register: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.body as { id: string; secret: string; url: string };
+}

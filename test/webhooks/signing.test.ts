@@ -1,0 +1,82 @@
+/** Standard Webhooks signing and the sealed endpoint secrets. */
+import { randomBytes } from 'node:crypto';
+import vectors from '../fixtures/vectors/standard-webhooks.json';
+import { openSecret, sealSecret } from '../../src/webhooks/secret-box';
+import { generateWebhookSecret, signWebhook, verifyWebhook, webhookHeaders } from '../../src/webhooks/signing';
+import { urlProblem } from '../../src/webhooks/http';
+
+describe('Standard Webhooks signatures', () => {
+  it.each(vectors.cases)('reproduces the published example %#', (c) => {
+    expect(signWebhook(c.secret, c.id, c.timestamp, c.body)).toBe(c.signature);
+    expect(verifyWebhook(c.secret, { 'webhook-id': c.id, 'webhook-timestamp': String(c.timestamp), 'webhook-signature': c.signature }, c.body, { nowSeconds: c.timestamp })).toBe(true);
+  });
+
+  it('headers verify; a changed body, id, timestamp or secret does not', () => {
+    const secret = generateWebhookSecret();
+    const body = JSON.stringify({ event: 'payment.status.updated', data: { orderId: 'o', status: 'paid', amount: 1, timestamp: 't' } });
+    const h = webhookHeaders(secret, 'msg_1', body);
+    expect(h['content-type']).toBe('application/json');
+    expect(h['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(verifyWebhook(secret, h, body)).toBe(true);
+    expect(verifyWebhook(secret, h, `${body} `)).toBe(false);
+    expect(verifyWebhook(secret, { ...h, 'webhook-id': 'msg_2' }, body)).toBe(false);
+    expect(verifyWebhook(secret, { ...h, 'webhook-timestamp': String(Number(h['webhook-timestamp']) + 1) }, body)).toBe(false);
+    expect(verifyWebhook(generateWebhookSecret(), h, body)).toBe(false);
+    // several signatures (secret rotation): any one that matches
+    expect(verifyWebhook(secret, { ...h, 'webhook-signature': `v1,AAAA ${h['webhook-signature']}` }, body)).toBe(true);
+  });
+
+  it('refuses a timestamp outside the tolerance (replays)', () => {
+    const secret = generateWebhookSecret();
+    const h = webhookHeaders(secret, 'msg_1', '{}', 1_000_000);
+    expect(verifyWebhook(secret, h, '{}', { nowSeconds: 1_000_300 })).toBe(true);
+    expect(verifyWebhook(secret, h, '{}', { nowSeconds: 1_000_301 })).toBe(false);
+  });
+
+  it('secrets are whsec_ and 24 random bytes', () => {
+    const s = generateWebhookSecret();
+    expect(s).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(Buffer.from(s.slice(6), 'base64')).toHaveLength(24);
+    expect(generateWebhookSecret()).not.toBe(s);
+  });
+});
+
+describe('sealed secrets (AES-256-GCM)', () => {
+  const key = randomBytes(32);
+
+  it('round-trips, and the sealed text reveals nothing of the secret', () => {
+    const secret = generateWebhookSecret();
+    const sealed = sealSecret(key, secret);
+    expect(sealed).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(sealed).not.toContain(secret.slice(6, 20));
+    expect(sealSecret(key, secret)).not.toBe(sealed); // fresh IV each time
+    expect(openSecret(key, sealed)).toBe(secret);
+  });
+
+  it('fails with another key or a changed ciphertext', () => {
+    const sealed = sealSecret(key, generateWebhookSecret());
+    expect(() => openSecret(randomBytes(32), sealed)).toThrow();
+    const parts = sealed.split('.');
+    parts[3] = (parts[3][0] === 'A' ? 'B' : 'A') + parts[3].slice(1);
+    expect(() => openSecret(key, parts.join('.'))).toThrow();
+  });
+});
+
+describe('endpoint URLs', () => {
+  it.each([
+    ['https://hooks.example.com/talat', true, undefined],
+    ['http://127.0.0.1:4000/hook', true, undefined],
+    ['ftp://example.com/x', true, 'url must be an http(s) URL'],
+    ['https://user:pw@example.com/', true, 'url must not carry credentials'],
+    ['not a url', true, 'url must be an absolute http(s) URL'],
+    ['http://hooks.example.com/talat', false, 'url must be https'],
+    ['https://127.0.0.1/hook', false, 'url must point to a public address'],
+    ['https://[::1]/hook', false, 'url must point to a public address'],
+    ['https://10.1.2.3/hook', false, 'url must point to a public address'],
+    ['https://169.254.169.254/latest', false, 'url must point to a public address'],
+    ['https://localhost/hook', false, 'url must not point to this machine'],
+    ['https://93.184.215.14/hook', false, undefined],
+  ])('%s (private allowed: %s) -> %s', (url, allowPrivate, problem) => {
+    expect(urlProblem(url, allowPrivate)).toBe(problem);
+  });
+});
