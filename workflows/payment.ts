@@ -190,8 +190,9 @@ function providerFailure(e: unknown): string {
 
 export async function cardPaymentWorkflow(input: CardPaymentInput): Promise<PaymentOutcome> {
   const m = paymentMachine(input, 'card');
+  let chargeStepDone = false;
   setHandler(chargeUpdate, async () => {
-    await condition(() => m.view.charge !== undefined || m.view.status !== 'pending');
+    await condition(() => chargeStepDone || m.view.status !== 'pending');
     return m.view;
   });
 
@@ -210,6 +211,7 @@ export async function cardPaymentWorkflow(input: CardPaymentInput): Promise<Paym
     // a charge may be decided at once (no 3-D Secure step): settle without waiting for a callback
     if (charge.status === 'successful') await m.settle('paid', 'card provider: charge successful');
     else if (charge.status === 'failed') await m.settle('failed', 'card provider: charge failed');
+    chargeStepDone = true;
     if (m.view.status !== 'pending') return m.finish();
   } catch (e) {
     await m.settle('failed', providerFailure(e));

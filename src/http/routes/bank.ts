@@ -15,7 +15,7 @@ import { callBankViaWorkflow } from '../../temporal/bank';
 import { requireApiKey } from '../middleware/api-key';
 import { envelope, registry, z } from '../openapi';
 import { validate } from '../validate';
-import { Amount, apiErrors, guards, Id, idempotencyHeader, rateLimitHeaders, security } from './payments-guards';
+import { Amount, apiErrors, guards, Id, idempotencyHeader, rateLimitHeaders, requireProvider, security } from './payments-guards';
 
 export const BankCreateUserRequest = registry.register(
   'BankCreateUserRequest',
@@ -172,8 +172,10 @@ function unwrap(outcome: BankOutcome, subject: Record<string, string>): Json {
 export function bankRoutes(deps: AppDeps): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
-  const call = (c: BankCall) =>
-    callBankViaWorkflow(deps.temporal.client, { taskQueue: deps.temporal.taskQueue, call: c, providerTimeoutMs: deps.config.payments.providerTimeoutMs });
+  const call = (c: BankCall) => {
+    requireProvider(deps, 'bank', c.mode);
+    return callBankViaWorkflow(deps.temporal.client, { taskQueue: deps.temporal.taskQueue, call: c, providerTimeoutMs: deps.config.payments.providerTimeoutMs });
+  };
 
   r.post('/bank/createuser', limited, requireApiKey('bank:write'), idempotent, async (ctx) => {
     const req = validate(BankCreateUserRequest, ctx.request.body);

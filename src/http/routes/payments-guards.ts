@@ -4,6 +4,7 @@
  */
 import type { Middleware } from 'koa';
 import type { AppDeps } from '../app';
+import { AppError, ErrorCode } from '../../domain/errors';
 import { thbToSatang } from '../../domain/money';
 import { idempotency } from '../middleware/idempotency';
 import { createRateLimiter, rateLimit, type RateLimiter } from '../middleware/rate-limit';
@@ -26,6 +27,21 @@ export function guards(deps: AppDeps): { limited: Middleware; idempotent: Middle
 }
 
 export const clockOf = (deps: AppDeps): (() => number) => deps.clock ?? Date.now;
+
+/**
+ * Refuse up front (503, nothing started) when the provider a mode needs is not set up: live mode
+ * without CARD_PROVIDER_URL / BANK_API_URL, sandbox mode with the simulators off.
+ */
+export function requireProvider(deps: AppDeps, provider: 'card-provider' | 'bank', mode: 'live' | 'sandbox'): void {
+  const url = provider === 'bank' ? deps.config.payments.bankApiUrl : deps.config.payments.cardProviderUrl;
+  const ok = mode === 'sandbox' ? deps.config.simulators : Boolean(url);
+  if (!ok) {
+    throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, `The ${provider} is not available in ${mode} mode`, {
+      service: provider,
+      reason: mode === 'sandbox' ? 'simulators are off' : `${provider === 'bank' ? 'BANK_API_URL' : 'CARD_PROVIDER_URL'} is not configured`,
+    });
+  }
+}
 
 /** THB amount on the wire (number or numeric text, at most 2 decimals) -> integer satang. Absent -> MISSING_FIELD. */
 export const Amount = z

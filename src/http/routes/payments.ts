@@ -19,7 +19,7 @@ import type { QrPaymentInput } from '../../../workflows/payment-qr';
 import { optionalApiKey, requireApiKey } from '../middleware/api-key';
 import { envelope, registry, z } from '../openapi';
 import { validate } from '../validate';
-import { Amount, apiErrors, clockOf, guards, HttpUrl, Id, idempotencyHeader, rateLimitHeaders, security } from './payments-guards';
+import { Amount, apiErrors, clockOf, guards, HttpUrl, Id, idempotencyHeader, rateLimitHeaders, requireProvider, security } from './payments-guards';
 
 export { Amount };
 
@@ -186,6 +186,7 @@ export function paymentRoutes(deps: AppDeps): Router {
     const req = validate(CardPaymentRequest, ctx.request.body);
     const key = ctx.state.apiKey;
     const mode = key?.mode ?? (deps.config.simulators ? 'sandbox' : 'live');
+    requireProvider(deps, 'card-provider', mode);
     const paymentId = newId('pay');
     const input: CardPaymentInput = {
       paymentId,

@@ -1,0 +1,53 @@
+/**
+ * Temporal unreachable: every payment API endpoint that needs it answers 503
+ * SERVICE_UNAVAILABLE in the payment envelope (never a hang, never a 500) and writes nothing.
+ */
+import { Client, Connection } from '@temporalio/client';
+import type Koa from 'koa';
+import { createApp } from '../../src/http/app';
+import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
+import { newKey, paymentError, request, rowOf } from './support';
+
+let stack: TestStack;
+let app: Koa;
+let connection: Connection;
+let key: string;
+beforeAll(async () => {
+  stack = await createTestStack({ worker: false });
+  connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: '1s' });
+  app = createApp({ config: stack.config, db: stack.db, temporal: { client: new Client({ connection }), taskQueue: 'x' }, logger: testLogger });
+  key = (await newKey(stack.db)).key;
+});
+afterAll(async () => {
+  await connection.close().catch(() => undefined);
+  await stack.close();
+});
+
+describe('Temporal unreachable', () => {
+  it.each([
+    ['POST /qrpayment', () => request(app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId: uniq('o'), userId: 'u', amount: 1, customerId: 'c' })],
+    ['POST /cardpayment', () => request(app.callback()).post('/cardpayment').type('form').send({ orderId: uniq('o'), userId: 'u', amount: '1', token: 'tok' })],
+    ['GET /checkstatus (no record yet)', () => request(app.callback()).get(`/checkstatus/${uniq('o')}`).set('X-API-Key', key)],
+    ['POST /bank/createuser', () => request(app.callback()).post('/bank/createuser').set('X-API-Key', key).send({ userId: uniq('u'), name: 'n' })],
+    ['GET /bank/user', () => request(app.callback()).get(`/bank/user/${uniq('u')}`).set('X-API-Key', key)],
+  ])('%s -> 503 SERVICE_UNAVAILABLE', async (_name, send) => {
+    const res = await send();
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE'));
+    expect(res.body.statusCode).toBe(503);
+  });
+
+  it('calculate-cost needs no Temporal and still answers', async () => {
+    const res = await request(app.callback())
+      .post('/calculate-cost')
+      .set('X-API-Key', key)
+      .send({ items: [{ productId: 'G496879-2', quantity: 1 }], branchId: 'B999', deliveryOption: 'pickup', paymentMethod: 'qr' });
+    expect(res.status).toBe(404); // the unknown branch, not the engine
+  });
+
+  it('a refused QR payment leaves no record', async () => {
+    const orderId = uniq('o');
+    await request(app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u', amount: 1, customerId: 'c' });
+    expect(await rowOf(stack.db, orderId)).toBeUndefined();
+  });
+});

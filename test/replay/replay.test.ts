@@ -1,0 +1,95 @@
+/**
+ * Replay: the recorded histories of a completed card payment and a completed QR payment
+ * (fixtures beside this file) must replay against today's workflow code, so a change that
+ * breaks determinism fails CI. A tampered history proves the check can fail.
+ *
+ * Re-record after an intended, versioned change: RECORD_REPLAY_FIXTURES=1 npx jest test/replay
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import request from 'supertest';
+import { paymentWorkflowId } from '../../src/domain/ids';
+import { findTemporalCli } from '../../src/stack/temporal';
+import { installTemporalRuntime } from '../../src/temporal/runtime';
+import { newKey } from '../payments/support';
+import { createTestStack, uniq } from '../support/stack';
+import { historyFromJson } from './history';
+
+const FIXTURES = [
+  { file: 'card-payment.history.json', workflowType: 'cardPaymentWorkflow' },
+  { file: 'qr-payment.history.json', workflowType: 'qrPaymentWorkflow' },
+];
+const fixturePath = (f: string) => path.join(__dirname, f);
+const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
+
+/** The history in Temporal's standard JSON form, as `temporal workflow show --output json` writes it. */
+async function save(client: Client, orderId: string, file: string) {
+  await client.workflow.getHandle(paymentWorkflowId(orderId)).result();
+  const shown = spawnSync(
+    findTemporalCli(process.env.TEMPORAL_CLI_PATH),
+    ['workflow', 'show', '--workflow-id', paymentWorkflowId(orderId), '--address', process.env.TALAT_TEST_TEMPORAL_ADDRESS!, '--namespace', 'default', '--output', 'json'],
+    { encoding: 'utf8' },
+  );
+  if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
+  fs.writeFileSync(fixturePath(file), JSON.stringify(JSON.parse(shown.stdout), null, 1) + '\n');
+}
+
+if (process.env.RECORD_REPLAY_FIXTURES === '1') {
+  it('records the fixtures from payments run to completion on the real stack', async () => {
+    const stack = await createTestStack();
+    try {
+      const card = uniq('replay-card');
+      const res = await request(stack.app.callback()).post('/cardpayment').type('form').send({ orderId: card, userId: 'u-replay', amount: '250.50', token: 'tok_visa', callback: 'https://shop.example/done' });
+      expect(res.body.body.chargeId).toBeTruthy();
+      await stack.client.workflow.getHandle(paymentWorkflowId(card)).signal('paymentResult', { status: 'success', provider: 'card', reference: res.body.body.chargeId });
+      await save(stack.client, card, 'card-payment.history.json');
+
+      const { key } = await newKey(stack.db, { scopes: ['payments:write'] });
+      const qr = uniq('replay-qr');
+      await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId: qr, userId: 'u-replay', amount: 99.5, customerId: 'c-replay' });
+      await stack.client.workflow.getHandle(paymentWorkflowId(qr)).signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-replay' });
+      await save(stack.client, qr, 'qr-payment.history.json');
+    } finally {
+      await stack.close();
+    }
+  });
+}
+
+const load = (file: string) => JSON.parse(fs.readFileSync(fixturePath(file), 'utf8')) as { events: Record<string, unknown>[] };
+
+describe('recorded payment histories replay against the current workflow code', () => {
+  beforeAll(() => installTemporalRuntime('WARN'));
+
+  it('the fixtures are complete histories of the expected workflow types, ending paid', () => {
+    for (const f of FIXTURES) {
+      const h = load(f.file);
+      const started = h.events[0].workflowExecutionStartedEventAttributes as { workflowType: { name: string } };
+      expect(started.workflowType.name).toBe(f.workflowType);
+      const last = h.events[h.events.length - 1] as { eventType: string; workflowExecutionCompletedEventAttributes: { result: { payloads: { data: string }[] } } };
+      expect(last.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
+      const result = JSON.parse(Buffer.from(last.workflowExecutionCompletedEventAttributes.result.payloads[0].data, 'base64').toString());
+      expect(result).toMatchObject({ status: 'paid' });
+    }
+  });
+
+  it('Worker.runReplayHistories replays both without a determinism error', async () => {
+    const histories = FIXTURES.map((f, i) => ({ workflowId: `replay-${i}`, history: historyFromJson(load(f.file)) }));
+    const results = [];
+    for await (const r of Worker.runReplayHistories(replayOptions(), histories)) results.push(r);
+    expect(results).toHaveLength(FIXTURES.length);
+    for (const r of results) expect(r.error).toBeUndefined();
+  });
+
+  it('a history that disagrees with the code fails the replay (the check can fail)', async () => {
+    const h = load('qr-payment.history.json');
+    const scheduled = h.events.find((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')!;
+    (scheduled.activityTaskScheduledEventAttributes as { activityType: { name: string } }).activityType.name = 'someOtherActivity';
+    const results = [];
+    for await (const r of Worker.runReplayHistories(replayOptions(), [{ workflowId: 'tampered', history: historyFromJson(h) }])) results.push(r);
+    expect(results[0].error).toBeInstanceOf(DeterminismViolationError);
+  });
+});
