@@ -116,8 +116,8 @@ export async function rank(ctx: SearchContext, query: string): Promise<RankedLis
       SELECT d.group_id, ts_rank_cd(CAST(:w AS float4[]), d.lex, q.syn, 1) AS r FROM search_documents d, q
       WHERE :hasSyn AND d.lex @@ q.syn ORDER BY r DESC, d.group_id LIMIT :depth),
     trigram AS (
-      SELECT d.group_id, word_similarity(:raw, d.trgm_text) AS r FROM search_documents d
-      WHERE word_similarity(:raw, d.trgm_text) >= :trgmMin ORDER BY r DESC, d.group_id LIMIT :depth)
+      SELECT group_id, r FROM (SELECT d.group_id, word_similarity(:raw, d.trgm_text) AS r FROM search_documents d) s
+      WHERE r >= :trgmMin ORDER BY r DESC, group_id LIMIT :depth)
     SELECT 'lexical' AS list, group_id, r FROM lexical
     UNION ALL SELECT 'synonym', group_id, r FROM synonym
     UNION ALL SELECT 'trigram', group_id, r FROM trigram`;
