@@ -78,6 +78,8 @@ function tsQueryText(tokens: string[], prefixLast: boolean): string {
 export interface RankedLists {
   lists: Partial<Record<Ranker, string[]>>;
   tokens: string[];
+  /** product ids typed as the query (by id or barcode) */
+  named: Set<string>;
 }
 
 /** The ordered group ids of each ranker. */
@@ -87,15 +89,16 @@ export async function rank(ctx: SearchContext, query: string): Promise<RankedLis
   const tokens = [...new Set(tokenize(q, index.lexicon))];
   const lists: Partial<Record<Ranker, string[]>> = {};
 
-  // exact identifiers
+  // exact identifiers: group ids, and the variants named by product id or barcode
   const exact: string[] = [];
+  const named = new Set<string>();
   for (const t of q.split(/\s+/)) {
     const id = t.toUpperCase();
     if (catalog.groups.has(id)) exact.push(id);
-    const byId = catalog.products.get(id);
-    if (byId) exact.push(byId.groupId);
-    if (/^\d{8,14}$/.test(t)) for (const p of catalog.products.values()) if (p.barcode === t) exact.push(p.groupId);
+    if (catalog.products.has(id)) named.add(id);
+    if (/^\d{8,14}$/.test(t)) for (const p of catalog.products.values()) if (p.barcode === t) named.add(p.productId);
   }
+  for (const productId of named) exact.push(catalog.products.get(productId)!.groupId);
   if (exact.length) lists.exact = [...new Set(exact)];
 
   // keyword synonyms (the whole query and each word, looked up among the data's keywords),
@@ -138,7 +141,7 @@ export async function rank(ctx: SearchContext, query: string): Promise<RankedLis
   scored.sort((a, b) => b.s - a.s || a.groupId.localeCompare(b.groupId));
   if (scored.length) lists.vector = scored.slice(0, LIST_DEPTH).map((d) => d.groupId);
 
-  return { lists, tokens };
+  return { lists, tokens, named };
 }
 
 /** Weighted reciprocal rank fusion. */
@@ -161,22 +164,20 @@ export function fuse(
 
 export async function search(ctx: SearchContext, q: SearchQuery) {
   const { catalog, prices, inventory, now } = ctx;
-  const { lists, tokens } = await rank(ctx, q.query);
+  const { lists, tokens, named } = await rank(ctx, q.query);
   const fused = fuse(lists).filter((r) => catalog.groups.has(r.groupId));
   const size = sizeTerms(tokens);
   const branchStock = q.branchId ? inventory.byBranch.get(q.branchId) : undefined;
   const inStock = (productId: string) => (branchStock ? (branchStock.get(productId) ?? 0) > 0 : inventory.inStockSomewhere.has(productId));
   const promotions = activePromotions(catalog, now);
   const onPromotion = (p: Product) => promotions.some((x) => x.groupIds.includes(p.groupId) && (!x.productIds || x.productIds.includes(p.productId)));
-  const exactProducts = new Set(normalize(q.query).toUpperCase().split(/\s+/));
-  const barcodes = new Set(normalize(q.query).split(/\s+/));
 
   const results = fused.slice(0, q.limit).map(({ groupId, score, matchedBy }) => {
     const g = catalog.groups.get(groupId)!;
     const all = catalog.productsOf.get(groupId) ?? [];
-    const named = all.filter((p) => exactProducts.has(p.productId) || barcodes.has(p.barcode));
+    const byName = all.filter((p) => named.has(p.productId));
     const sized = size.numbers.length || size.units.length ? all.filter((p) => variantMatches(p, size)) : [];
-    const variants = named.length ? named : sized.length ? sized : all;
+    const variants = byName.length ? byName : sized.length ? sized : all;
     const shaped = variants.map((p) => {
       const satang = prices.satang.get(p.productId);
       return {
