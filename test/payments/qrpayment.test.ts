@@ -49,7 +49,7 @@ describe('POST /qrpayment', () => {
     // the image is the payload as a QR code (same bytes as rendering the payload ourselves)
     const png = Buffer.from(res.body.body.qr.image.split(',')[1], 'base64');
     expect(png.subarray(1, 4).toString()).toBe('PNG');
-    expect(res.body.body.qr.image).toBe(await QRCodeLib.toDataURL(expected.payload, { errorCorrectionLevel: 'M', margin: 2, width: 320 }));
+    expect(res.body.body.qr.image).toBe(await QRCodeLib.toDataURL(expected.payload, { errorCorrectionLevel: 'M', margin: 4, scale: 4 }));
 
     const row = await waitFor(() => rowOf(stack.db, orderId));
     expect(row).toMatchObject({
