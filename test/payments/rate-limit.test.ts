@@ -6,7 +6,7 @@
 import Koa from 'koa';
 import { createApp } from '../../src/http/app';
 import { createRateLimiter } from '../../src/http/middleware/rate-limit';
-import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
+import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import { newKey, paymentError, request } from './support';
 
 let stack: TestStack;
@@ -124,6 +124,24 @@ describe('limits are per key and shared by gateways', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(50);
     const remaining = results.filter((r) => r.status === 404).map((r) => Number(r.headers['x-ratelimit-remaining']));
     expect(new Set(remaining).size).toBe(100); // every admitted request saw its own count
+  });
+});
+
+describe('calls without a key', () => {
+  it('are limited per client address, read from X-Forwarded-For only behind a trusted proxy', async () => {
+    const clock = testClock();
+    const config = testConfig({ RATE_LIMIT_PER_SECOND: '2', TRUSTED_PROXIES: '127.0.0.0/8,::1/128' });
+    const app = createApp({ config, db: stack.db, temporal: { client: stack.client, taskQueue: stack.taskQueue }, logger: testLogger, clock: clock.now });
+    const n = Math.floor(Math.random() * 250) + 1;
+    const from = (addr: string) => request(app.callback()).post('/cardpayment').type('form').set('X-Forwarded-For', addr).send({});
+    const a = `198.51.100.${n}`;
+    const b = `203.0.113.${n}`;
+    expect((await from(a)).status).toBe(400); // counted, then refused for its empty body
+    expect((await from(a)).status).toBe(400);
+    const third = await from(a);
+    expect(third.status).toBe(429);
+    expect(third.body).toEqual(paymentError('RATE_LIMITED', { window: 'second' }));
+    expect((await from(b)).status).toBe(400); // another client, its own budget
   });
 });
 

@@ -65,7 +65,8 @@ export async function createApiKey(
   return { id, key, prefix, name, scopes, mode: opts.mode };
 }
 
-export async function listApiKeys(db: Db): Promise<Omit<ApiKeyRow, never>[]> {
+/** Every key, newest last: never the key itself (it is not stored), nor its hash. */
+export async function listApiKeys(db: Db): Promise<ApiKeyRow[]> {
   return db('api_keys').select('id', 'name', 'prefix', 'scopes', 'mode', 'created_at', 'revoked_at').orderBy('created_at');
 }
 

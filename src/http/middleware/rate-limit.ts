@@ -15,6 +15,7 @@
  *  - The clock is injected (tests move it; nothing sleeps).
  */
 import type { Context, Middleware, Next } from 'koa';
+import { clientAddress, compileCidrs, formatAddress } from '../../callbacks/ip';
 import type { Db } from '../../db/knex';
 import { AppError, ErrorCode } from '../../domain/errors';
 
@@ -99,14 +100,18 @@ export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: numb
   };
 }
 
-/** The bucket of a request: its valid API key, else the client address. */
-async function bucketOf(ctx: Context): Promise<string> {
-  const found = ctx.state.lookupApiKey ? await ctx.state.lookupApiKey() : undefined;
-  return found?.status === 'valid' ? `key:${found.key.id}` : `ip:${ctx.ip || 'unknown'}`;
-}
-
-/** Count the request, set the X-RateLimit-* headers, refuse with 429 when over the limit. */
-export function rateLimit(limiter: RateLimiter): Middleware {
+/**
+ * Count the request, set the X-RateLimit-* headers, refuse with 429 when over the limit.
+ * The bucket is the request's valid API key, else the client address (X-Forwarded-For believed
+ * only from `trustedProxies`, as the callback API does).
+ */
+export function rateLimit(limiter: RateLimiter, opts: { trustedProxies?: readonly string[] } = {}): Middleware {
+  const proxies = compileCidrs(opts.trustedProxies ?? []);
+  const bucketOf = async (ctx: Context): Promise<string> => {
+    const found = ctx.state.lookupApiKey ? await ctx.state.lookupApiKey() : undefined;
+    if (found?.status === 'valid') return `key:${found.key.id}`;
+    return `ip:${formatAddress(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, proxies))}`;
+  };
   return async (ctx: Context, next: Next) => {
     const d = await limiter.consume(await bucketOf(ctx));
     ctx.set('X-RateLimit-Limit', String(d.limit));

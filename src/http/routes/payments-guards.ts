@@ -23,7 +23,7 @@ export function limiterOf(deps: AppDeps): RateLimiter {
 }
 
 export function guards(deps: AppDeps): { limited: Middleware; idempotent: Middleware } {
-  return { limited: rateLimit(limiterOf(deps)), idempotent: idempotency(deps.db) };
+  return { limited: rateLimit(limiterOf(deps), { trustedProxies: deps.config.callbacks.trustedProxies }), idempotent: idempotency(deps.db) };
 }
 
 export const clockOf = (deps: AppDeps): (() => number) => deps.clock ?? Date.now;
