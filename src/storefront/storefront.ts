@@ -4,7 +4,8 @@
  * Caching contract: every answer is built from snapshots keyed by the data versions of
  * storefront_versions (one small query per request), so a change of the catalog, a price or a
  * stock figure shows in the next answer, on every gateway instance. Bodies that do not depend on
- * the clock are serialised (and gzipped) once per version.
+ * the clock are serialised (and gzipped) once per version; the rankings of the last 1000 distinct
+ * search queries are kept per catalog version (prices, stock and promotions are applied fresh).
  */
 import path from 'node:path';
 import type { Config } from '../config';
@@ -19,7 +20,8 @@ import { createImageStore, iconSvg, productSvg } from './images';
 import { VersionedMemo } from './memo';
 import { createDefaultEmbedder, type Embedder, type FittableEmbedder } from './search/embedder';
 import { ensureSearchIndex, type SearchIndex } from './search/index';
-import { search, type SearchQuery } from './search/search';
+import { rank, search, type RankedLists, type SearchQuery } from './search/search';
+import { normalize } from './search/text';
 import { activePromotions, loadCatalog, loadInventory, loadPrices, type CatalogSnapshot, type InventorySnapshot, type PriceSnapshot } from './snapshot';
 import { readVersions, type Versions } from './versions';
 import * as views from './views';
@@ -41,6 +43,7 @@ export function createStorefront(deps: StorefrontDeps) {
   const priceSnaps = new VersionedMemo<PriceSnapshot>(1);
   const stock = new VersionedMemo<InventorySnapshot>(1);
   const indexes = new VersionedMemo<SearchIndex>(1);
+  const rankings = new VersionedMemo<RankedLists>(1000);
   const reps = new VersionedMemo<Representation>(64);
   const images = createImageStore({ cacheDir: path.join(config.dataDir, 'cache', 'images'), logger });
   const identity = new IdentityService(db, { ...config.identity, clock });
@@ -129,7 +132,10 @@ export function createStorefront(deps: StorefrontDeps) {
       const [s, p, inv] = await Promise.all([catalog(v), prices(v), inventory(v)]);
       if (q.branchId && !s.branches.has(q.branchId)) throw notFound('Branch', { branchId: q.branchId });
       const index = await indexes.get('search', s.version, () => ensureSearchIndex(db, s, baseEmbedder, logger));
-      return search({ db, index, catalog: s, prices: p, inventory: inv, now: clock() }, q);
+      const ctx = { db, index, catalog: s, prices: p, inventory: inv, now: clock() };
+      // the rankings depend on the query and the catalog only: repeated queries skip the database
+      const ranked = await rankings.get(normalize(q.query), s.version, () => rank(ctx, q.query));
+      return search(ctx, q, ranked);
     },
   };
 }

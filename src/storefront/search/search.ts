@@ -162,9 +162,10 @@ export function fuse(
   return [...acc.entries()].map(([groupId, e]) => ({ groupId, ...e })).sort((a, b) => b.score - a.score || a.groupId.localeCompare(b.groupId));
 }
 
-export async function search(ctx: SearchContext, q: SearchQuery) {
+/** Shape the results of a query; `ranked` is rank()'s answer for it (which may come from a cache). */
+export function search(ctx: Omit<SearchContext, 'db' | 'index'>, q: SearchQuery, ranked: RankedLists) {
   const { catalog, prices, inventory, now } = ctx;
-  const { lists, tokens, named } = await rank(ctx, q.query);
+  const { lists, tokens, named } = ranked;
   const fused = fuse(lists).filter((r) => catalog.groups.has(r.groupId));
   const size = sizeTerms(tokens);
   const branchStock = q.branchId ? inventory.byBranch.get(q.branchId) : undefined;
