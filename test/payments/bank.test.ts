@@ -4,7 +4,7 @@
  */
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { bankUser, startFakeBank, type FakeBank } from './fake-bank';
-import { newKey, paymentError, request } from './support';
+import { gatewayWith, newKey, paymentError, request } from './support';
 
 let stack: TestStack;
 let live: FakeBank;
@@ -146,27 +146,23 @@ describe('live (BANK_API_URL)', () => {
     expect(live.requests).toHaveLength(3);
   });
 
-  it('503 SERVICE_UNAVAILABLE when the bank cannot be reached', async () => {
-    const down = await createTestStack({ env: { BANK_API_URL: 'http://127.0.0.1:9/', PROVIDER_TIMEOUT_MS: '1000' } });
+  it('503 SERVICE_UNAVAILABLE when the bank cannot be reached (connections dropped)', async () => {
+    live.requests.length = 0;
+    live.drop = true;
     try {
-      const k = await newKey(down.db, { scopes: ['bank:read'], mode: 'live' });
-      const res = await request(down.app.callback()).get(`/bank/user/${uniq('u')}`).set('X-API-Key', k.key);
+      const res = await get(`/bank/user/${uniq('u')}`, liveKey);
       expect(res.status).toBe(503);
       expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { service: 'bank' }));
+      expect(live.requests).toHaveLength(3); // every attempt reached the socket and got no answer
     } finally {
-      await down.close();
+      live.drop = false;
     }
   });
 
   it('503 SERVICE_UNAVAILABLE and no workflow when live mode has no BANK_API_URL', async () => {
-    const bare = await createTestStack({ worker: false });
-    try {
-      const k = await newKey(bare.db, { scopes: ['bank:read'], mode: 'live' });
-      const res = await request(bare.app.callback()).get('/bank/user/u-1').set('X-API-Key', k.key);
-      expect(res.status).toBe(503);
-      expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { service: 'bank', reason: 'BANK_API_URL is not configured' }));
-    } finally {
-      await bare.close();
-    }
+    const bare = gatewayWith(stack, {});
+    const res = await request(bare.callback()).get('/bank/user/u-1').set('X-API-Key', liveKey);
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { service: 'bank', reason: 'BANK_API_URL is not configured' }));
   });
 });

@@ -6,7 +6,7 @@
 import { paymentWorkflowId } from '../../src/domain/ids';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { startFakeBank, type FakeBank } from './fake-bank';
-import { eventsOf, newKey, paymentError, request, rowOf } from './support';
+import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf } from './support';
 
 let stack: TestStack;
 let provider: FakeBank; // a scripted live card provider
@@ -121,33 +121,31 @@ describe('live (CARD_PROVIDER_URL)', () => {
 
 describe('not configured', () => {
   it('503 SERVICE_UNAVAILABLE and nothing started when live mode has no CARD_PROVIDER_URL', async () => {
-    const bare = await createTestStack({ worker: false, env: { SIMULATORS: 'off' } });
-    try {
-      const orderId = uniq('card');
-      const res = await request(bare.app.callback()).post('/cardpayment').type('form').send({ orderId, userId: 'u', amount: '5', token: 'tok' });
-      expect(res.status).toBe(503);
-      expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { service: 'card-provider' }));
-      expect(await rowOf(bare.db, orderId)).toBeUndefined();
-    } finally {
-      await bare.close();
-    }
+    const bare = gatewayWith(stack, { SIMULATORS: 'off' }); // public card payments are live then
+    const orderId = uniq('card');
+    const res = await request(bare.callback()).post('/cardpayment').type('form').send({ orderId, userId: 'u', amount: '5', token: 'tok' });
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { service: 'card-provider', reason: 'CARD_PROVIDER_URL is not configured' }));
+    expect(await rowOf(stack.db, orderId)).toBeUndefined();
+    // a sandbox key while the simulators are off
+    const k = await newKey(stack.db, { scopes: ['payments:write'] });
+    const sandbox = await request(bare.callback()).post('/cardpayment').type('form').set('X-API-Key', k.key).send({ orderId, userId: 'u', amount: '5', token: 'tok' });
+    expect(sandbox.status).toBe(503);
+    expect(sandbox.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { reason: 'simulators are off' }));
   });
 });
 
 describe('timeout', () => {
   it('expires when the provider never reports a result', async () => {
-    const quick = await createTestStack({ env: { CARD_PAYMENT_TIMEOUT_S: '1' } });
-    try {
-      const orderId = uniq('card');
-      const res = await request(quick.app.callback()).post('/cardpayment').type('form').send({ orderId, userId: 'u', amount: '5', token: 'tok_visa' });
-      expect(res.body.body.status).toBe('pending');
-      const handle = quick.client.workflow.getHandle(paymentWorkflowId(orderId));
-      await expect(handle.result()).resolves.toMatchObject({ status: 'expired' });
-      const row = await rowOf(quick.db, orderId);
-      expect(row.status).toBe('expired');
-      expect((await quick.client.workflow.getHandle(`webhook-${row.id}-expired`).describe()).type).toBe('webhookDeliveryWorkflow');
-    } finally {
-      await quick.close();
-    }
+    const quick = gatewayWith(stack, { CARD_PAYMENT_TIMEOUT_S: '1' }); // the timeout travels in the workflow input
+    const orderId = uniq('card');
+    const res = await request(quick.callback()).post('/cardpayment').type('form').send({ orderId, userId: 'u', amount: '5', token: 'tok_visa' });
+    expect(res.body.body.status).toBe('pending');
+    const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+    await expect(handle.result()).resolves.toMatchObject({ status: 'expired' });
+    const row = await rowOf(stack.db, orderId);
+    expect(row.status).toBe('expired');
+    expect(await eventsOf(stack.db, row.id)).toEqual(['pending', 'expired']);
+    expect((await stack.client.workflow.getHandle(`webhook-${row.id}-expired`).describe()).type).toBe('webhookDeliveryWorkflow');
   });
 });

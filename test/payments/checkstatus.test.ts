@@ -5,7 +5,7 @@
 import { paymentWorkflowId } from '../../src/domain/ids';
 import type { PaymentView } from '../../workflows/payment';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
-import { newKey, paymentError, request, rowOf, waitFor } from './support';
+import { gatewayWith, newKey, paymentError, request, rowOf, waitFor } from './support';
 
 let stack: TestStack;
 let key: { id: string; key: string };
@@ -91,21 +91,17 @@ describe('GET /checkstatus/{orderId}', () => {
 
 describe('before the workflow wrote its record', () => {
   it('answers pending from the workflow itself', async () => {
-    const idle = await createTestStack({ worker: false }); // no worker: the workflow cannot run its first activity
-    try {
-      const k = await newKey(idle.db, { scopes: ['payments:write', 'payments:read'] });
-      const orderId = uniq('st');
-      const created = await request(idle.app.callback()).post('/qrpayment').set('X-API-Key', k.key).send({ orderId, userId: 'u', amount: 2, customerId: 'c' });
-      expect(created.status).toBe(200);
-      expect(await rowOf(idle.db, orderId)).toBeUndefined();
-      const res = await request(idle.app.callback()).get(`/checkstatus/${orderId}`).set('X-API-Key', k.key);
-      expect(res.status).toBe(200);
-      expect(res.body.body).toMatchObject({ paymentId: created.body.body.paymentId, status: 'pending', method: 'qr', amount: 2, history: [{ status: 'pending', reason: 'created' }] });
-      const stranger = await newKey(idle.db, { scopes: ['payments:read'] });
-      expect((await request(idle.app.callback()).get(`/checkstatus/${orderId}`).set('X-API-Key', stranger.key)).status).toBe(404);
-      await idle.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
-    } finally {
-      await idle.close();
-    }
+    // a gateway whose task queue no worker polls: the workflow cannot run its first activity
+    const idle = gatewayWith(stack, {}, { taskQueue: uniq('no-worker') });
+    const orderId = uniq('st');
+    const created = await request(idle.callback()).post('/qrpayment').set('X-API-Key', key.key).send({ orderId, userId: 'u', amount: 2, customerId: 'c' });
+    expect(created.status).toBe(200);
+    expect(await rowOf(stack.db, orderId)).toBeUndefined();
+    const res = await request(idle.callback()).get(`/checkstatus/${orderId}`).set('X-API-Key', key.key);
+    expect(res.status).toBe(200);
+    expect(res.body.body).toMatchObject({ paymentId: created.body.body.paymentId, status: 'pending', method: 'qr', amount: 2, history: [{ status: 'pending', reason: 'created' }] });
+    const stranger = await newKey(stack.db, { scopes: ['payments:read'] });
+    expect((await request(idle.callback()).get(`/checkstatus/${orderId}`).set('X-API-Key', stranger.key)).status).toBe(404);
+    await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
   });
 });

@@ -13,6 +13,8 @@ export interface FakeBank {
   fallback: { status: number; body: unknown };
   /** when set, requests wait until release() */
   hold: boolean;
+  /** when set, each connection is dropped without an answer (the bank is unreachable) */
+  drop: boolean;
   arrived(): Promise<void>;
   release(): void;
   close(): Promise<void>;
@@ -27,6 +29,7 @@ export async function startFakeBank(): Promise<FakeBank> {
     answers: [],
     fallback: { status: 500, body: { code: 'internal', message: 'fake bank: no answer scripted' } },
     hold: false,
+    drop: false,
     arrived: () => new Promise<void>((resolve) => arrivals.push(resolve)),
     release() {
       bank.hold = false;
@@ -44,6 +47,7 @@ export async function startFakeBank(): Promise<FakeBank> {
       const a = arrivals;
       arrivals = [];
       a.forEach((f) => f());
+      if (bank.drop) return req.socket.destroy();
       if (bank.hold) await new Promise<void>((resolve) => waiting.push(resolve));
       const answer = bank.answers.shift() ?? bank.fallback;
       res.writeHead(answer.status, { 'content-type': 'application/json' });

@@ -7,7 +7,7 @@ import QRCodeLib from 'qrcode';
 import { paymentWorkflowId } from '../../src/domain/ids';
 import { parseTlv, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
-import { eventsOf, newKey, paymentError, request, rowOf, waitFor } from './support';
+import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf, waitFor } from './support';
 
 let stack: TestStack;
 let key: string;
@@ -125,32 +125,27 @@ describe('POST /qrpayment', () => {
 });
 
 describe('QR expiry', () => {
-  let short: TestStack;
-  beforeAll(async () => {
-    short = await createTestStack({ env: { QR_EXPIRY_S: '1' } });
-  });
-  afterAll(() => short.close());
-
   it('ends expired when no result arrives in time, emits the webhook, and a later signal changes nothing', async () => {
-    const k = (await newKey(short.db, { scopes: ['payments:write'] })).key;
+    const short = gatewayWith(stack, { QR_EXPIRY_S: '1' }); // the worker is the stack's: the expiry travels in the workflow input
+    const k = (await newKey(stack.db, { scopes: ['payments:write'] })).key;
     const orderId = uniq('qr-exp');
-    const res = await request(short.app.callback()).post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
+    const res = await request(short.callback()).post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
     expect(res.status).toBe(200);
     const paymentId = res.body.body.paymentId;
-    const handle = short.client.workflow.getHandle(paymentWorkflowId(orderId));
+    const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
     await expect(handle.result()).resolves.toEqual({ paymentId, orderId, status: 'expired' });
-    expect((await rowOf(short.db, orderId)).status).toBe('expired');
+    expect((await rowOf(stack.db, orderId)).status).toBe('expired');
     expect((await handle.describe()).searchAttributes).toMatchObject({ PaymentStatus: ['expired'] });
-    expect((await short.client.workflow.getHandle(`webhook-${paymentId}-expired`).describe()).type).toBe('webhookDeliveryWorkflow');
+    expect((await stack.client.workflow.getHandle(`webhook-${paymentId}-expired`).describe()).type).toBe('webhookDeliveryWorkflow');
 
     // the payment has ended: a late success cannot reach it, and the record stays expired
     await expect(handle.signal('paymentResult', { status: 'success', provider: 'qr' })).rejects.toBeInstanceOf(WorkflowNotFoundError);
-    expect((await rowOf(short.db, orderId)).status).toBe('expired');
-    expect(await eventsOf(short.db, paymentId)).toEqual(['pending', 'expired']);
-    await expect(short.client.workflow.getHandle(`webhook-${paymentId}-paid`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect((await rowOf(stack.db, orderId)).status).toBe('expired');
+    expect(await eventsOf(stack.db, paymentId)).toEqual(['pending', 'expired']);
+    await expect(stack.client.workflow.getHandle(`webhook-${paymentId}-paid`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 
     // asking again for the order returns the ended payment, not a new one
-    const again = await request(short.app.callback()).post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
+    const again = await request(short.callback()).post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
     expect(again.body.body).toMatchObject({ paymentId, status: 'expired', expiresAt: res.body.body.expiresAt });
   });
 });

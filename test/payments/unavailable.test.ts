@@ -1,7 +1,11 @@
 /**
  * Temporal unreachable: every payment API endpoint that needs it answers 503
  * SERVICE_UNAVAILABLE in the payment envelope (never a hang, never a 500) and writes nothing.
+ *
+ * "Temporal" here is a TCP port that accepts connections and never answers: calls hang rather
+ * than fail (the harder case; a refused port fails faster). The gateway must give up by itself.
  */
+import net from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import { createApp } from '../../src/http/app';
@@ -12,14 +16,23 @@ let stack: TestStack;
 let app: Koa;
 let connection: Connection;
 let key: string;
+let blackHole: net.Server;
+const sockets = new Set<net.Socket>();
 beforeAll(async () => {
   stack = await createTestStack({ worker: false });
-  connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: '1s' });
+  blackHole = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+  connection = Connection.lazy({ address: `127.0.0.1:${(blackHole.address() as net.AddressInfo).port}`, connectTimeout: '1s' });
   app = createApp({ config: stack.config, db: stack.db, temporal: { client: new Client({ connection }), taskQueue: 'x' }, logger: testLogger });
   key = (await newKey(stack.db)).key;
 });
 afterAll(async () => {
   await connection.close().catch(() => undefined);
+  sockets.forEach((s) => s.destroy());
+  await new Promise((resolve) => blackHole.close(resolve));
   await stack.close();
 });
 
