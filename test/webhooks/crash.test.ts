@@ -1,0 +1,85 @@
+/**
+ * Crash safety: the worker process is killed (SIGKILL) right after a callback got its 200, before
+ * the payment was settled and its webhook sent. A new worker picks the workflow up: the payment
+ * completes and exactly one webhook message is delivered.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import request from 'supertest';
+import { createTestStack, testDatabaseUrl, uniq, type TestStack } from '../support/stack';
+import { fieldSigned, post, resultOf, waitFor } from '../callbacks/helpers';
+import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
+
+jest.setTimeout(180_000);
+
+let stack: TestStack;
+let receiver: Receiver;
+const children: ChildProcess[] = [];
+beforeAll(async () => {
+  stack = await createTestStack({ worker: false });
+  receiver = await startReceiver(200);
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await stack.close();
+  await receiver.stop();
+});
+
+/** A worker in its own process on this test's task queue; resolves once it polls. */
+async function startWorkerProcess(): Promise<ChildProcess> {
+  const root = path.resolve(__dirname, '..', '..');
+  // one process (node with the tsx loader), so SIGKILL kills the worker itself
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'worker-process.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      TALAT_CRASH_DATABASE_URL: testDatabaseUrl(`talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`),
+      TALAT_CRASH_TASK_QUEUE: stack.taskQueue,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('worker ready')) resolve();
+    });
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('exit', (code) => reject(new Error(`worker process exited (${code}):\n${output}`)));
+  });
+  return child;
+}
+
+it('kill the worker after the 200: the payment still completes, with exactly one webhook', async () => {
+  const first = await startWorkerProcess();
+  const key = await apiKey(stack);
+  const endpoint = await registerEndpoint(stack, key.key, { url: receiver.url });
+  const orderId = uniq('ord');
+  const created = await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key.key).send({ orderId, userId: 'u-1', amount: 77, customerId: 'c-1' });
+  expect(created.status).toBe(200);
+  const paymentId: string = created.body.body.paymentId;
+  const row = await waitFor(() => stack.db('payments').where({ id: paymentId }).first(), 20_000, 'payment recorded');
+
+  const res = await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 77, orderId }));
+  first.kill('SIGKILL');
+  expect(res.status).toBe(200);
+  await new Promise<void>((r) => (first.exitCode !== null || first.signalCode !== null ? r() : first.once('exit', () => r())));
+
+  // the kill came before processing ended: no webhook has gone out
+  const forOrder = () => receiver.log.filter((r) => r.body.includes(orderId));
+  expect(forOrder()).toHaveLength(0);
+  expect(await stack.db('callback_receipts').where({ payment_id: paymentId })).toHaveLength(1);
+
+  await startWorkerProcess();
+  await expect(resultOf(stack, row.workflow_id)).resolves.toMatchObject({ status: 'paid' });
+  await stack.client.workflow.getHandle(`webhook-${paymentId}-paid`).result();
+
+  const hooks = forOrder();
+  expect(hooks).toHaveLength(1);
+  expect(receiver.verified(hooks[0], endpoint.secret)).toBe(true);
+  expect(JSON.parse(hooks[0].body).data).toMatchObject({ orderId, status: 'paid', amount: 77 });
+  expect(await stack.db('webhook_deliveries').where({ payment_id: paymentId })).toEqual([expect.objectContaining({ state: 'delivered', attempts: 1 })]);
+  const events = await stack.db('payment_events').where({ payment_id: paymentId }).orderBy('id');
+  expect(events.map((e: { to_status: string }) => e.to_status)).toEqual(['pending', 'paid']);
+});
