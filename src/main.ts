@@ -13,6 +13,8 @@ import { ConfigError, loadConfig, type Config } from './config';
 import { createDb, migrateLatest } from './db/knex';
 import { isCatalogEmpty, seedCatalog } from './db/seed';
 import { createApp } from './http/app';
+import { startCallbackSimulator } from './simulators/callbacks';
+import { startSmtpSink } from './simulators/smtp-sink';
 import { createLogger } from './logger';
 import { startEmbeddedPostgres } from './stack/postgres';
 import { startEmbeddedTemporal } from './stack/temporal';
@@ -47,6 +49,19 @@ async function main(config: Config) {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   try {
+    // development: the administrator e-mail goes to a local SMTP sink (.eml files under DATA_DIR/mail)
+    let mailSink: string | undefined;
+    if (!config.mail.smtpUrl && !config.production) {
+      const dir = path.join(config.dataDir, 'mail');
+      const onMail = (m: { to: string[]; subject: string }) => logger.info({ to: m.to, subject: m.subject, dir }, 'e-mail caught by the development SMTP sink');
+      const sink = await startSmtpSink({ port: config.mail.sinkPort, dir, onMail }).catch(() => startSmtpSink({ port: 0, dir, onMail }));
+      config = { ...config, mail: { ...config.mail, smtpUrl: sink.url } };
+      mailSink = `${sink.url} (messages in ${dir})`;
+      stoppers.push({ name: 'smtp sink', stop: () => sink.stop() });
+    } else if (!config.mail.smtpUrl) {
+      logger.warn('SMTP_URL is not set: administrator e-mails cannot be sent');
+    }
+
     let databaseUrl = config.database.url;
     if (!databaseUrl) {
       const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), port: config.database.embeddedPort, database: 'talat', log: say });
@@ -105,6 +120,13 @@ async function main(config: Config) {
     });
     stoppers.push({ name: 'gateway', stop: () => new Promise<void>((r) => server.close(() => r())) });
 
+    // sandbox providers post their signed callbacks from loopback (README "Sandbox providers")
+    if (config.simulators) {
+      const loopback = ['0.0.0.0', '::', 'localhost'].includes(config.host) ? '127.0.0.1' : config.host;
+      const simulator = startCallbackSimulator({ db, config, logger, gatewayUrl: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${config.port}` });
+      stoppers.push({ name: 'sandbox simulators', stop: () => simulator.stop() });
+    }
+
     const base = `http://${config.host}:${config.port}`;
     const lines = [
       '',
@@ -115,6 +137,8 @@ async function main(config: Config) {
       `  temporal web   ${uiUrl ?? '(external: see your cluster)'}`,
       `  postgres       ${databaseUrl.replace(/\/\/([^:@]+)(:[^@]*)?@/, '//$1@')}${config.database.url ? ' (external)' : ' (embedded)'}`,
       `  worker         task queue ${config.temporal.taskQueue}`,
+      ...(mailSink ? [`  smtp sink      ${mailSink}`] : []),
+      ...(config.simulators ? ['  simulators     sandbox card, card network, bank app, QR and wallet providers post callbacks'] : []),
       'Press Ctrl-C to stop.',
       '',
     ];
