@@ -57,6 +57,10 @@ export interface ProcessorDeps {
 const SIGNAL_TIMEOUT_MS = 5_000;
 
 export async function processCallback(deps: ProcessorDeps, cb: VerifiedCallback): Promise<{ response: StoredResponse; duplicate: boolean }> {
+  // a committed receipt always holds its response: a duplicate that comes later needs no lock
+  const known = await storedResponse(deps, cb);
+  if (known) return { response: known, duplicate: true };
+
   const first = await deps.db.transaction(async (trx) => {
     const id = newId('evt');
     const inserted = await trx('callback_receipts')
@@ -85,14 +89,19 @@ export async function processCallback(deps: ProcessorDeps, cb: VerifiedCallback)
   });
   if (first) return { response: first, duplicate: false };
 
+  // the first delivery committed while this one waited on the unique key
+  const response = await storedResponse(deps, cb);
+  if (!response) throw new Error(`callback receipt of ${cb.provider}/${cb.payment.id}/${cb.status} has no response`);
+  return { response, duplicate: true };
+}
+
+async function storedResponse(deps: ProcessorDeps, cb: VerifiedCallback): Promise<StoredResponse | undefined> {
   const row = await deps.db('callback_receipts')
     .where({ provider: cb.provider, payment_id: cb.payment.id, status: cb.status })
     .first('response_status', 'response_body', 'response_location');
+  if (!row) return undefined;
   deps.logger.info({ provider: cb.provider, paymentId: cb.payment.id, status: cb.status }, 'duplicate callback: first response returned');
-  return {
-    response: { status: Number(row.response_status), body: row.response_body, ...(row.response_location ? { location: String(row.response_location) } : {}) },
-    duplicate: true,
-  };
+  return { status: Number(row.response_status), body: row.response_body, ...(row.response_location ? { location: String(row.response_location) } : {}) };
 }
 
 async function signal(deps: ProcessorDeps, cb: VerifiedCallback): Promise<Outcome> {
