@@ -82,6 +82,17 @@ describe('endpoint registration', () => {
   });
 });
 
+it('every callback and webhook endpoint is described in /openapi.json', async () => {
+  const doc = (await api().get('/openapi.json')).body;
+  for (const path of ['/callback', '/cardnetcallback', '/bankappcallback', '/qrcallback', '/walletcallback', '/wallet/callback', '/webhooks/endpoints', '/webhooks/dead-letters/{id}/replay'])
+    expect(doc.paths[path]?.post).toBeDefined();
+  expect(doc.paths['/webhooks/endpoints'].get).toBeDefined();
+  expect(doc.paths['/webhooks/endpoints/{id}'].delete).toBeDefined();
+  expect(doc.paths['/webhooks/dead-letters'].get).toBeDefined();
+  expect(doc.paths['/qrcallback'].post.responses['401'].content['application/json'].schema).toBeDefined();
+  expect(doc.components.schemas.HandlerFormCallback.properties).toHaveProperty('success');
+});
+
 describe('who receives payment.status.updated', () => {
   it("the endpoints of the key that created the payment, signed with each endpoint's secret", async () => {
     const key = await apiKey(stack);

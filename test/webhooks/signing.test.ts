@@ -4,6 +4,7 @@ import vectors from '../fixtures/vectors/standard-webhooks.json';
 import { openSecret, sealSecret } from '../../src/webhooks/secret-box';
 import { generateWebhookSecret, signWebhook, verifyWebhook, webhookHeaders } from '../../src/webhooks/signing';
 import { urlProblem } from '../../src/webhooks/http';
+import { loadConfig } from '../../src/config';
 
 describe('Standard Webhooks signatures', () => {
   it.each(vectors.cases)('reproduces the published example %#', (c) => {
@@ -78,5 +79,22 @@ describe('endpoint URLs', () => {
     ['https://93.184.215.14/hook', false, undefined],
   ])('%s (private allowed: %s) -> %s', (url, allowPrivate, problem) => {
     expect(urlProblem(url, allowPrivate)).toBe(problem);
+  });
+});
+
+describe('WEBHOOK_SECRET_KEY', () => {
+  const base = { NODE_ENV: 'development' };
+
+  it('has a development default of 32 bytes and accepts 64 hex digits or 44 base64 characters', () => {
+    expect(loadConfig(base).webhooks.secretKey).toHaveLength(32);
+    const hex = randomBytes(32).toString('hex');
+    expect(loadConfig({ ...base, WEBHOOK_SECRET_KEY: hex }).webhooks.secretKey.toString('hex')).toBe(hex);
+    const b64 = randomBytes(32).toString('base64');
+    expect(loadConfig({ ...base, WEBHOOK_SECRET_KEY: b64 }).webhooks.secretKey.toString('base64')).toBe(b64);
+  });
+
+  it('refuses a key of another length, and production without one', () => {
+    expect(() => loadConfig({ ...base, WEBHOOK_SECRET_KEY: 'abcd' })).toThrow(/WEBHOOK_SECRET_KEY/);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/WEBHOOK_SECRET_KEY: required in production/);
   });
 });
