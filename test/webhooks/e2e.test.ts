@@ -56,6 +56,8 @@ it('QR payment -> simulator pays -> /qrcallback -> paid -> signed webhook receiv
   expect(await stack.db('callback_receipts').where({ payment_id: paymentId })).toEqual([
     expect.objectContaining({ provider: 'qr', status: 'success', outcome: 'signalled', source_ip: '127.0.0.1' }),
   ]);
+  // the receiver answered; the attempt is recorded once the delivery workflow has seen the answer
+  await expect(stack.client.workflow.getHandle(`webhook-${paymentId}-paid`).result()).resolves.toEqual([expect.objectContaining({ state: 'delivered', attempts: 1 })]);
   expect(await stack.db('webhook_deliveries').where({ payment_id: paymentId }).first()).toMatchObject({ id: hook.headers['webhook-id'], state: 'delivered', attempts: 1 });
 });
 
