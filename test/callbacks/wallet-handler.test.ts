@@ -217,6 +217,15 @@ describe('transport errors keep the callback envelope', () => {
     expect(await recordOf(e.orderId)).toBeUndefined();
   });
 
+  it('413 PAYLOAD_TOO_LARGE over BODY_LIMIT_KB, nothing recorded', async () => {
+    const app = createApp({ config: testConfig({ BODY_LIMIT_KB: '1' }), db: stack.db, temporal: { client: stack.client, taskQueue: stack.taskQueue }, logger: testLogger });
+    const e = event({ message: 'x'.repeat(2048) });
+    const res = await send(JSON.stringify(e), app);
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ statusCode: 413, body: { error: 'PAYLOAD_TOO_LARGE', message: expect.any(String) } });
+    expect(await recordOf(e.orderId)).toBeUndefined();
+  });
+
   it('400 INVALID_INPUT for malformed JSON', async () => {
     const res = await send('{"orderId": ');
     expect(res.status).toBe(400);
