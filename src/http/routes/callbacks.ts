@@ -221,41 +221,31 @@ export function callbackRoutes(deps: AppDeps): Router {
     });
   }
 
-  r.post('/qrcallback', async (ctx) => {
-    requireBodyType(ctx, 'json');
-    const q = validate(QrCallback, verifySignedPayload(ctx.request.body, config, 'QR'));
-    const payment = await paymentByOrderId(db, q.orderId);
-    if (!payment || !paymentMatches(payment, q.paymentId)) orderNotFound(q.orderId, q.paymentId);
-    assertAmount(q.amount, payment);
-    const { response } = await processCallback(processorDeps, {
-      provider: 'qr',
-      payment,
-      status: q.status,
-      sourceIp: ctx.state.clientIp ?? 'unknown',
-      request: ctx.request.body,
-      reference: q.paymentId,
-      respond: (outcome) => generalResponse(payment.orderId, q.status, outcome),
+  // QR and wallet gateway form: JSON with a `signature` field; QR names our payment, the wallet its own transaction
+  type FieldSigned = { orderId: string; status: 'success' | 'failed'; amount: number; paymentId?: string; walletId?: string };
+  const fieldSigned: { path: string; provider: CallbackProvider; schema: z.ZodType<FieldSigned, z.ZodTypeDef, unknown> }[] = [
+    { path: '/qrcallback', provider: 'qr', schema: QrCallback },
+    { path: '/walletcallback', provider: 'wallet', schema: WalletGatewayCallback },
+  ];
+  for (const { path, provider, schema } of fieldSigned) {
+    r.post(path, async (ctx) => {
+      requireBodyType(ctx, 'json');
+      const c = validate(schema, verifySignedPayload(ctx.request.body, config, PROVIDER_OF[provider]));
+      const payment = await paymentByOrderId(db, c.orderId);
+      if (!payment || (c.paymentId !== undefined && !paymentMatches(payment, c.paymentId))) orderNotFound(c.orderId, c.paymentId);
+      assertAmount(c.amount, payment);
+      const { response } = await processCallback(processorDeps, {
+        provider,
+        payment,
+        status: c.status,
+        sourceIp: ctx.state.clientIp ?? 'unknown',
+        request: ctx.request.body,
+        reference: c.paymentId ?? c.walletId,
+        respond: (outcome) => generalResponse(payment.orderId, c.status, outcome),
+      });
+      send(ctx, response);
     });
-    send(ctx, response);
-  });
-
-  r.post('/walletcallback', async (ctx) => {
-    requireBodyType(ctx, 'json');
-    const w = validate(WalletGatewayCallback, verifySignedPayload(ctx.request.body, config, 'WALLET'));
-    const payment = await paymentByOrderId(db, w.orderId);
-    if (!payment) orderNotFound(w.orderId);
-    assertAmount(w.amount, payment);
-    const { response } = await processCallback(processorDeps, {
-      provider: 'wallet',
-      payment,
-      status: w.status,
-      sourceIp: ctx.state.clientIp ?? 'unknown',
-      request: ctx.request.body,
-      reference: w.walletId,
-      respond: (outcome) => generalResponse(payment.orderId, w.status, outcome),
-    });
-    send(ctx, response);
-  });
+  }
 
   r.post('/wallet/callback', async (ctx) => {
     requireBodyType(ctx, 'json');
