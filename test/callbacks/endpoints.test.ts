@@ -269,6 +269,21 @@ describe('endpoint-specific rules', () => {
     await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
   });
 
+  it('/callback refuses the development test form in production (the card form is required)', async () => {
+    const env: Record<string, string> = { NODE_ENV: 'production', WEBHOOK_SECRET_KEY: 'a'.repeat(64), STOREFRONT_KEY_SECRET: 's'.repeat(32), IDENTITY_SECRET: 'i'.repeat(32) };
+    for (const n of ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET']) {
+      env[`PROVIDER_SECRET_${n}`] = stack.config.callbacks.providers[n as ProviderName].secret;
+      env[`PROVIDER_IPS_${n}`] = '127.0.0.0/8';
+    }
+    const production = appWith(env);
+    const p = await cardPayment(stack);
+    const sent = headerSigned(stack.config, 'CARD', 'form', { status: 'success', orderId: p.orderId, amount: String(p.amount), transactionId: 'txn-1' });
+    const res = await post(production, '/callback', sent);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ statusCode: 400, body: { error: 'MISSING_FIELD', message: 'objectId is required' } });
+    expect(await receiptsOf(stack, p.paymentId)).toHaveLength(0);
+  });
+
   it.each(['/qrcallback', '/walletcallback', '/cardnetcallback'])('%s refuses an amount that is not the payment amount', async (path) => {
     const p = await cardPayment(stack);
     const e = ENDPOINTS.find((x) => x.path === path)!;
