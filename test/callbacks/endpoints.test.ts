@@ -118,6 +118,8 @@ describe.each(ENDPOINTS)('POST $path', (e) => {
     ]);
     expect((await stack.db('payments').where({ id: p.paymentId }).first()).status).toBe('paid');
     if (e.store) expect(await stack.db(e.store).where({ order_id: p.orderId }).first()).toMatchObject({ payment_id: p.paymentId, success: true, user_id: 'u-1' });
+    // a card token is a credential: the receipt keeps only its last four characters
+    expect(JSON.stringify((await receiptsOf(stack, p.paymentId))[0].request)).not.toContain('tok_test_visa');
   });
 
   it('a failure result fails the payment', async () => {

@@ -21,6 +21,10 @@ import { thbToSatang } from '../../domain/money';
 import { CallbackError, errorResponses, registry, z } from '../openapi';
 import { validate } from '../validate';
 
+
+/** `tok_test_4242` -> `…4242`: enough for an operator to match a receipt, useless to anyone else. */
+export const maskToken = (token: string): string => `…${token.slice(-4)}`;
+
 const Ref = z.string().min(1).max(256);
 const IsoTimestamp = z.string().openapi({ example: '2026-11-22T08:00:00Z', description: 'ISO 8601 UTC' });
 const Signature = z.string().openapi({ description: 'hex HMAC-SHA256 over the canonical JSON of the payload without `signature`' });
@@ -175,7 +179,8 @@ export function callbackRoutes(deps: AppDeps): Router {
       payment: p,
       status,
       sourceIp: ctx.state.clientIp ?? 'unknown',
-      request: form,
+      // the card token is a credential: the receipt keeps only its last four characters
+      request: typeof form.token === 'string' ? { ...form, token: maskToken(form.token) } : form,
       reference,
       message,
       respond: (outcome) => {
