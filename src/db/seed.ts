@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Branch, Group, Product } from './catalog-types';
 import type { Db } from './knex';
 
 export const CATALOG_DIR = path.resolve(__dirname, '..', '..', 'data', 'catalog');
@@ -29,40 +30,9 @@ interface Collection {
   position: number;
   icon: string;
 }
-interface Group {
-  groupId: string;
-  nameEn: string;
-  nameTh: string;
-  brand: string;
-  categoryId: string;
-  collections: string[];
-  countryCode: string;
-  descriptionEn: string;
-  descriptionTh: string;
-  keywords: string[];
-  storage: string;
-}
-interface Product {
-  productId: string;
-  groupId: string;
-  variant: string;
-  nameEn: string;
-  nameTh: string;
-  barcode: string;
-  unit: string;
-  size: number;
+/** a line of products.jsonl: the product with its price */
+interface SeedProduct extends Product {
   priceSatang: number;
-  weightGrams: number;
-  vatable: boolean;
-}
-interface Branch {
-  branchId: string;
-  nameEn: string;
-  nameTh: string;
-  district: string;
-  lat: number;
-  lng: number;
-  deliveryRadiusKm: number;
 }
 interface Promotion {
   promotionId: string;
@@ -122,7 +92,7 @@ export async function isCatalogEmpty(db: Db): Promise<boolean> {
 export async function seedCatalog(db: Db): Promise<Record<string, number>> {
   const cats = readJson<{ categories: CategoryNode[]; collections: Collection[]; iconOrder: string[] }>('categories.json');
   const groups = readJsonl<Group>('groups.jsonl');
-  const products = readJsonl<Product>('products.jsonl');
+  const products = readJsonl<SeedProduct>('products.jsonl');
   const branches = readJson<Branch[]>('branches.json');
   const promotions = readJson<Promotion[]>('promotions.json');
   const banners = readJson<{ stickyBanner: Banner; bannerTree: { home: Banner[]; categories: { categoryId: string; banners: Banner[] }[] } }>(

@@ -6,14 +6,12 @@
  * Behaviour: creating a user or an order again with the same fields returns the existing one
  * (200); with other fields it is 409. An order needs an existing user (404 otherwise).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
-import Koa from 'koa';
-import { koaBody } from 'koa-body';
+import type Koa from 'koa';
 import { z } from 'zod';
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
+import { serveOnLoopback, simulatorApp } from './http';
 
 const UserIn = z.object({
   userId: z.string().min(1).max(64),
@@ -75,8 +73,6 @@ function invalid(ctx: Koa.Context, error: z.ZodError) {
 }
 
 export function createBankSimulator({ db }: { db: Db }): Koa {
-  const app = new Koa();
-  app.silent = true;
   const r = new Router({ prefix: '/v1' });
 
   r.post('/users', async (ctx) => {
@@ -150,34 +146,7 @@ export function createBankSimulator({ db }: { db: Db }): Koa {
     ctx.body = orderOut(existing);
   });
 
-  app.use(async (ctx, next) => {
-    try {
-      await next();
-    } catch (e) {
-      const status = (e as { status?: number }).status;
-      ctx.status = status && status < 500 ? status : 500;
-      ctx.body = { code: ctx.status < 500 ? 'invalid_request' : 'internal_error', message: ctx.status < 500 ? 'bad request' : 'simulator error' };
-    }
-  });
-  app.use(koaBody({ json: true, urlencoded: false, multipart: false, jsonLimit: '64kb' }));
-  app.use(r.routes());
-  app.use(r.allowedMethods());
-  return app;
-}
-
-/** Serve an app on 127.0.0.1 (an ephemeral port unless given); unref'd, so it never holds the process open. */
-export async function serveOnLoopback(app: Koa, port = 0): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', resolve);
-  });
-  server.unref();
-  const { port: bound } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${bound}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return simulatorApp(r, (code, message) => ({ code, message }));
 }
 
 export const startBankSimulator = (opts: { db: Db; port?: number }) => serveOnLoopback(createBankSimulator(opts), opts.port);

@@ -9,12 +9,11 @@
  * Idempotency-Key returns the same charge.
  */
 import Router from '@koa/router';
-import Koa from 'koa';
-import { koaBody } from 'koa-body';
+import type Koa from 'koa';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../db/knex';
-import { serveOnLoopback } from './bank';
+import { serveOnLoopback, simulatorApp } from './http';
 
 const ChargeIn = z.object({
   amount: z.number().int().positive(),
@@ -48,8 +47,6 @@ const chargeOut = (c: ChargeRow) => ({
 });
 
 export function createCardProviderSimulator({ db }: { db: Db }): Koa {
-  const app = new Koa();
-  app.silent = true;
   const r = new Router();
 
   r.post('/charges', async (ctx) => {
@@ -99,19 +96,7 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
     ctx.body = chargeOut(c);
   });
 
-  app.use(async (ctx, next) => {
-    try {
-      await next();
-    } catch (e) {
-      const status = (e as { status?: number }).status;
-      ctx.status = status && status < 500 ? status : 500;
-      ctx.body = { object: 'error', code: ctx.status < 500 ? 'invalid_request' : 'internal_error', message: ctx.status < 500 ? 'bad request' : 'simulator error' };
-    }
-  });
-  app.use(koaBody({ json: true, urlencoded: false, multipart: false, jsonLimit: '64kb' }));
-  app.use(r.routes());
-  app.use(r.allowedMethods());
-  return app;
+  return simulatorApp(r, (code, message) => ({ object: 'error', code, message }));
 }
 
 export const startCardProviderSimulator = (opts: { db: Db; port?: number }) => serveOnLoopback(createCardProviderSimulator(opts), opts.port);

@@ -4,7 +4,10 @@
  * The shop's catalog is small (hundreds of groups), so every read endpoint and the search
  * shape their answers from these maps instead of querying row by row.
  */
+import type { Branch, Group, Product } from '../db/catalog-types';
 import type { Db } from '../db/knex';
+
+export type { Branch, Group, Product };
 
 export interface Category {
   id: string;
@@ -16,43 +19,6 @@ export interface Category {
   position: number;
   icon: string | null;
   iconOrder: number | null;
-}
-
-export interface Group {
-  groupId: string;
-  nameEn: string;
-  nameTh: string;
-  brand: string;
-  categoryId: string;
-  collections: string[];
-  countryCode: string;
-  descriptionEn: string;
-  descriptionTh: string;
-  keywords: string[];
-  storage: 'ambient' | 'chilled' | 'frozen';
-}
-
-export interface Product {
-  productId: string;
-  groupId: string;
-  variant: string;
-  nameEn: string;
-  nameTh: string;
-  barcode: string;
-  unit: string;
-  size: number;
-  weightGrams: number;
-  vatable: boolean;
-}
-
-export interface Branch {
-  branchId: string;
-  nameEn: string;
-  nameTh: string;
-  district: string;
-  lat: number;
-  lng: number;
-  deliveryRadiusKm: number;
 }
 
 export interface Promotion {

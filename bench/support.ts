@@ -1,0 +1,174 @@
+/**
+ * What the API benchmarks (bench/payments.ts, bench/callbacks.ts) share: their command-line
+ * options, the stack each one starts for itself and stops afterwards, and the lines they print.
+ *
+ * The stack is self-contained and loopback only: its own Postgres cluster (under
+ * .data/<name>, removed afterwards) and an in-memory Temporal dev server on free ports, a worker
+ * and the gateway on 127.0.0.1, and a sandbox API key. A run is bounded: a 5-minute guard stops
+ * everything, as do SIGINT and SIGTERM.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type autocannon from 'autocannon';
+import pino from 'pino';
+import { createActivities } from '../activities';
+import { loadConfig, type Config } from '../src/config';
+import { createDb, migrateLatest, type Db } from '../src/db/knex';
+import { createApp } from '../src/http/app';
+import { createApiKey } from '../src/http/middleware/api-key';
+import { startEmbeddedPostgres } from '../src/stack/postgres';
+import { freePort, startEmbeddedTemporal } from '../src/stack/temporal';
+import { connectClient } from '../src/temporal/client';
+import { installTemporalRuntime } from '../src/temporal/runtime';
+import { createWorker } from '../src/temporal/worker';
+
+export const say = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+export const ms = (n: number) => `${n.toFixed(1)} ms`;
+
+/** The whole-number option `flag N` of the command line, from 1 to `max`; `dflt` when absent. */
+export function intArg(flag: string, dflt: number, max: number): number {
+  const a = process.argv.slice(2);
+  const i = a.indexOf(flag);
+  const v = i >= 0 ? Number(a[i + 1]) : dflt;
+  if (!Number.isInteger(v) || v < 1 || v > max) throw new Error(`${flag} must be an integer from 1 to ${max}`);
+  return v;
+}
+
+/** Whether the command line has the switch `flag`. */
+export const flagArg = (flag: string) => process.argv.slice(2).includes(flag);
+
+/** The 1-minute load average, as printed in the header line. */
+export const loadAverage = () => os.loadavg()[0].toFixed(1);
+
+/** The header line of a benchmark's figures: the machine, Node, the connections and the load before the run. */
+export function headerLine(title: string, connections: number, load: string): string {
+  const cpus = os.cpus();
+  return `Talat ${title} benchmark — ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, Node ${process.version}, ${connections} connections, loopback, load average before ${load}`;
+}
+
+/** One line of figures: `rate` `unit`, p50 and p99 latency and the counts of an autocannon run. */
+export function resultLine(name: string, width: number, r: autocannon.Result, rate: number, unit: string): string {
+  return (
+    `${name.padEnd(width)} ${rate.toFixed(1).padStart(8)} ${unit.padEnd(12)} p50 ${ms(r.latency.p50).padStart(9)}  p99 ${ms(r.latency.p99).padStart(9)}  ` +
+    `(${r['2xx']} ok, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts, ${r.duration.toFixed(1)} s)`
+  );
+}
+
+export interface Stack {
+  /** .data/<name>: the benchmark's own directory, removed afterwards */
+  dataDir: string;
+  config: Config;
+  db: Db;
+  /** the gateway, http://127.0.0.1:<port> */
+  base: string;
+  /** the sandbox API key */
+  key: string;
+  /** stops the worker started with the stack (a second call waits for the first) */
+  stopWorker: () => Promise<void>;
+  /** starts another worker on the task queue; stopped with the stack */
+  startWorker: () => Promise<() => Promise<void>>;
+}
+
+export interface StackOptions {
+  /** the task queue of the worker and the gateway */
+  taskQueue: string;
+  /** the API key's scopes */
+  scopes: string[];
+  /** settings added to the benchmark's configuration */
+  env?: Record<string, string>;
+}
+
+/**
+ * Runs a benchmark: parses its options (`args`), starts the stack, runs `measure`, then stops
+ * everything, exiting 0 (1 when it failed or the 5-minute guard fired, 130 on SIGINT/SIGTERM).
+ */
+export function runBench<O>(name: string, stackOptions: StackOptions, args: () => O, measure: (opts: O, stack: Stack) => Promise<void>): void {
+  const dataDir = path.join(path.resolve(__dirname, '..'), '.data', name);
+  const stops: (() => Promise<unknown>)[] = [];
+  let stopping: Promise<void> | undefined;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      for (const s of stops.reverse()) await s().catch((e) => say(`stop failed: ${(e as Error).message}`));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    })());
+
+  async function startStack({ taskQueue, scopes, env }: StackOptions): Promise<Stack> {
+    say('starting Postgres and the Temporal dev server (own, on free ports)');
+    fs.mkdirSync(dataDir, { recursive: true });
+    const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'pg'), port: await freePort(), database: 'talat_bench' });
+    stops.push(() => pg.stop());
+    const temporal = await startEmbeddedTemporal({ port: await freePort(), namespace: 'default' });
+    stops.push(() => temporal.stop());
+
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      DATA_DIR: dataDir,
+      DATABASE_URL: pg.url,
+      TEMPORAL_ADDRESS: temporal.address,
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      RATE_LIMIT_PER_SECOND: '10000000',
+      ...env,
+    });
+    const logger = pino({ level: 'silent' });
+    const db = createDb(pg.url, { poolMax: 20 });
+    stops.push(() => db.destroy());
+    await migrateLatest(db);
+    const client = await connectClient(temporal.address, 'default');
+    stops.push(() => client.connection.close());
+
+    say('bundling the workflows and starting a worker');
+    installTemporalRuntime('ERROR');
+    const startWorker = async () => {
+      const { worker, connection } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, activities: createActivities({ db, config, logger }) });
+      const run = worker.run();
+      let stopped: Promise<void> | undefined;
+      const stop = () =>
+        (stopped ??= (async () => {
+          worker.shutdown();
+          await run;
+          await connection.close();
+        })());
+      stops.push(stop);
+      return stop;
+    };
+    const stopWorker = await startWorker();
+
+    const app = createApp({ config, db, temporal: { client, taskQueue }, logger });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    stops.push(() => new Promise((resolve) => server.close(resolve)));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { key } = await createApiKey(db, { name: 'bench', scopes, mode: 'sandbox' });
+    return { dataDir, config, db, base, key, stopWorker, startWorker };
+  }
+
+  async function main() {
+    const opts = args();
+    try {
+      await measure(opts, await startStack(stackOptions));
+    } finally {
+      say('stopping');
+      await stopAll();
+    }
+  }
+
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => void stopAll().finally(() => process.exit(130)));
+
+  const guard = setTimeout(() => {
+    say('time limit (5 min) reached: stopping');
+    void stopAll().finally(() => process.exit(1));
+  }, 5 * 60_000);
+  guard.unref();
+
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      say(`failed: ${(e as Error).stack ?? e}`);
+      process.exit(1);
+    },
+  );
+}
