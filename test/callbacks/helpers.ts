@@ -3,17 +3,10 @@ import request from 'supertest';
 import type Koa from 'koa';
 import { signatureHeaders, signPayload } from '../../src/callbacks/signature';
 import type { Config, ProviderName } from '../../src/config';
-import { uniq, type TestStack } from '../support/stack';
+import { uniq, waitFor, type TestStack } from '../support/stack';
 
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, ms = 20_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== null && v !== false) return v as T;
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { waitFor };
+
 
 export interface TestPayment {
   orderId: string;

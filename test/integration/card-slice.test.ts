@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import { paymentWorkflowId } from '../../src/domain/ids';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { createTestStack, uniq, waitFor, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -12,15 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-async function waitFor<T>(fn: () => Promise<T | undefined>, ms = 15000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('POST /cardpayment starts a payment workflow', () => {
   it('writes the row, and the signalled result completes the workflow', async () => {

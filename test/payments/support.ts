@@ -18,15 +18,7 @@ export const paymentError = (code: string, details: Record<string, unknown> = {}
   body: { error: expect.any(String), code, details: expect.objectContaining(details) },
 });
 
-export async function waitFor<T>(fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+export { waitFor } from '../support/stack';
 
 export const rowOf = (db: Db, orderId: string) => db('payments').where({ order_id: orderId }).first();
 

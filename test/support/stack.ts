@@ -99,3 +99,14 @@ export async function createTestStack(opts: { worker?: boolean; env?: Record<str
 
 /** Fresh ids per test so workflows never collide. */
 export const uniq = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+/** Poll `fn` until it returns a value (not undefined, null or false), or fail after `ms`. */
+export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, ms = 20_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== null && v !== false) return v as T;
+    if (Date.now() > deadline) throw new Error(`${what} not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
