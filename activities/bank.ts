@@ -13,6 +13,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import { startBankSimulator } from '../src/simulators/bank';
+import { providerEndpoint } from './provider-endpoint';
 
 export type BankCall =
   | { op: 'createUser'; mode: 'live' | 'sandbox'; body: { userId: string; name: string; email?: string; phone?: string } }
@@ -60,17 +61,13 @@ const messageOf = (body: unknown): string | undefined =>
   body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : undefined;
 
 export function createBankActivities({ db, config }: { db: Db; config: Config }) {
-  let simulator: Promise<string> | undefined;
-
-  async function baseUrl(mode: 'live' | 'sandbox'): Promise<string> {
-    if (mode === 'sandbox') {
-      if (!config.simulators) throw ApplicationFailure.nonRetryable('the bank simulator is off (SIMULATORS=off)', 'ProviderNotConfigured');
-      simulator ??= startBankSimulator({ db }).then((s) => s.url);
-      return simulator;
-    }
-    if (!config.payments.bankApiUrl) throw ApplicationFailure.nonRetryable('BANK_API_URL is not configured', 'ProviderNotConfigured');
-    return config.payments.bankApiUrl.replace(/\/+$/, '');
-  }
+  const baseUrl = providerEndpoint({
+    label: 'bank',
+    simulatorsOn: config.simulators,
+    startSimulator: () => startBankSimulator({ db }),
+    liveUrl: config.payments.bankApiUrl,
+    liveUrlVar: 'BANK_API_URL',
+  });
 
   return {
     async callBank(call: BankCall): Promise<HttpReply> {

@@ -6,11 +6,11 @@
  *   4xx {code, message}: the charge was refused (declined card, bad token) -> non-retryable
  *   CardRejected; network errors, timeouts and 5xx are retried by Temporal.
  */
-import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import { startCardProviderSimulator } from '../src/simulators/card-provider';
 import { expectSuccess, httpJson, type HttpReply } from './bank';
+import { providerEndpoint } from './provider-endpoint';
 
 export interface CreateChargeInput {
   paymentId: string;
@@ -28,17 +28,13 @@ export interface Charge {
 }
 
 export function createCardProviderActivities({ db, config }: { db: Db; config: Config }) {
-  let simulator: Promise<string> | undefined;
-
-  async function baseUrl(mode: 'live' | 'sandbox'): Promise<string> {
-    if (mode === 'sandbox') {
-      if (!config.simulators) throw ApplicationFailure.nonRetryable('the card provider simulator is off (SIMULATORS=off)', 'ProviderNotConfigured');
-      simulator ??= startCardProviderSimulator({ db }).then((s) => s.url);
-      return simulator;
-    }
-    if (!config.payments.cardProviderUrl) throw ApplicationFailure.nonRetryable('CARD_PROVIDER_URL is not configured', 'ProviderNotConfigured');
-    return config.payments.cardProviderUrl.replace(/\/+$/, '');
-  }
+  const baseUrl = providerEndpoint({
+    label: 'card provider',
+    simulatorsOn: config.simulators,
+    startSimulator: () => startCardProviderSimulator({ db }),
+    liveUrl: config.payments.cardProviderUrl,
+    liveUrlVar: 'CARD_PROVIDER_URL',
+  });
 
   return {
     async createCardCharge(input: CreateChargeInput): Promise<Charge> {

@@ -1,0 +1,25 @@
+/**
+ * Where an outside provider is reached: sandbox mode -> the built-in simulator (started on
+ * loopback on first use, once per worker); live mode -> the configured URL. Neither available
+ * is a non-retryable ProviderNotConfigured failure.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+
+export function providerEndpoint(opts: {
+  label: string; // e.g. 'bank', 'card provider'
+  simulatorsOn: boolean;
+  startSimulator: () => Promise<{ url: string }>;
+  liveUrl: string | undefined;
+  liveUrlVar: string; // e.g. 'BANK_API_URL'
+}): (mode: 'live' | 'sandbox') => Promise<string> {
+  let simulator: Promise<string> | undefined;
+  return async (mode) => {
+    if (mode === 'sandbox') {
+      if (!opts.simulatorsOn) throw ApplicationFailure.nonRetryable(`the ${opts.label} simulator is off (SIMULATORS=off)`, 'ProviderNotConfigured');
+      simulator ??= opts.startSimulator().then((s) => s.url);
+      return simulator;
+    }
+    if (!opts.liveUrl) throw ApplicationFailure.nonRetryable(`${opts.liveUrlVar} is not configured`, 'ProviderNotConfigured');
+    return opts.liveUrl.replace(/\/+$/, '');
+  };
+}
