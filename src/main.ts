@@ -77,6 +77,7 @@ async function main(config: Config) {
         port: config.temporal.embeddedPort,
         uiPort: config.temporal.uiPort,
         dbFile: path.join(config.dataDir, 'temporal.db'),
+        dataDir: config.dataDir,
         namespace: config.temporal.namespace,
         log: say,
       });
