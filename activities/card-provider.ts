@@ -8,6 +8,8 @@
  */
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
+import type { Mode } from '../src/domain/mode';
+import { ActivityFailureType } from '../src/domain/workflow-contract';
 import { startCardProviderSimulator } from '../src/simulators/card-provider';
 import { expectSuccess, httpJson, type HttpReply } from './bank';
 import { providerEndpoint } from './provider-endpoint';
@@ -17,7 +19,7 @@ export interface CreateChargeInput {
   orderId: string;
   amountSatang: number;
   token: string;
-  mode: 'live' | 'sandbox';
+  mode: Mode;
   returnUri?: string;
 }
 
@@ -59,7 +61,7 @@ export function createCardProviderActivities({ db, config }: { db: Db; config: C
       } catch (e) {
         throw new Error(`card provider unreachable: ${(e as Error).message}`);
       }
-      const body = expectSuccess(reply, 'CardRejected', 'card provider').body as { id?: unknown; status?: unknown; authorize_uri?: unknown };
+      const body = expectSuccess(reply, ActivityFailureType.CardRejected, 'card provider').body as { id?: unknown; status?: unknown; authorize_uri?: unknown };
       if (typeof body?.id !== 'string' || !body.id) throw new Error('card provider answered without a charge id');
       return {
         id: body.id,

@@ -8,7 +8,7 @@
  */
 import Router from '@koa/router';
 import type { AppDeps } from '../app';
-import type { BankCall, BankOutcome } from '../../../activities/bank';
+import type { BankCall, BankOutcome } from '../../domain/workflow-contract';
 import { AppError, ErrorCode } from '../../domain/errors';
 import { satangToThb } from '../../domain/money';
 import { callBankViaWorkflow } from '../../temporal/bank';

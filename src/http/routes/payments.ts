@@ -4,18 +4,16 @@
  * {statusCode, body} envelope. calculate-cost and the bank routes live beside this file.
  */
 import Router from '@koa/router';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import QRCode from 'qrcode';
 import type { AppDeps } from '../app';
 import { AppError, ErrorCode } from '../../domain/errors';
-import { paymentWorkflowId } from '../../domain/ids';
 import { satangToThb } from '../../domain/money';
 import type { PaymentMethod, PaymentStatus } from '../../domain/payment-state';
 import { promptPayPayload } from '../../domain/promptpay';
+import { chargeUpdate, paymentWorkflowId, WorkflowType, type CardPaymentInput, type PaymentView, type QrPaymentInput } from '../../domain/workflow-contract';
 import { newId } from '../../ids';
-import { UPDATES, WORKFLOWS } from '../../temporal/names';
 import { startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../../temporal/payments';
-import type { CardPaymentInput, PaymentView } from '../../../workflows/payment';
-import type { QrPaymentInput } from '../../../workflows/payment-qr';
 import { optionalApiKey, requireApiKey } from '../middleware/api-key';
 import { envelope, registry, z } from '../openapi';
 import { validate } from '../validate';
@@ -173,7 +171,7 @@ export function paymentRoutes(deps: AppDeps): Router {
   async function cardView(orderId: string): Promise<Pick<PaymentView, 'status' | 'charge' | 'failureReason'> | undefined> {
     const handle = client.workflow.getHandle(paymentWorkflowId(orderId));
     try {
-      return await withinDeadline(client, CARD_CHARGE_WAIT_MS, () => handle.executeUpdate<PaymentView, []>(UPDATES.charge), () => undefined);
+      return await withinDeadline(client, CARD_CHARGE_WAIT_MS, () => handle.executeUpdate(chargeUpdate), () => undefined);
     } catch (e) {
       if (e instanceof AppError) throw e;
       // the workflow has ended: its record is final
@@ -208,9 +206,8 @@ export function paymentRoutes(deps: AppDeps): Router {
     };
     const started = await startPaymentWorkflow(client, {
       taskQueue,
-      workflowType: WORKFLOWS.card,
+      start: { type: WorkflowType.card, input },
       memo: { paymentId, orderId: req.orderId, method: 'card', amountSatang: req.amount, mode, apiKeyId: key?.id ?? null },
-      args: [input],
     });
     const view = await cardView(req.orderId);
     ctx.body = {
@@ -257,7 +254,7 @@ export function paymentRoutes(deps: AppDeps): Router {
       expiresAt,
       qr: { payload: qr.payload, crc: qr.crc, promptPayId: deps.config.payments.promptPayId },
     };
-    const started = await startPaymentWorkflow(client, { taskQueue, workflowType: WORKFLOWS.qr, memo, args: [input] });
+    const started = await startPaymentWorkflow(client, { taskQueue, start: { type: WorkflowType.qr, input }, memo });
     const payload = started.memo.qrPayload ?? qr.payload;
     ctx.body = {
       statusCode: 200,
@@ -311,7 +308,7 @@ export function paymentRoutes(deps: AppDeps): Router {
       try {
         return await client.workflow.getHandle(paymentWorkflowId(orderId)).describe();
       } catch (e) {
-        if ((e as { name?: string }).name === 'WorkflowNotFoundError') return undefined;
+        if (e instanceof WorkflowNotFoundError) return undefined;
         throw e;
       }
     });
