@@ -11,10 +11,8 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../src/config';
-import type { Db } from '../src/db/knex';
 import { ActivityFailureType, type BankCall } from '../src/domain/workflow-contract';
-import { startBankSimulator } from '../src/simulators/bank';
-import { providerEndpoint } from './provider-endpoint';
+import { providerEndpoint, type SandboxProviders } from './provider-endpoint';
 
 export interface HttpReply {
   status: number;
@@ -51,11 +49,11 @@ export function expectSuccess(reply: HttpReply, type: ActivityFailureType, what:
 const messageOf = (body: unknown): string | undefined =>
   body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : undefined;
 
-export function createBankActivities({ db, config }: { db: Db; config: Config }) {
+export function createBankActivities({ config, sandbox }: { config: Config; sandbox: SandboxProviders }) {
   const baseUrl = providerEndpoint({
     label: 'bank',
     simulatorsOn: config.simulators,
-    startSimulator: () => startBankSimulator({ db }),
+    startSimulator: sandbox.bank,
     liveUrl: config.payments.bankApiUrl,
     liveUrlVar: 'BANK_API_URL',
   });

@@ -7,12 +7,10 @@
  *   CardRejected; network errors, timeouts and 5xx are retried by Temporal.
  */
 import type { Config } from '../src/config';
-import type { Db } from '../src/db/knex';
 import type { Mode } from '../src/domain/mode';
 import { ActivityFailureType } from '../src/domain/workflow-contract';
-import { startCardProviderSimulator } from '../src/simulators/card-provider';
 import { expectSuccess, httpJson, type HttpReply } from './bank';
-import { providerEndpoint } from './provider-endpoint';
+import { providerEndpoint, type SandboxProviders } from './provider-endpoint';
 
 export interface CreateChargeInput {
   paymentId: string;
@@ -29,11 +27,11 @@ export interface Charge {
   authorizeUri: string | null;
 }
 
-export function createCardProviderActivities({ db, config }: { db: Db; config: Config }) {
+export function createCardProviderActivities({ config, sandbox }: { config: Config; sandbox: SandboxProviders }) {
   const baseUrl = providerEndpoint({
     label: 'card provider',
     simulatorsOn: config.simulators,
-    startSimulator: () => startCardProviderSimulator({ db }),
+    startSimulator: sandbox.cardProvider,
     liveUrl: config.payments.cardProviderUrl,
     liveUrlVar: 'CARD_PROVIDER_URL',
   });

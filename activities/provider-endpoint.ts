@@ -7,6 +7,12 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Mode } from '../src/domain/mode';
 import { ActivityFailureType } from '../src/domain/workflow-contract';
 
+/** The built-in sandbox providers, injected by the worker's owner (src/simulators/providers.ts). */
+export interface SandboxProviders {
+  bank: () => Promise<{ url: string }>;
+  cardProvider: () => Promise<{ url: string }>;
+}
+
 export function providerEndpoint(opts: {
   label: string; // e.g. 'bank', 'card provider'
   simulatorsOn: boolean;

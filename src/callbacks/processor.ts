@@ -18,7 +18,7 @@ import { newId } from '../ids';
 import { paymentResultSignal, type PaymentResult } from '../domain/workflow-contract';
 import type { Logger } from '../logger';
 import { withTemporal } from '../temporal/payments';
-import type { PaymentRef } from './payments';
+import type { PaymentRef } from '../payments/repository';
 
 export type CallbackProvider = 'card' | 'cardnet' | 'bankapp' | 'qr' | 'wallet';
 export type CallbackStatus = 'success' | 'failed' | 'unprocessed';

@@ -14,7 +14,7 @@ import { paidOrderWorkflowId, WorkflowType, type PaidOrderInput, type PaidOrderP
 import { idsOf, unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import type { Logger } from '../logger';
 import { withTemporal } from '../temporal/payments';
-import type { Notifier } from '../../activities/notifications';
+import type { Notifier } from '../notifier';
 import { saveHandlerRecord } from './records';
 
 export const WALLET_FAILURE_MESSAGE = 'Failed to process wallet callback';

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { AppError, ErrorCode } from '../domain/errors';
 import { bankRequestWorkflowId, WorkflowType, type BankCall, type BankRequestWorkflow, type BankOutcome } from '../domain/workflow-contract';
 import { newId } from '../ids';
-import { withinDeadline } from './payments';
+import { withinDeadline } from '../temporal/payments';
 
 /** Upper bound of a bank call as the client sees it: 3 attempts of at most PROVIDER_TIMEOUT_MS plus back-off. */
 export const bankDeadlineMs = (providerTimeoutMs: number): number => 3 * providerTimeoutMs + 5_000;
