@@ -6,12 +6,9 @@
 import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { ActivityFailureType, chargeUpdate, type CardPaymentInput, type PaymentOutcome } from '../src/domain/workflow-contract';
-import { paymentMachine } from './payment-machine';
+import { paymentMachine, recordActivities } from './payment-machine';
 
-const { attachCharge } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+const { attachCharge } = recordActivities;
 
 /** Provider calls: a few quick retries for network errors and 5xx; a 4xx is non-retryable (thrown as such). */
 const { createCardCharge } = proxyActivities<Activities>({

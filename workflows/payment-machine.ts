@@ -24,10 +24,13 @@ import {
 } from '../src/domain/workflow-contract';
 import { emitPaymentStatusUpdated } from './notify';
 
-const { recordPayment, updatePaymentStatus } = proxyActivities<Activities>({
+/** The payments-record activities (short, retried until they succeed); the card workflow's attachCharge too. */
+export const recordActivities = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
+
+const { recordPayment, updatePaymentStatus } = recordActivities;
 
 const isValidResult = (r: unknown): r is PaymentResult =>
   typeof r === 'object' && r !== null && ((r as PaymentResult).status === 'success' || (r as PaymentResult).status === 'failed');
