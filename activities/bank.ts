@@ -11,19 +11,8 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../src/config';
-import type { Db } from '../src/db/knex';
-import { startBankSimulator } from '../src/simulators/bank';
-import { providerEndpoint } from './provider-endpoint';
-
-export type BankCall =
-  | { op: 'createUser'; mode: 'live' | 'sandbox'; body: { userId: string; name: string; email?: string; phone?: string } }
-  | { op: 'getUser'; mode: 'live' | 'sandbox'; userId: string }
-  | { op: 'createOrder'; mode: 'live' | 'sandbox'; body: { orderId: string; userId: string; amountSatang: number; currency: 'THB'; description?: string } };
-
-export type BankOutcome =
-  | { ok: true; status: number; body: unknown }
-  | { ok: false; kind: 'rejected'; status: number; body: unknown; message: string }
-  | { ok: false; kind: 'unavailable'; message: string };
+import { ActivityFailureType, type BankCall } from '../src/domain/workflow-contract';
+import { providerEndpoint, type SandboxProviders } from './provider-endpoint';
 
 export interface HttpReply {
   status: number;
@@ -50,7 +39,7 @@ export async function httpJson(url: string, opts: { method: string; body?: unkno
 }
 
 /** Classify a provider reply: 2xx returned, 4xx non-retryable of `type`, 5xx retryable. */
-export function expectSuccess(reply: HttpReply, type: string, what: string): HttpReply {
+export function expectSuccess(reply: HttpReply, type: ActivityFailureType, what: string): HttpReply {
   if (reply.status >= 200 && reply.status < 300) return reply;
   const message = messageOf(reply.body) ?? `HTTP ${reply.status}`;
   if (reply.status >= 400 && reply.status < 500) throw ApplicationFailure.nonRetryable(message, type, { status: reply.status, body: reply.body });
@@ -60,11 +49,11 @@ export function expectSuccess(reply: HttpReply, type: string, what: string): Htt
 const messageOf = (body: unknown): string | undefined =>
   body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : undefined;
 
-export function createBankActivities({ db, config }: { db: Db; config: Config }) {
+export function createBankActivities({ config, sandbox }: { config: Config; sandbox: SandboxProviders }) {
   const baseUrl = providerEndpoint({
     label: 'bank',
     simulatorsOn: config.simulators,
-    startSimulator: () => startBankSimulator({ db }),
+    startSimulator: sandbox.bank,
     liveUrl: config.payments.bankApiUrl,
     liveUrlVar: 'BANK_API_URL',
   });
@@ -91,7 +80,7 @@ export function createBankActivities({ db, config }: { db: Db; config: Config })
       } catch (e) {
         throw new Error(`bank unreachable: ${(e as Error).message}`);
       }
-      return expectSuccess(reply, 'BankRejected', 'bank');
+      return expectSuccess(reply, ActivityFailureType.BankRejected, 'bank');
     },
   };
 }

@@ -1,5 +1,6 @@
 /** Activities of paid-order processing: reading the order's payment and recording the outcome. */
 import type { Db } from '../src/db/knex';
+import { paymentByOrderId } from '../src/payments/repository';
 import type { PaymentStatus } from '../src/domain/payment-state';
 
 export interface OrderPayment {
@@ -25,8 +26,8 @@ export interface PaidOrderRecord {
 export function createCallbackActivities({ db }: { db: Db }) {
   return {
     async loadOrderPayment(orderId: string): Promise<OrderPayment | null> {
-      const r = await db('payments').where({ order_id: orderId }).first('id', 'provider_ref', 'status', 'amount_satang');
-      return r ? { id: r.id, providerRef: r.provider_ref ?? null, status: r.status, amountSatang: Number(r.amount_satang) } : null;
+      const p = await paymentByOrderId(db, orderId);
+      return p ? { id: p.id, providerRef: p.providerRef, status: p.status, amountSatang: p.amountSatang } : null;
     },
 
     /** One row per order; a retry (or a second run) keeps the first outcome. */

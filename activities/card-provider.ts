@@ -7,17 +7,17 @@
  *   CardRejected; network errors, timeouts and 5xx are retried by Temporal.
  */
 import type { Config } from '../src/config';
-import type { Db } from '../src/db/knex';
-import { startCardProviderSimulator } from '../src/simulators/card-provider';
+import type { Mode } from '../src/domain/mode';
+import { ActivityFailureType } from '../src/domain/workflow-contract';
 import { expectSuccess, httpJson, type HttpReply } from './bank';
-import { providerEndpoint } from './provider-endpoint';
+import { providerEndpoint, type SandboxProviders } from './provider-endpoint';
 
 export interface CreateChargeInput {
   paymentId: string;
   orderId: string;
   amountSatang: number;
   token: string;
-  mode: 'live' | 'sandbox';
+  mode: Mode;
   returnUri?: string;
 }
 
@@ -27,11 +27,11 @@ export interface Charge {
   authorizeUri: string | null;
 }
 
-export function createCardProviderActivities({ db, config }: { db: Db; config: Config }) {
+export function createCardProviderActivities({ config, sandbox }: { config: Config; sandbox: SandboxProviders }) {
   const baseUrl = providerEndpoint({
     label: 'card provider',
     simulatorsOn: config.simulators,
-    startSimulator: () => startCardProviderSimulator({ db }),
+    startSimulator: sandbox.cardProvider,
     liveUrl: config.payments.cardProviderUrl,
     liveUrlVar: 'CARD_PROVIDER_URL',
   });
@@ -59,7 +59,7 @@ export function createCardProviderActivities({ db, config }: { db: Db; config: C
       } catch (e) {
         throw new Error(`card provider unreachable: ${(e as Error).message}`);
       }
-      const body = expectSuccess(reply, 'CardRejected', 'card provider').body as { id?: unknown; status?: unknown; authorize_uri?: unknown };
+      const body = expectSuccess(reply, ActivityFailureType.CardRejected, 'card provider').body as { id?: unknown; status?: unknown; authorize_uri?: unknown };
       if (typeof body?.id !== 'string' || !body.id) throw new Error('card provider answered without a charge id');
       return {
         id: body.id,

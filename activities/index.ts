@@ -2,6 +2,7 @@
 import type { Db } from '../src/db/knex';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/logger';
+import type { SandboxProviders } from './provider-endpoint';
 import { createBankActivities } from './bank';
 import { createCardProviderActivities } from './card-provider';
 import { createCallbackActivities } from './callbacks';
@@ -13,6 +14,8 @@ export interface ActivityDeps {
   db: Db;
   config: Config;
   logger: Logger;
+  /** the sandbox bank and card provider (src/simulators/providers.ts), started on first use */
+  sandbox: SandboxProviders;
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -11,6 +11,7 @@ import { Context } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import { webhookBody, type PaymentStatusEvent } from '../src/domain/events';
+import type { AttemptResult, ReplayOutcome, WebhookReplayInput } from '../src/domain/workflow-contract';
 import { newId } from '../src/ids';
 import type { Logger } from '../src/logger';
 import { postWebhook } from '../src/webhooks/http';
@@ -23,13 +24,6 @@ export interface AttemptInput {
   kind: 'automatic' | 'replay';
 }
 
-export interface AttemptResult {
-  ok: boolean;
-  /** the endpoint was removed: nothing more to do */
-  cancelled?: boolean;
-  statusCode?: number;
-  error?: string;
-}
 
 export function createWebhookActivities({ db, config, logger }: { db: Db; config: Config; logger: Logger }) {
   /** One signed POST of a delivery's payload, recorded as an attempt. */
@@ -136,7 +130,7 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
     },
 
     /** One replay attempt of a dead letter; success marks the dead letter and its delivery delivered. */
-    async replayDeadLetter(input: { deadLetterId: string }): Promise<AttemptResult & { status: 'dead' | 'delivered' }> {
+    async replayDeadLetter(input: WebhookReplayInput): Promise<ReplayOutcome> {
       const dl = await db('webhook_dead_letters').where({ id: input.deadLetterId }).first('delivery_id', 'status');
       if (!dl) throw new Error(`no dead letter ${input.deadLetterId}`);
       if (dl.status === 'delivered') return { ok: true, status: 'delivered' };

@@ -15,6 +15,7 @@ import path from 'node:path';
 import type autocannon from 'autocannon';
 import pino from 'pino';
 import { createActivities } from '../activities';
+import { sandboxProviders } from '../src/simulators/providers';
 import { loadConfig, type Config } from '../src/config';
 import { createDb, migrateLatest, type Db } from '../src/db/knex';
 import { createApp } from '../src/http/app';
@@ -133,7 +134,7 @@ export function runBench<O>(name: string, stackOptions: StackOptions, args: () =
     say('bundling the workflows and starting a worker');
     installTemporalRuntime('ERROR');
     const startWorker = async () => {
-      const { worker, connection } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, activities: createActivities({ db, config, logger }) });
+      const { worker, connection } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }) });
       const run = worker.run();
       let stopped: Promise<void> | undefined;
       const stop = () =>

@@ -13,6 +13,8 @@ import { ConfigError, loadConfig, type Config } from './config';
 import { createDb, migrateLatest } from './db/knex';
 import { isCatalogEmpty, seedCatalog } from './db/seed';
 import { createApp } from './http/app';
+import { createNotifier } from './notifier';
+import { sandboxProviders } from './simulators/providers';
 import { startCallbackSimulator } from './simulators/callbacks';
 import { startSmtpSink } from './simulators/smtp-sink';
 import { createLogger } from './logger';
@@ -101,7 +103,7 @@ async function main(config: Config) {
       address: temporalAddress,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      activities: createActivities({ db, config, logger }),
+      activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }),
     });
     const workerRun = worker.run();
     stoppers.push({
@@ -113,7 +115,9 @@ async function main(config: Config) {
       },
     });
 
-    const app = createApp({ config, db, temporal: { client, taskQueue: config.temporal.taskQueue }, logger });
+    const notifier = createNotifier({ config, logger });
+    stoppers.push({ name: 'notifier', stop: () => notifier.close() });
+    const app = createApp({ config, db, temporal: { client, taskQueue: config.temporal.taskQueue }, logger, notifier });
     const server = http.createServer(app.callback());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

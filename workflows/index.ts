@@ -1,6 +1,30 @@
 /** Entry point of the workflow bundle: every workflow type the worker registers. */
-export { cardPaymentWorkflow } from './payment';
-export { paidOrderProcessingWorkflow } from './paid-order';
-export { webhookDeliveryWorkflow, webhookReplayWorkflow } from './webhook';
-export { qrPaymentWorkflow } from './payment-qr';
-export { bankRequestWorkflow } from './payment-bank';
+import type * as contract from '../src/domain/workflow-contract';
+import { paidOrderProcessingWorkflow } from './paid-order';
+import { bankRequestWorkflow } from './payment-bank';
+import { cardPaymentWorkflow } from './payment-card';
+import { qrPaymentWorkflow } from './payment-qr';
+import { webhookDeliveryWorkflow, webhookReplayWorkflow } from './webhook';
+
+export { cardPaymentWorkflow, paidOrderProcessingWorkflow, webhookDeliveryWorkflow, webhookReplayWorkflow, qrPaymentWorkflow, bankRequestWorkflow };
+
+/** Compile-time check: each workflow has the name and the signature the contract gives the gateway. */
+export type RegisteredWorkflows = {
+  [K in (typeof contract.WorkflowType)[keyof typeof contract.WorkflowType]]: {
+    cardPaymentWorkflow: contract.CardPaymentWorkflow;
+    qrPaymentWorkflow: contract.QrPaymentWorkflow;
+    bankRequestWorkflow: contract.BankRequestWorkflow;
+    paidOrderProcessingWorkflow: contract.PaidOrderProcessingWorkflow;
+    webhookDeliveryWorkflow: contract.WebhookDeliveryWorkflow;
+    webhookReplayWorkflow: contract.WebhookReplayWorkflow;
+  }[K];
+};
+const registered: RegisteredWorkflows = {
+  cardPaymentWorkflow,
+  qrPaymentWorkflow,
+  bankRequestWorkflow,
+  paidOrderProcessingWorkflow,
+  webhookDeliveryWorkflow,
+  webhookReplayWorkflow,
+};
+void registered;

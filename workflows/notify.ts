@@ -4,12 +4,11 @@
  */
 import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { PaymentStatusEvent } from '../src/domain/events';
-
-export const WEBHOOK_DELIVERY_WORKFLOW = 'webhookDeliveryWorkflow';
+import { webhookDeliveryWorkflowId, WorkflowType, type WebhookDeliveryWorkflow } from '../src/domain/workflow-contract';
 
 export async function emitPaymentStatusUpdated(event: PaymentStatusEvent): Promise<void> {
-  await startChild(WEBHOOK_DELIVERY_WORKFLOW, {
-    workflowId: `webhook-${event.paymentId}-${event.status}`,
+  await startChild<WebhookDeliveryWorkflow>(WorkflowType.webhookDelivery, {
+    workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status),
     args: [event],
     parentClosePolicy: ParentClosePolicy.ABANDON,
     workflowIdReusePolicy: 'REJECT_DUPLICATE',

@@ -11,7 +11,7 @@
 import { log, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { OrderPayment } from '../activities/callbacks';
-import type { PaidOrderInput, PaidOrderOutcome } from '../src/domain/callback-workflows';
+import type { PaidOrderInput, PaidOrderOutcome } from '../src/domain/workflow-contract';
 import { unwrapHandlerBody, validateHandlerBody } from '../src/domain/handler-form';
 
 const { loadOrderPayment, recordPaidOrder } = proxyActivities<Activities>({

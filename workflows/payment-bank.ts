@@ -6,7 +6,7 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { BankCall, BankOutcome } from '../activities/bank';
+import { ActivityFailureType, type BankCall, type BankOutcome } from '../src/domain/workflow-contract';
 
 const { callBank } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -19,11 +19,11 @@ export async function bankRequestWorkflow(call: BankCall): Promise<BankOutcome> 
     return { ok: true, status: reply.status, body: reply.body };
   } catch (e) {
     const cause = e instanceof ActivityFailure ? e.cause : e;
-    if (cause instanceof ApplicationFailure && cause.type === 'BankRejected') {
+    if (cause instanceof ApplicationFailure && cause.type === ActivityFailureType.BankRejected) {
       const d = (cause.details?.[0] ?? {}) as { status?: number; body?: unknown };
       return { ok: false, kind: 'rejected', status: d.status ?? 400, body: d.body ?? null, message: cause.message };
     }
-    if (cause instanceof ApplicationFailure && cause.type === 'ProviderNotConfigured') {
+    if (cause instanceof ApplicationFailure && cause.type === ActivityFailureType.ProviderNotConfigured) {
       return { ok: false, kind: 'unavailable', message: cause.message };
     }
     return { ok: false, kind: 'unavailable', message: 'the bank did not answer' };

@@ -8,9 +8,14 @@
  */
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { AttemptResult } from '../activities/webhooks';
-import { WEBHOOK_RETRY_DELAYS_MS } from '../src/domain/callback-workflows';
 import type { PaymentStatusEvent } from '../src/domain/events';
+import {
+  WEBHOOK_RETRY_DELAYS_MS,
+  type AttemptResult,
+  type DeliveryOutcome,
+  type ReplayOutcome,
+  type WebhookReplayInput,
+} from '../src/domain/workflow-contract';
 
 const { planWebhookDeliveries, deadLetterWebhook } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -23,13 +28,6 @@ const { attemptWebhookDelivery, replayDeadLetter } = proxyActivities<Activities>
   heartbeatTimeout: '5 seconds',
   retry: { maximumAttempts: 1 },
 });
-
-export interface DeliveryOutcome {
-  deliveryId: string;
-  state: 'delivered' | 'dead' | 'cancelled';
-  attempts: number;
-  deadLetterId?: string;
-}
 
 async function attemptOnce(deliveryId: string, attempt: number): Promise<AttemptResult> {
   try {
@@ -57,6 +55,6 @@ export async function webhookDeliveryWorkflow(event: PaymentStatusEvent): Promis
   return Promise.all(deliveryIds.map(deliver));
 }
 
-export async function webhookReplayWorkflow(input: { deadLetterId: string }): Promise<AttemptResult & { status: 'dead' | 'delivered' }> {
+export async function webhookReplayWorkflow(input: WebhookReplayInput): Promise<ReplayOutcome> {
   return replayDeadLetter(input);
 }

@@ -15,11 +15,10 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
+import { paymentResultSignal, type PaymentResult } from '../domain/workflow-contract';
 import type { Logger } from '../logger';
-import { SIGNALS } from '../temporal/names';
 import { withTemporal } from '../temporal/payments';
-import type { PaymentResult } from '../../workflows/payment';
-import type { PaymentRef } from './payments';
+import type { PaymentRef } from '../payments/repository';
 
 export type CallbackProvider = 'card' | 'cardnet' | 'bankapp' | 'qr' | 'wallet';
 export type CallbackStatus = 'success' | 'failed' | 'unprocessed';
@@ -113,7 +112,7 @@ async function signal(deps: ProcessorDeps, cb: VerifiedCallback): Promise<Outcom
   };
   const handle = deps.client.workflow.getHandle(cb.payment.workflowId);
   try {
-    await withTemporal(() => deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () => handle.signal(SIGNALS.paymentResult, result)));
+    await withTemporal(() => deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () => handle.signal(paymentResultSignal, result)));
     return 'signalled';
   } catch (e) {
     if (e instanceof WorkflowNotFoundError) {

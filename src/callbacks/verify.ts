@@ -7,7 +7,7 @@ import type { Context, Next } from 'koa';
 import { PROVIDERS, type Config, type ProviderName } from '../config';
 import { AppError, ErrorCode } from '../domain/errors';
 import type { Logger } from '../logger';
-import { clientAddress, compileCidrs, formatAddress, inCidrs } from './ip';
+import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../http/ip';
 import { verifyFieldSignature, verifyHeaderSignature } from './signature';
 import { assertFresh, parseIsoUtc, parseUnixSeconds } from './timestamp';
 

@@ -10,11 +10,11 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
-import { PAID_ORDER_WORKFLOW, paidOrderWorkflowId, type PaidOrderInput } from '../domain/callback-workflows';
+import { paidOrderWorkflowId, WorkflowType, type PaidOrderInput, type PaidOrderProcessingWorkflow } from '../domain/workflow-contract';
 import { idsOf, unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import type { Logger } from '../logger';
 import { withTemporal } from '../temporal/payments';
-import type { Notifier } from '../../activities/notifications';
+import type { Notifier } from '../notifier';
 import { saveHandlerRecord } from './records';
 
 export const WALLET_FAILURE_MESSAGE = 'Failed to process wallet callback';
@@ -60,7 +60,7 @@ export async function handleWalletCallback(deps: WalletHandlerDeps, requestBody:
       const input: PaidOrderInput = { body: rawBody, source: 'wallet', confirmWindowSeconds: deps.config.paidOrders.confirmWindowSeconds };
       try {
         await withTemporal(() =>
-          deps.client.workflow.start(PAID_ORDER_WORKFLOW, {
+          deps.client.workflow.start<PaidOrderProcessingWorkflow>(WorkflowType.paidOrder, {
             taskQueue: deps.taskQueue,
             workflowId: paidOrderWorkflowId(e.orderId),
             args: [input],

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { Logger } from '../logger';
-import { representation, type Representation } from '../http/middleware/etag';
+import { representation, type Representation } from '../representation';
 import { aisleOf, type CatalogSnapshot, type Category } from './snapshot';
 import type { ImageFormat } from './views';
 

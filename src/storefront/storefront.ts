@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import { AppError, ErrorCode } from '../domain/errors';
-import { jsonRepresentation, representation, type Representation } from '../http/middleware/etag';
+import { jsonRepresentation, representation, type Representation } from '../representation';
 import type { Logger } from '../logger';
 import { appFirstPage, configYaml, firstPageCatYaml } from './app-config';
 import { ApiKeyService } from './auth/api-keys';

@@ -4,11 +4,19 @@
  * existing payment; another amount or method (or another caller) is a 409 CONFLICT.
  * Temporal unreachable or not answering in time -> 503 SERVICE_UNAVAILABLE, never a hang.
  */
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import { AppError, ErrorCode } from '../domain/errors';
-import { paymentWorkflowId } from '../domain/ids';
+import type { Mode } from '../domain/mode';
 import type { PaymentMethod, PaymentStatus } from '../domain/payment-state';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
+import {
+  paymentWorkflowId,
+  WorkflowType,
+  type CardPaymentInput,
+  type CardPaymentWorkflow,
+  type QrPaymentInput,
+  type QrPaymentWorkflow,
+} from '../domain/workflow-contract';
 import { temporalReachable } from './client';
 
 /** What the gateway can learn about a payment from Temporal alone (workflow memo). */
@@ -17,7 +25,7 @@ export interface PaymentMemo {
   orderId: string;
   method: PaymentMethod;
   amountSatang: number;
-  mode?: 'live' | 'sandbox';
+  mode?: Mode;
   apiKeyId?: string | null;
   /** qr: the payload and its expiry, so a repeated request returns the same QR code */
   qrPayload?: string;
@@ -92,18 +100,17 @@ export interface StartedPayment {
   status: PaymentStatus;
 }
 
-export async function startPaymentWorkflow(
-  client: Client,
-  opts: { taskQueue: string; workflowType: string; memo: PaymentMemo; args: unknown[] },
-): Promise<StartedPayment> {
+/** Which payment workflow to start, with its typed input. */
+export type PaymentStart = { type: typeof WorkflowType.card; input: CardPaymentInput } | { type: typeof WorkflowType.qr; input: QrPaymentInput };
+
+export async function startPaymentWorkflow(client: Client, opts: { taskQueue: string; start: PaymentStart; memo: PaymentMemo }): Promise<StartedPayment> {
   const workflowId = paymentWorkflowId(opts.memo.orderId);
   return withinDeadline(client, TEMPORAL_CALL_TIMEOUT_MS, async () => {
     let runId: string | undefined;
     try {
-      const handle = await client.workflow.start(opts.workflowType, {
+      const options: Omit<WorkflowStartOptions, 'args'> = {
         taskQueue: opts.taskQueue,
         workflowId,
-        args: opts.args,
         memo: { ...opts.memo },
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -112,7 +119,12 @@ export async function startPaymentWorkflow(
           { key: PaymentMethodKey, value: opts.memo.method },
           { key: PaymentStatusKey, value: 'pending' },
         ],
-      });
+      };
+      const { start } = opts;
+      const handle =
+        start.type === WorkflowType.card
+          ? await client.workflow.start<CardPaymentWorkflow>(start.type, { ...options, args: [start.input] })
+          : await client.workflow.start<QrPaymentWorkflow>(start.type, { ...options, args: [start.input] });
       runId = handle.firstExecutionRunId;
     } catch (e) {
       if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;

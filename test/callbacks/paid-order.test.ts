@@ -4,7 +4,7 @@
  * word alone is never enough.
  */
 import request from 'supertest';
-import { paidOrderWorkflowId, type PaidOrderOutcome } from '../../src/domain/callback-workflows';
+import { paidOrderWorkflowId, type PaidOrderOutcome } from '../../src/domain/workflow-contract';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { cardPayment, fieldSigned, post, resultOf, waitFor, type TestPayment } from './helpers';

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { sandboxOutcome, startCallbackSimulator, type CallbackSimulator } from '../../src/simulators/callbacks';
-import { paidOrderWorkflowId } from '../../src/domain/callback-workflows';
+import { paidOrderWorkflowId } from '../../src/domain/workflow-contract';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { apiKey } from '../webhooks/helpers';
 import { cardPayment, resultOf, waitFor } from './helpers';

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import vectors from '../fixtures/vectors/hmac-sha256.json';
 import { canonicalJson, signedPayloadText } from '../../src/callbacks/canonical-json';
-import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../../src/callbacks/ip';
+import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../../src/http/ip';
 import {
   hexDigestEquals,
   hmacSha256Hex,

@@ -3,7 +3,7 @@
  * HTTP -> workflow -> activity writes the payment row -> signal -> row and result agree.
  */
 import request from 'supertest';
-import { paymentWorkflowId } from '../../src/domain/ids';
+import { paymentWorkflowId } from '../../src/domain/workflow-contract';
 import { createTestStack, uniq, waitFor, type TestStack } from '../support/stack';
 
 let stack: TestStack;

@@ -2,8 +2,8 @@
  * GET /checkstatus/{orderId}: the record the payment's workflow keeps (row + events), agreeing
  * with the workflow's own view; who may see which payment; errors.
  */
-import { paymentWorkflowId } from '../../src/domain/ids';
-import type { PaymentView } from '../../workflows/payment';
+import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import type { PaymentView } from '../../src/domain/workflow-contract';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { gatewayWith, newKey, paymentError, request, rowOf, waitFor } from './support';
 

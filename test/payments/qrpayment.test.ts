@@ -4,7 +4,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import QRCodeLib from 'qrcode';
-import { paymentWorkflowId } from '../../src/domain/ids';
+import { paymentWorkflowId } from '../../src/domain/workflow-contract';
 import { parseTlv, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf, waitFor } from './support';

@@ -12,7 +12,7 @@ import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import request from 'supertest';
-import { paymentWorkflowId } from '../../src/domain/ids';
+import { paymentWorkflowId } from '../../src/domain/workflow-contract';
 import { findTemporalCli } from '../../src/stack/temporal';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey } from '../payments/support';

@@ -9,6 +9,7 @@ import type { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import type Koa from 'koa';
 import { createActivities, type Activities } from '../../activities';
+import { sandboxProviders } from '../../src/simulators/providers';
 import { loadConfig, type Config } from '../../src/config';
 import { createDb, migrateLatest, type Db } from '../../src/db/knex';
 import { isCatalogEmpty, seedCatalog } from '../../src/db/seed';
@@ -61,7 +62,7 @@ export async function createTestStack(opts: { worker?: boolean; env?: Record<str
   const address = process.env.TALAT_TEST_TEMPORAL_ADDRESS!;
   const client = await connectClient(address, 'default');
   const taskQueue = `test-${randomUUID()}`;
-  const activities = createActivities({ db, config, logger: testLogger });
+  const activities = createActivities({ db, config, logger: testLogger, sandbox: sandboxProviders({ db }) });
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   let connection: NativeConnection | undefined;

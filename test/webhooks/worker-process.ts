@@ -5,6 +5,7 @@
  */
 import pino from 'pino';
 import { createActivities } from '../../activities';
+import { sandboxProviders } from '../../src/simulators/providers';
 import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db/knex';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
@@ -19,7 +20,7 @@ async function main() {
     address: env.TALAT_TEST_TEMPORAL_ADDRESS!,
     namespace: 'default',
     taskQueue: env.TALAT_CRASH_TASK_QUEUE!,
-    activities: createActivities({ db, config, logger: pino({ level: 'silent' }) }),
+    activities: createActivities({ db, config, logger: pino({ level: 'silent' }), sandbox: sandboxProviders({ db }) }),
     workflowBundle: { codePath: env.TALAT_TEST_WORKFLOW_BUNDLE! },
   });
   const running = worker.run();

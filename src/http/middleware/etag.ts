@@ -1,6 +1,6 @@
 /**
- * Cacheable representations: bytes computed once, a strong ETag over them, an optional gzip
- * twin, and one function that answers a request with them.
+ * Answering a request with a cacheable representation (src/representation.ts): ETag,
+ * If-None-Match revalidation and the gzip twin.
  *
  * Contract of sendRepresentation:
  *  - ETag and Cache-Control on every answer, 200 or 304;
@@ -8,26 +8,8 @@
  *  - the gzip twin goes to clients whose Accept-Encoding allows gzip (Vary: Accept-Encoding);
  *    its ETag carries a `-gz` suffix, and either tag revalidates the resource.
  */
-import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
 import type { Context } from 'koa';
-
-export interface Representation {
-  body: Buffer;
-  contentType: string;
-  /** strong tag of the identity bytes, quoted */
-  etag: string;
-  gzip?: Buffer;
-}
-
-export function representation(body: Buffer | string, contentType: string, opts: { gzip?: boolean } = {}): Representation {
-  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`;
-  return { body: bytes, contentType, etag, gzip: opts.gzip ? gzipSync(bytes, { level: 9 }) : undefined };
-}
-
-export const jsonRepresentation = (value: unknown, opts: { gzip?: boolean } = {}): Representation =>
-  representation(JSON.stringify(value), 'application/json; charset=utf-8', opts);
+import type { Representation } from '../../representation';
 
 const gzipTag = (etag: string) => `${etag.slice(0, -1)}-gz"`;
 

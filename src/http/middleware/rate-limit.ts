@@ -15,7 +15,7 @@
  *  - The clock is injected (tests move it; nothing sleeps).
  */
 import type { Context, Middleware, Next } from 'koa';
-import { clientAddress, compileCidrs, formatAddress } from '../../callbacks/ip';
+import { clientAddress, compileCidrs, formatAddress } from '../ip';
 import type { Db } from '../../db/knex';
 import { AppError, ErrorCode } from '../../domain/errors';
 

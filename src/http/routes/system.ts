@@ -1,6 +1,6 @@
 /** /healthz (process up), /readyz (Postgres and Temporal reachable), /openapi.json, /docs. */
 import Router from '@koa/router';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { temporalReachable } from '../../temporal/client';
 import { AppError, ErrorCode } from '../../domain/errors';
 import { openApiDocument, registry, z } from '../openapi';

@@ -5,16 +5,16 @@
  * {statusCode, body: {error, code, details}} envelope. The sign-in routes are in storefront-auth.ts.
  */
 import Router from '@koa/router';
-import type { AppDeps } from '../app';
-import { AppError, ErrorCode } from '../../domain/errors';
-import { schemaFilePath } from '../../storefront/app-config';
-import { createStorefront } from '../../storefront/storefront';
-import type { ImageFormat } from '../../storefront/views';
-import { sendRepresentation } from '../middleware/etag';
-import { registry, z } from '../openapi';
-import { validate } from '../validate';
-import { storefrontAuthRoutes } from './storefront-auth';
-import * as docs from './storefront-openapi';
+import type { AppDeps } from '../http/deps';
+import { AppError, ErrorCode } from '../domain/errors';
+import { schemaFilePath } from './app-config';
+import { createStorefront } from './storefront';
+import type { ImageFormat } from './views';
+import { sendRepresentation } from '../http/middleware/etag';
+import { registry, z } from '../http/openapi';
+import { validate } from '../http/validate';
+import { storefrontAuthRoutes } from './auth/routes';
+import * as docs from './openapi';
 
 const CACHE = {
   catalog: 'public, max-age=300',

@@ -8,17 +8,16 @@
  * Which events an endpoint receives: see activities/webhooks.ts (and the README).
  */
 import Router from '@koa/router';
-import type { AppDeps } from '../app';
-import { AppError, ErrorCode } from '../../domain/errors';
-import { WEBHOOK_REPLAY_WORKFLOW, webhookReplayWorkflowId } from '../../domain/callback-workflows';
-import { withTemporal } from '../../temporal/payments';
-import { createEndpoint, getDeadLetter, listDeadLetters, listEndpoints, removeEndpoint } from '../../webhooks/endpoints';
-import { urlProblem } from '../../webhooks/http';
-import { requireApiKey } from '../middleware/api-key';
-import { registry, z } from '../openapi';
-import { validate } from '../validate';
-import { apiErrors, guards, rateLimitHeaders, security } from './payments-guards';
-import type { AttemptResult } from '../../../activities/webhooks';
+import type { AppDeps } from '../http/deps';
+import { AppError, ErrorCode } from '../domain/errors';
+import { webhookReplayWorkflowId, WorkflowType, type AttemptResult, type WebhookReplayWorkflow } from '../domain/workflow-contract';
+import { withTemporal } from '../temporal/payments';
+import { createEndpoint, getDeadLetter, listDeadLetters, listEndpoints, removeEndpoint } from './endpoints';
+import { urlProblem } from './http';
+import { requireApiKey } from '../http/middleware/api-key';
+import { registry, z } from '../http/openapi';
+import { validate } from '../http/validate';
+import { apiErrors, guards, rateLimitHeaders, security } from '../http/guards';
 
 const SCOPE = 'webhooks:manage';
 
@@ -158,7 +157,7 @@ export function webhookRoutes(deps: AppDeps): Router {
     if (!found) throw new AppError(ErrorCode.NOT_FOUND, 'No such dead letter', { id: ctx.params.id });
     if (found.status === 'delivered') throw new AppError(ErrorCode.CONFLICT, 'This dead letter was delivered already', { id: found.id });
     const attempt = await withTemporal(async () => {
-      const handle = await deps.temporal.client.workflow.start(WEBHOOK_REPLAY_WORKFLOW, {
+      const handle = await deps.temporal.client.workflow.start<WebhookReplayWorkflow>(WorkflowType.webhookReplay, {
         taskQueue: deps.temporal.taskQueue,
         workflowId: webhookReplayWorkflowId(found.id),
         args: [{ deadLetterId: found.id }],

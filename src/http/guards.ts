@@ -3,12 +3,12 @@
  * the Idempotency-Key handling of POSTs, common field schemas and OpenAPI fragments.
  */
 import type { Middleware } from 'koa';
-import type { AppDeps } from '../app';
-import { AppError, ErrorCode } from '../../domain/errors';
-import { thbToSatang } from '../../domain/money';
-import { idempotency } from '../middleware/idempotency';
-import { createRateLimiter, rateLimit, type RateLimiter } from '../middleware/rate-limit';
-import { ApiKeyAuth, PaymentError, z } from '../openapi';
+import type { AppDeps } from './deps';
+import { AppError, ErrorCode } from '../domain/errors';
+import { thbToSatang } from '../domain/money';
+import { idempotency } from './middleware/idempotency';
+import { createRateLimiter, rateLimit, type RateLimiter } from './middleware/rate-limit';
+import { ApiKeyAuth, PaymentError, z } from './openapi';
 
 const limiters = new WeakMap<AppDeps, RateLimiter>();
 

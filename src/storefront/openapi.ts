@@ -1,6 +1,6 @@
 /** OpenAPI description of the storefront routes (storefront.ts, storefront-auth.ts). */
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { PaymentError, z } from '../openapi';
+import { PaymentError, z } from '../http/openapi';
 
 const StorefrontError = PaymentError;
 const errors = (codes: number[]) =>

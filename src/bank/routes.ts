@@ -7,15 +7,15 @@
  *   unreachable, 5xx after retries, or not configured -> SERVICE_UNAVAILABLE.
  */
 import Router from '@koa/router';
-import type { AppDeps } from '../app';
-import type { BankCall, BankOutcome } from '../../../activities/bank';
-import { AppError, ErrorCode } from '../../domain/errors';
-import { satangToThb } from '../../domain/money';
-import { callBankViaWorkflow } from '../../temporal/bank';
-import { requireApiKey } from '../middleware/api-key';
-import { envelope, registry, z } from '../openapi';
-import { validate } from '../validate';
-import { Amount, apiErrors, guards, Id, idempotencyHeader, rateLimitHeaders, requireProvider, security } from './payments-guards';
+import type { AppDeps } from '../http/deps';
+import type { BankCall, BankOutcome } from '../domain/workflow-contract';
+import { AppError, ErrorCode } from '../domain/errors';
+import { satangToThb } from '../domain/money';
+import { callBankViaWorkflow } from './service';
+import { requireApiKey } from '../http/middleware/api-key';
+import { envelope, registry, z } from '../http/openapi';
+import { validate } from '../http/validate';
+import { Amount, apiErrors, guards, Id, idempotencyHeader, rateLimitHeaders, requireProvider, security } from '../http/guards';
 
 export const BankCreateUserRequest = registry.register(
   'BankCreateUserRequest',

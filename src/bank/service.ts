@@ -4,11 +4,10 @@
  * unreachable, no worker, or a bank that never answers -> 503 SERVICE_UNAVAILABLE, never a hang.
  */
 import type { Client } from '@temporalio/client';
-import type { BankCall, BankOutcome } from '../../activities/bank';
 import { AppError, ErrorCode } from '../domain/errors';
+import { bankRequestWorkflowId, WorkflowType, type BankCall, type BankRequestWorkflow, type BankOutcome } from '../domain/workflow-contract';
 import { newId } from '../ids';
-import { WORKFLOWS } from './names';
-import { withinDeadline } from './payments';
+import { withinDeadline } from '../temporal/payments';
 
 /** Upper bound of a bank call as the client sees it: 3 attempts of at most PROVIDER_TIMEOUT_MS plus back-off. */
 export const bankDeadlineMs = (providerTimeoutMs: number): number => 3 * providerTimeoutMs + 5_000;
@@ -19,13 +18,13 @@ export async function callBankViaWorkflow(client: Client, opts: { taskQueue: str
     client,
     ms,
     () =>
-      client.workflow.execute(WORKFLOWS.bank, {
+      client.workflow.execute<BankRequestWorkflow>(WorkflowType.bank, {
         taskQueue: opts.taskQueue,
-        workflowId: `bank-${opts.call.op}-${newId('req').slice(4)}`,
+        workflowId: bankRequestWorkflowId(opts.call.op, newId('req').slice(4)),
         args: [opts.call],
         workflowExecutionTimeout: ms + 5_000,
         memo: { op: opts.call.op, mode: opts.call.mode },
-      }) as Promise<BankOutcome>,
+      }),
     () => {
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The bank did not answer in time, try again later', { service: 'bank' });
     },

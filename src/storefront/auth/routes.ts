@@ -11,13 +11,13 @@
  */
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../../http/deps';
 import { AppError, ErrorCode } from '../../domain/errors';
-import { verifyPresigned } from '../../storefront/auth/sigv4';
-import { authRateLimit } from '../../storefront/rate-limit';
-import type { Storefront } from '../../storefront/storefront';
-import { z } from '../openapi';
-import { validate } from '../validate';
+import { verifyPresigned } from './sigv4';
+import { authRateLimit } from '../rate-limit';
+import type { Storefront } from '../storefront';
+import { z } from '../../http/openapi';
+import { validate } from '../../http/validate';
 
 export const IDENTITY_TARGET_PREFIX = 'AWSCognitoIdentityService.';
 

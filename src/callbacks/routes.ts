@@ -6,20 +6,20 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { AppDeps } from '../app';
-import { rawBodyOf } from '../app';
-import { createNotifier } from '../../../activities/notifications';
-import { paymentByOrderId, paymentByProviderRef, paymentMatches, type PaymentRef } from '../../callbacks/payments';
-import { processCallback, type CallbackProvider, type CallbackStatus, type Outcome, type StoredResponse } from '../../callbacks/processor';
-import { saveHandlerRecord } from '../../callbacks/records';
-import { requireBodyType, verifySignatureHeaders, verifySignedPayload } from '../../callbacks/verify';
-import { handleWalletCallback } from '../../callbacks/wallet-handler';
-import type { ProviderName } from '../../config';
-import { AppError, ErrorCode } from '../../domain/errors';
-import { unwrapHandlerBody, validateHandlerBody } from '../../domain/handler-form';
-import { thbToSatang } from '../../domain/money';
-import { CallbackError, errorResponses, registry, z } from '../openapi';
-import { validate } from '../validate';
+import type { AppDeps } from '../http/deps';
+import { rawBodyOf } from '../http/middleware/body';
+import type { Notifier } from '../notifier';
+import { paymentByOrderId, paymentByProviderRef, paymentMatches, type PaymentRef } from '../payments/repository';
+import { processCallback, type CallbackProvider, type CallbackStatus, type Outcome, type StoredResponse } from './processor';
+import { saveHandlerRecord } from './records';
+import { requireBodyType, verifySignatureHeaders, verifySignedPayload } from './verify';
+import { handleWalletCallback } from './wallet-handler';
+import type { ProviderName } from '../config';
+import { AppError, ErrorCode } from '../domain/errors';
+import { unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
+import { thbToSatang } from '../domain/money';
+import { CallbackError, errorResponses, registry, z } from '../http/openapi';
+import { validate } from '../http/validate';
 
 
 /** `tok_test_4242` -> `…4242`: enough for an operator to match a receipt, useless to anyone else. */
@@ -142,11 +142,10 @@ function send(ctx: Context, r: StoredResponse): void {
   ctx.body = r.body;
 }
 
-export function callbackRoutes(deps: AppDeps): Router {
+export function callbackRoutes(deps: AppDeps & { notifier: Notifier }): Router {
   const r = new Router();
-  const { config, db, logger } = deps;
+  const { config, db, logger, notifier } = deps;
   const processorDeps = { db, client: deps.temporal.client, logger };
-  const notifier = createNotifier({ config, logger });
 
   r.post('/callback', async (ctx) => {
     requireBodyType(ctx, 'form');

@@ -4,7 +4,7 @@
  * The rules are in src/domain/cost.ts (and README "Payment API").
  */
 import Router from '@koa/router';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../http/deps';
 import {
   calculateCost,
   COST_PAYMENT_METHODS,
@@ -12,12 +12,12 @@ import {
   type CatalogProduct,
   type CatalogPromotion,
   type PromotionType,
-} from '../../domain/cost';
-import { AppError, ErrorCode } from '../../domain/errors';
-import { requireApiKey } from '../middleware/api-key';
-import { envelope, registry, z } from '../openapi';
-import { validate } from '../validate';
-import { apiErrors, clockOf, guards, idempotencyHeader, rateLimitHeaders, security } from './payments-guards';
+} from '../domain/cost';
+import { AppError, ErrorCode } from '../domain/errors';
+import { requireApiKey } from '../http/middleware/api-key';
+import { envelope, registry, z } from '../http/openapi';
+import { validate } from '../http/validate';
+import { apiErrors, clockOf, guards, idempotencyHeader, rateLimitHeaders, security } from '../http/guards';
 
 export const MAX_COST_ITEMS = 100;
 export const MAX_ITEM_QUANTITY = 999;

@@ -1,0 +1,177 @@
+/**
+ * The Temporal contract: the one home of every name, id, signal, query, update, input and
+ * output that the gateway, the worker and the workflow code share. Workflow code implements
+ * these signatures (workflows/), the gateway starts and signals through them (src/), and
+ * activities throw the failure types listed here.
+ *
+ * Names are part of the recorded histories (test/replay): never rename a value here.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { PaymentStatusEvent } from './events';
+import type { Mode } from './mode';
+import type { PaymentMethod, PaymentStatus } from './payment-state';
+
+/** Workflow type names (the exported function names under workflows/). */
+export const WorkflowType = {
+  card: 'cardPaymentWorkflow',
+  qr: 'qrPaymentWorkflow',
+  bank: 'bankRequestWorkflow',
+  paidOrder: 'paidOrderProcessingWorkflow',
+  webhookDelivery: 'webhookDeliveryWorkflow',
+  webhookReplay: 'webhookReplayWorkflow',
+} as const;
+
+// Workflow ids: natural idempotency, one workflow per subject.
+/** the payment of an order: one per order */
+export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
+/** one paid-order processing per order */
+export const paidOrderWorkflowId = (orderId: string): string => `paid-order-${orderId}`;
+/** one webhook delivery per payment and status */
+export const webhookDeliveryWorkflowId = (paymentId: string, status: PaymentStatus): string => `webhook-${paymentId}-${status}`;
+/** one replay of a dead letter at a time (a second request joins the running one) */
+export const webhookReplayWorkflowId = (deadLetterId: string): string => `webhook-replay-${deadLetterId}`;
+/** one bank call; `unique` is a fresh random suffix */
+export const bankRequestWorkflowId = (op: BankCall['op'], unique: string): string => `bank-${op}-${unique}`;
+
+/** ApplicationFailure types that activities throw and workflows match. */
+export const ActivityFailureType = {
+  /** the card provider refused the charge (4xx): non-retryable */
+  CardRejected: 'CardRejected',
+  /** the partner bank refused the call (4xx): non-retryable, details {status, body} */
+  BankRejected: 'BankRejected',
+  /** neither the sandbox simulator nor a live URL is available */
+  ProviderNotConfigured: 'ProviderNotConfigured',
+} as const;
+export type ActivityFailureType = (typeof ActivityFailureType)[keyof typeof ActivityFailureType];
+
+// ---- payment workflows (card, qr) ----
+
+/** Signal `paymentResult`: the first valid one decides; a later one changes nothing. */
+export interface PaymentResult {
+  status: 'success' | 'failed';
+  provider: string;
+  reference?: string;
+  message?: string;
+}
+
+export interface ChargeView {
+  id: string;
+  status: string;
+  authorizeUri: string | null;
+}
+
+export interface PaymentView {
+  paymentId: string;
+  orderId: string;
+  method: PaymentMethod;
+  amountSatang: number;
+  status: PaymentStatus;
+  history: { status: PaymentStatus; at: string; reason: string }[];
+  /** card: the charge at the card provider, once created */
+  charge?: ChargeView;
+  /** why the payment failed or expired */
+  failureReason?: string;
+}
+
+export interface PaymentOutcome {
+  paymentId: string;
+  orderId: string;
+  status: PaymentStatus;
+}
+
+/** What every payment workflow starts from (the gateway builds it). */
+export interface PaymentInput {
+  paymentId: string;
+  orderId: string;
+  userId: string;
+  amountSatang: number;
+  mode: Mode;
+  apiKeyId?: string;
+  customerId?: string;
+  /** card: where the user is sent after the provider's callback */
+  callbackUrl?: string;
+}
+
+export interface CardPaymentInput extends PaymentInput {
+  /** one-time card token from the provider's client library */
+  token: string;
+  /** the provider's browser return address (our /callback) */
+  returnUri?: string;
+  timeoutSeconds: number;
+}
+
+export interface QrPaymentInput extends PaymentInput {
+  /** ISO 8601 UTC; the workflow's timer runs until then */
+  expiresAt: string;
+  qr: { payload: string; crc: string; promptPayId: string };
+}
+
+export const paymentResultSignal = defineSignal<[PaymentResult]>('paymentResult');
+export const paymentQuery = defineQuery<PaymentView>('payment');
+/** Card: resolves once the charge exists at the provider (or the payment ended); returns the view. */
+export const chargeUpdate = defineUpdate<PaymentView>('charge');
+
+export type CardPaymentWorkflow = (input: CardPaymentInput) => Promise<PaymentOutcome>;
+export type QrPaymentWorkflow = (input: QrPaymentInput) => Promise<PaymentOutcome>;
+
+// ---- bank calls ----
+
+export type BankCall =
+  | { op: 'createUser'; mode: Mode; body: { userId: string; name: string; email?: string; phone?: string } }
+  | { op: 'getUser'; mode: Mode; userId: string }
+  | { op: 'createOrder'; mode: Mode; body: { orderId: string; userId: string; amountSatang: number; currency: 'THB'; description?: string } };
+
+export type BankOutcome =
+  | { ok: true; status: number; body: unknown }
+  | { ok: false; kind: 'rejected'; status: number; body: unknown; message: string }
+  | { ok: false; kind: 'unavailable'; message: string };
+
+export type BankRequestWorkflow = (call: BankCall) => Promise<BankOutcome>;
+
+// ---- paid-order processing (wallet handler) ----
+
+export interface PaidOrderInput {
+  /** the full request body of the wallet handler, as received (JSON text) */
+  body: string;
+  source: 'wallet';
+  /** how long to wait for the payment to be confirmed paid by a verified callback */
+  confirmWindowSeconds: number;
+}
+
+export interface PaidOrderOutcome {
+  orderId: string;
+  paymentId: string;
+  status: 'confirmed' | 'rejected';
+  reason: string;
+}
+
+export type PaidOrderProcessingWorkflow = (input: PaidOrderInput) => Promise<PaidOrderOutcome>;
+
+// ---- webhooks ----
+
+/** Retries of a webhook delivery after the first attempt (SPEC.md "Limits"). */
+export const WEBHOOK_RETRY_DELAYS_MS = [1000, 2000, 4000] as const;
+
+/** One delivery attempt as the webhook activities report it. */
+export interface AttemptResult {
+  ok: boolean;
+  /** the endpoint was removed: nothing more to do */
+  cancelled?: boolean;
+  statusCode?: number;
+  error?: string;
+}
+
+export interface DeliveryOutcome {
+  deliveryId: string;
+  state: 'delivered' | 'dead' | 'cancelled';
+  attempts: number;
+  deadLetterId?: string;
+}
+
+export interface WebhookReplayInput {
+  deadLetterId: string;
+}
+export type ReplayOutcome = AttemptResult & { status: 'dead' | 'delivered' };
+
+export type WebhookDeliveryWorkflow = (event: PaymentStatusEvent) => Promise<DeliveryOutcome[]>;
+export type WebhookReplayWorkflow = (input: WebhookReplayInput) => Promise<ReplayOutcome>;

@@ -1,0 +1,29 @@
+/** What the HTTP layer is built over (createApp(deps)), and the Koa state every request carries. */
+import type { Config } from '../config';
+import type { Db } from '../db/knex';
+import type { Logger } from '../logger';
+import type { Notifier } from '../notifier';
+import type { TemporalDeps } from '../temporal/client';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  temporal: TemporalDeps;
+  logger: Logger;
+  /** ms since the epoch; injected by tests (rate-limit windows, QR expiry, promotion dates) */
+  clock?: () => number;
+  /**
+   * the administrator e-mail and error tracker of the wallet handler; created by the caller, who
+   * closes it (without one, createApp builds one over config that lives as long as the process)
+   */
+  notifier?: Notifier;
+}
+
+declare module 'koa' {
+  interface DefaultState {
+    requestId: string;
+    area: 'payment' | 'callback' | 'storefront';
+    /** the raw text of a JSON body (see rawBodyOf) */
+    rawBody?: string;
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The payments table family (payments, payment_events): the only place a payments row is read
+ * or written and mapped. The rows are the workflows' projection: written by the payment
+ * activities after the workflow decided a transition, read by the payment and callback APIs.
+ */
+import type { Db } from '../db/knex';
+import type { Mode } from '../domain/mode';
+import { canTransition, type PaymentMethod, type PaymentStatus } from '../domain/payment-state';
+
+export interface Payment {
+  id: string;
+  orderId: string;
+  userId: string;
+  status: PaymentStatus;
+  method: PaymentMethod;
+  mode: Mode;
+  amountSatang: number;
+  callbackUrl: string | null;
+  providerRef: string | null;
+  workflowId: string;
+  apiKeyId: string | null;
+  details: { charge?: { status?: string; authorizeUri?: string | null } } & Record<string, unknown>;
+  expiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+/** What a callback refers to: the payment row. */
+export type PaymentRef = Payment;
+
+export interface PaymentEvent {
+  status: PaymentStatus;
+  at: Date;
+  reason: string;
+}
+
+type Row = Record<string, unknown>;
+const toPayment = (r: Row | undefined): Payment | undefined =>
+  r && {
+    id: String(r.id),
+    orderId: String(r.order_id),
+    userId: String(r.user_id),
+    status: r.status as PaymentStatus,
+    method: r.method as PaymentMethod,
+    mode: r.mode as Mode,
+    amountSatang: Number(r.amount_satang),
+    callbackUrl: (r.callback_url as string | null) ?? null,
+    providerRef: (r.provider_ref as string | null) ?? null,
+    workflowId: String(r.workflow_id),
+    apiKeyId: (r.api_key_id as string | null) ?? null,
+    details: (r.details as Payment['details'] | null) ?? {},
+    expiresAt: (r.expires_at as Date | null) ?? null,
+    createdAt: r.created_at as Date,
+    updatedAt: r.updated_at as Date,
+  };
+
+export const paymentByOrderId = async (db: Db, orderId: string): Promise<Payment | undefined> => toPayment(await db('payments').where({ order_id: orderId }).first());
+
+export const paymentByProviderRef = async (db: Db, ref: string): Promise<Payment | undefined> =>
+  toPayment(await db('payments').where({ provider_ref: ref }).orderBy('created_at', 'desc').first());
+
+export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> => toPayment(await db('payments').where({ id }).first());
+
+/** A provider may name the payment by our id or by the reference we gave it (charge id, QR reference). */
+export const paymentMatches = (p: PaymentRef, given: string): boolean => given === p.id || (p.providerRef !== null && given === p.providerRef);
+
+/** The payment's history, oldest first. */
+export async function paymentHistory(db: Db, paymentId: string): Promise<PaymentEvent[]> {
+  const rows = await db('payment_events').where({ payment_id: paymentId }).orderBy('id').select<{ to_status: PaymentStatus; reason: string; created_at: Date }[]>('to_status', 'reason', 'created_at');
+  return rows.map((e) => ({ status: e.to_status, at: e.created_at, reason: e.reason }));
+}
+
+/** The reason of the payment's latest transition. */
+export async function lastTransitionReason(db: Db, paymentId: string): Promise<string | undefined> {
+  const row = await db('payment_events').where({ payment_id: paymentId }).orderBy('id', 'desc').first<{ reason: string } | undefined>('reason');
+  return row?.reason;
+}
+
+// ---- writes (the payment activities; each idempotent, so Temporal may retry it) ----
+
+export interface NewPayment {
+  paymentId: string;
+  orderId: string;
+  userId: string;
+  method: PaymentMethod;
+  amountSatang: number;
+  mode: Mode;
+  workflowId: string;
+  customerId?: string;
+  callbackUrl?: string;
+  apiKeyId?: string;
+  expiresAt?: string;
+  details?: Record<string, unknown>;
+}
+
+export interface StatusChange {
+  paymentId: string;
+  from: PaymentStatus;
+  to: PaymentStatus;
+  reason: string;
+}
+
+/** Insert the payment row and its first history event; a retry finds the row and does nothing. */
+export async function insertPayment(db: Db, input: NewPayment): Promise<void> {
+  await db.transaction(async (trx) => {
+    const inserted = await trx('payments')
+      .insert({
+        id: input.paymentId,
+        order_id: input.orderId,
+        user_id: input.userId,
+        method: input.method,
+        amount_satang: input.amountSatang,
+        status: 'pending',
+        mode: input.mode,
+        customer_id: input.customerId ?? null,
+        callback_url: input.callbackUrl ?? null,
+        api_key_id: input.apiKeyId ?? null,
+        workflow_id: input.workflowId,
+        expires_at: input.expiresAt ?? null,
+        details: JSON.stringify(input.details ?? {}),
+      })
+      .onConflict('id')
+      .ignore()
+      .returning('id');
+    if (inserted.length > 0) {
+      await trx('payment_events').insert({ payment_id: input.paymentId, from_status: null, to_status: 'pending', reason: 'created' });
+    }
+  });
+}
+
+/** Card: note the provider's charge id (provider_ref, which the callback API looks up) and its details. */
+export async function attachProviderRef(db: Db, input: { paymentId: string; providerRef: string; details: Record<string, unknown> }): Promise<void> {
+  await db('payments')
+    .where({ id: input.paymentId })
+    .update({ provider_ref: input.providerRef, details: db.raw('details || ?::jsonb', [JSON.stringify(input.details)]), updated_at: db.fn.now() });
+}
+
+/** Apply a transition decided by the workflow; guarded on the current status, so a retry is a no-op. */
+export async function applyTransition(db: Db, change: StatusChange): Promise<void> {
+  if (!canTransition(change.from, change.to)) throw new Error(`illegal transition ${change.from} -> ${change.to}`);
+  await db.transaction(async (trx) => {
+    const updated = await trx('payments')
+      .where({ id: change.paymentId, status: change.from })
+      .update({ status: change.to, updated_at: trx.fn.now() })
+      .returning('id');
+    if (updated.length > 0) {
+      await trx('payment_events').insert({ payment_id: change.paymentId, from_status: change.from, to_status: change.to, reason: change.reason });
+    }
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * Payment API routes (SPEC.md "Payment API"): POST /cardpayment, POST /qrpayment,
+ * GET /checkstatus/{orderId}. Thin: validate (./schemas), call the payment service (./service),
+ * shape the {statusCode, body} envelope. calculate-cost lives beside this file.
+ */
+import Router from '@koa/router';
+import type { AppDeps } from '../http/deps';
+import { clockOf, guards, Id, requireProvider } from '../http/guards';
+import { optionalApiKey, requireApiKey } from '../http/middleware/api-key';
+import { z } from '../http/openapi';
+import { validate } from '../http/validate';
+import { CardPaymentRequest, QrPaymentRequest } from './schemas';
+import { createPaymentService } from './service';
+
+export function paymentRoutes(deps: AppDeps): Router {
+  const r = new Router();
+  const { limited, idempotent } = guards(deps);
+  const payments = createPaymentService({ config: deps.config, db: deps.db, temporal: deps.temporal, clock: clockOf(deps) });
+
+  r.post('/cardpayment', limited, optionalApiKey('payments:write'), idempotent, async (ctx) => {
+    const req = validate(CardPaymentRequest, ctx.request.body);
+    const key = ctx.state.apiKey;
+    const mode = key?.mode ?? (deps.config.simulators ? 'sandbox' : 'live');
+    requireProvider(deps, 'card-provider', mode);
+    ctx.body = { statusCode: 200, body: await payments.createCardPayment(req, key, mode) };
+  });
+
+  r.post('/qrpayment', limited, requireApiKey('payments:write'), idempotent, async (ctx) => {
+    const req = validate(QrPaymentRequest, ctx.request.body);
+    ctx.body = { statusCode: 200, body: await payments.createQrPayment(req, ctx.state.apiKey!) };
+  });
+
+  r.get('/checkstatus/:orderId', limited, requireApiKey('payments:read'), async (ctx) => {
+    const { orderId } = validate(z.object({ orderId: Id }), { orderId: ctx.params.orderId });
+    ctx.body = { statusCode: 200, body: await payments.paymentStatus(orderId, ctx.state.apiKey!) };
+  });
+
+  return r;
+}

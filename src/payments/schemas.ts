@@ -1,0 +1,128 @@
+/**
+ * Payment API request validators and response schemas (SPEC.md "Payment API"), registered in the
+ * OpenAPI document with their paths. Requests are `.strict()`: unknown fields are refused.
+ */
+import { envelope, registry, z } from '../http/openapi';
+import { Amount, apiErrors, HttpUrl, Id, idempotencyHeader, rateLimitHeaders, security } from '../http/guards';
+
+export const CardPaymentRequest = registry.register(
+  'CardPaymentRequest',
+  z
+    .object({
+      orderId: Id,
+      userId: Id,
+      amount: Amount,
+      token: z.string().min(1).max(256).openapi({ description: "one-time card token from the card provider's client library" }),
+      callback: HttpUrl.optional().openapi({ description: 'where the user is redirected after the card callback (http or https URL)' }),
+    })
+    .strict(),
+);
+
+export const QrPaymentRequest = registry.register(
+  'QrPaymentRequest',
+  z.object({ orderId: Id, userId: Id, amount: Amount, customerId: Id }).strict(),
+);
+
+const Status = z.enum(['pending', 'paid', 'failed', 'expired', 'refunded']);
+
+export const CardPaymentCreated = registry.register(
+  'CardPaymentCreated',
+  z.object({
+    paymentId: z.string(),
+    orderId: z.string(),
+    method: z.literal('card'),
+    status: Status,
+    amount: z.number(),
+    currency: z.literal('THB'),
+    chargeId: z.string().nullable().openapi({ description: "the provider's charge id (objectId in its callback); null if not created yet" }),
+    authorizeUri: z.string().nullable().openapi({ description: 'where to send the user for 3-D Secure, when the provider asks for it' }),
+    failureReason: z.string().optional(),
+  }),
+);
+
+export const QrPaymentCreated = registry.register(
+  'QrPaymentCreated',
+  z.object({
+    paymentId: z.string(),
+    orderId: z.string(),
+    method: z.literal('qr'),
+    status: Status,
+    amount: z.number(),
+    currency: z.literal('THB'),
+    customerId: z.string(),
+    expiresAt: z.string().openapi({ description: 'ISO 8601 UTC; the payment ends `expired` when no result arrived by then' }),
+    qr: z.object({
+      payload: z.string().openapi({ description: 'PromptPay (EMVCo) payload, tags 00 01 29 58 53 54 63', example: '00020101021229370016A000000677010111011300668012345675802TH530376454044.226304E469' }),
+      crc: z.string().openapi({ description: 'CRC16 (CCITT-FALSE) of the payload: its last 4 characters' }),
+      image: z.string().openapi({ description: 'the payload as a QR code: PNG data URL' }),
+    }),
+  }),
+);
+
+export const PaymentStatusOut = registry.register(
+  'PaymentStatus',
+  z.object({
+    paymentId: z.string(),
+    orderId: z.string(),
+    method: z.string(),
+    status: Status,
+    amount: z.number(),
+    currency: z.literal('THB'),
+    mode: z.enum(['live', 'sandbox']),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    expiresAt: z.string().nullable(),
+    providerRef: z.string().nullable(),
+    history: z.array(z.object({ status: Status, at: z.string(), reason: z.string() })),
+  }),
+);
+
+registry.registerPath({
+  method: 'post',
+  path: '/cardpayment',
+  summary: 'Start a card payment (public, form-encoded)',
+  description:
+    'Starts the payment workflow payment-<orderId>; an activity creates the charge at the card provider (sandbox simulator unless live). Waits up to 10 s for the charge, then answers. The same order and amount again returns the existing payment; another amount is 409. An X-API-Key is optional: with one, the payment belongs to that key (its mode, its webhooks).',
+  tags: ['payment'],
+  request: { headers: idempotencyHeader, body: { content: { 'application/x-www-form-urlencoded': { schema: CardPaymentRequest } } } },
+  responses: {
+    200: { description: 'payment started (or the existing payment of this order)', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(CardPaymentCreated) } } },
+    ...apiErrors([400, 401, 403, 409, 413, 422, 429, 503]),
+  },
+});
+
+registry.registerPath({
+  method: 'post',
+  path: '/qrpayment',
+  summary: 'Create a PromptPay QR payment',
+  description:
+    "Builds the PromptPay payload for the merchant's PromptPay id (PROMPTPAY_ID) and the amount, and starts the QR payment workflow, which waits for the QR callback or ends expired after QR_EXPIRY_S. The same order and amount again returns the existing payment (same QR); another amount is 409 CONFLICT. Scope payments:write.",
+  tags: ['payment'],
+  security,
+  request: { headers: idempotencyHeader, body: { content: { 'application/json': { schema: QrPaymentRequest } } } },
+  responses: {
+    200: { description: 'the QR payment', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(QrPaymentCreated) } } },
+    ...apiErrors([400, 401, 403, 409, 413, 422, 429, 503]),
+  },
+});
+
+registry.registerPath({
+  method: 'get',
+  path: '/checkstatus/{orderId}',
+  summary: "A payment's status and history",
+  description:
+    "Reads the record the payment's workflow keeps (the payments row and its events). A key sees the payments of its own mode that it created, and public card payments. Scope payments:read.",
+  tags: ['payment'],
+  security,
+  request: { params: z.object({ orderId: Id }) },
+  responses: {
+    200: { description: 'status and history', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(PaymentStatusOut) } } },
+    ...apiErrors([400, 401, 403, 404, 429, 503]),
+  },
+});
+
+export type CardPaymentRequest = z.infer<typeof CardPaymentRequest>;
+export type QrPaymentRequest = z.infer<typeof QrPaymentRequest>;
+export type CardPaymentCreated = z.infer<typeof CardPaymentCreated>;
+export type QrPaymentCreated = z.infer<typeof QrPaymentCreated>;
+export type PaymentStatusOut = z.infer<typeof PaymentStatusOut>;

@@ -1,0 +1,195 @@
+/**
+ * The payment service: creating card and QR payments (one workflow per order, started through
+ * the Temporal contract) and reading a payment's status. Built over explicit deps; the routes
+ * validate, call one function here and shape the envelope.
+ */
+import { WorkflowNotFoundError } from '@temporalio/client';
+import QRCode from 'qrcode';
+import type { Config } from '../config';
+import type { Db } from '../db/knex';
+import type { ApiKeyInfo } from '../domain/api-keys';
+import { AppError, ErrorCode } from '../domain/errors';
+import type { Mode } from '../domain/mode';
+import { satangToThb } from '../domain/money';
+import { promptPayPayload } from '../domain/promptpay';
+import { chargeUpdate, paymentWorkflowId, WorkflowType, type CardPaymentInput, type PaymentView, type QrPaymentInput } from '../domain/workflow-contract';
+import { newId } from '../ids';
+import type { TemporalDeps } from '../temporal/client';
+import { startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../temporal/payments';
+import { lastTransitionReason, paymentByOrderId, paymentHistory } from './repository';
+import type { CardPaymentCreated, CardPaymentRequest, PaymentStatusOut, QrPaymentCreated, QrPaymentRequest } from './schemas';
+
+/**
+ * The payload as a QR code, PNG data URL: error correction M, 4-pixel modules, the standard
+ * 4-module quiet zone (about 212 px square; scaling in the encoder costs more CPU than it saves bytes).
+ */
+export const qrImage = (payload: string): Promise<string> => QRCode.toDataURL(payload, { errorCorrectionLevel: 'M', margin: 4, scale: 4 });
+
+/** How long POST /cardpayment waits for the charge to exist at the provider before answering without it. */
+export const CARD_CHARGE_WAIT_MS = 10_000;
+
+export interface PaymentServiceDeps {
+  config: Config;
+  db: Db;
+  temporal: TemporalDeps;
+  /** ms since the epoch (QR expiry) */
+  clock: () => number;
+}
+
+export function createPaymentService({ config, db, temporal, clock }: PaymentServiceDeps) {
+  const { client, taskQueue } = temporal;
+
+  /** The card view once the charge exists (update `charge`), or from the record when the workflow has ended. */
+  async function cardView(orderId: string): Promise<Pick<PaymentView, 'status' | 'charge' | 'failureReason'> | undefined> {
+    const handle = client.workflow.getHandle(paymentWorkflowId(orderId));
+    try {
+      return await withinDeadline(client, CARD_CHARGE_WAIT_MS, () => handle.executeUpdate(chargeUpdate), () => undefined);
+    } catch (e) {
+      if (e instanceof AppError) throw e;
+      // the workflow has ended: its record is final
+      const p = await paymentByOrderId(db, orderId);
+      if (!p) return undefined;
+      const reason = await lastTransitionReason(db, p.id);
+      return {
+        status: p.status,
+        charge: p.providerRef ? { id: p.providerRef, status: p.details.charge?.status ?? 'pending', authorizeUri: p.details.charge?.authorizeUri ?? null } : undefined,
+        failureReason: p.status === 'failed' || p.status === 'expired' ? reason : undefined,
+      };
+    }
+  }
+
+  /** POST /cardpayment: start (or find) the order's card payment and wait briefly for its charge. */
+  async function createCardPayment(req: CardPaymentRequest, key: ApiKeyInfo | undefined, mode: Mode): Promise<CardPaymentCreated> {
+    const paymentId = newId('pay');
+    const input: CardPaymentInput = {
+      paymentId,
+      orderId: req.orderId,
+      userId: req.userId,
+      amountSatang: req.amount,
+      mode,
+      apiKeyId: key?.id,
+      callbackUrl: req.callback,
+      token: req.token,
+      returnUri: `${config.publicBaseUrl.replace(/\/+$/, '')}/callback`,
+      timeoutSeconds: config.payments.cardTimeoutSeconds,
+    };
+    const started = await startPaymentWorkflow(client, {
+      taskQueue,
+      start: { type: WorkflowType.card, input },
+      memo: { paymentId, orderId: req.orderId, method: 'card', amountSatang: req.amount, mode, apiKeyId: key?.id ?? null },
+    });
+    const view = await cardView(req.orderId);
+    return {
+      paymentId: started.paymentId,
+      orderId: req.orderId,
+      method: 'card',
+      status: view?.status ?? started.status,
+      amount: satangToThb(req.amount),
+      currency: 'THB',
+      chargeId: view?.charge?.id ?? null,
+      authorizeUri: view?.charge?.authorizeUri ?? null,
+      ...(view?.failureReason ? { failureReason: view.failureReason } : {}),
+    };
+  }
+
+  /** POST /qrpayment: the PromptPay payload and a started (or the existing) QR payment workflow. */
+  async function createQrPayment(req: QrPaymentRequest, key: ApiKeyInfo): Promise<QrPaymentCreated> {
+    const paymentId = newId('pay');
+    const qr = promptPayPayload({ id: config.payments.promptPayId, amountSatang: req.amount });
+    const expiresAt = new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString();
+    const memo: PaymentMemo = {
+      paymentId,
+      orderId: req.orderId,
+      method: 'qr',
+      amountSatang: req.amount,
+      mode: key.mode,
+      apiKeyId: key.id,
+      qrPayload: qr.payload,
+      qrCrc: qr.crc,
+      expiresAt,
+    };
+    const input: QrPaymentInput = {
+      paymentId,
+      orderId: req.orderId,
+      userId: req.userId,
+      customerId: req.customerId,
+      amountSatang: req.amount,
+      mode: key.mode,
+      apiKeyId: key.id,
+      expiresAt,
+      qr: { payload: qr.payload, crc: qr.crc, promptPayId: config.payments.promptPayId },
+    };
+    const started = await startPaymentWorkflow(client, { taskQueue, start: { type: WorkflowType.qr, input }, memo });
+    const payload = started.memo.qrPayload ?? qr.payload;
+    return {
+      paymentId: started.paymentId,
+      orderId: req.orderId,
+      method: 'qr',
+      status: started.status,
+      amount: satangToThb(req.amount),
+      currency: 'THB',
+      customerId: req.customerId,
+      expiresAt: started.memo.expiresAt ?? expiresAt,
+      qr: {
+        payload,
+        crc: started.memo.qrCrc ?? payload.slice(-4),
+        image: await qrImage(payload),
+      },
+    };
+  }
+
+  /** GET /checkstatus: the record, or the running workflow of a payment started a moment ago. */
+  async function paymentStatus(orderId: string, key: ApiKeyInfo): Promise<PaymentStatusOut> {
+    const notFound = () => new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
+    const p = await paymentByOrderId(db, orderId);
+    if (p) {
+      if (p.mode !== key.mode || (p.apiKeyId !== null && p.apiKeyId !== key.id)) throw notFound();
+      const history = await paymentHistory(db, p.id);
+      return {
+        paymentId: p.id,
+        orderId: p.orderId,
+        method: p.method,
+        status: p.status,
+        amount: satangToThb(p.amountSatang),
+        currency: 'THB',
+        mode: p.mode,
+        createdAt: p.createdAt.toISOString(),
+        updatedAt: p.updatedAt.toISOString(),
+        expiresAt: p.expiresAt ? p.expiresAt.toISOString() : null,
+        providerRef: p.providerRef,
+        history: history.map((e) => ({ status: e.status, at: e.at.toISOString(), reason: e.reason })),
+      };
+    }
+    // Started a moment ago, its first activity not run yet: the workflow is still pending.
+    const desc = await withinDeadline(client, 5_000, async () => {
+      try {
+        return await client.workflow.getHandle(paymentWorkflowId(orderId)).describe();
+      } catch (e) {
+        if (e instanceof WorkflowNotFoundError) return undefined;
+        throw e;
+      }
+    });
+    const memo = desc?.memo as Partial<PaymentMemo> | undefined;
+    if (!desc || !memo?.paymentId || desc.status.name !== 'RUNNING') throw notFound();
+    if (memo.mode !== key.mode || ((memo.apiKeyId ?? null) !== null && memo.apiKeyId !== key.id)) throw notFound();
+    const at = desc.startTime.toISOString();
+    return {
+      paymentId: memo.paymentId,
+      orderId,
+      method: memo.method as string,
+      status: 'pending',
+      amount: satangToThb(memo.amountSatang ?? 0),
+      currency: 'THB',
+      mode: memo.mode,
+      createdAt: at,
+      updatedAt: at,
+      expiresAt: memo.expiresAt ?? null,
+      providerRef: null,
+      history: [{ status: 'pending', at, reason: 'created' }],
+    };
+  }
+
+  return { createCardPayment, createQrPayment, paymentStatus };
+}
+
+export type PaymentService = ReturnType<typeof createPaymentService>;

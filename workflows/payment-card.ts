@@ -1,0 +1,59 @@
+/**
+ * Card payment workflow (id payment-<orderId>): records the payment, creates the charge at the
+ * card provider (update `charge` answers once it exists), settles at once when the provider
+ * decided, else waits for the provider's callback (signal `paymentResult`) until the timeout.
+ */
+import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { ActivityFailureType, chargeUpdate, type CardPaymentInput, type PaymentOutcome } from '../src/domain/workflow-contract';
+import { paymentMachine, recordActivities } from './payment-machine';
+
+const { attachCharge } = recordActivities;
+
+/** Provider calls: a few quick retries for network errors and 5xx; a 4xx is non-retryable (thrown as such). */
+const { createCardCharge } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 4 },
+});
+
+/** A provider failure as a short reason for the payment's history. */
+function providerFailure(e: unknown): string {
+  const cause = e instanceof ActivityFailure ? e.cause : e;
+  if (cause instanceof ApplicationFailure) {
+    if (cause.type === ActivityFailureType.CardRejected) return `card provider rejected the charge: ${cause.message}`;
+    if (cause.type === ActivityFailureType.ProviderNotConfigured) return cause.message;
+  }
+  return 'card provider unavailable';
+}
+
+export async function cardPaymentWorkflow(input: CardPaymentInput): Promise<PaymentOutcome> {
+  const m = paymentMachine(input, 'card');
+  let chargeStepDone = false;
+  setHandler(chargeUpdate, async () => {
+    await condition(() => chargeStepDone || m.view.status !== 'pending');
+    return m.view;
+  });
+
+  await m.record();
+  try {
+    const charge = await createCardCharge({
+      paymentId: input.paymentId,
+      orderId: input.orderId,
+      amountSatang: input.amountSatang,
+      token: input.token,
+      mode: input.mode,
+      returnUri: input.returnUri,
+    });
+    await attachCharge({ paymentId: input.paymentId, providerRef: charge.id, details: { charge: { status: charge.status, authorizeUri: charge.authorizeUri } } });
+    m.view.charge = charge;
+    // a charge may be decided at once (no 3-D Secure step): settle without waiting for a callback
+    if (charge.status === 'successful') await m.settle('paid', 'card provider: charge successful');
+    else if (charge.status === 'failed') await m.settle('failed', 'card provider: charge failed');
+    chargeStepDone = true;
+    if (m.view.status !== 'pending') return m.finish();
+  } catch (e) {
+    await m.settle('failed', providerFailure(e));
+    return m.finish();
+  }
+  return m.awaitResult(input.timeoutSeconds * 1000, 'no result from the card provider in time');
+}
