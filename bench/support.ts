@@ -71,6 +71,10 @@ export interface Stack {
   stopWorker: () => Promise<void>;
   /** starts another worker on the task queue; stopped with the stack */
   startWorker: () => Promise<() => Promise<void>>;
+  /** the Temporal server the stack runs on, and a client of it */
+  temporal: { address: string; client: Awaited<ReturnType<typeof connectClient>> };
+  /** starts another dev server (stopped with the stack), e.g. with default SQLite settings for comparison */
+  startTemporal: (opts: { dbFile?: string; sqlitePragmas?: boolean }) => Promise<string>;
 }
 
 export interface StackOptions {
@@ -80,6 +84,8 @@ export interface StackOptions {
   scopes: string[];
   /** settings added to the benchmark's configuration */
   env?: Record<string, string>;
+  /** run Temporal as `npm start` does (SQLite file in WAL mode) rather than in memory */
+  temporalFile?: boolean;
 }
 
 /**
@@ -96,13 +102,17 @@ export function runBench<O>(name: string, stackOptions: StackOptions, args: () =
       fs.rmSync(dataDir, { recursive: true, force: true });
     })());
 
-  async function startStack({ taskQueue, scopes, env }: StackOptions): Promise<Stack> {
+  async function startStack({ taskQueue, scopes, env, temporalFile }: StackOptions): Promise<Stack> {
     say('starting Postgres and the Temporal dev server (own, on free ports)');
     fs.mkdirSync(dataDir, { recursive: true });
     const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'pg'), port: await freePort(), database: 'talat_bench' });
     stops.push(() => pg.stop());
-    const temporal = await startEmbeddedTemporal({ port: await freePort(), namespace: 'default' });
-    stops.push(() => temporal.stop());
+    const startTemporal = async (o: { dbFile?: string; sqlitePragmas?: boolean }) => {
+      const t = await startEmbeddedTemporal({ port: await freePort(), namespace: 'default', ...o });
+      stops.push(() => t.stop());
+      return t.address;
+    };
+    const temporal = { address: await startTemporal(temporalFile ? { dbFile: path.join(dataDir, 'temporal.db') } : {}) };
 
     const config = loadConfig({
       NODE_ENV: 'test',
@@ -144,7 +154,7 @@ export function runBench<O>(name: string, stackOptions: StackOptions, args: () =
     stops.push(() => new Promise((resolve) => server.close(resolve)));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const { key } = await createApiKey(db, { name: 'bench', scopes, mode: 'sandbox' });
-    return { dataDir, config, db, base, key, stopWorker, startWorker };
+    return { dataDir, config, db, base, key, stopWorker, startWorker, temporal: { address: temporal.address, client }, startTemporal };
   }
 
   async function main() {

@@ -152,26 +152,63 @@ export function startCallbackSimulator(opts: CallbackSimulatorOptions): Callback
     }
   }
 
+  /**
+   * Pending sandbox payments are read with a keyset cursor over (created_at, id), so payments that
+   * stay pending for ever (.03, or a charge that never comes) never hide newer ones. The cursor
+   * passes a row only once it is AGE_S old: a row committed late by a slow transaction (created_at
+   * is the transaction's start) is still read. Cards whose charge is not there yet are asked for
+   * again by id until they have it or leave `pending`.
+   */
+  const AGE_S = 5;
+  const cursor = { at: since.toISOString(), id: '' };
+  const awaitingCharge = new Set<string>();
+
+  function schedule(p: PendingPayment): void {
+    const outcome = sandboxOutcome(Number(p.amount_satang));
+    if (outcome === 'none') {
+      logger.info({ orderId: p.order_id, paymentId: p.id }, 'sandbox: no callback for this amount (.03)');
+      return;
+    }
+    const delay = outcome === 'delayed' ? config.simulatorDelaySeconds * 1000 : (opts.quickDelayMs ?? 1000);
+    void later(delay)
+      .then(() => (stopped ? undefined : deliver(p, outcome)))
+      .catch((e) => logger.error({ err: e, orderId: p.order_id }, 'sandbox callback failed'));
+  }
+
   async function poll(): Promise<void> {
-    const rows: PendingPayment[] = await db('payments')
+    const rows: (PendingPayment & { at: string; aged: boolean })[] = await db('payments')
       .where({ mode: 'sandbox', status: 'pending' })
-      .where('created_at', '>=', since)
-      .orderBy('created_at')
-      .limit(200)
-      .select('id', 'order_id', 'user_id', 'method', 'amount_satang', 'provider_ref');
+      .whereRaw('(created_at, id) > (?::timestamptz, ?)', [cursor.at, cursor.id])
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .limit(1000)
+      .select('id', 'order_id', 'user_id', 'method', 'amount_satang', 'provider_ref')
+      .select(db.raw('created_at::text as at'), db.raw(`created_at < now() - interval '${AGE_S} seconds' as aged`));
+    let passing = true;
     for (const p of rows) {
-      if (handled.has(p.id)) continue;
-      if (p.method === 'card' && !p.provider_ref) continue; // the charge is not there yet
-      handled.add(p.id);
-      const outcome = sandboxOutcome(Number(p.amount_satang));
-      if (outcome === 'none') {
-        logger.info({ orderId: p.order_id, paymentId: p.id }, 'sandbox: no callback for this amount (.03)');
+      if (passing && p.aged) {
+        cursor.at = p.at;
+        cursor.id = p.id;
+        handled.delete(p.id); // the cursor is past it: never read again
+      } else passing = false;
+      if (handled.has(p.id) || awaitingCharge.has(p.id)) continue;
+      if (p.method === 'card' && !p.provider_ref) {
+        awaitingCharge.add(p.id); // the charge is not there yet
         continue;
       }
-      const delay = outcome === 'delayed' ? config.simulatorDelaySeconds * 1000 : (opts.quickDelayMs ?? 1000);
-      void later(delay)
-        .then(() => (stopped ? undefined : deliver(p, outcome)))
-        .catch((e) => logger.error({ err: e, orderId: p.order_id }, 'sandbox callback failed'));
+      if (!passing) handled.add(p.id);
+      schedule(p);
+    }
+    if (awaitingCharge.size) {
+      const waiting: PendingPayment[] = await db('payments')
+        .whereIn('id', [...awaitingCharge])
+        .select('id', 'order_id', 'user_id', 'method', 'amount_satang', 'provider_ref', 'status');
+      for (const p of waiting as (PendingPayment & { status: string })[]) {
+        if (p.status !== 'pending') awaitingCharge.delete(p.id);
+        else if (p.provider_ref) {
+          awaitingCharge.delete(p.id);
+          schedule(p);
+        }
+      }
     }
   }
 

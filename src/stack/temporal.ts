@@ -77,6 +77,7 @@ export async function startEmbeddedTemporal(opts: {
   uiPort?: number; // omitted -> headless
   dbFile?: string; // omitted -> in memory
   dataDir?: string; // where provision.sh put the CLI (DATA_DIR)
+  sqlitePragmas?: boolean; // default true: WAL and synchronous=normal (false: SQLite's defaults, for comparison)
   namespace: string;
   log?: (msg: string) => void;
 }): Promise<EmbeddedTemporal> {
@@ -90,7 +91,7 @@ export async function startEmbeddedTemporal(opts: {
     args.push('--db-filename', opts.dbFile);
     // WAL with synchronous=normal: a crash of the process loses nothing committed; a power loss may
     // lose the last transactions (production runs a real cluster). ~3x the starts/s of the defaults.
-    args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
+    if (opts.sqlitePragmas !== false) args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
   }
   // metrics on a free port so two dev servers on one machine do not clash
   args.push('--metrics-port', String(await freePort()));

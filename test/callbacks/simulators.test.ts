@@ -94,3 +94,18 @@ it('amount .02: the callback comes after SIMULATOR_DELAY_S; amount .03: none com
   expect((await stack.db('payments').where({ id: silent.paymentId }).first()).status).toBe('pending');
   await stack.client.workflow.getHandle(silent.workflowId).terminate('test cleanup');
 });
+
+it('more than 200 payments that stay pending (.03) do not hide a newer payment from the simulator', async () => {
+  // 250 never-paid sandbox payments, older than the new one (rows only: no workflow needs to run)
+  const stale = Array.from({ length: 250 }, (_, i) => {
+    const orderId = uniq(`stale${i}`);
+    return { id: uniq('pay_stale'), order_id: orderId, user_id: 'u-1', method: 'qr', amount_satang: 1003, mode: 'sandbox', status: 'pending', workflow_id: `payment-${orderId}` };
+  });
+  await stack.db('payments').insert(stale);
+  try {
+    const fresh = await qrPayment(20.05);
+    await expect(resultOf(stack, fresh.workflowId)).resolves.toMatchObject({ status: 'paid' });
+  } finally {
+    await stack.db('payments').whereIn('id', stale.map((s) => s.id)).delete();
+  }
+}, 30_000);

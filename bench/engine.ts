@@ -1,0 +1,316 @@
+/**
+ * `npm run bench:engine [-- --payments N --connections C --rate R --seconds S]`
+ *
+ * What a payment costs Temporal and how close the gateway comes to raw Temporal calls on the same
+ * server, in one run on this machine. Self-contained and loopback only: its own Postgres cluster
+ * and a Temporal dev server run as `npm start` runs it (SQLite file, WAL), a worker, the gateway,
+ * a webhook receiver; bounded in count (N payments per phase, default 400) and time (5 minutes).
+ *
+ * Prints, side by side:
+ *  1. history events per paid QR payment (and per paid card payment) with one delivered webhook,
+ *     counted from Temporal: the payment workflow and every workflow it starts;
+ *  2. callback 200 -> webhook received, p50/p99, one payment at a time;
+ *  3. POST /qrpayment creations/s next to raw `client.workflow.start`/s on the same server;
+ *  4. POST /qrcallback accepted/s next to raw signals/s on the same server;
+ *  5. raw starts/s on the embedded server (WAL) next to a dev server with SQLite's defaults;
+ *  6. workflow-task schedule-to-start p50/p99/max of the payment workflows at R payments/s offered
+ *     for S seconds (default 50/s for 10 s).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { Client, Connection } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { signatureHeaders, signPayload } from '../src/callbacks/signature';
+import { headerLine, intArg, loadAverage, ms, resultLine, runBench, say, type Stack } from './support';
+
+const args = () => ({
+  payments: intArg('--payments', 400, 5000),
+  connections: intArg('--connections', 16, 256),
+  rate: intArg('--rate', 50, 500),
+  seconds: intArg('--seconds', 10, 60),
+});
+
+const EventType = {
+  WorkflowTaskScheduled: 5,
+  WorkflowTaskStarted: 6,
+  StartChildWorkflowExecutionInitiated: 29,
+} as const;
+
+const percentile = (xs: number[], p: number) => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const tsMs = (t: temporal.api.history.v1.IHistoryEvent['eventTime']) => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
+const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
+
+/** Concurrency `c` loops over `n` calls of `fn(i)`; calls/s over the whole run. */
+async function rawRate(n: number, c: number, fn: (i: number) => Promise<unknown>): Promise<{ rate: number; p50: number; p99: number }> {
+  let next = 0;
+  const lat: number[] = [];
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      while (next < n) {
+        const i = next++;
+        const t = performance.now();
+        await fn(i);
+        lat.push(performance.now() - t);
+      }
+    }),
+  );
+  return { rate: n / ((performance.now() - start) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99) };
+}
+
+runBench(
+  `bench-engine-${process.pid}`,
+  {
+    taskQueue: 'bench-engine',
+    scopes: ['payments:write', 'payments:read', 'webhooks:manage'],
+    temporalFile: true,
+    env: { CALLBACK_MAX_AGE_S: '3600', SIMULATORS: 'on', QR_EXPIRY_S: '600' },
+  },
+  args,
+  async (opts, stack: Stack) => {
+    const { base, key, config, db, temporal: t } = stack;
+    const client = t.client;
+    const load = loadAverage();
+    const headers = { 'content-type': 'application/json', 'x-api-key': key };
+    const prefix = `eng-${process.pid}-`;
+
+    // a webhook receiver on loopback that notes when each order's event arrives
+    const arrivals = new Map<string, number>();
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        try {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { orderId?: string } };
+          if (body.data?.orderId && !arrivals.has(body.data.orderId)) arrivals.set(body.data.orderId, performance.now());
+        } catch {
+          /* not ours */
+        }
+        res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    const reg = await fetch(`${base}/webhooks/endpoints`, { method: 'POST', headers, body: JSON.stringify({ url: hookUrl, publicPayments: true }) });
+    if (reg.status !== 201) throw new Error(`webhook endpoint: ${reg.status} ${await reg.text()}`);
+
+    const createQr = async (orderId: string) => {
+      const res = await fetch(`${base}/qrpayment`, { method: 'POST', headers, body: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }) });
+      if (res.status !== 200) throw new Error(`POST /qrpayment: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    /** the payments row: its id is what the provider's callback names */
+    const paymentRow = async (orderId: string) => {
+      for (let i = 0; i < 400; i++) {
+        const row = (await db('payments').where({ order_id: orderId }).first('id', 'provider_ref')) as { id: string; provider_ref: string | null } | undefined;
+        if (row) return row;
+        await sleep(5);
+      }
+      throw new Error(`no payments row for ${orderId}`);
+    };
+    const qrCallback = (orderId: string, paymentId: string) =>
+      JSON.stringify(signPayload(config.callbacks.providers.QR.secret, { paymentId, status: 'success', amount: 123.45, orderId, timestamp: new Date().toISOString() }));
+    const postCallback = async (body: string) => {
+      const res = await fetch(`${base}/qrcallback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      if (res.status !== 200) throw new Error(`POST /qrcallback: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    const waitArrival = async (orderId: string) => {
+      for (let i = 0; i < 2000 && !arrivals.has(orderId); i++) await sleep(2);
+      const at = arrivals.get(orderId);
+      if (at === undefined) throw new Error(`no webhook for ${orderId}`);
+      return at;
+    };
+
+    /** events of a workflow and of every workflow it started as a child, after all closed */
+    const countEvents = async (workflowId: string): Promise<{ total: number; parts: string[] }> => {
+      const parts: string[] = [];
+      let total = 0;
+      const queue = [workflowId];
+      while (queue.length) {
+        const id = queue.shift()!;
+        const h = client.workflow.getHandle(id);
+        await h.result().catch(() => undefined);
+        const { events } = await h.fetchHistory();
+        total += events?.length ?? 0;
+        parts.push(`${id.replace(prefix, '')}: ${events?.length ?? 0}`);
+        for (const e of events ?? [])
+          if (e.eventType === EventType.StartChildWorkflowExecutionInitiated && e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
+            queue.push(e.startChildWorkflowExecutionInitiatedEventAttributes.workflowId);
+      }
+      return { total, parts };
+    };
+
+    // 1 + 2: one payment at a time, paid by a signed callback the moment the gateway answered
+    say('one payment at a time: events per payment, callback 200 -> webhook received');
+    const latencies: number[] = [];
+    const qrEvents: { total: number; parts: string[] }[] = [];
+    for (let i = 0; i < 20; i++) {
+      const orderId = `${prefix}low-${i}`;
+      await createQr(orderId);
+      const { id } = await paymentRow(orderId);
+      const body = qrCallback(orderId, id);
+      await postCallback(body);
+      const ok = performance.now();
+      latencies.push((await waitArrival(orderId)) - ok);
+      if (i < 5) qrEvents.push(await countEvents(`payment-${orderId}`));
+    }
+    // card: charge at the sandbox provider, then its signed callback
+    const cardEvents: { total: number; parts: string[] }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const orderId = `${prefix}card-${i}`;
+      const form = new URLSearchParams({ orderId, userId: 'u-bench', amount: '250.50', token: 'tok_bench' }).toString();
+      const res = await fetch(`${base}/cardpayment`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key }, body: form });
+      if (res.status !== 200) throw new Error(`POST /cardpayment: ${res.status} ${await res.text()}`);
+      let row = await paymentRow(orderId);
+      for (let j = 0; j < 400 && !row.provider_ref; j++) row = (await sleep(5), await paymentRow(orderId));
+      const cb = new URLSearchParams({ objectId: row.provider_ref ?? '', token: 'tok_bench', status: 'true', message: '', saveCard: 'false' }).toString();
+      const cres = await fetch(`${base}/callback`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...signatureHeaders(config.callbacks.providers.CARD.secret, cb) },
+        body: cb,
+        redirect: 'manual',
+      });
+      if (cres.status >= 400) throw new Error(`POST /callback: ${cres.status} ${await cres.text()}`);
+      await waitArrival(orderId);
+      cardEvents.push(await countEvents(`payment-${orderId}`));
+    }
+
+    // 3: creations through the gateway, then raw starts of the same workflow type on a queue no worker polls
+    say(`POST /qrpayment: ${opts.payments} payments over ${opts.connections} connections`);
+    const qr = await autocannon({
+      url: `${base}/qrpayment`,
+      workers: 1,
+      connections: opts.connections,
+      amount: opts.payments,
+      timeout: 30,
+      method: 'POST',
+      headers,
+      idReplacement: true,
+      body: JSON.stringify({ orderId: `${prefix}tp-[<id>]`, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
+    });
+    const qrRate = qr['2xx'] / qr.duration;
+    say(`raw client.workflow.start: ${opts.payments} over ${opts.connections} concurrent callers`);
+    const rawQueue = `bench-raw-${process.pid}`;
+    const rawStart = (c: Client, tag: string) => (i: number) =>
+      c.workflow.start('qrPaymentWorkflow', { taskQueue: rawQueue, workflowId: `raw-${tag}-${process.pid}-${i}`, args: [{ orderId: `raw-${i}` }] });
+    const starts = await rawRate(opts.payments, opts.connections, rawStart(client, 'a'));
+
+    // 4: accepted callbacks for the payments just created, then raw signals to the raw workflows
+    const rows: { id: string; order_id: string }[] = [];
+    for (let i = 0; i < 600 && rows.length < qr['2xx']; i++) {
+      rows.splice(0, rows.length, ...(await db('payments').where('order_id', 'like', `${prefix}tp-%`).select('id', 'order_id')));
+      if (rows.length < qr['2xx']) await sleep(100);
+    }
+    say(`POST /qrcallback: ${rows.length} callbacks over ${opts.connections} connections`);
+    const bodies = rows.map((r) => qrCallback(r.order_id, r.id));
+    const cbStart = performance.now();
+    const cbLat: number[] = [];
+    let cbNext = 0;
+    let cbOk = 0;
+    await Promise.all(
+      Array.from({ length: opts.connections }, async () => {
+        while (cbNext < bodies.length) {
+          const b = bodies[cbNext++];
+          const t0 = performance.now();
+          const res = await fetch(`${base}/qrcallback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: b });
+          await res.arrayBuffer();
+          cbLat.push(performance.now() - t0);
+          if (res.status === 200) cbOk++;
+        }
+      }),
+    );
+    const cbRate = cbOk / ((performance.now() - cbStart) / 1000);
+    say(`raw signals: ${opts.payments} over ${opts.connections} concurrent callers`);
+    const signals = await rawRate(opts.payments, opts.connections, (i) =>
+      client.workflow.getHandle(`raw-a-${process.pid}-${i}`).signal('paymentResult', { status: 'success', provider: 'qr' }),
+    );
+
+    // 5: raw starts on a dev server with SQLite's default settings, started for the comparison
+    say('raw starts on a second dev server with SQLite default settings (file, no pragmas)');
+    const plainAddress = await stack.startTemporal({ dbFile: path.join(stack.dataDir, 'temporal-defaults.db'), sqlitePragmas: false });
+    const plainConn = await Connection.connect({ address: plainAddress });
+    const plain = new Client({ connection: plainConn, namespace: 'default' });
+    const plainStarts = await rawRate(opts.payments, opts.connections, rawStart(plain, 'b'));
+    await plainConn.close();
+
+    // 6: payments offered at a steady rate; schedule-to-start of every workflow task of theirs
+    say(`offered load: ${opts.rate} payments/s for ${opts.seconds} s, then schedule-to-start from the histories`);
+    const offered = opts.rate * opts.seconds;
+    const steadyIds: string[] = [];
+    const inflight: Promise<void>[] = [];
+    const t0 = performance.now();
+    let steadyErrors = 0;
+    let firstError = '';
+    for (let i = 0; i < offered; i++) {
+      const due = t0 + (i * 1000) / opts.rate;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const orderId = `${prefix}steady-${i}`;
+      steadyIds.push(orderId);
+      inflight.push(
+        createQr(orderId).catch((e: Error) => {
+          steadyErrors++;
+          firstError ||= e.message;
+        }),
+      );
+    }
+    await Promise.all(inflight);
+    const offeredS = (performance.now() - t0) / 1000;
+    if (firstError) say(`offered load: ${steadyErrors} failed, the first: ${firstError}`);
+    const s2s: number[] = [];
+    let histories = 0;
+    for (const orderId of steadyIds) {
+      let events: temporal.api.history.v1.IHistoryEvent[] = [];
+      try {
+        events = (await client.workflow.getHandle(`payment-${orderId}`).fetchHistory()).events ?? [];
+        histories++;
+      } catch (e) {
+        firstError ||= (e as Error).message;
+        continue;
+      }
+      let scheduled: number | undefined;
+      for (const e of events) {
+        if (e.eventType === EventType.WorkflowTaskScheduled) scheduled = tsMs(e.eventTime);
+        else if (e.eventType === EventType.WorkflowTaskStarted && scheduled !== undefined) {
+          s2s.push(tsMs(e.eventTime) - scheduled);
+          scheduled = undefined;
+        }
+      }
+    }
+
+    receiver.close();
+    const mean = (xs: { total: number }[]) => xs.reduce((a, x) => a + x.total, 0) / Math.max(1, xs.length);
+    const range = (xs: { total: number }[]) => `${Math.min(...xs.map((x) => x.total))}-${Math.max(...xs.map((x) => x.total))}`;
+    const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
+    const line = (name: string, rate: number, unit: string, p50: number, p99: number) =>
+      `${name.padEnd(44)} ${rate.toFixed(1).padStart(8)} ${unit.padEnd(9)} p50 ${ms(p50).padStart(9)}  p99 ${ms(p99).padStart(9)}`;
+    process.stdout.write(
+      [
+        '',
+        headerLine('engine', opts.connections, load),
+        `history events, paid QR payment + 1 webhook     ${range(qrEvents)} (mean ${mean(qrEvents).toFixed(1)}; ${qrEvents[0]?.parts.join(', ')})`,
+        `history events, paid card payment + 1 webhook   ${range(cardEvents)} (mean ${mean(cardEvents).toFixed(1)}; ${cardEvents[0]?.parts.join(', ')})`,
+        `callback 200 -> webhook received (1 at a time)  p50 ${ms(percentile(latencies, 50))}  p99 ${ms(percentile(latencies, 99))}  (${latencies.length} payments)`,
+        resultLine('POST /qrpayment (creations)', 44, qr, qrRate, 'payments/s'),
+        line('raw client.workflow.start, same server', starts.rate, 'starts/s', starts.p50, starts.p99),
+        `  ratio gateway / raw starts: ${ratio(qrRate, starts.rate)}`,
+        line('POST /qrcallback (accepted, new)', cbRate, 'cb/s', percentile(cbLat, 50), percentile(cbLat, 99)) + `  (${cbOk} of ${bodies.length} 200)`,
+        line('raw signals, same server', signals.rate, 'signals/s', signals.p50, signals.p99),
+        `  ratio gateway / raw signals: ${ratio(cbRate, signals.rate)}`,
+        line('raw starts, embedded server (SQLite WAL)', starts.rate, 'starts/s', starts.p50, starts.p99),
+        line('raw starts, dev server with SQLite defaults', plainStarts.rate, 'starts/s', plainStarts.p50, plainStarts.p99),
+        `  ratio embedded / defaults: ${ratio(starts.rate, plainStarts.rate)}`,
+        `workflow-task schedule-to-start at ${opts.rate}/s offered (${offered} payments in ${offeredS.toFixed(1)} s, ${steadyErrors} errors): ` +
+          `p50 ${ms(percentile(s2s, 50))}  p99 ${ms(percentile(s2s, 99))}  max ${ms(Math.max(...s2s))}  (${s2s.length} tasks of ${histories} workflows)`,
+        '',
+      ].join('\n'),
+    );
+  },
+);
