@@ -19,12 +19,14 @@ export interface ActivityDeps {
 }
 
 export function createActivities(deps: ActivityDeps) {
+  const webhooks = createWebhookActivities(deps);
+  const card = createCardProviderActivities(deps);
   return {
-    ...createPaymentActivities(deps),
+    ...createPaymentActivities({ db: deps.db, webhooks, card }),
     ...createCallbackActivities(deps),
-    ...createWebhookActivities(deps),
+    ...webhooks,
     ...createNotificationActivities(deps),
-    ...createCardProviderActivities(deps),
+    ...card,
     ...createBankActivities(deps),
   };
 }

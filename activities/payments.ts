@@ -3,13 +3,57 @@
  * src/payments/repository.ts). Each is idempotent, so Temporal may retry it safely.
  */
 import type { Db } from '../src/db/knex';
+import type { PaymentStatusEvent } from '../src/domain/events';
 import { applyTransition, attachProviderRef, insertPayment, type NewPayment, type StatusChange } from '../src/payments/repository';
+import type { Charge, CreateChargeInput } from './card-provider';
 
 export type RecordPaymentInput = NewPayment;
 export type { StatusChange };
 
-export function createPaymentActivities({ db }: { db: Db }) {
+export interface SettleInput {
+  change: StatusChange;
+  /** the row, in case the gateway's insert was undone after a start it believed failed */
+  payment: NewPayment;
+  /** a terminal transition's payment.status.updated: planned and attempted once here */
+  event?: PaymentStatusEvent;
+}
+
+export interface SettleResult {
+  /** deliveries whose first attempt failed: the workflow retries them in a child */
+  retry: string[];
+  /** ms since the epoch: when the first attempts began (the retries are spaced from it) */
+  firstAttemptAt?: number;
+}
+
+export function createPaymentActivities({
+  db,
+  webhooks,
+  card,
+}: {
+  db: Db;
+  webhooks: { firstWebhookAttempts(event: PaymentStatusEvent): Promise<{ retry: string[]; firstAttemptAt: number }> };
+  card: { createCardCharge(input: CreateChargeInput): Promise<Charge> };
+}) {
   return {
+    /**
+     * lean-payment-v1, a local activity: the transition on the payments row (and its history),
+     * then for a terminal one the webhook deliveries and their first attempts. Idempotent: the
+     * transition is guarded on the current status, deliveries are unique per endpoint, payment
+     * and status, and a delivery attempted before is left to the retries.
+     */
+    async settlePayment(input: SettleInput): Promise<SettleResult> {
+      await insertPayment(db, input.payment);
+      await applyTransition(db, input.change);
+      return input.event ? webhooks.firstWebhookAttempts(input.event) : { retry: [] };
+    },
+
+    /** lean-payment-v1, a local activity: the charge at the card provider, then its id on the payments row. */
+    async chargeCard(input: CreateChargeInput): Promise<Charge> {
+      const charge = await card.createCardCharge(input);
+      await attachProviderRef(db, { paymentId: input.paymentId, providerRef: charge.id, details: { charge: { status: charge.status, authorizeUri: charge.authorizeUri } } });
+      return charge;
+    },
+
     /** Insert the payment row and its first history event; a retry finds the row and does nothing. */
     async recordPayment(input: RecordPaymentInput): Promise<void> {
       await insertPayment(db, input);

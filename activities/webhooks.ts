@@ -79,9 +79,8 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
     return { ok, ...(res.statusCode !== undefined ? { statusCode: res.statusCode } : {}), ...(error ? { error } : {}) };
   }
 
-  return {
-    /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */
-    async planWebhookDeliveries(event: PaymentStatusEvent): Promise<string[]> {
+  /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */
+  async function plan(event: PaymentStatusEvent): Promise<{ id: string; attempts: number }[]> {
       const endpoints = await db('webhook_endpoints')
         .whereNull('deleted_at')
         .modify((q) => (event.apiKeyId ? q.where({ api_key_id: event.apiKeyId }) : q.where({ public_payments: true, mode: event.mode })))
@@ -108,8 +107,31 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
         )
         .where({ payment_id: event.paymentId, event_status: event.status, state: 'pending' })
         .orderBy('id')
-        .select('id');
-      return rows.map((r: { id: string }) => r.id);
+        .select('id', 'attempts');
+      return rows.map((r: { id: string; attempts: number }) => ({ id: r.id, attempts: Number(r.attempts) }));
+  }
+
+  return {
+    async planWebhookDeliveries(event: PaymentStatusEvent): Promise<string[]> {
+      return (await plan(event)).map((d) => d.id);
+    },
+
+    /**
+     * The event's deliveries and their first attempts, all endpoints at once (lean-payment-v1: run
+     * inside the payment workflow's settle step). Returns the deliveries still to retry: those whose
+     * first attempt failed, and those attempted before (a retried settle step never attempts twice).
+     */
+    async firstWebhookAttempts(event: PaymentStatusEvent): Promise<{ retry: string[]; firstAttemptAt: number }> {
+      const firstAttemptAt = Date.now();
+      const deliveries = await plan(event);
+      const results = await Promise.all(
+        deliveries.map(async (d) => {
+          if (d.attempts > 0) return { id: d.id, retry: true };
+          const r = await attempt({ deliveryId: d.id, attempt: 1, kind: 'automatic' }).catch((e: Error) => ({ ok: false, cancelled: false, error: e.message }));
+          return { id: d.id, retry: !r.ok && !r.cancelled };
+        }),
+      );
+      return { retry: results.filter((r) => r.retry).map((r) => r.id), firstAttemptAt };
     },
 
     attemptWebhookDelivery: attempt,

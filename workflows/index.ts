@@ -4,9 +4,9 @@ import { paidOrderProcessingWorkflow } from './paid-order';
 import { bankRequestWorkflow } from './payment-bank';
 import { cardPaymentWorkflow } from './payment-card';
 import { qrPaymentWorkflow } from './payment-qr';
-import { webhookDeliveryWorkflow, webhookReplayWorkflow } from './webhook';
+import { webhookDeliveryWorkflow, webhookReplayWorkflow, webhookRetryWorkflow } from './webhook';
 
-export { cardPaymentWorkflow, paidOrderProcessingWorkflow, webhookDeliveryWorkflow, webhookReplayWorkflow, qrPaymentWorkflow, bankRequestWorkflow };
+export { cardPaymentWorkflow, paidOrderProcessingWorkflow, webhookDeliveryWorkflow, webhookRetryWorkflow, webhookReplayWorkflow, qrPaymentWorkflow, bankRequestWorkflow };
 
 /** Compile-time check: each workflow has the name and the signature the contract gives the gateway. */
 export type RegisteredWorkflows = {
@@ -16,6 +16,7 @@ export type RegisteredWorkflows = {
     bankRequestWorkflow: contract.BankRequestWorkflow;
     paidOrderProcessingWorkflow: contract.PaidOrderProcessingWorkflow;
     webhookDeliveryWorkflow: contract.WebhookDeliveryWorkflow;
+    webhookRetryWorkflow: contract.WebhookRetryWorkflow;
     webhookReplayWorkflow: contract.WebhookReplayWorkflow;
   }[K];
 };
@@ -25,6 +26,7 @@ const registered: RegisteredWorkflows = {
   bankRequestWorkflow,
   paidOrderProcessingWorkflow,
   webhookDeliveryWorkflow,
+  webhookRetryWorkflow,
   webhookReplayWorkflow,
 };
 void registered;

@@ -1,16 +1,32 @@
 /**
- * Emitting payment.status.updated from a payment workflow: starts the webhook delivery workflow
- * as an abandoned child (it outlives the payment workflow), one per payment and status.
+ * Emitting payment.status.updated from a workflow.
+ *  - before lean-payment-v1: starts the webhook delivery workflow as an abandoned child (it
+ *    outlives the payment workflow), one per payment and status;
+ *  - since: the settle step made the first attempts; only deliveries to retry get an abandoned
+ *    child webhookRetryWorkflow (same id), on the same terms.
+ * Both children carry the order's OrderId search attribute.
  */
 import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { PaymentStatusEvent } from '../src/domain/events';
-import { webhookDeliveryWorkflowId, WorkflowType, type WebhookDeliveryWorkflow } from '../src/domain/workflow-contract';
+import { OrderIdKey } from '../src/domain/search-attributes';
+import { webhookDeliveryWorkflowId, WorkflowType, type WebhookDeliveryWorkflow, type WebhookRetryWorkflow } from '../src/domain/workflow-contract';
+
+const childOptions = (event: PaymentStatusEvent) => ({
+  workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status),
+  parentClosePolicy: ParentClosePolicy.ABANDON,
+  workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+});
 
 export async function emitPaymentStatusUpdated(event: PaymentStatusEvent): Promise<void> {
-  await startChild<WebhookDeliveryWorkflow>(WorkflowType.webhookDelivery, {
-    workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status),
-    args: [event],
-    parentClosePolicy: ParentClosePolicy.ABANDON,
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+  await startChild<WebhookDeliveryWorkflow>(WorkflowType.webhookDelivery, { ...childOptions(event), args: [event] });
+}
+
+/** lean-payment-v1: the retries of the deliveries whose first attempt failed. */
+export async function retryWebhookDeliveries(event: PaymentStatusEvent, deliveryIds: string[], firstAttemptAt?: number): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await startChild<WebhookRetryWorkflow>(WorkflowType.webhookRetry, {
+    ...childOptions(event),
+    args: [{ event, deliveryIds, firstAttemptAt }],
+    typedSearchAttributes: [{ key: OrderIdKey, value: event.orderId }],
   });
 }

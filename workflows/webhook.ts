@@ -4,6 +4,10 @@
  * attempt, then retries after 1 s, 2 s and 4 s as workflow timers (visible in the history, exact
  * in time); a 2xx ends it; after the fourth failure a dead-letter row.
  *
+ * Since lean-payment-v1 the payment workflow makes the first attempt itself and starts
+ * webhookRetryWorkflow only for the retries; webhookDeliveryWorkflow stays for the histories
+ * (and children) of payments settled before.
+ *
  * webhookReplayWorkflow (id webhook-replay-<deadLetterId>): one operator-requested attempt.
  */
 import { proxyActivities, sleep } from '@temporalio/workflow';
@@ -15,6 +19,7 @@ import {
   type DeliveryOutcome,
   type ReplayOutcome,
   type WebhookReplayInput,
+  type WebhookRetryInput,
 } from '../src/domain/workflow-contract';
 
 const { planWebhookDeliveries, deadLetterWebhook } = proxyActivities<Activities>({
@@ -37,10 +42,13 @@ async function attemptOnce(deliveryId: string, attempt: number): Promise<Attempt
   }
 }
 
-async function deliver(deliveryId: string): Promise<DeliveryOutcome> {
-  let last: AttemptResult = { ok: false };
-  for (let attempt = 1; attempt <= WEBHOOK_RETRY_DELAYS_MS.length + 1; attempt++) {
-    if (attempt > 1) await sleep(WEBHOOK_RETRY_DELAYS_MS[attempt - 2]);
+/** Attempts `from`..4 of a delivery (attempt n > 1 after WEBHOOK_RETRY_DELAYS_MS[n - 2]), then the dead letter. */
+async function deliver(deliveryId: string, from = 1, firstAttemptAt?: number): Promise<DeliveryOutcome> {
+  let last: AttemptResult = { ok: false, error: 'first attempt failed' };
+  for (let attempt = from; attempt <= WEBHOOK_RETRY_DELAYS_MS.length + 1; attempt++) {
+    // attempt 2 of a retry child: its 1 s count from the first attempt, made by the payment workflow
+    const waited = attempt === from && firstAttemptAt !== undefined ? Math.max(0, Date.now() - firstAttemptAt) : 0;
+    if (attempt > 1) await sleep(Math.max(1, WEBHOOK_RETRY_DELAYS_MS[attempt - 2] - waited));
     last = await attemptOnce(deliveryId, attempt);
     if (last.ok) return { deliveryId, state: 'delivered', attempts: attempt };
     if (last.cancelled) return { deliveryId, state: 'cancelled', attempts: attempt };
@@ -52,7 +60,16 @@ async function deliver(deliveryId: string): Promise<DeliveryOutcome> {
 
 export async function webhookDeliveryWorkflow(event: PaymentStatusEvent): Promise<DeliveryOutcome[]> {
   const deliveryIds = await planWebhookDeliveries(event);
-  return Promise.all(deliveryIds.map(deliver));
+  return Promise.all(deliveryIds.map((id) => deliver(id)));
+}
+
+/**
+ * webhookRetryWorkflow (id webhook-<paymentId>-<status>, lean-payment-v1): the payment workflow
+ * made the first attempt of each delivery itself; this child, started only when one failed,
+ * makes attempts 2, 3 and 4 after 1 s, 2 s and 4 s, then the dead letter.
+ */
+export async function webhookRetryWorkflow(input: WebhookRetryInput): Promise<DeliveryOutcome[]> {
+  return Promise.all(input.deliveryIds.map((id) => deliver(id, 2, input.firstAttemptAt)));
 }
 
 export async function webhookReplayWorkflow(input: WebhookReplayInput): Promise<ReplayOutcome> {

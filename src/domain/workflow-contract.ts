@@ -18,7 +18,21 @@ export const WorkflowType = {
   bank: 'bankRequestWorkflow',
   paidOrder: 'paidOrderProcessingWorkflow',
   webhookDelivery: 'webhookDeliveryWorkflow',
+  /** the retries of a webhook whose first attempt (made by the payment workflow) failed */
+  webhookRetry: 'webhookRetryWorkflow',
   webhookReplay: 'webhookReplayWorkflow',
+} as const;
+
+/**
+ * Patch ids (workflow versioning with `patched()`): histories recorded before a change replay
+ * the old commands, new executions take the new ones. Never rename or reuse one.
+ *  - lean-payment-v1: the gateway writes the payments row before it starts the workflow (no
+ *    recordPayment activity); projection writes and the first webhook attempt are local
+ *    activities; the expiry timer is left to lapse instead of being cancelled; webhook retries
+ *    (only when the first attempt failed) run in a child webhookRetryWorkflow.
+ */
+export const Patch = {
+  leanPayment: 'lean-payment-v1',
 } as const;
 
 // Workflow ids: natural idempotency, one workflow per subject.
@@ -26,7 +40,7 @@ export const WorkflowType = {
 export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
 /** one paid-order processing per order */
 export const paidOrderWorkflowId = (orderId: string): string => `paid-order-${orderId}`;
-/** one webhook delivery per payment and status */
+/** one webhook delivery per payment and status (webhookDeliveryWorkflow before lean-payment-v1, webhookRetryWorkflow since) */
 export const webhookDeliveryWorkflowId = (paymentId: string, status: PaymentStatus): string => `webhook-${paymentId}-${status}`;
 /** one replay of a dead letter at a time (a second request joins the running one) */
 export const webhookReplayWorkflowId = (deadLetterId: string): string => `webhook-replay-${deadLetterId}`;
@@ -174,4 +188,13 @@ export interface WebhookReplayInput {
 export type ReplayOutcome = AttemptResult & { status: 'dead' | 'delivered' };
 
 export type WebhookDeliveryWorkflow = (event: PaymentStatusEvent) => Promise<DeliveryOutcome[]>;
+
+/** The deliveries of one event whose first attempt failed: retried after 1 s, 2 s, 4 s, then dead-lettered. */
+export interface WebhookRetryInput {
+  event: PaymentStatusEvent;
+  deliveryIds: string[];
+  /** ms since the epoch when the first attempts began: the 1 s before attempt 2 counts from it */
+  firstAttemptAt?: number;
+}
+export type WebhookRetryWorkflow = (input: WebhookRetryInput) => Promise<DeliveryOutcome[]>;
 export type WebhookReplayWorkflow = (input: WebhookReplayInput) => Promise<ReplayOutcome>;

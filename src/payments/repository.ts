@@ -127,6 +127,50 @@ export async function insertPayment(db: Db, input: NewPayment): Promise<void> {
   });
 }
 
+/**
+ * The gateway's write before it starts the workflow (lean-payment-v1), so a callback that comes
+ * the moment the gateway answered finds the payment: the row and its first history event, unless
+ * the order already has a payment. Returns the order's payment and whether it is this one.
+ */
+export async function createPendingPayment(db: Db, input: NewPayment): Promise<{ created: boolean; payment: Payment }> {
+  return db.transaction(async (trx) => {
+    const inserted = await trx('payments')
+      .insert({
+        id: input.paymentId,
+        order_id: input.orderId,
+        user_id: input.userId,
+        method: input.method,
+        amount_satang: input.amountSatang,
+        status: 'pending',
+        mode: input.mode,
+        customer_id: input.customerId ?? null,
+        callback_url: input.callbackUrl ?? null,
+        api_key_id: input.apiKeyId ?? null,
+        workflow_id: input.workflowId,
+        expires_at: input.expiresAt ?? null,
+        details: JSON.stringify(input.details ?? {}),
+      })
+      .onConflict('order_id')
+      .ignore()
+      .returning('*');
+    if (inserted.length > 0) {
+      await trx('payment_events').insert({ payment_id: input.paymentId, from_status: null, to_status: 'pending', reason: 'created' });
+      return { created: true, payment: toPayment(inserted[0])! };
+    }
+    return { created: false, payment: toPayment(await trx('payments').where({ order_id: input.orderId }).first())! };
+  });
+}
+
+/** Undo createPendingPayment when the workflow could not be started (nothing else refers to the row yet). */
+export async function removeUnstartedPayment(db: Db, paymentId: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    const still = await trx('payments').where({ id: paymentId, status: 'pending' }).whereNull('provider_ref').forUpdate().first('id');
+    if (!still) return;
+    await trx('payment_events').where({ payment_id: paymentId }).delete();
+    await trx('payments').where({ id: paymentId }).delete();
+  });
+}
+
 /** Card: note the provider's charge id (provider_ref, which the callback API looks up) and its details. */
 export async function attachProviderRef(db: Db, input: { paymentId: string; providerRef: string; details: Record<string, unknown> }): Promise<void> {
   await db('payments')

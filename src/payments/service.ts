@@ -12,11 +12,19 @@ import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
 import { promptPayPayload } from '../domain/promptpay';
-import { chargeUpdate, paymentWorkflowId, WorkflowType, type CardPaymentInput, type PaymentView, type QrPaymentInput } from '../domain/workflow-contract';
+import { paymentWorkflowId, WorkflowType, type PaymentView } from '../domain/workflow-contract';
 import { newId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
-import { startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../temporal/payments';
-import { lastTransitionReason, paymentByOrderId, paymentHistory } from './repository';
+import { startCardPayment, startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../temporal/payments';
+import {
+  createPendingPayment,
+  lastTransitionReason,
+  paymentByOrderId,
+  paymentHistory,
+  removeUnstartedPayment,
+  type NewPayment,
+  type Payment,
+} from './repository';
 import type { CardPaymentCreated, CardPaymentRequest, PaymentStatusOut, QrPaymentCreated, QrPaymentRequest } from './schemas';
 
 /**
@@ -39,51 +47,81 @@ export interface PaymentServiceDeps {
 export function createPaymentService({ config, db, temporal, clock }: PaymentServiceDeps) {
   const { client, taskQueue } = temporal;
 
-  /** The card view once the charge exists (update `charge`), or from the record when the workflow has ended. */
-  async function cardView(orderId: string): Promise<Pick<PaymentView, 'status' | 'charge' | 'failureReason'> | undefined> {
-    const handle = client.workflow.getHandle(paymentWorkflowId(orderId));
+  /** The card view of a payment whose workflow has ended: its record is final. */
+  async function recordedCardView(orderId: string): Promise<Pick<PaymentView, 'status' | 'charge' | 'failureReason'> | undefined> {
+    const p = await paymentByOrderId(db, orderId);
+    if (!p) return undefined;
+    const reason = await lastTransitionReason(db, p.id);
+    return {
+      status: p.status,
+      charge: p.providerRef ? { id: p.providerRef, status: p.details.charge?.status ?? 'pending', authorizeUri: p.details.charge?.authorizeUri ?? null } : undefined,
+      failureReason: p.status === 'failed' || p.status === 'expired' ? reason : undefined,
+    };
+  }
+
+  /**
+   * The payments row first (so a callback that comes the moment the gateway answered finds it),
+   * then the workflow. The order's existing row decides idempotency: the same caller, method and
+   * amount get that payment (its workflow started again if an earlier start failed); anything
+   * else is a 409 CONFLICT. A start that fails (Temporal unavailable) undoes the new row.
+   */
+  async function createOrFind<T>(row: NewPayment, key: ApiKeyInfo | undefined, launch: (existing: Payment) => Promise<T>): Promise<{ payment: Payment; launched: T }> {
+    const { created, payment } = await createPendingPayment(db, row);
+    if (!created) {
+      if ((payment.apiKeyId ?? null) !== (key?.id ?? null) || payment.mode !== row.mode)
+        throw new AppError(ErrorCode.CONFLICT, 'This order id is already used by another payment', { orderId: row.orderId });
+      if (payment.amountSatang !== row.amountSatang || payment.method !== row.method)
+        throw new AppError(ErrorCode.CONFLICT, 'A payment for this order already exists with another amount or method', {
+          orderId: row.orderId,
+          existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
+        });
+    }
     try {
-      return await withinDeadline(client, CARD_CHARGE_WAIT_MS, () => handle.executeUpdate(chargeUpdate), () => undefined);
+      return { payment, launched: await launch(payment) };
     } catch (e) {
-      if (e instanceof AppError) throw e;
-      // the workflow has ended: its record is final
-      const p = await paymentByOrderId(db, orderId);
-      if (!p) return undefined;
-      const reason = await lastTransitionReason(db, p.id);
-      return {
-        status: p.status,
-        charge: p.providerRef ? { id: p.providerRef, status: p.details.charge?.status ?? 'pending', authorizeUri: p.details.charge?.authorizeUri ?? null } : undefined,
-        failureReason: p.status === 'failed' || p.status === 'expired' ? reason : undefined,
-      };
+      if (created) await removeUnstartedPayment(db, payment.id).catch(() => undefined);
+      throw e;
     }
   }
 
   /** POST /cardpayment: start (or find) the order's card payment and wait briefly for its charge. */
   async function createCardPayment(req: CardPaymentRequest, key: ApiKeyInfo | undefined, mode: Mode): Promise<CardPaymentCreated> {
-    const paymentId = newId('pay');
-    const input: CardPaymentInput = {
-      paymentId,
+    const row: NewPayment = {
+      paymentId: newId('pay'),
       orderId: req.orderId,
       userId: req.userId,
+      method: 'card',
       amountSatang: req.amount,
       mode,
-      apiKeyId: key?.id,
+      workflowId: paymentWorkflowId(req.orderId),
       callbackUrl: req.callback,
-      token: req.token,
-      returnUri: `${config.publicBaseUrl.replace(/\/+$/, '')}/callback`,
-      timeoutSeconds: config.payments.cardTimeoutSeconds,
+      apiKeyId: key?.id,
     };
-    const started = await startPaymentWorkflow(client, {
-      taskQueue,
-      start: { type: WorkflowType.card, input },
-      memo: { paymentId, orderId: req.orderId, method: 'card', amountSatang: req.amount, mode, apiKeyId: key?.id ?? null },
-    });
-    const view = await cardView(req.orderId);
+    const { payment, launched } = await createOrFind(row, key, (p) =>
+      startCardPayment(client, {
+        taskQueue,
+        waitMs: CARD_CHARGE_WAIT_MS,
+        memo: { paymentId: p.id, orderId: p.orderId, method: 'card', amountSatang: p.amountSatang, mode: p.mode, apiKeyId: p.apiKeyId },
+        input: {
+          paymentId: p.id,
+          orderId: p.orderId,
+          userId: p.userId,
+          amountSatang: p.amountSatang,
+          mode: p.mode,
+          apiKeyId: p.apiKeyId ?? undefined,
+          callbackUrl: p.callbackUrl ?? undefined,
+          token: req.token,
+          returnUri: `${config.publicBaseUrl.replace(/\/+$/, '')}/callback`,
+          timeoutSeconds: config.payments.cardTimeoutSeconds,
+        },
+      }),
+    );
+    const view = launched === 'closed' ? await recordedCardView(req.orderId) : launched;
     return {
-      paymentId: started.paymentId,
+      paymentId: payment.id,
       orderId: req.orderId,
       method: 'card',
-      status: view?.status ?? started.status,
+      status: view?.status ?? payment.status,
       amount: satangToThb(req.amount),
       currency: 'THB',
       chargeId: view?.charge?.id ?? null,
@@ -94,47 +132,66 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
 
   /** POST /qrpayment: the PromptPay payload and a started (or the existing) QR payment workflow. */
   async function createQrPayment(req: QrPaymentRequest, key: ApiKeyInfo): Promise<QrPaymentCreated> {
-    const paymentId = newId('pay');
     const qr = promptPayPayload({ id: config.payments.promptPayId, amountSatang: req.amount });
-    const expiresAt = new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString();
-    const memo: PaymentMemo = {
-      paymentId,
-      orderId: req.orderId,
-      method: 'qr',
-      amountSatang: req.amount,
-      mode: key.mode,
-      apiKeyId: key.id,
-      qrPayload: qr.payload,
-      qrCrc: qr.crc,
-      expiresAt,
-    };
-    const input: QrPaymentInput = {
-      paymentId,
+    const row: NewPayment = {
+      paymentId: newId('pay'),
       orderId: req.orderId,
       userId: req.userId,
-      customerId: req.customerId,
+      method: 'qr',
       amountSatang: req.amount,
       mode: key.mode,
+      workflowId: paymentWorkflowId(req.orderId),
+      customerId: req.customerId,
       apiKeyId: key.id,
-      expiresAt,
-      qr: { payload: qr.payload, crc: qr.crc, promptPayId: config.payments.promptPayId },
+      expiresAt: new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString(),
+      details: { qr: { payload: qr.payload, crc: qr.crc } },
     };
-    const started = await startPaymentWorkflow(client, { taskQueue, start: { type: WorkflowType.qr, input }, memo });
-    const payload = started.memo.qrPayload ?? qr.payload;
+    const qrOf = (p: Payment) => {
+      const stored = (p.details as { qr?: { payload?: string; crc?: string } }).qr;
+      return stored?.payload ? { payload: stored.payload, crc: stored.crc ?? stored.payload.slice(-4) } : qr;
+    };
+    const expiresAtOf = (p: Payment) => (p.expiresAt ? p.expiresAt.toISOString() : row.expiresAt!);
+    const { payment } = await createOrFind(row, key, (p) =>
+      startPaymentWorkflow(client, {
+        taskQueue,
+        start: {
+          type: WorkflowType.qr,
+          input: {
+          paymentId: p.id,
+          orderId: p.orderId,
+          userId: p.userId,
+          customerId: req.customerId,
+          amountSatang: p.amountSatang,
+          mode: p.mode,
+          apiKeyId: p.apiKeyId ?? undefined,
+          expiresAt: expiresAtOf(p),
+          qr: { ...qrOf(p), promptPayId: config.payments.promptPayId },
+          },
+        },
+        memo: {
+          paymentId: p.id,
+          orderId: p.orderId,
+          method: 'qr',
+          amountSatang: p.amountSatang,
+          mode: p.mode,
+          apiKeyId: p.apiKeyId,
+          qrPayload: qrOf(p).payload,
+          qrCrc: qrOf(p).crc,
+          expiresAt: expiresAtOf(p),
+        },
+      }),
+    );
+    const { payload, crc } = qrOf(payment);
     return {
-      paymentId: started.paymentId,
+      paymentId: payment.id,
       orderId: req.orderId,
       method: 'qr',
-      status: started.status,
+      status: payment.status,
       amount: satangToThb(req.amount),
       currency: 'THB',
       customerId: req.customerId,
-      expiresAt: started.memo.expiresAt ?? expiresAt,
-      qr: {
-        payload,
-        crc: started.memo.qrCrc ?? payload.slice(-4),
-        image: await qrImage(payload),
-      },
+      expiresAt: expiresAtOf(payment),
+      qr: { payload, crc, image: await qrImage(payload) },
     };
   }
 

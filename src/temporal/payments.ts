@@ -4,16 +4,25 @@
  * existing payment; another amount or method (or another caller) is a 409 CONFLICT.
  * Temporal unreachable or not answering in time -> 503 SERVICE_UNAVAILABLE, never a hang.
  */
-import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowStartOptions } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
 import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
-import type { PaymentMethod, PaymentStatus } from '../domain/payment-state';
+import type { PaymentMethod } from '../domain/payment-state';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
 import {
+  chargeUpdate,
   paymentWorkflowId,
   WorkflowType,
   type CardPaymentInput,
   type CardPaymentWorkflow,
+  type PaymentView,
   type QrPaymentInput,
   type QrPaymentWorkflow,
 } from '../domain/workflow-contract';
@@ -91,62 +100,64 @@ export async function withinDeadline<T>(client: Client, ms: number, fn: () => Pr
   }
 }
 
-export interface StartedPayment {
-  paymentId: string;
-  created: boolean;
-  workflowId: string;
-  memo: PaymentMemo;
-  /** the PaymentStatus search attribute (kept current by the workflow) */
-  status: PaymentStatus;
-}
-
 /** Which payment workflow to start, with its typed input. */
 export type PaymentStart = { type: typeof WorkflowType.card; input: CardPaymentInput } | { type: typeof WorkflowType.qr; input: QrPaymentInput };
 
-export async function startPaymentWorkflow(client: Client, opts: { taskQueue: string; start: PaymentStart; memo: PaymentMemo }): Promise<StartedPayment> {
-  const workflowId = paymentWorkflowId(opts.memo.orderId);
-  return withinDeadline(client, TEMPORAL_CALL_TIMEOUT_MS, async () => {
-    let runId: string | undefined;
+const startOptions = (taskQueue: string, memo: PaymentMemo) =>
+  ({
+    taskQueue,
+    workflowId: paymentWorkflowId(memo.orderId),
+    memo: { ...memo },
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    typedSearchAttributes: [
+      { key: OrderIdKey, value: memo.orderId },
+      { key: PaymentMethodKey, value: memo.method },
+      { key: PaymentStatusKey, value: 'pending' },
+    ],
+  }) satisfies Omit<WorkflowStartOptions, 'args'>;
+
+/**
+ * Start the order's payment workflow, or find it running (USE_EXISTING); a closed one is left
+ * alone (REJECT_DUPLICATE). The gateway has written and checked the payments row before
+ * (idempotency and conflicts come from the row), so the start needs no describe() after it.
+ */
+export async function startPaymentWorkflow(client: Client, opts: { taskQueue: string; start: PaymentStart; memo: PaymentMemo }): Promise<void> {
+  await withinDeadline(client, TEMPORAL_CALL_TIMEOUT_MS, async () => {
     try {
-      const options: Omit<WorkflowStartOptions, 'args'> = {
-        taskQueue: opts.taskQueue,
-        workflowId,
-        memo: { ...opts.memo },
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [
-          { key: OrderIdKey, value: opts.memo.orderId },
-          { key: PaymentMethodKey, value: opts.memo.method },
-          { key: PaymentStatusKey, value: 'pending' },
-        ],
-      };
+      const options = startOptions(opts.taskQueue, opts.memo);
       const { start } = opts;
-      const handle =
-        start.type === WorkflowType.card
-          ? await client.workflow.start<CardPaymentWorkflow>(start.type, { ...options, args: [start.input] })
-          : await client.workflow.start<QrPaymentWorkflow>(start.type, { ...options, args: [start.input] });
-      runId = handle.firstExecutionRunId;
+      if (start.type === WorkflowType.card) await client.workflow.start<CardPaymentWorkflow>(start.type, { ...options, args: [start.input] });
+      else await client.workflow.start<QrPaymentWorkflow>(start.type, { ...options, args: [start.input] });
     } catch (e) {
       if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
     }
-    const desc = await client.workflow.getHandle(workflowId).describe();
-    const memo = (desc.memo ?? {}) as Partial<PaymentMemo>;
-    if ((memo.apiKeyId ?? null) !== (opts.memo.apiKeyId ?? null) || (memo.mode ?? opts.memo.mode) !== opts.memo.mode) {
-      throw new AppError(ErrorCode.CONFLICT, 'This order id is already used by another payment', { orderId: opts.memo.orderId });
-    }
-    if (memo.amountSatang !== opts.memo.amountSatang || memo.method !== opts.memo.method) {
-      throw new AppError(ErrorCode.CONFLICT, 'A payment for this order already exists with another amount or method', {
-        orderId: opts.memo.orderId,
-        existing: { method: memo.method, amount: memo.amountSatang === undefined ? undefined : memo.amountSatang / 100 },
-      });
-    }
-    const status = (desc.searchAttributes?.PaymentStatus?.[0] as PaymentStatus | undefined) ?? 'pending';
-    return {
-      paymentId: memo.paymentId ?? opts.memo.paymentId,
-      created: desc.runId === runId && memo.paymentId === opts.memo.paymentId,
-      workflowId,
-      memo: { ...opts.memo, ...memo } as PaymentMemo,
-      status,
-    };
   });
+}
+
+/**
+ * Card: start (or find running) the order's card payment and wait, in the same call, for its
+ * charge (update `charge`, update-with-start: one round trip, and the update rides on the
+ * workflow's first task). `undefined` when the charge is not there within `waitMs` (the caller
+ * answers without it); `'closed'` when the workflow has already ended (its record is final).
+ */
+export async function startCardPayment(
+  client: Client,
+  opts: { taskQueue: string; input: CardPaymentInput; memo: PaymentMemo; waitMs: number },
+): Promise<PaymentView | undefined | 'closed'> {
+  const startWorkflowOperation = new WithStartWorkflowOperation<CardPaymentWorkflow>(WorkflowType.card, {
+    ...startOptions(opts.taskQueue, opts.memo),
+    args: [opts.input],
+  });
+  try {
+    return await withinDeadline(
+      client,
+      opts.waitMs,
+      () => client.workflow.executeUpdateWithStart(chargeUpdate, { startWorkflowOperation }),
+      () => undefined,
+    );
+  } catch (e) {
+    if (e instanceof WorkflowExecutionAlreadyStartedError || e instanceof WorkflowUpdateFailedError || e instanceof WorkflowNotFoundError) return 'closed';
+    throw e;
+  }
 }

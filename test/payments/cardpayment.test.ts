@@ -6,7 +6,7 @@
 import { paymentWorkflowId } from '../../src/domain/workflow-contract';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { startFakeBank, type FakeBank } from './fake-bank';
-import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf } from './support';
+import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf, webhookWitness } from './support';
 
 let stack: TestStack;
 let provider: FakeBank; // a scripted live card provider
@@ -41,6 +41,7 @@ describe('sandbox (public, simulators on)', () => {
   });
 
   it('a declined card fails the payment at once and emits the webhook', async () => {
+    const witness = await webhookWitness(stack);
     const orderId = uniq('card');
     const res = await pay({ orderId, userId: 'u', amount: '10', token: 'tok_declined' });
     expect(res.status).toBe(200);
@@ -51,7 +52,8 @@ describe('sandbox (public, simulators on)', () => {
     expect(row.status).toBe('failed');
     expect(await eventsOf(stack.db, row.id)).toEqual(['pending', 'failed']);
     expect((await handle.describe()).searchAttributes).toMatchObject({ PaymentStatus: ['failed'] });
-    expect((await stack.client.workflow.getHandle(`webhook-${row.id}-failed`).describe()).type).toBe('webhookDeliveryWorkflow');
+    await witness.received(orderId, 'failed');
+    await witness.stop();
 
     // asking again returns the ended payment from its record
     const again = await pay({ orderId, userId: 'u', amount: '10', token: 'tok_declined' });
@@ -138,6 +140,7 @@ describe('not configured', () => {
 describe('timeout', () => {
   it('expires when the provider never reports a result', async () => {
     const quick = gatewayWith(stack, { CARD_PAYMENT_TIMEOUT_S: '1' }); // the timeout travels in the workflow input
+    const witness = await webhookWitness(stack);
     const orderId = uniq('card');
     const res = await request(quick.callback()).post('/cardpayment').type('form').send({ orderId, userId: 'u', amount: '5', token: 'tok_visa' });
     expect(res.body.body.status).toBe('pending');
@@ -146,6 +149,7 @@ describe('timeout', () => {
     const row = await rowOf(stack.db, orderId);
     expect(row.status).toBe('expired');
     expect(await eventsOf(stack.db, row.id)).toEqual(['pending', 'expired']);
-    expect((await stack.client.workflow.getHandle(`webhook-${row.id}-expired`).describe()).type).toBe('webhookDeliveryWorkflow');
+    await witness.received(orderId, 'expired');
+    await witness.stop();
   });
 });

@@ -89,14 +89,14 @@ describe('GET /checkstatus/{orderId}', () => {
   });
 });
 
-describe('before the workflow wrote its record', () => {
-  it('answers pending from the workflow itself', async () => {
-    // a gateway whose task queue no worker polls: the workflow cannot run its first activity
+describe('before the workflow has run at all', () => {
+  it('answers pending from the record the gateway wrote before it answered', async () => {
+    // a gateway whose task queue no worker polls: the workflow cannot run its first task
     const idle = gatewayWith(stack, {}, { taskQueue: uniq('no-worker') });
     const orderId = uniq('st');
     const created = await request(idle.callback()).post('/qrpayment').set('X-API-Key', key.key).send({ orderId, userId: 'u', amount: 2, customerId: 'c' });
     expect(created.status).toBe(200);
-    expect(await rowOf(stack.db, orderId)).toBeUndefined();
+    expect(await rowOf(stack.db, orderId)).toMatchObject({ id: created.body.body.paymentId, status: 'pending' });
     const res = await request(idle.callback()).get(`/checkstatus/${orderId}`).set('X-API-Key', key.key);
     expect(res.status).toBe(200);
     expect(res.body.body).toMatchObject({ paymentId: created.body.body.paymentId, status: 'pending', method: 'qr', amount: 2, history: [{ status: 'pending', reason: 'created' }] });

@@ -7,13 +7,14 @@ import QRCodeLib from 'qrcode';
 import { paymentWorkflowId } from '../../src/domain/workflow-contract';
 import { parseTlv, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
-import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf, waitFor } from './support';
+import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf, waitFor, webhookWitness } from './support';
 
 let stack: TestStack;
 let key: string;
+let keyId: string;
 beforeAll(async () => {
   stack = await createTestStack({ env: { PROMPTPAY_ID: '0801234567', QR_EXPIRY_S: '900' } });
-  key = (await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] })).key;
+  ({ key, id: keyId } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] }));
 });
 afterAll(() => stack.close());
 
@@ -90,6 +91,7 @@ describe('POST /qrpayment', () => {
   });
 
   it('a success signal settles it paid, keeps the search attribute current and emits payment.status.updated', async () => {
+    const witness = await webhookWitness(stack, { id: keyId });
     const orderId = uniq('qr');
     const res = await post({ orderId, userId: 'u-3', amount: 55, customerId: 'c-3' });
     const paymentId = res.body.body.paymentId;
@@ -101,8 +103,8 @@ describe('POST /qrpayment', () => {
     expect((await rowOf(stack.db, orderId)).status).toBe('paid');
     expect(await eventsOf(stack.db, paymentId)).toEqual(['pending', 'paid']);
     expect((await handle.describe()).searchAttributes).toMatchObject({ PaymentStatus: ['paid'] });
-    const webhook = await stack.client.workflow.getHandle(`webhook-${paymentId}-paid`).describe();
-    expect(webhook.type).toBe('webhookDeliveryWorkflow');
+    await witness.received(orderId, 'paid');
+    await witness.stop();
   });
 
   it.each([
@@ -127,7 +129,9 @@ describe('POST /qrpayment', () => {
 describe('QR expiry', () => {
   it('ends expired when no result arrives in time, emits the webhook, and a later signal changes nothing', async () => {
     const short = gatewayWith(stack, { QR_EXPIRY_S: '1' }); // the worker is the stack's: the expiry travels in the workflow input
-    const k = (await newKey(stack.db, { scopes: ['payments:write'] })).key;
+    const owner = await newKey(stack.db, { scopes: ['payments:write'] });
+    const k = owner.key;
+    const witness = await webhookWitness(stack, owner);
     const orderId = uniq('qr-exp');
     const res = await request(short.callback()).post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
     expect(res.status).toBe(200);
@@ -136,13 +140,14 @@ describe('QR expiry', () => {
     await expect(handle.result()).resolves.toEqual({ paymentId, orderId, status: 'expired' });
     expect((await rowOf(stack.db, orderId)).status).toBe('expired');
     expect((await handle.describe()).searchAttributes).toMatchObject({ PaymentStatus: ['expired'] });
-    expect((await stack.client.workflow.getHandle(`webhook-${paymentId}-expired`).describe()).type).toBe('webhookDeliveryWorkflow');
+    await witness.received(orderId, 'expired');
+    await witness.stop();
 
     // the payment has ended: a late success cannot reach it, and the record stays expired
     await expect(handle.signal('paymentResult', { status: 'success', provider: 'qr' })).rejects.toBeInstanceOf(WorkflowNotFoundError);
     expect((await rowOf(stack.db, orderId)).status).toBe('expired');
     expect(await eventsOf(stack.db, paymentId)).toEqual(['pending', 'expired']);
-    await expect(stack.client.workflow.getHandle(`webhook-${paymentId}-paid`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(await stack.db('webhook_deliveries').where({ payment_id: paymentId, event_status: 'paid' })).toHaveLength(0);
 
     // asking again for the order returns the ended payment, not a new one
     const again = await request(short.callback()).post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount: 9, customerId: 'c' });

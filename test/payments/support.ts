@@ -4,7 +4,7 @@ import type { ApiKeyMode } from '../../src/domain/api-keys';
 import type { Db } from '../../src/db/knex';
 import { createApp } from '../../src/http/app';
 import { createApiKey } from '../../src/http/middleware/api-key';
-import { testConfig, testLogger, uniq, type TestStack } from '../support/stack';
+import { testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 
 export const ALL_SCOPES = ['payments:write', 'payments:read', 'cost:read', 'bank:write', 'bank:read', 'webhooks:manage'];
 
@@ -34,3 +34,25 @@ export const gatewayWith = (stack: TestStack, env: Record<string, string>, opts:
   createApp({ config: testConfig(env), db: stack.db, temporal: { client: stack.client, taskQueue: opts.taskQueue ?? stack.taskQueue }, logger: testLogger, clock: opts.clock });
 
 export { request };
+
+/**
+ * A receiving webhook endpoint of an API key (or, without one, of the public payments in sandbox
+ * mode) at a receiver on loopback, so a payment's payment.status.updated can be seen arriving.
+ */
+export async function webhookWitness(stack: TestStack, owner?: { id: string }) {
+  const { startReceiver } = await import('../webhooks/helpers');
+  const { createEndpoint } = await import('../../src/webhooks/endpoints');
+  const receiver = await startReceiver(200);
+  const publicOwner = owner ?? (await newKey(stack.db, { scopes: ['webhooks:manage'] }));
+  await createEndpoint(stack.db, stack.config, { id: publicOwner.id, mode: 'sandbox' }, { url: receiver.url, publicPayments: !owner });
+  return {
+    /** the event of this order and status, once it has arrived (signed; checked by the webhook tests) */
+    received: (orderId: string, status: string) =>
+      waitFor(
+        async () => receiver.log.map((r) => JSON.parse(r.body) as { data: { orderId: string; status: string } }).find((b) => b.data.orderId === orderId && b.data.status === status),
+        20_000,
+        `payment.status.updated ${status} for ${orderId}`,
+      ),
+    stop: () => receiver.stop(),
+  };
+}

@@ -3,7 +3,13 @@
  * (fixtures beside this file) must replay against today's workflow code, so a change that
  * breaks determinism fails CI. A tampered history proves the check can fail.
  *
- * Re-record after an intended, versioned change: RECORD_REPLAY_FIXTURES=1 npx jest test/replay
+ * Two shapes of each are kept: the first recorded (before lean-payment-v1: recordPayment and
+ * updatePaymentStatus activities, a webhook delivery child) and the lean one (the patch marker,
+ * local activities, no child when the first webhook attempt succeeds). Workflows in flight when
+ * a worker is upgraded replay the shape they began with.
+ *
+ * Record the current shape after an intended, versioned change (new file names in RECORDED):
+ * RECORD_REPLAY_FIXTURES=1 npx jest test/replay
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,9 +25,13 @@ import { newKey } from '../payments/support';
 import { createTestStack, uniq } from '../support/stack';
 import { historyFromJson } from './history';
 
+/** The file names the current code records to. */
+const RECORDED = { card: 'card-payment-lean.history.json', qr: 'qr-payment-lean.history.json' };
 const FIXTURES = [
   { file: 'card-payment.history.json', workflowType: 'cardPaymentWorkflow' },
   { file: 'qr-payment.history.json', workflowType: 'qrPaymentWorkflow' },
+  { file: RECORDED.card, workflowType: 'cardPaymentWorkflow' },
+  { file: RECORDED.qr, workflowType: 'qrPaymentWorkflow' },
 ];
 const fixturePath = (f: string) => path.join(__dirname, f);
 const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
@@ -46,13 +56,13 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1') {
       const res = await request(stack.app.callback()).post('/cardpayment').type('form').send({ orderId: card, userId: 'u-replay', amount: '250.50', token: 'tok_visa', callback: 'https://shop.example/done' });
       expect(res.body.body.chargeId).toBeTruthy();
       await stack.client.workflow.getHandle(paymentWorkflowId(card)).signal('paymentResult', { status: 'success', provider: 'card', reference: res.body.body.chargeId });
-      await save(stack.client, card, 'card-payment.history.json');
+      await save(stack.client, card, RECORDED.card);
 
       const { key } = await newKey(stack.db, { scopes: ['payments:write'] });
       const qr = uniq('replay-qr');
       await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId: qr, userId: 'u-replay', amount: 99.5, customerId: 'c-replay' });
       await stack.client.workflow.getHandle(paymentWorkflowId(qr)).signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-replay' });
-      await save(stack.client, qr, 'qr-payment.history.json');
+      await save(stack.client, qr, RECORDED.qr);
     } finally {
       await stack.close();
     }
@@ -76,7 +86,7 @@ describe('recorded payment histories replay against the current workflow code', 
     }
   });
 
-  it('Worker.runReplayHistories replays both without a determinism error', async () => {
+  it('Worker.runReplayHistories replays every one without a determinism error', async () => {
     const histories = FIXTURES.map((f, i) => ({ workflowId: `replay-${i}`, history: historyFromJson(load(f.file)) }));
     const results = [];
     for await (const r of Worker.runReplayHistories(replayOptions(), histories)) results.push(r);
@@ -91,5 +101,18 @@ describe('recorded payment histories replay against the current workflow code', 
     const results = [];
     for await (const r of Worker.runReplayHistories(replayOptions(), [{ workflowId: 'tampered', history: historyFromJson(h) }])) results.push(r);
     expect(results[0].error).toBeInstanceOf(DeterminismViolationError);
+  });
+
+  it('the lean shape: the patch marker, local activities, and few events', () => {
+    for (const [file, max] of [
+      [RECORDED.qr, 14],
+      [RECORDED.card, 17],
+    ] as const) {
+      const h = load(file);
+      const types = h.events.map((e) => String(e.eventType).replace('EVENT_TYPE_', ''));
+      expect(types).toContain('MARKER_RECORDED');
+      expect(types).not.toContain('ACTIVITY_TASK_SCHEDULED');
+      expect(types.length).toBeLessThanOrEqual(max);
+    }
   });
 });

@@ -6,7 +6,7 @@
 import request from 'supertest';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { cardPayment, fieldSigned, post, resultOf, waitFor } from '../callbacks/helpers';
-import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
+import { apiKey, deliveriesSettled, registerEndpoint, startReceiver, type Receiver } from './helpers';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -113,7 +113,7 @@ describe('who receives payment.status.updated', () => {
       const mine = receiver.log.filter((r) => r.body.includes(orderId));
       return mine.length >= 2 ? mine : undefined;
     }, 15_000, 'two webhooks');
-    await stack.client.workflow.getHandle(`webhook-${paymentId}-paid`).result();
+    await deliveriesSettled(stack, paymentId, 'paid');
     const mine = receiver.log.filter((r) => r.body.includes(orderId));
     expect(mine.map((r) => r.path).sort()).toEqual(['/hooks/a', '/hooks/b']);
     const toA = got.find((r) => r.headers['webhook-signature'] && receiver.verified(r, a.secret))!;
@@ -139,7 +139,7 @@ describe('who receives payment.status.updated', () => {
     await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId: p.paymentId, status: 'failed', amount: p.amount, orderId: p.orderId }));
     await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'failed' });
     const first = await waitFor(async () => receiver.log.find((r) => r.body.includes(p.orderId)), 15_000, 'webhook');
-    await stack.client.workflow.getHandle(`webhook-${p.paymentId}-failed`).result();
+    await deliveriesSettled(stack, p.paymentId, 'failed');
     // other tests' publicPayments endpoints in sandbox mode may receive it too; these four are ours
     const paths = receiver.log.filter((r) => r.body.includes(p.orderId)).map((r) => r.path);
     expect(paths.filter((x) => x === '/hooks/public')).toHaveLength(1);

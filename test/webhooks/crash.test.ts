@@ -8,7 +8,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { createTestStack, testDatabaseUrl, uniq, type TestStack } from '../support/stack';
 import { fieldSigned, post, resultOf, waitFor } from '../callbacks/helpers';
-import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
+import { apiKey, deliveriesSettled, registerEndpoint, startReceiver, type Receiver } from './helpers';
 
 jest.setTimeout(180_000);
 
@@ -73,7 +73,7 @@ it('kill the worker after the 200: the payment still completes, with exactly one
 
   await startWorkerProcess();
   await expect(resultOf(stack, row.workflow_id)).resolves.toMatchObject({ status: 'paid' });
-  await stack.client.workflow.getHandle(`webhook-${paymentId}-paid`).result();
+  await deliveriesSettled(stack, paymentId, 'paid');
 
   const hooks = forOrder();
   expect(hooks).toHaveLength(1);

@@ -11,7 +11,7 @@ import request from 'supertest';
 import { startCallbackSimulator, type CallbackSimulator } from '../../src/simulators/callbacks';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { waitFor } from '../callbacks/helpers';
-import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
+import { apiKey, deliveriesSettled, registerEndpoint, startReceiver, type Receiver } from './helpers';
 
 let stack: TestStack;
 let server: http.Server;
@@ -57,7 +57,7 @@ it('QR payment -> simulator pays -> /qrcallback -> paid -> signed webhook receiv
     expect.objectContaining({ provider: 'qr', status: 'success', outcome: 'signalled', source_ip: '127.0.0.1' }),
   ]);
   // the receiver answered; the attempt is recorded once the delivery workflow has seen the answer
-  await expect(stack.client.workflow.getHandle(`webhook-${paymentId}-paid`).result()).resolves.toEqual([expect.objectContaining({ state: 'delivered', attempts: 1 })]);
+  expect(await deliveriesSettled(stack, paymentId, 'paid')).toEqual([expect.objectContaining({ state: 'delivered', attempts: 1 })]);
   expect(await stack.db('webhook_deliveries').where({ payment_id: paymentId }).first()).toMatchObject({ id: hook.headers['webhook-id'], state: 'delivered', attempts: 1 });
 });
 

@@ -58,3 +58,16 @@ export async function registerEndpoint(stack: TestStack, key: string, body: Reco
   if (res.status !== 201) throw new Error(`register: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.body as { id: string; secret: string; url: string };
 }
+
+/** Every delivery of a payment's event once none is pending any more (delivered, dead or cancelled). */
+export async function deliveriesSettled(stack: TestStack, paymentId: string, status: string, timeoutMs = 30_000) {
+  const { waitFor } = await import('../support/stack');
+  return waitFor(
+    async () => {
+      const rows = await stack.db('webhook_deliveries').where({ payment_id: paymentId, event_status: status }).orderBy('id');
+      return rows.length > 0 && rows.every((r: { state: string }) => r.state !== 'pending') ? rows : undefined;
+    },
+    timeoutMs,
+    `webhook deliveries of ${paymentId} ${status}`,
+  );
+}
