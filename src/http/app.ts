@@ -22,6 +22,7 @@ import { isStorefrontPath, storefrontRoutes } from './routes/storefront';
 import { cors } from './middleware/cors';
 import { systemRoutes } from './routes/system';
 import { webhookRoutes } from './routes/webhooks';
+import { objectStoreRoutes } from '../objectstore/routes';
 
 export interface AppDeps {
   config: Config;
@@ -126,7 +127,7 @@ export function createApp(deps: AppDeps): Koa {
 
   const bodyLimit = `${deps.config.bodyLimitBytes}b`;
   const router = new Router();
-  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes(deps), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps)]) router.use(r.routes());
+  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes(deps), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps), objectStoreRoutes(deps)]) router.use(r.routes());
 
   app.use(requestId());
   app.use(accessLog(deps.logger));
