@@ -125,7 +125,7 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
   const { buckets } = config.objectStore;
   const s3 = deps.s3 ?? createS3Client(config.objectStore);
   const images = createImageStore({ cacheDir: path.join(config.dataDir, 'cache', 'images'), logger, memoryEntries: 0 });
-  const concurrency = deps.concurrency ?? 4;
+  const concurrency = deps.concurrency ?? 8;
   const backoff = deps.backoff ?? { baseMs: 1000, maxMs: 60_000 };
   const lockKey = `talat:storefront-assets:${buckets.prices}:${buckets.images}`;
   let bucketsReady = false;
