@@ -83,8 +83,8 @@ export interface Presigner {
 
 export function createPresigner(c: ObjectStoreConfig & { endpoint: string }, credentials?: S3Client['config']['credentials']): Presigner {
   const base = new URL(c.publicEndpoint ?? c.endpoint);
-  const creds = c.accessKeyId && c.secretAccessKey ? { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey } : credentials;
-  if (!creds) throw new Error('the object store has no credentials to sign URLs with');
+  // static keys, else the SDK's default chain (environment, shared files, instance role) as an S3 client resolves it
+  const creds = c.accessKeyId && c.secretAccessKey ? { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey } : (credentials ?? createS3Client(c).config.credentials);
   const signer = new S3RequestPresigner({ credentials: creds, region: c.region, sha256: NodeSha256 });
   const windowSeconds = Math.max(1, Math.floor(c.presignExpirySeconds / 3));
   const prefix = base.pathname.replace(/\/+$/, '');

@@ -52,7 +52,7 @@ export interface AssetLinks {
 
 export function createAssetLinks(config: Config): AssetLinks | undefined {
   const c = config.objectStore;
-  if (!objectStoreReady(c) || !c.accessKeyId || !c.secretAccessKey) return undefined;
+  if (!objectStoreReady(c)) return undefined;
   const presigner = createPresigner(c);
   const { images, prices } = c.buckets;
 
