@@ -17,6 +17,7 @@ const optionalUrl = z
   .url()
   .optional()
   .or(z.literal('').transform(() => undefined));
+const bucketName = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)');
 const csv = z
   .string()
   .default('')
@@ -101,6 +102,21 @@ const envSchema = z.object({
   SIMULATORS: z
     .enum(['on', 'off', 'auto'])
     .default('auto'),
+
+  // storefront assets in an S3-compatible object store (README "Storefront assets")
+  S3_ENDPOINT: optionalUrl,
+  S3_PUBLIC_ENDPOINT: optionalUrl,
+  S3_REGION: z.string().regex(/^[a-z0-9-]{2,40}$/, 'a region such as us-east-1').default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().min(3).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(8).optional(),
+  S3_BUCKET_PRICES: bucketName.default('talat-prices'),
+  S3_BUCKET_IMAGES: bucketName.default('talat-images'),
+  S3_FORCE_PATH_STYLE: z.enum(['on', 'off', 'auto']).default('auto'),
+  S3_PRESIGN_EXPIRY_S: positiveInt.min(60).max(604_800).default(900),
+  OBJECT_STORE_PORT: port.default(9000),
+  OBJECT_STORE_BIN: z.string().min(1).optional(),
+  CDN_BASE_URL: optionalUrl,
+  ASSET_PUBLISH_POLL_MS: positiveInt.min(100).max(3_600_000).default(1000),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -204,6 +220,36 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     identity: { secret: e.IDENTITY_SECRET ?? DEV_IDENTITY_SECRET, region: e.IDENTITY_REGION, credentialsTtlSeconds: e.IDENTITY_CREDENTIALS_TTL_S },
     simulators: e.SIMULATORS === 'auto' ? !production : e.SIMULATORS === 'on',
+    objectStore: objectStoreConfig(e, production),
+  };
+}
+
+/** Development credentials of the embedded object store: documented, loopback only. */
+export const DEV_OBJECT_STORE_CREDENTIALS = { accessKeyId: 'talat-dev', secretAccessKey: 'talat-dev-object-store-secret' } as const;
+
+/**
+ * The object store of the storefront's assets. S3_ENDPOINT unset: the embedded store of `npm start`
+ * (its endpoint is filled in when it runs) outside production, Amazon S3 of S3_REGION in production.
+ */
+function objectStoreConfig(e: z.infer<typeof envSchema>, production: boolean) {
+  const embedded = !e.S3_ENDPOINT && !production;
+  const endpoint = e.S3_ENDPOINT ?? (production ? `https://s3.${e.S3_REGION}.amazonaws.com` : undefined);
+  const dev = embedded ? DEV_OBJECT_STORE_CREDENTIALS : undefined;
+  return {
+    /** undefined until the embedded store has started */
+    endpoint,
+    /** host in the presigned URLs handed to clients (the store as the outside reaches it) */
+    publicEndpoint: e.S3_PUBLIC_ENDPOINT,
+    region: e.S3_REGION,
+    accessKeyId: e.S3_ACCESS_KEY_ID ?? dev?.accessKeyId,
+    secretAccessKey: e.S3_SECRET_ACCESS_KEY ?? dev?.secretAccessKey,
+    forcePathStyle: e.S3_FORCE_PATH_STYLE === 'auto' ? !!e.S3_ENDPOINT || embedded : e.S3_FORCE_PATH_STYLE === 'on',
+    buckets: { prices: e.S3_BUCKET_PRICES, images: e.S3_BUCKET_IMAGES },
+    presignExpirySeconds: e.S3_PRESIGN_EXPIRY_S,
+    embedded: embedded ? { port: e.OBJECT_STORE_PORT, bin: e.OBJECT_STORE_BIN } : undefined,
+    /** `{cdn}/{productId}[-{variant}]`; unset: the gateway's own /cdn path (served from the image bucket) */
+    cdnBaseUrl: (e.CDN_BASE_URL ?? `${e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`}/cdn`).replace(/\/+$/, ''),
+    publishPollMs: e.ASSET_PUBLISH_POLL_MS,
   };
 }
 

@@ -20,6 +20,7 @@ import { startSmtpSink } from './simulators/smtp-sink';
 import { createLogger } from './logger';
 import { startEmbeddedPostgres } from './stack/postgres';
 import { startEmbeddedTemporal } from './stack/temporal';
+import { startAssetPublisher, startObjectStore } from './objectstore/start';
 import { connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
 import { createWorker } from './temporal/worker';
@@ -88,11 +89,19 @@ async function main(config: Config) {
       stoppers.push({ name: 'temporal dev server', stop: () => t.stop() });
     }
 
+    // the storefront's object store (embedded unless S3_ENDPOINT), before the gateway that signs its URLs
+    const objectStore = await startObjectStore(config, say);
+    config = objectStore.config;
+    if (objectStore.stop) stoppers.push({ name: 'object store', stop: objectStore.stop });
+
     const db = createDb(databaseUrl);
     stoppers.push({ name: 'database pool', stop: () => db.destroy() });
     const applied = await migrateLatest(db);
     if (applied.length) say(`applied migrations: ${applied.join(', ')}`);
     if (await isCatalogEmpty(db)) say(`seeded the catalog: ${JSON.stringify(await seedCatalog(db))}`);
+
+    const publisher = startAssetPublisher({ db, config, logger });
+    stoppers.push({ name: 'asset publisher', stop: publisher.stop });
 
     const client = await connectClient(temporalAddress, config.temporal.namespace);
     stoppers.push({ name: 'temporal client', stop: () => client.connection.close() });
@@ -142,6 +151,7 @@ async function main(config: Config) {
       `  temporal web   ${uiUrl ?? '(external: see your cluster)'}`,
       `  postgres       ${databaseUrl.replace(/\/\/([^:@]+)(:[^@]*)?@/, '//$1@')}${config.database.url ? ' (external)' : ' (embedded)'}`,
       `  worker         task queue ${config.temporal.taskQueue}`,
+      `  object store   ${objectStore.describe}`,
       ...(mailSink ? [`  smtp sink      ${mailSink}`] : []),
       ...(config.simulators ? ['  simulators     sandbox card, card network, bank app, QR and wallet providers post callbacks'] : []),
       'Press Ctrl-C to stop.',

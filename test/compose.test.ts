@@ -8,8 +8,8 @@ const root = path.resolve(__dirname, '..');
 describe('docker-compose.yml', () => {
   const doc = YAML.parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'));
 
-  it('has postgres, temporal (on that postgres), temporal-ui and the app, each with a health check', () => {
-    expect(Object.keys(doc.services).sort()).toEqual(['app', 'postgres', 'temporal', 'temporal-ui']);
+  it('has postgres, temporal (on that postgres), temporal-ui, minio and the app, each with a health check', () => {
+    expect(Object.keys(doc.services).sort()).toEqual(['app', 'minio', 'postgres', 'temporal', 'temporal-ui']);
     for (const [name, svc] of Object.entries<Record<string, unknown>>(doc.services)) {
       expect({ name, test: (svc.healthcheck as { test?: unknown })?.test }).toEqual({ name, test: expect.any(Array) });
     }
@@ -28,6 +28,7 @@ describe('docker-compose.yml', () => {
   it('points the app at the compose postgres and temporal, and the build context has a Dockerfile', () => {
     expect(doc.services.app.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
     expect(doc.services.app.environment.DATABASE_URL).toMatch(/@postgres:5432\//);
+    expect(doc.services.app.environment).toMatchObject({ S3_ENDPOINT: 'http://minio:9000', S3_ACCESS_KEY_ID: doc.services.minio.environment.MINIO_ROOT_USER });
     expect(fs.existsSync(path.join(root, 'Dockerfile'))).toBe(true);
   });
 });

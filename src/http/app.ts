@@ -19,6 +19,7 @@ import { isStorefrontPath, storefrontRoutes } from '../storefront/routes';
 import { cors } from './middleware/cors';
 import { systemRoutes } from './routes/system';
 import { webhookRoutes } from '../webhooks/routes';
+import { objectStoreRoutes } from '../objectstore/routes';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -26,7 +27,7 @@ export function createApp(deps: AppDeps): Koa {
 
   const bodyLimit = `${deps.config.bodyLimitBytes}b`;
   const router = new Router();
-  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes({ ...deps, notifier: deps.notifier ?? createNotifier(deps) }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps)]) router.use(r.routes());
+  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes({ ...deps, notifier: deps.notifier ?? createNotifier(deps) }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps), objectStoreRoutes(deps)]) router.use(r.routes());
 
   app.use(requestId());
   app.use(accessLog(deps.logger));

@@ -65,7 +65,7 @@ export function storefrontRoutes(deps: AppDeps): Router {
     });
   }
 
-  r.get('/api/product/productlist/onlineData', async (ctx) => sendRepresentation(ctx, await sf.productList(), { cacheControl: CACHE.catalog }));
+  r.get('/api/product/productlist/onlineData', async (ctx) => sendRepresentation(ctx, await sf.productList(), { cacheControl: sf.assetCacheControl(300) }));
 
   r.get('/api/search2/semantic_search', async (ctx) => {
     const q = validate(SearchParams(deps.config.storefront.searchMaxQueryLength), ctx.query);
@@ -75,7 +75,7 @@ export function storefrontRoutes(deps: AppDeps): Router {
 
   r.get('/api/group/read/:groupId', async (ctx) => {
     const groupId = validate(GroupId, ctx.params.groupId);
-    sendRepresentation(ctx, await sf.group(groupId), { cacheControl: CACHE.group });
+    sendRepresentation(ctx, await sf.group(groupId), { cacheControl: sf.assetCacheControl(60) });
   });
 
   r.get('/api/group/image/:groupId/:imageId', async (ctx) => {
@@ -115,7 +115,7 @@ export function storefrontRoutes(deps: AppDeps): Router {
     sendRepresentation(ctx, await sf.categoryIcon(m[1]), { cacheControl: CACHE.image });
   });
 
-  r.get('/app-first-page.json', async (ctx) => sendRepresentation(ctx, await sf.appFirstPage(), { cacheControl: CACHE.catalog }));
+  r.get('/app-first-page.json', async (ctx) => sendRepresentation(ctx, await sf.appFirstPage(), { cacheControl: sf.assetCacheControl(300) }));
   r.get(schemaFilePath(deps.config, 'config.yaml'), async (ctx) => sendRepresentation(ctx, await sf.configYaml(), { cacheControl: CACHE.catalog }));
   r.get(schemaFilePath(deps.config, 'firstPageCat.yaml'), async (ctx) => sendRepresentation(ctx, await sf.firstPageCatYaml(), { cacheControl: CACHE.catalog }));
 

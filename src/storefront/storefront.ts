@@ -18,6 +18,7 @@ import { ApiKeyService } from './auth/api-keys';
 import { IdentityService } from './auth/identity';
 import { createImageStore, iconSvg, productSvg } from './images';
 import { VersionedMemo } from './memo';
+import { createAssetLinks } from '../objectstore/links';
 import { createDefaultEmbedder, type Embedder, type FittableEmbedder } from './search/embedder';
 import { ensureSearchIndex, type SearchIndex } from './search/index';
 import { rank, search, type RankedLists, type SearchQuery } from './search/search';
@@ -48,13 +49,16 @@ export function createStorefront(deps: StorefrontDeps) {
   const images = createImageStore({ cacheDir: path.join(config.dataDir, 'cache', 'images'), logger });
   const identity = new IdentityService(db, { ...config.identity, clock });
   const apiKeys = new ApiKeyService(db, identity, { secret: config.storefront.keySecret, clock });
+  /** presigned object-store URLs in the answers (src/objectstore/links.ts), when a store is configured */
+  const assets = createAssetLinks(config);
 
   const catalog = (v: Versions) => catalogs.get('catalog', v.catalog, () => loadCatalog(db, v.catalog));
   const prices = (v: Versions) => priceSnaps.get('prices', v.prices, () => loadPrices(db, v.prices));
   const inventory = (v: Versions) => stock.get('inventory', v.inventory, () => loadInventory(db, v.inventory));
-  const catalogRep = async (name: string, build: (s: CatalogSnapshot) => Representation) => {
+  const catalogRep = async (name: string, build: (s: CatalogSnapshot, now: Date) => Representation | Promise<Representation>, perSigningWindow = false) => {
     const v = await readVersions(db);
-    return reps.get(name, v.catalog, async () => build(await catalog(v)));
+    const now = clock();
+    return reps.get(name, perSigningWindow && assets ? `${v.catalog}:${assets.windowKey(now)}` : v.catalog, async () => build(await catalog(v), now));
   };
 
   return {
@@ -62,8 +66,11 @@ export function createStorefront(deps: StorefrontDeps) {
     apiKeys,
 
     catalogTree: () => catalogRep('catalog-tree', (s) => jsonRepresentation(views.catalogTreeBody(s))),
-    productList: () => catalogRep('product-list', (s) => jsonRepresentation(views.productListBody(s), { gzip: true })),
-    appFirstPage: () => catalogRep('app-first-page', (s) => jsonRepresentation(appFirstPage(s, config))),
+    productList: () =>
+      catalogRep('product-list', async (s, now) => jsonRepresentation(assets ? await assets.productList(views.productListBody(s), now) : views.productListBody(s), { gzip: true }), true),
+    appFirstPage: () => catalogRep('app-first-page', async (s, now) => jsonRepresentation(assets ? await assets.firstPage(appFirstPage(s, config), s, now) : appFirstPage(s, config)), true),
+    /** Cache-Control of answers that carry presigned URLs: never cached past their signing window */
+    assetCacheControl: (maxAgeSeconds: number) => (assets ? assets.cacheControl(maxAgeSeconds, clock()) : `public, max-age=${maxAgeSeconds}`),
     configYaml: () => catalogRep('config.yaml', (s) => representation(configYaml(s, config), 'application/yaml; charset=utf-8')),
     firstPageCatYaml: () => catalogRep('firstPageCat.yaml', (s) => representation(firstPageCatYaml(s), 'application/yaml; charset=utf-8')),
 
@@ -84,7 +91,8 @@ export function createStorefront(deps: StorefrontDeps) {
       const [s, p, inv] = await Promise.all([catalog(v), prices(v), inventory(v)]);
       const g = s.groups.get(groupId);
       if (!g) throw notFound('Product group', { groupId });
-      return jsonRepresentation(views.groupBody(s, g, p, inv, clock()));
+      const body = views.groupBody(s, g, p, inv, clock());
+      return jsonRepresentation(assets ? await assets.group(body, clock()) : body);
     },
 
     async groupImage(groupId: string, imageId: string, format: views.ImageFormat): Promise<Representation> {

@@ -1,11 +1,13 @@
 /**
  * Starts the real services once for the whole run: a Postgres cluster of the tests' own
  * (DATA_DIR/test-pg) unless DATABASE_URL is set, the Temporal CLI dev server (in memory,
- * headless) unless TEMPORAL_ADDRESS is set, and bundles the workflow code once.
+ * headless) unless TEMPORAL_ADDRESS is set, the object store (DATA_DIR/test-objectstore, free
+ * port) unless S3_ENDPOINT is set, and bundles the workflow code once.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { startEmbeddedObjectStore } from '../../src/stack/objectstore';
 import { startEmbeddedPostgres } from '../../src/stack/postgres';
 import { freePort, startEmbeddedTemporal } from '../../src/stack/temporal';
 import { WORKFLOWS_PATH } from '../../src/temporal/worker';
@@ -32,6 +34,29 @@ export default async function globalSetup(): Promise<void> {
     stops.push(() => t.stop());
   } else {
     process.env.TALAT_TEST_TEMPORAL_ADDRESS = process.env.TEMPORAL_ADDRESS;
+  }
+
+  if (!process.env.S3_ENDPOINT) {
+    const store = await startEmbeddedObjectStore({
+      dataDir: path.join(dataDir, 'test-objectstore'),
+      port: await freePort(),
+      accessKeyId: 'talat-test',
+      secretAccessKey: 'talat-test-object-store-secret',
+      bin: process.env.OBJECT_STORE_BIN,
+    });
+    Object.assign(process.env, {
+      TALAT_TEST_S3_ENDPOINT: store.endpoint,
+      TALAT_TEST_S3_ACCESS_KEY_ID: store.accessKeyId,
+      TALAT_TEST_S3_SECRET_ACCESS_KEY: store.secretAccessKey,
+      TALAT_TEST_OBJECT_STORE_BIN: store.binary,
+    });
+    stops.push(() => store.stop(3000)); // its data goes with the run's directory
+  } else {
+    Object.assign(process.env, {
+      TALAT_TEST_S3_ENDPOINT: process.env.S3_ENDPOINT,
+      TALAT_TEST_S3_ACCESS_KEY_ID: process.env.S3_ACCESS_KEY_ID ?? '',
+      TALAT_TEST_S3_SECRET_ACCESS_KEY: process.env.S3_SECRET_ACCESS_KEY ?? '',
+    });
   }
 
   const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never });
