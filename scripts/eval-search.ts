@@ -16,7 +16,7 @@ import { isCatalogEmpty, seedCatalog } from '../src/db/seed';
 import { createDefaultEmbedder } from '../src/storefront/search/embedder';
 import { evaluate, type EvalReport, type Judgment } from '../src/storefront/search/eval';
 import { ensureSearchIndex } from '../src/storefront/search/index';
-import { fuse, rank, RANKER_WEIGHTS, type Ranker } from '../src/storefront/search/search';
+import { fuse, order, rank, RANKER_WEIGHTS, type Ranker } from '../src/storefront/search/search';
 import { loadCatalog, loadInventory, loadPrices } from '../src/storefront/snapshot';
 import { readVersions } from '../src/storefront/versions';
 
@@ -45,7 +45,8 @@ void withDb(async (db) => {
     const run = (weights: Record<Ranker, number>) =>
       evaluate(judgments, async (q) => {
         const t0 = performance.now();
-        const ids = fuse((await rank(ctx, q)).lists, weights).map((r) => r.groupId);
+        const ranked = await rank(ctx, q);
+        const ids = (weights === RANKER_WEIGHTS ? order(ranked, weights) : fuse(ranked.lists, weights)).map((r) => r.groupId);
         timings.push(performance.now() - t0);
         return ids;
       });
