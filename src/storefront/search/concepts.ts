@@ -192,6 +192,12 @@ export function buildConcepts(s: CatalogSnapshot, lexicon: LexiconFile = readLex
   return { version: `lexicon-v${lexicon.version}`, terms, maxTermLength };
 }
 
+/** The lexicon's concepts of a term when it has any (they are curated), else the catalog's. */
+function curated(concepts: Concept[]): Concept[] {
+  const lexicon = concepts.filter((c) => c.type !== 'category' && c.type !== 'brand');
+  return lexicon.length ? lexicon : concepts;
+}
+
 export interface ConceptMatch {
   concept: Concept;
   term: string;
@@ -210,7 +216,7 @@ export function matchConcepts(index: ConceptIndex, query: string): ConceptMatch[
   if (!q) return [];
   const exact = matchForm(query);
   const whole = index.terms.get(exact) ?? index.terms.get(q);
-  if (whole) return whole.map((concept) => ({ concept, term: q, whole: true, coverage: 1 }));
+  if (whole) return curated(whole).map((concept) => ({ concept, term: q, whole: true, coverage: 1 }));
   const found: { start: number; end: number; term: string }[] = [];
   for (let start = 0; start < q.length; start++) {
     if (start > 0 && !isThai(q[start]) && /[\p{L}\p{N}]/u.test(q[start - 1])) continue; // Latin: word starts only
@@ -230,7 +236,7 @@ export function matchConcepts(index: ConceptIndex, query: string): ConceptMatch[
     if (taken.some((t) => f.start < t.end && t.start < f.end)) continue;
     taken.push(f);
     const coverage = f.term.replace(/\s+/g, '').length / letters;
-    for (const concept of index.terms.get(f.term)!) out.push({ concept, term: f.term, whole: false, coverage });
+    for (const concept of curated(index.terms.get(f.term)!)) out.push({ concept, term: f.term, whole: false, coverage });
   }
   return out;
 }

@@ -100,9 +100,9 @@ export const CONCEPT_LIFT = {
   /** a brand named alone: its groups lead the text matches without burying them */
   brand: 0.03,
   /** the query contains the concept's name: times the share of the query it covers */
-  partial: { core: 0.02, related: 0.01 },
+  partial: { core: 0.004, related: 0.002 },
   /** best sellers among a named concept's groups */
-  bestSeller: 0.015,
+  bestSeller: 0.05,
 } as const;
 
 function conceptLift(index: SearchIndex, query: string, corrected?: string): Map<string, number> {

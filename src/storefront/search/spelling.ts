@@ -32,6 +32,11 @@ export function editDistance(a: string, b: string, max: number): number {
   return prev[n];
 }
 
+/** English words of queries that are no misspellings of the catalog's words. */
+const COMMON = new Set(
+  'some something anything with that this these those from need want make making cook cooking tonight today tomorrow idea ideas stuff things thing please what which where have good best cheap fresh'.split(' '),
+);
+
 export class Speller {
   /** word -> how many catalog texts use it */
   private readonly words = new Map<string, number>();
@@ -62,13 +67,15 @@ export class Speller {
   /** The catalog word nearest to `word`, when `word` is none and one is near enough. */
   correct(word: string): string | undefined {
     const thai = isThai(word);
-    if (this.words.has(word) || /\d/.test(word) || word.length < (thai ? 3 : 4)) return undefined;
+    if (this.words.has(word) || COMMON.has(word) || /\d/.test(word) || word.length < (thai ? 3 : 4)) return undefined;
     const max = word.length >= 8 ? 2 : 1;
     let best: string | undefined;
     let bestD = max + 1;
     let bestF = 0;
     for (let len = word.length - max; len <= word.length + max; len++) {
       for (const w of this.byLength.get(len) ?? []) {
+        // a misspelling keeps its first or second letter (srhimp, avocdo, ยาสีฟน): the rest are not compared
+        if (w[0] !== word[0] && w[1] !== word[1] && w[0] !== word[1]) continue;
         if (isThai(w) !== thai) continue;
         const d = editDistance(word, w, Math.min(max, bestD));
         const f = this.words.get(w)!;
