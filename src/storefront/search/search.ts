@@ -5,7 +5,8 @@
  *  - lexical:  Postgres full text (tsvector, english stemming) over the pre-split Thai/English
  *              text, names weighted over keywords over categories over descriptions;
  *  - synonym:  the same, for the keywords that stand beside the query's words in the data;
- *  - trigram:  pg_trgm word similarity over names, brand and keywords (typos, partial words);
+ *  - trigram:  pg_trgm word similarity over names, brand and keywords (typos, partial words), its
+ *              candidates from the GIN trigram index (search_trigram(), migrations);
  *  - vector:   cosine similarity of the Embedder's vectors;
  *  - exact:    a barcode, product id or group id typed as the query.
  *
@@ -31,6 +32,7 @@ export const RRF_K = 60;
 export const RANKER_WEIGHTS = { exact: 10, lexical: 1, synonym: 0.5, trigram: 0.8, vector: 0.8 } as const;
 export type Ranker = keyof typeof RANKER_WEIGHTS;
 const LIST_DEPTH = 60;
+/** at least 0.3: search_trigram() finds its candidates at that threshold */
 const TRIGRAM_MIN = 0.3;
 const VECTOR_MIN = 0.12;
 /** ts_rank_cd weights for D, C, B, A */
@@ -164,8 +166,7 @@ export async function rank(ctx: SearchContext, query: string): Promise<RankedLis
       SELECT d.group_id, ts_rank_cd(CAST(:w AS float4[]), d.lex, q.syn, 1) AS r FROM search_documents d, q
       WHERE :hasSyn AND d.lex @@ q.syn ORDER BY r DESC, d.group_id LIMIT :depth),
     trigram AS (
-      SELECT group_id, r FROM (SELECT d.group_id, word_similarity(:raw, d.trgm_text) AS r FROM search_documents d) s
-      WHERE r >= :trgmMin ORDER BY r DESC, group_id LIMIT :depth)
+      SELECT group_id, r FROM search_trigram(:raw, :trgmMin, :depth))
     SELECT 'lexical' AS list, group_id, r FROM lexical
     UNION ALL SELECT 'synonym', group_id, r FROM synonym
     UNION ALL SELECT 'trigram', group_id, r FROM trigram`;
