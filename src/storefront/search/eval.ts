@@ -1,7 +1,7 @@
 /**
  * Offline evaluation of the search against judged queries: nDCG@k (gain 2^grade - 1, log2
  * discount, normalised by the ideal order of the judged groups) and recall@k (share of the judged
- * groups found in the first k). Used by `npm run eval:search` and by the search-quality test.
+ * groups found in the first k, out of at most k). Used by `npm run eval:search` and by the search-quality test.
  */
 export interface Judgment {
   query: string;
@@ -17,11 +17,12 @@ export function ndcgAt(k: number, ranked: string[], relevant: Record<string, num
   return ideal === 0 ? 0 : dcg(ranked.map((id) => relevant[id] ?? 0)) / ideal;
 }
 
+/** Share of the judged groups found in the first k, out of at most k (a query judging 37 groups can reach 1). */
 export function recallAt(k: number, ranked: string[], relevant: Record<string, number>): number {
   const ids = Object.keys(relevant);
   if (ids.length === 0) return 0;
   const top = new Set(ranked.slice(0, k));
-  return ids.filter((id) => top.has(id)).length / ids.length;
+  return ids.filter((id) => top.has(id)).length / Math.min(k, ids.length);
 }
 
 export interface QueryScore {

@@ -8,7 +8,9 @@
 import type { Db } from '../../db/knex';
 import type { Logger } from '../../logger';
 import { aisleOf, type CatalogSnapshot, type Group } from '../snapshot';
+import { buildConcepts, readLexicon, type ConceptIndex, type LexiconFile } from './concepts';
 import type { Embedder, FittableEmbedder } from './embedder';
+import { Speller } from './spelling';
 import { Lexicon, normalize, tokenize } from './text';
 
 export interface SearchIndex {
@@ -18,6 +20,12 @@ export interface SearchIndex {
   synonyms: Map<string, string[]>;
   embedder: Embedder;
   vectors: { groupId: string; vector: Float32Array }[];
+  /** categories, brands and the lexicon's synonyms, hypernyms and intents */
+  concepts: ConceptIndex;
+  /** spelling correction from the catalog's vocabulary */
+  speller: Speller;
+  /** best sellers (the `best-seller` collection) */
+  bestSellers: Set<string>;
 }
 
 const LOCK_KEY = 0x5f_7a_1a_7; // pg_advisory_xact_lock key of the index builder
@@ -79,7 +87,22 @@ export function vectorText(s: CatalogSnapshot, g: Group): string {
 
 export const trigramText = (g: Group): string => normalize([g.nameEn, g.nameTh, g.brand, ...g.keywords].join(' '));
 
-export async function ensureSearchIndex(db: Db, s: CatalogSnapshot, base: Embedder | FittableEmbedder, logger: Logger): Promise<SearchIndex> {
+/** Everything the speller may correct a query word to. */
+export function vocabulary(s: CatalogSnapshot, lexicon: LexiconFile): string[] {
+  const out: string[] = [];
+  for (const g of s.groupList) out.push(g.nameEn, g.nameTh, g.brand, ...g.keywords);
+  for (const c of s.categories.values()) out.push(c.nameEn, c.nameTh);
+  for (const e of lexicon.concepts) out.push(...e.terms);
+  return out;
+}
+
+export async function ensureSearchIndex(
+  db: Db,
+  s: CatalogSnapshot,
+  base: Embedder | FittableEmbedder,
+  logger: Logger,
+  lexiconFile: LexiconFile = readLexicon(),
+): Promise<SearchIndex> {
   const lexicon = buildLexicon(s);
   const synonyms = buildSynonyms(s);
   const texts = s.groupList.map((g) => vectorText(s, g));
@@ -119,5 +142,8 @@ export async function ensureSearchIndex(db: Db, s: CatalogSnapshot, base: Embedd
     synonyms,
     embedder,
     vectors: stored.map((r) => ({ groupId: r.group_id, vector: Float32Array.from(r.embedding) })),
+    concepts: buildConcepts(s, lexiconFile),
+    speller: new Speller(vocabulary(s, lexiconFile)),
+    bestSellers: new Set(s.groupList.filter((g) => g.collections.includes('best-seller')).map((g) => g.groupId)),
   };
 }

@@ -5,9 +5,16 @@
  *  - lexical:  Postgres full text (tsvector, english stemming) over the pre-split Thai/English
  *              text, names weighted over keywords over categories over descriptions;
  *  - synonym:  the same, for the keywords that stand beside the query's words in the data;
- *  - trigram:  pg_trgm word similarity over names, brand and keywords (typos, partial words);
+ *  - trigram:  pg_trgm word similarity over names, brand and keywords (typos, partial words), its
+ *              candidates from the GIN trigram index (search_trigram(), migrations);
  *  - vector:   cosine similarity of the Embedder's vectors;
  *  - exact:    a barcode, product id or group id typed as the query.
+ *
+ * Misspelt words are corrected from the catalog's vocabulary (spelling.ts) and ranked beside the
+ * words as typed. Then the concept layer (concepts.ts): a query that names a category, a brand
+ * or a lexicon concept (synonym, hypernym, dish or occasion) lifts that concept's groups: when
+ * the query is the concept's name, its core groups come first (best sellers first), then its
+ * related ones, each in the fused order; when the query only contains it, the lift is small.
  *
  * A result is a product group with the variants that match the query's size words (all
  * variants when it names none), their prices and stock flags.
@@ -17,6 +24,7 @@ import type { Db } from '../../db/knex';
 import { activePromotions, type CatalogSnapshot, type InventorySnapshot, type PriceSnapshot, type Product } from '../snapshot';
 import { imagePath } from '../views';
 import { dot } from './embedder';
+import { matchConcepts } from './concepts';
 import type { SearchIndex } from './index';
 import { isThai, normalize, tokenize } from './text';
 
@@ -24,6 +32,7 @@ export const RRF_K = 60;
 export const RANKER_WEIGHTS = { exact: 10, lexical: 1, synonym: 0.5, trigram: 0.8, vector: 0.8 } as const;
 export type Ranker = keyof typeof RANKER_WEIGHTS;
 const LIST_DEPTH = 60;
+/** at least 0.3: search_trigram() finds its candidates at that threshold */
 const TRIGRAM_MIN = 0.3;
 const VECTOR_MIN = 0.12;
 /** ts_rank_cd weights for D, C, B, A */
@@ -80,13 +89,51 @@ export interface RankedLists {
   tokens: string[];
   /** product ids typed as the query (by id or barcode) */
   named: Set<string>;
+  /** groupId -> lift from the concepts the query names (added to the fused score) */
+  lift: Map<string, number>;
+  /** the query with misspelt words corrected, when any was */
+  corrected?: string;
+}
+
+/** Lifts of the concept layer (see the top of this file). */
+export const CONCEPT_LIFT = {
+  /** the query is the concept's name: core groups, related groups */
+  whole: { core: 1, related: 0.5 },
+  /** a brand named alone: its groups lead the text matches without burying them */
+  brand: 0.03,
+  /** the query contains the concept's name: times the share of the query it covers */
+  partial: { core: 0.004, related: 0.002 },
+  /** best sellers among a named concept's groups */
+  bestSeller: 0.05,
+} as const;
+
+function conceptLift(index: SearchIndex, query: string, corrected?: string): Map<string, number> {
+  const lift = new Map<string, number>();
+  let matches = matchConcepts(index.concepts, query);
+  if (!matches.some((m) => m.whole) && corrected) {
+    const better = matchConcepts(index.concepts, corrected);
+    if (better.some((m) => m.whole) || !matches.length) matches = better;
+  }
+  for (const m of matches) {
+    for (const [groupId, tier] of m.concept.members) {
+      let v: number;
+      if (m.whole && m.concept.type === 'brand') v = CONCEPT_LIFT.brand + (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller / 3 : 0);
+      else if (m.whole) v = (tier === 0 ? CONCEPT_LIFT.whole.core : CONCEPT_LIFT.whole.related) + (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller : 0);
+      else v = (tier === 0 ? CONCEPT_LIFT.partial.core : CONCEPT_LIFT.partial.related) * m.coverage;
+      lift.set(groupId, Math.max(lift.get(groupId) ?? 0, v));
+    }
+  }
+  return lift;
 }
 
 /** The ordered group ids of each ranker. */
 export async function rank(ctx: SearchContext, query: string): Promise<RankedLists> {
   const { index, catalog } = ctx;
   const q = normalize(query);
+  const corrected = index.speller.correctQuery(q);
   const tokens = [...new Set(tokenize(q, index.lexicon))];
+  // corrected words rank beside the words as typed
+  const correctedTokens = corrected ? tokenize(corrected, index.lexicon).filter((t) => !tokens.includes(t)) : [];
   const lists: Partial<Record<Ranker, string[]>> = {};
 
   // exact identifiers: group ids, and the variants named by product id or barcode
@@ -108,7 +155,7 @@ export async function rank(ctx: SearchContext, query: string): Promise<RankedLis
     for (const syn of index.synonyms.get(key) ?? []) for (const t of tokenize(syn, index.lexicon)) if (!tokens.includes(t)) synonymTokens.add(t);
   }
 
-  const main = tsQueryText(tokens, !/\s$/.test(query));
+  const main = tsQueryText([...tokens, ...correctedTokens], !correctedTokens.length && !/\s$/.test(query));
   const syn = tsQueryText([...synonymTokens], false);
   const sql = `
     WITH q AS (SELECT to_tsquery('english', :main) AS main, to_tsquery('english', :syn) AS syn),
@@ -119,8 +166,7 @@ export async function rank(ctx: SearchContext, query: string): Promise<RankedLis
       SELECT d.group_id, ts_rank_cd(CAST(:w AS float4[]), d.lex, q.syn, 1) AS r FROM search_documents d, q
       WHERE :hasSyn AND d.lex @@ q.syn ORDER BY r DESC, d.group_id LIMIT :depth),
     trigram AS (
-      SELECT group_id, r FROM (SELECT d.group_id, word_similarity(:raw, d.trgm_text) AS r FROM search_documents d) s
-      WHERE r >= :trgmMin ORDER BY r DESC, group_id LIMIT :depth)
+      SELECT group_id, r FROM search_trigram(:raw, :trgmMin, :depth))
     SELECT 'lexical' AS list, group_id, r FROM lexical
     UNION ALL SELECT 'synonym', group_id, r FROM synonym
     UNION ALL SELECT 'trigram', group_id, r FROM trigram`;
@@ -136,20 +182,20 @@ export async function rank(ctx: SearchContext, query: string): Promise<RankedLis
   });
   for (const r of rows) (lists[r.list] ??= []).push(r.group_id);
 
-  const [qv] = await index.embedder.embed([q]);
+  const [qv] = await index.embedder.embed([corrected ?? q]);
   const scored = index.vectors.map((d) => ({ groupId: d.groupId, s: dot(qv, d.vector) })).filter((d) => d.s >= VECTOR_MIN);
   scored.sort((a, b) => b.s - a.s || a.groupId.localeCompare(b.groupId));
   if (scored.length) lists.vector = scored.slice(0, LIST_DEPTH).map((d) => d.groupId);
 
-  return { lists, tokens, named };
+  return { lists, tokens, named, lift: conceptLift(index, q, corrected), ...(corrected ? { corrected } : {}) };
 }
 
 /** Weighted reciprocal rank fusion. */
 export function fuse(
   lists: Partial<Record<Ranker, string[]>>,
   weights: Record<Ranker, number> = RANKER_WEIGHTS,
-): { groupId: string; score: number; matchedBy: Ranker[] }[] {
-  const acc = new Map<string, { score: number; matchedBy: Ranker[] }>();
+): { groupId: string; score: number; matchedBy: (Ranker | 'concept')[] }[] {
+  const acc = new Map<string, { score: number; matchedBy: (Ranker | 'concept')[] }>();
   for (const [ranker, ids] of Object.entries(lists) as [Ranker, string[]][]) {
     if (!weights[ranker]) continue;
     ids.forEach((id, i) => {
@@ -162,11 +208,26 @@ export function fuse(
   return [...acc.entries()].map(([groupId, e]) => ({ groupId, ...e })).sort((a, b) => b.score - a.score || a.groupId.localeCompare(b.groupId));
 }
 
+/** The fused order with the concept layer's lifts added. */
+export function order(ranked: Pick<RankedLists, 'lists' | 'lift'>, weights: Record<Ranker, number> = RANKER_WEIGHTS) {
+  const fused = fuse(ranked.lists, weights);
+  if (!ranked.lift.size) return fused;
+  const byId = new Map(fused.map((r) => [r.groupId, r]));
+  for (const [groupId, lift] of ranked.lift) {
+    const r = byId.get(groupId);
+    if (r) {
+      r.score += lift;
+      r.matchedBy.push('concept');
+    } else byId.set(groupId, { groupId, score: lift, matchedBy: ['concept'] });
+  }
+  return [...byId.values()].sort((a, b) => b.score - a.score || a.groupId.localeCompare(b.groupId));
+}
+
 /** Shape the results of a query; `ranked` is rank()'s answer for it (which may come from a cache). */
 export function search(ctx: Omit<SearchContext, 'db' | 'index'>, q: SearchQuery, ranked: RankedLists) {
   const { catalog, prices, inventory, now } = ctx;
-  const { lists, tokens, named } = ranked;
-  const fused = fuse(lists).filter((r) => catalog.groups.has(r.groupId));
+  const { tokens, named } = ranked;
+  const fused = order(ranked).filter((r) => catalog.groups.has(r.groupId));
   const size = sizeTerms(tokens);
   const branchStock = q.branchId ? inventory.byBranch.get(q.branchId) : undefined;
   const inStock = (productId: string) => (branchStock ? (branchStock.get(productId) ?? 0) > 0 : inventory.inStockSomewhere.has(productId));
