@@ -70,6 +70,8 @@ const envSchema = z.object({
   PROVIDER_TIMEOUT_MS: positiveInt.max(60_000).default(5000),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(1000),
   RATE_LIMIT_PER_SECOND: positiveInt.default(100),
+  API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
+  STOREFRONT_VERSION_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
 
   CALLBACK_MAX_AGE_S: positiveInt.default(300),
   TRUSTED_PROXIES: csv,
@@ -191,6 +193,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       bankApiKey: e.BANK_API_KEY,
       providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
       rateLimit: { perMinute: e.RATE_LIMIT_PER_MINUTE, perSecond: e.RATE_LIMIT_PER_SECOND },
+      /** how long a key lookup (valid, unknown or revoked) is reused by this gateway */
+      apiKeyCacheMs: e.API_KEY_CACHE_MS,
     },
     callbacks: {
       maxAgeSeconds: e.CALLBACK_MAX_AGE_S,
@@ -215,6 +219,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       keySecret: e.STOREFRONT_KEY_SECRET ?? DEV_STOREFRONT_KEY_SECRET,
       authRatePerMinute: e.STOREFRONT_AUTH_RATE_PER_MIN,
       searchMaxQueryLength: e.SEARCH_MAX_QUERY_LENGTH,
+      /** how long this gateway reuses the data versions that key its caches and ETags */
+      versionCacheMs: e.STOREFRONT_VERSION_CACHE_MS,
       /** Credential scope that /auth/apikey/get accepts: <date>/<region>/<service>/aws4_request. */
       sigv4: { region: e.IDENTITY_REGION, service: e.SIGV4_SERVICE },
     },

@@ -48,7 +48,7 @@ export function createApp(deps: AppDeps): Koa {
       parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
     }),
   );
-  app.use(apiKeyContext(deps.db));
+  app.use(apiKeyContext(deps.db, { cacheMs: deps.config.payments.apiKeyCacheMs }));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -24,7 +24,7 @@ import { ensureSearchIndex, type SearchIndex } from './search/index';
 import { rank, search, type RankedLists, type SearchQuery } from './search/search';
 import { normalize } from './search/text';
 import { activePromotions, loadCatalog, loadInventory, loadPrices, type CatalogSnapshot, type InventorySnapshot, type PriceSnapshot } from './snapshot';
-import { readVersions, type Versions } from './versions';
+import { cachedVersions, type Versions } from './versions';
 import * as views from './views';
 
 export interface StorefrontDeps {
@@ -52,11 +52,12 @@ export function createStorefront(deps: StorefrontDeps) {
   /** presigned object-store URLs in the answers (src/objectstore/links.ts), when a store is configured */
   const assets = createAssetLinks(config);
 
+  const readVersions = cachedVersions(db, config.storefront.versionCacheMs);
   const catalog = (v: Versions) => catalogs.get('catalog', v.catalog, () => loadCatalog(db, v.catalog));
   const prices = (v: Versions) => priceSnaps.get('prices', v.prices, () => loadPrices(db, v.prices));
   const inventory = (v: Versions) => stock.get('inventory', v.inventory, () => loadInventory(db, v.inventory));
   const catalogRep = async (name: string, build: (s: CatalogSnapshot, now: Date) => Representation | Promise<Representation>, perSigningWindow = false) => {
-    const v = await readVersions(db);
+    const v = await readVersions();
     const now = clock();
     return reps.get(name, perSigningWindow && assets ? `${v.catalog}:${assets.windowKey(now)}` : v.catalog, async () => build(await catalog(v), now));
   };
@@ -77,7 +78,7 @@ export function createStorefront(deps: StorefrontDeps) {
     /** Banners live now; `maxAge` is the time (s) until the set of live banners next changes. */
     async banners(which: 'sticky' | 'tree'): Promise<{ rep: Representation; maxAge: number | null }> {
       const now = clock();
-      const s = await catalog(await readVersions(db));
+      const s = await catalog(await readVersions());
       const { live, nextChange } = views.liveBanners(s, now);
       const key = `${s.version}:${live.map((b) => b.id).join(',')}`;
       const rep = await reps.get(`banners-${which}`, key, () =>
@@ -87,7 +88,7 @@ export function createStorefront(deps: StorefrontDeps) {
     },
 
     async group(groupId: string): Promise<Representation> {
-      const v = await readVersions(db);
+      const v = await readVersions();
       const [s, p, inv] = await Promise.all([catalog(v), prices(v), inventory(v)]);
       const g = s.groups.get(groupId);
       if (!g) throw notFound('Product group', { groupId });
@@ -96,21 +97,21 @@ export function createStorefront(deps: StorefrontDeps) {
     },
 
     async groupImage(groupId: string, imageId: string, format: views.ImageFormat): Promise<Representation> {
-      const s = await catalog(await readVersions(db));
+      const s = await catalog(await readVersions());
       const svg = productSvg(s, groupId, imageId);
       if (!svg) throw notFound('Image', { groupId, imageId });
       return images.render(imageId, svg, format);
     },
 
     async categoryIcon(name: string): Promise<Representation> {
-      const s = await catalog(await readVersions(db));
+      const s = await catalog(await readVersions());
       const c = [...s.aisles, ...s.collections].find((x) => (x.icon ?? x.slug) === name);
       if (!c) throw notFound('Category icon', { name });
       return images.render(`icon-${name}`, iconSvg(c), 'webp');
     },
 
     async inventory(branchId: string): Promise<Representation> {
-      const v = await readVersions(db);
+      const v = await readVersions();
       const s = await catalog(v);
       if (!s.branches.has(branchId)) throw notFound('Branch', { branchId });
       return reps.get(`inventory:${branchId}`, `${v.inventory}`, async () => jsonRepresentation(views.inventoryBody(branchId, await inventory(v))));
@@ -118,7 +119,7 @@ export function createStorefront(deps: StorefrontDeps) {
 
     /** All prices: JSON with its gzip twin, and the same gzip bytes as a file; built once per price version. */
     async prices(): Promise<{ json: Representation; file: Representation }> {
-      const v = await readVersions(db);
+      const v = await readVersions();
       const json = await reps.get('prices', v.prices, async () => jsonRepresentation(views.pricesBody(await prices(v)), { gzip: true }));
       const file = await reps.get('prices.gz', json.etag, () => representation(json.gzip!, 'application/gzip'));
       return { json, file };
@@ -126,7 +127,7 @@ export function createStorefront(deps: StorefrontDeps) {
 
     /** The multi-buy deal of a promotion group running now. */
     async promotionTwo4(groupId: string) {
-      const v = await readVersions(db);
+      const v = await readVersions();
       const [s, p] = await Promise.all([catalog(v), prices(v)]);
       const deal = activePromotions(s, clock())
         .filter((x) => x.type === 'multi_buy' && x.promotionGroupId === groupId)
@@ -136,7 +137,7 @@ export function createStorefront(deps: StorefrontDeps) {
     },
 
     async search(q: SearchQuery) {
-      const v = await readVersions(db);
+      const v = await readVersions();
       const [s, p, inv] = await Promise.all([catalog(v), prices(v), inventory(v)]);
       if (q.branchId && !s.branches.has(q.branchId)) throw notFound('Branch', { branchId: q.branchId });
       const index = await indexes.get('search', s.version, () => ensureSearchIndex(db, s, baseEmbedder, logger));

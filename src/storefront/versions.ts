@@ -17,3 +17,22 @@ export async function readVersions(db: Db): Promise<Versions> {
   }
   return v;
 }
+
+/**
+ * readVersions reused for `ttlMs` (0: read every time), one query in flight at a time: the
+ * catalog's hot answers need no query of their own. A change made anywhere shows within `ttlMs`.
+ */
+export function cachedVersions(db: Db, ttlMs: number, now: () => number = () => performance.now()): () => Promise<Versions> {
+  let cached: { at: number; v: Promise<Versions> } | undefined;
+  return () => {
+    if (ttlMs <= 0) return readVersions(db);
+    if (cached && now() - cached.at < ttlMs) return cached.v;
+    const v = readVersions(db);
+    const entry = { at: now(), v };
+    cached = entry;
+    v.catch(() => {
+      if (cached === entry) cached = undefined;
+    });
+    return v;
+  };
+}

@@ -53,7 +53,8 @@ export function workerDb(): Promise<Db> {
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: '.data', ...overrides });
+  // the caches that trade freshness for speed are off: tests change keys and data and read at once
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: '.data', API_KEY_CACHE_MS: '0', STOREFRONT_VERSION_CACHE_MS: '0', ...overrides });
 }
 
 export async function createTestStack(opts: { worker?: boolean; env?: Record<string, string> } = {}): Promise<TestStack> {

@@ -87,11 +87,32 @@ export async function lookupApiKey(db: Db, presented: string | undefined): Promi
   return { status: 'valid', key: { id: row.id, name: row.name, scopes: row.scopes, mode: row.mode } };
 }
 
+/**
+ * Key lookups reused for `ttlMs` (0: never): valid, unknown and revoked alike, so neither an
+ * integrator's calls nor a flood of bad keys costs a query each. A revocation reaches a gateway
+ * within `ttlMs`. Bounded: the oldest entries go first past `max`.
+ */
+export function keyLookupCache(db: Db, ttlMs: number, max = 10_000, now: () => number = () => performance.now()) {
+  const entries = new Map<string, { at: number; lookup: Promise<KeyLookup> }>();
+  return (presented: string | undefined): Promise<KeyLookup> => {
+    if (ttlMs <= 0 || !presented) return lookupApiKey(db, presented);
+    const hit = entries.get(presented);
+    if (hit && now() - hit.at < ttlMs) return hit.lookup;
+    const lookup = lookupApiKey(db, presented);
+    entries.delete(presented);
+    entries.set(presented, { at: now(), lookup });
+    lookup.catch(() => entries.delete(presented)); // a failed query is not remembered
+    if (entries.size > max) entries.delete(entries.keys().next().value!);
+    return lookup;
+  };
+}
+
 /** Installed once by createApp: a memoised per-request key lookup in ctx.state.lookupApiKey. */
-export function apiKeyContext(db: Db): Middleware {
+export function apiKeyContext(db: Db, opts: { cacheMs?: number } = {}): Middleware {
+  const lookup = keyLookupCache(db, opts.cacheMs ?? 0);
   return async (ctx: Context, next: Next) => {
     let memo: Promise<KeyLookup> | undefined;
-    ctx.state.lookupApiKey = () => (memo ??= lookupApiKey(db, ctx.get('X-API-Key') || undefined));
+    ctx.state.lookupApiKey = () => (memo ??= lookup(ctx.get('X-API-Key') || undefined));
     await next();
   };
 }

@@ -5,8 +5,13 @@
  * Contract:
  *  - Fixed windows aligned to the clock (second and minute). A request is admitted when both
  *    windows have room; an admitted request counts in both, a refused one in neither.
- *  - The counters live in Postgres (table rate_limits) and are updated by one atomic upsert per
- *    request, so any number of gateway processes on one database enforce one limit together.
+ *  - The counters of API keys live in Postgres (table rate_limits) and are updated by one atomic
+ *    upsert per request, so any number of gateway processes on one database enforce one limit
+ *    together. Once a key is refused, this gateway refuses it again without asking Postgres
+ *    until the refusing window ends (the answer Postgres would give).
+ *  - Callers without a valid key (bucketed by client address) are counted in this gateway's
+ *    memory, by the same rule: a flood of bad keys or anonymous calls costs no database write.
+ *    With N gateways an address may get up to N times the limit.
  *  - Every response of a limited route carries X-RateLimit-Limit, X-RateLimit-Remaining and
  *    X-RateLimit-Reset (unix seconds). They describe the window closest to running out (as the
  *    IETF RateLimit header draft does with several policies): usually the one-second burst
@@ -61,16 +66,48 @@ export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: numb
       RETURNING sec_window, sec_count, min_window, min_count, allowed`;
   };
 
+  type Counted = { sec_window: number | string; sec_count: number; min_window: number | string; min_count: number; allowed: boolean };
+  /** The same rule in this process's memory (anonymous buckets); bounded, the stalest go first. */
+  const local = new Map<string, Counted>();
+  const countLocally = (bucket: string, secWindow: number, minWindow: number): Counted => {
+    const prev = local.get(bucket);
+    const s0 = prev && Number(prev.sec_window) >= secWindow ? prev.sec_count : 0;
+    const m0 = prev && Number(prev.min_window) >= minWindow ? prev.min_count : 0;
+    const ok = s0 < perSecond && m0 < perMinute;
+    const next = {
+      sec_window: Math.max(secWindow, Number(prev?.sec_window ?? 0)),
+      min_window: Math.max(minWindow, Number(prev?.min_window ?? 0)),
+      sec_count: s0 + (ok ? 1 : 0),
+      min_count: m0 + (ok ? 1 : 0),
+      allowed: ok,
+    };
+    local.delete(bucket);
+    local.set(bucket, next);
+    if (local.size > 100_000) local.delete(local.keys().next().value!);
+    return next;
+  };
+  /** Shared buckets refused by Postgres: the refusal, until the window that refused ends. */
+  const refused = new Map<string, { until: number; r: Counted }>();
+
   return {
     async consume(bucket: string): Promise<RateDecision> {
       const now = clock();
       const secWindow = Math.floor(now / 1000);
       const minWindow = Math.floor(now / 60_000);
-      const { rows } = await db.raw<{ rows: { sec_window: string; sec_count: number; min_window: string; min_count: number; allowed: boolean }[] }>(
-        upsert(secWindow, minWindow),
-        [bucket],
-      );
-      const r = rows[0];
+      let r: Counted;
+      const block = refused.get(bucket);
+      if (!bucket.startsWith('key:')) r = countLocally(bucket, secWindow, minWindow);
+      else if (block && now < block.until) r = block.r;
+      else {
+        if (block) refused.delete(bucket);
+        const { rows } = await db.raw<{ rows: Counted[] }>(upsert(secWindow, minWindow), [bucket]);
+        r = rows[0];
+        if (!r.allowed) {
+          const minuteBlocks = r.min_count >= perMinute;
+          refused.set(bucket, { until: minuteBlocks ? (Number(r.min_window) + 1) * 60_000 : (Number(r.sec_window) + 1) * 1000, r });
+          if (refused.size > 10_000) refused.delete(refused.keys().next().value!);
+        }
+      }
       const secResetMs = (Number(r.sec_window) + 1) * 1000;
       const minResetMs = (Number(r.min_window) + 1) * 60_000;
       const secLeft = Math.max(0, perSecond - r.sec_count);

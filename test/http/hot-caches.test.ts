@@ -1,0 +1,90 @@
+/**
+ * What keeps the hot paths off Postgres (bench:hotpaths): key lookups reused for API_KEY_CACHE_MS,
+ * storefront data versions reused for STOREFRONT_VERSION_CACHE_MS, anonymous rate-limit buckets
+ * counted in memory, and a key refused by the shared limiter refused locally until its window ends.
+ */
+import { keyLookupCache, revokeApiKey } from '../../src/http/middleware/api-key';
+import { createRateLimiter } from '../../src/http/middleware/rate-limit';
+import { cachedVersions } from '../../src/storefront/versions';
+import { newKey } from '../payments/support';
+import { createTestStack, uniq, type TestStack } from '../support/stack';
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await createTestStack({ worker: false });
+});
+afterAll(() => stack.close());
+
+/** Counts the queries the pool runs. */
+function countQueries() {
+  let n = 0;
+  const on = () => void n++;
+  stack.db.on('query', on);
+  return { get: () => n, stop: () => stack.db.off('query', on) };
+}
+
+it('a key lookup is reused within the TTL (valid and unknown alike); a revocation shows once it has passed', async () => {
+  let t = 0;
+  const lookup = keyLookupCache(stack.db, 5000, 100, () => t);
+  const { key, id } = await newKey(stack.db, { scopes: ['payments:read'] });
+  const unknown = key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a'); // well-formed, never issued
+  const q = countQueries();
+  expect((await lookup(key)).status).toBe('valid');
+  expect((await lookup(key)).status).toBe('valid');
+  expect((await lookup(unknown)).status).toBe('invalid');
+  expect((await lookup(unknown)).status).toBe('invalid');
+  expect(q.get()).toBe(2);
+  await revokeApiKey(stack.db, id);
+  t = 4999;
+  expect((await lookup(key)).status).toBe('valid');
+  t = 5000;
+  expect((await lookup(key)).status).toBe('revoked');
+  q.stop();
+  // TTL 0: every lookup asks
+  const fresh = keyLookupCache(stack.db, 0);
+  expect((await fresh(key)).status).toBe('revoked');
+});
+
+it('the data versions are read once per TTL, one query in flight', async () => {
+  let t = 0;
+  const versions = cachedVersions(stack.db, 1000, () => t);
+  const q = countQueries();
+  const [a, b] = await Promise.all([versions(), versions()]);
+  expect(a).toBe(b);
+  await versions();
+  expect(q.get()).toBe(1);
+  t = 1000;
+  await versions();
+  expect(q.get()).toBe(2);
+  q.stop();
+});
+
+it('anonymous buckets are counted in memory by the same rule; a refused key is refused again without a query until its window ends', async () => {
+  let now = Date.UTC(2031, 0, 1, 8, 0, 0);
+  const limiter = createRateLimiter({ db: stack.db, clock: () => now, perSecond: 2, perMinute: 1000 });
+  const ip = `ip:${uniq('10.0.0')}`;
+  const q = countQueries();
+  expect((await limiter.consume(ip)).allowed).toBe(true);
+  expect((await limiter.consume(ip)).allowed).toBe(true);
+  const third = await limiter.consume(ip);
+  expect(third).toMatchObject({ allowed: false, limit: 2, window: 'second', retryAfter: 1 });
+  expect(q.get()).toBe(0);
+  q.stop();
+  expect(await stack.db('rate_limits').where({ bucket: ip })).toHaveLength(0);
+  now += 1000;
+  expect((await limiter.consume(ip)).allowed).toBe(true);
+
+  const key = `key:${uniq('key')}`;
+  const k = countQueries();
+  expect((await limiter.consume(key)).allowed).toBe(true);
+  expect((await limiter.consume(key)).allowed).toBe(true);
+  expect(k.get()).toBe(2);
+  expect((await limiter.consume(key)).allowed).toBe(false);
+  expect((await limiter.consume(key)).allowed).toBe(false);
+  expect((await limiter.consume(key)).allowed).toBe(false);
+  expect(k.get()).toBe(3); // one refusal from Postgres, then from memory
+  now += 1000;
+  expect((await limiter.consume(key)).allowed).toBe(true);
+  expect(k.get()).toBe(4);
+  k.stop();
+});
