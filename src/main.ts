@@ -15,8 +15,6 @@ import { isCatalogEmpty, seedCatalog } from './db/seed';
 import { createApp } from './http/app';
 import { createNotifier } from './notifier';
 import { sandboxProviders } from './simulators/providers';
-import { startCallbackSimulator } from './simulators/callbacks';
-import { startSmtpSink } from './simulators/smtp-sink';
 import { createLogger } from './logger';
 import { startEmbeddedPostgres } from './stack/postgres';
 import { startEmbeddedTemporal } from './stack/temporal';
@@ -32,7 +30,7 @@ async function main(config: Config) {
   const say = (msg: string) => logger.info(msg);
   let stopping = false;
 
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
@@ -45,7 +43,7 @@ async function main(config: Config) {
       }
     }
     logger.flush?.();
-    process.exit(0);
+    process.exit(code);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -54,6 +52,8 @@ async function main(config: Config) {
     // development: the administrator e-mail goes to a local SMTP sink (.eml files under DATA_DIR/mail)
     let mailSink: string | undefined;
     if (!config.mail.smtpUrl && !config.production) {
+      // development only: smtp-server is a devDependency, loaded here and nowhere on the production path
+      const { startSmtpSink } = await import('./simulators/smtp-sink');
       const dir = path.join(config.dataDir, 'mail');
       const onMail = (m: { to: string[]; subject: string }) => logger.info({ to: m.to, subject: m.subject, dir }, 'e-mail caught by the development SMTP sink');
       const sink = await startSmtpSink({ port: config.mail.sinkPort, dir, onMail }).catch(() => startSmtpSink({ port: 0, dir, onMail }));
@@ -127,6 +127,7 @@ async function main(config: Config) {
 
     // sandbox providers post their signed callbacks from loopback (README "Sandbox providers")
     if (config.simulators) {
+      const { startCallbackSimulator } = await import('./simulators/callbacks');
       const loopback = ['0.0.0.0', '::', 'localhost'].includes(config.host) ? '127.0.0.1' : config.host;
       const simulator = startCallbackSimulator({ db, config, logger, gatewayUrl: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${config.port}` });
       stoppers.push({ name: 'sandbox simulators', stop: () => simulator.stop() });
@@ -150,12 +151,14 @@ async function main(config: Config) {
     process.stdout.write(lines.join('\n') + '\n');
     await workerRun.catch(async (e) => {
       logger.error({ err: e }, 'worker failed');
-      await shutdown('worker-failure');
+      process.stderr.write(`talat: the worker failed: ${(e as Error).message}\n`);
+      await shutdown('worker-failure', 1);
     });
   } catch (e) {
     logger.error({ err: e }, 'start-up failed');
+    process.stderr.write(`talat: start-up failed: ${(e as Error).message}\n`);
     stopping = false;
-    await shutdown('startup-failure');
+    await shutdown('startup-failure', 1);
   }
 }
 
