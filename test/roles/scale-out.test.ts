@@ -9,7 +9,7 @@ import { fieldSigned, receiptsOf, resultOf, signalsOf, waitFor, type Sent } from
 import { apiKey, startReceiver, type Receiver } from '../webhooks/helpers';
 import { roleEnv, startRole, type RoleProcess } from '../support/roles';
 
-jest.setTimeout(240_000);
+jest.setTimeout(300_000);
 
 let stack: TestStack;
 let receiver: Receiver;

@@ -12,10 +12,10 @@ import { freePort } from '../../src/stack/temporal';
 import { testDatabaseUrl, uniq, workerDb } from '../support/stack';
 import { roleEnv, ROOT } from '../support/roles';
 
-jest.setTimeout(180_000);
+jest.setTimeout(300_000);
 
 /** Runs `node --import tsx <file>` with `env` to its exit. */
-function run(file: string, env: Record<string, string>, timeoutMs = 90_000): Promise<{ code: number | null; out: string }> {
+function run(file: string, env: Record<string, string>, timeoutMs = 180_000): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, file)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -45,8 +45,8 @@ export function spawnRole(args: string[], env: Record<string, string>, opts: { c
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`no start-up banner within ${opts.waitMs ?? 90_000} ms:\n${out}`));
-    }, opts.waitMs ?? 90_000);
+      reject(new Error(`no start-up banner within ${opts.waitMs ?? 180_000} ms:\n${out}`));
+    }, opts.waitMs ?? 180_000);
     const onData = () => {
       if (/Talat (gateway|worker) is running/.test(out)) {
         clearTimeout(timer);
