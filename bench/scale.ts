@@ -8,7 +8,8 @@
  * /qrpayment) and callbacks/s (signed first QR callbacks of those payments, POST /qrcallback)
  * with p50/p99 latency and the speed-up over one process each, and where the CPU went during
  * each phase: the Temporal server, Postgres (postmaster and backends), the gateways, the workers
- * and the load generator, from /proc/<pid>/stat before and after (cores = CPU seconds / wall).
+ * and the load generator, from /proc/<pid>/stat before and after (cores = CPU seconds / wall),
+ * next to the whole machine's busy cores (/proc/stat), which shows how much other users took.
  *
  * Loopback only; its own data under .data/bench-scale-<pid> (removed afterwards). Bounded: S
  * seconds per phase (default 8, at most 30) and a 6-minute guard that stops everything.
@@ -27,21 +28,14 @@ import { createApiKey } from '../src/http/middleware/api-key';
 import { startEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, startEmbeddedTemporal, stopChild } from '../src/stack/temporal';
 import { WORKFLOWS_PATH } from '../src/temporal/worker';
-import { headerLine, intArg, loadAverage, say } from './support';
+import { benchData, headerLine, intArg, loadAverage, runBounded, say } from './support';
 
 const ROOT = path.resolve(__dirname, '..');
 const SIZES = [1, 2, 4];
 const TICK = 100; // USER_HZ: clock ticks per second of /proc/<pid>/stat
 
 const opts = { seconds: intArg('--seconds', 8, 30), connections: intArg('--connections', 32, 256) };
-const dataDir = path.join(ROOT, '.data', `bench-scale-${process.pid}`);
-const stops: (() => Promise<unknown>)[] = [];
-let stopping: Promise<void> | undefined;
-const stopAll = () =>
-  (stopping ??= (async () => {
-    for (const s of stops.reverse()) await s().catch((e) => say(`stop failed: ${(e as Error).message}`));
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  })());
+const { dataDir, stops, stopAll } = benchData(`bench-scale-${process.pid}`);
 
 /** CPU seconds (user + system) of a process, with its waited-for children's when `children`. */
 function cpuOf(pid: number, children = false): number {
@@ -53,6 +47,13 @@ function cpuOf(pid: number, children = false): number {
   } catch {
     return 0; // exited
   }
+}
+
+/** CPU seconds the whole machine spent busy (every process, ours and the other users'), from /proc/stat. */
+function machineCpu(): number {
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = f;
+  return (user + nice + system + irq + softirq + steal) / TICK;
 }
 
 /** Postgres: the postmaster with its exited backends, plus every live backend. */
@@ -217,6 +218,7 @@ async function main() {
       gateways: gateways.reduce((s, g) => s + cpuOf(g.child.pid!), 0),
       workers: workers.reduce((s, w) => s + cpuOf(w.child.pid!), 0),
       'load generator': process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+      'whole machine': machineCpu(),
     });
     const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
 
@@ -275,17 +277,4 @@ async function main() {
   );
 }
 
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => void stopAll().finally(() => process.exit(130)));
-const guard = setTimeout(() => {
-  say('time limit (6 min) reached: stopping');
-  void stopAll().finally(() => process.exit(1));
-}, 6 * 60_000);
-guard.unref();
-
-main().then(
-  () => stopAll().then(() => process.exit(0)),
-  (e) => {
-    say(`failed: ${(e as Error).stack ?? e}`);
-    void stopAll().finally(() => process.exit(1));
-  },
-);
+runBounded(6, stopAll, main);

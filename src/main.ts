@@ -16,13 +16,13 @@ import { createApp } from './http/app';
 import { createNotifier } from './notifier';
 import { sandboxProviders } from './simulators/providers';
 import { createLogger } from './logger';
+import { stopInReverse, type Stopper } from './roles/common';
 import { startEmbeddedPostgres } from './stack/postgres';
 import { startEmbeddedTemporal } from './stack/temporal';
 import { connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
 import { createWorker } from './temporal/worker';
 
-type Stopper = { name: string; stop: () => Promise<void> };
 
 async function main(config: Config) {
   const logger = createLogger(config.logLevel);
@@ -34,14 +34,7 @@ async function main(config: Config) {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    for (const s of stoppers.reverse()) {
-      try {
-        await s.stop();
-        logger.info(`stopped ${s.name}`);
-      } catch (e) {
-        logger.error({ err: e }, `stopping ${s.name} failed`);
-      }
-    }
+    await stopInReverse(stoppers, logger);
     logger.flush?.();
     process.exit(code);
   };

@@ -130,6 +130,33 @@ export async function ensureMigrated(db: Db, config: Config, logger: Logger): Pr
   if (pending.length) throw new StartupError(`the database has ${pending.length} pending migration(s): run \`npm run migrate\` (or the compose \`migrate\` service) first, or set MIGRATE_ON_START=on`);
 }
 
+/** Stops what was started, last first; a failure is logged and the rest still stop. */
+export async function stopInReverse(stoppers: Stopper[], logger: Logger): Promise<void> {
+  for (const s of [...stoppers].reverse()) {
+    try {
+      await s.stop();
+      logger.info(`stopped ${s.name}`);
+    } catch (e) {
+      logger.error({ err: e }, `stopping ${s.name} failed`);
+    }
+  }
+}
+
+/**
+ * What both roles start with: Postgres and Temporal found (resolveServices), reached, and the
+ * schema current; the pool and the client are stopped with the role.
+ */
+export async function connectServices(ctx: RoleContext, role: Role, poolMax = 20): Promise<{ db: Db; client: Client; databaseUrl: string; temporalAddress: string; embedded: string[] }> {
+  const { config, logger, onStop } = ctx;
+  const services = await resolveServices(config, role);
+  const db = await connectDb(services.databaseUrl, poolMax);
+  onStop({ name: 'database pool', stop: () => db.destroy() });
+  const client = await connectTemporal(services.temporalAddress, config.temporal.namespace);
+  onStop({ name: 'temporal client', stop: () => client.connection.close() });
+  await ensureMigrated(db, config, logger);
+  return { ...services, db, client };
+}
+
 export async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -169,14 +196,7 @@ export function runRole(role: Role, start: (ctx: RoleContext) => Promise<string[
         process.exit(1);
       }, config.roles.shutdownGraceMs);
       force.unref();
-      for (const s of stoppers.reverse()) {
-        try {
-          await s.stop();
-          logger.info(`stopped ${s.name}`);
-        } catch (e) {
-          logger.error({ err: e }, `stopping ${s.name} failed`);
-        }
-      }
+      await stopInReverse(stoppers, logger);
       logger.flush?.();
       process.exit(code);
     })());

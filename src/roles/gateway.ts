@@ -11,15 +11,11 @@
 import http from 'node:http';
 import { createApp } from '../http/app';
 import { createNotifier } from '../notifier';
-import { connectDb, connectTemporal, ensureMigrated, redactUrl, resolveServices, runRole } from './common';
+import { connectServices, redactUrl, runRole } from './common';
 
-runRole('gateway', async ({ config, logger, onStop, draining }) => {
-  const { databaseUrl, temporalAddress, embedded } = await resolveServices(config, 'gateway');
-  const db = await connectDb(databaseUrl, 20);
-  onStop({ name: 'database pool', stop: () => db.destroy() });
-  const client = await connectTemporal(temporalAddress, config.temporal.namespace);
-  onStop({ name: 'temporal client', stop: () => client.connection.close() });
-  await ensureMigrated(db, config, logger);
+runRole('gateway', async (ctx) => {
+  const { config, logger, onStop, draining } = ctx;
+  const { db, client, databaseUrl, temporalAddress, embedded } = await connectServices(ctx, 'gateway');
 
   const notifier = createNotifier({ config, logger });
   onStop({ name: 'notifier', stop: () => notifier.close() });

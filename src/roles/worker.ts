@@ -14,18 +14,14 @@ import http from 'node:http';
 import type { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { sandboxProviders } from '../simulators/providers';
-import { connectTemporal, connectDb, ensureMigrated, redactUrl, resolveServices, runRole, withTimeout } from './common';
+import { connectServices, redactUrl, runRole, withTimeout } from './common';
 import { ensureSearchAttributes, temporalReachable } from '../temporal/client';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { createWorker, prebuiltWorkflowBundle } from '../temporal/worker';
 
-runRole('worker', async ({ config, logger, onStop, draining, fail }) => {
-  const { databaseUrl, temporalAddress, embedded } = await resolveServices(config, 'worker');
-  const db = await connectDb(databaseUrl, 20);
-  onStop({ name: 'database pool', stop: () => db.destroy() });
-  const client = await connectTemporal(temporalAddress, config.temporal.namespace);
-  onStop({ name: 'temporal client', stop: () => client.connection.close() });
-  await ensureMigrated(db, config, logger);
+runRole('worker', async (ctx) => {
+  const { config, logger, onStop, draining, fail } = ctx;
+  const { db, client, databaseUrl, temporalAddress, embedded } = await connectServices(ctx, 'worker');
   await ensureSearchAttributes(client, config.temporal.namespace).catch((e) =>
     logger.warn({ err: e }, 'could not check or register the search attributes OrderId, PaymentMethod, PaymentStatus: register them on the cluster (see README "Deploy")'),
   );
