@@ -10,7 +10,7 @@ import { createDb, migrateLatest, migrationSource } from '../../src/db/knex';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { freePort } from '../../src/stack/temporal';
 import { testDatabaseUrl, uniq, workerDb } from '../support/stack';
-import { roleEnv, ROOT } from '../support/roles';
+import { roleEnv, ROOT, startRole } from '../support/roles';
 
 jest.setTimeout(300_000);
 
@@ -70,6 +70,22 @@ describe('a start-up failure exits non-zero with a clear message', () => {
     expect(r.code).toBe(1);
     expect(r.out).toContain('talat: start-up failed');
   });
+});
+
+it('with DATABASE_URL and TEMPORAL_ADDRESS unset, a role uses the embedded services of a running `npm start` (PG_PORT, TEMPORAL_PORT)', async () => {
+  const admin = new URL(process.env.TALAT_TEST_PG_ADMIN_URL!);
+  const temporal = process.env.TALAT_TEST_TEMPORAL_ADDRESS!;
+  if (process.env.DATABASE_URL || process.env.TEMPORAL_ADDRESS) return; // the tests run on external services, not embedded ones
+  // what `npm start` exposes: database `talat` as user postgres on PG_PORT, the dev server on TEMPORAL_PORT
+  await createDatabaseIfMissing(admin.toString(), 'talat');
+  const gateway = await startRole('gateway', roleEnv('unused', { DATABASE_URL: '', TEMPORAL_ADDRESS: '', PG_PORT: admin.port, TEMPORAL_PORT: temporal.split(':')[1] }));
+  try {
+    expect(gateway.output()).toContain(`temporal       ${temporal} (the embedded one of \`npm start\`)`);
+    expect(gateway.output()).toContain(`postgres       postgres://postgres@127.0.0.1:${admin.port}/talat (the embedded one of \`npm start\`)`);
+    expect((await fetch(`${gateway.base}/readyz`)).status).toBe(200);
+  } finally {
+    expect(await gateway.stop()).toBe(0);
+  }
 });
 
 describe('migrations started by several processes at once', () => {
