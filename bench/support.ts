@@ -89,10 +89,10 @@ export interface StackOptions {
 }
 
 /**
- * Runs a benchmark: parses its options (`args`), starts the stack, runs `measure`, then stops
- * everything, exiting 0 (1 when it failed or the 5-minute guard fired, 130 on SIGINT/SIGTERM).
+ * A benchmark's own directory .data/<name> and its list of stops: stopAll (once, however often
+ * called) runs them last first, then removes the directory.
  */
-export function runBench<O>(name: string, stackOptions: StackOptions, args: () => O, measure: (opts: O, stack: Stack) => Promise<void>): void {
+export function benchData(name: string): { dataDir: string; stops: (() => Promise<unknown>)[]; stopAll: () => Promise<void> } {
   const dataDir = path.join(path.resolve(__dirname, '..'), '.data', name);
   const stops: (() => Promise<unknown>)[] = [];
   let stopping: Promise<void> | undefined;
@@ -101,6 +101,15 @@ export function runBench<O>(name: string, stackOptions: StackOptions, args: () =
       for (const s of stops.reverse()) await s().catch((e) => say(`stop failed: ${(e as Error).message}`));
       fs.rmSync(dataDir, { recursive: true, force: true });
     })());
+  return { dataDir, stops, stopAll };
+}
+
+/**
+ * Runs a benchmark: parses its options (`args`), starts the stack, runs `measure`, then stops
+ * everything, exiting 0 (1 when it failed or the 5-minute guard fired, 130 on SIGINT/SIGTERM).
+ */
+export function runBench<O>(name: string, stackOptions: StackOptions, args: () => O, measure: (opts: O, stack: Stack) => Promise<void>): void {
+  const { dataDir, stops, stopAll } = benchData(name);
 
   async function startStack({ taskQueue, scopes, env, temporalFile }: StackOptions): Promise<Stack> {
     say('starting Postgres and the Temporal dev server (own, on free ports)');
@@ -167,19 +176,25 @@ export function runBench<O>(name: string, stackOptions: StackOptions, args: () =
     }
   }
 
+  runBounded(5, stopAll, main);
+}
+
+/**
+ * Runs a benchmark's `main` with a guard of `minutes`: SIGINT/SIGTERM stop everything and exit
+ * 130, the guard exits 1, a failure is printed and exits 1, success exits 0 (`stopAll` first).
+ */
+export function runBounded(minutes: number, stopAll: () => Promise<void>, main: () => Promise<void>): void {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => void stopAll().finally(() => process.exit(130)));
-
   const guard = setTimeout(() => {
-    say('time limit (5 min) reached: stopping');
+    say(`time limit (${minutes} min) reached: stopping`);
     void stopAll().finally(() => process.exit(1));
-  }, 5 * 60_000);
+  }, minutes * 60_000);
   guard.unref();
-
   main().then(
-    () => process.exit(0),
+    () => stopAll().then(() => process.exit(0)),
     (e) => {
       say(`failed: ${(e as Error).stack ?? e}`);
-      process.exit(1);
+      void stopAll().finally(() => process.exit(1));
     },
   );
 }

@@ -54,6 +54,13 @@ const envSchema = z.object({
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('talat-payments'),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  /** a prebuilt workflow bundle (`npm run build` writes dist/workflow-bundle.js, which compiled workers find themselves) */
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+  /** the worker role's /healthz and /readyz */
+  WORKER_HTTP_PORT: port.default(3001),
+  /** roles apply pending migrations at start (under an advisory lock); auto: on except in production */
+  MIGRATE_ON_START: z.enum(['on', 'off', 'auto']).default('auto'),
+  SHUTDOWN_GRACE_S: positiveInt.max(600).default(20),
 
   PUBLIC_BASE_URL: optionalUrl,
   QR_EXPIRY_S: positiveInt.default(900),
@@ -130,8 +137,12 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parse and validate the environment; throws ConfigError naming each bad variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env) {
+/**
+ * Parse and validate the environment; throws ConfigError naming each bad variable.
+ * A variable set to the empty string counts as unset (`VAR=` in compose and .env files).
+ */
+export function loadConfig(rawEnv: Record<string, string | undefined> = process.env) {
+  const env = Object.fromEntries(Object.entries(rawEnv).filter(([, v]) => v !== ''));
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(
@@ -180,6 +191,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       uiPort: e.TEMPORAL_UI_PORT,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
+      workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    },
+    roles: {
+      workerHttpPort: e.WORKER_HTTP_PORT,
+      migrateOnStart: e.MIGRATE_ON_START === 'auto' ? !production : e.MIGRATE_ON_START === 'on',
+      shutdownGraceMs: e.SHUTDOWN_GRACE_S * 1000,
+      /** roles run the callback simulator only when SIMULATORS=on (auto leaves it to `npm start`) */
+      simulators: e.SIMULATORS === 'on',
     },
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
     payments: {

@@ -15,9 +15,8 @@ import { isCatalogEmpty, seedCatalog } from './db/seed';
 import { createApp } from './http/app';
 import { createNotifier } from './notifier';
 import { sandboxProviders } from './simulators/providers';
-import { startCallbackSimulator } from './simulators/callbacks';
-import { startSmtpSink } from './simulators/smtp-sink';
 import { createLogger } from './logger';
+import { stopInReverse, type Stopper } from './roles/common';
 import { startEmbeddedPostgres } from './stack/postgres';
 import { startEmbeddedTemporal } from './stack/temporal';
 import { startAssetPublisher, startObjectStore } from './objectstore/start';
@@ -25,7 +24,6 @@ import { connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
 import { createWorker } from './temporal/worker';
 
-type Stopper = { name: string; stop: () => Promise<void> };
 
 async function main(config: Config) {
   const logger = createLogger(config.logLevel);
@@ -33,20 +31,13 @@ async function main(config: Config) {
   const say = (msg: string) => logger.info(msg);
   let stopping = false;
 
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    for (const s of stoppers.reverse()) {
-      try {
-        await s.stop();
-        logger.info(`stopped ${s.name}`);
-      } catch (e) {
-        logger.error({ err: e }, `stopping ${s.name} failed`);
-      }
-    }
+    await stopInReverse(stoppers, logger);
     logger.flush?.();
-    process.exit(0);
+    process.exit(code);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -55,6 +46,8 @@ async function main(config: Config) {
     // development: the administrator e-mail goes to a local SMTP sink (.eml files under DATA_DIR/mail)
     let mailSink: string | undefined;
     if (!config.mail.smtpUrl && !config.production) {
+      // development only: smtp-server is a devDependency, loaded here and nowhere on the production path
+      const { startSmtpSink } = await import('./simulators/smtp-sink');
       const dir = path.join(config.dataDir, 'mail');
       const onMail = (m: { to: string[]; subject: string }) => logger.info({ to: m.to, subject: m.subject, dir }, 'e-mail caught by the development SMTP sink');
       const sink = await startSmtpSink({ port: config.mail.sinkPort, dir, onMail }).catch(() => startSmtpSink({ port: 0, dir, onMail }));
@@ -136,6 +129,7 @@ async function main(config: Config) {
 
     // sandbox providers post their signed callbacks from loopback (README "Sandbox providers")
     if (config.simulators) {
+      const { startCallbackSimulator } = await import('./simulators/callbacks');
       const loopback = ['0.0.0.0', '::', 'localhost'].includes(config.host) ? '127.0.0.1' : config.host;
       const simulator = startCallbackSimulator({ db, config, logger, gatewayUrl: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${config.port}` });
       stoppers.push({ name: 'sandbox simulators', stop: () => simulator.stop() });
@@ -160,12 +154,14 @@ async function main(config: Config) {
     process.stdout.write(lines.join('\n') + '\n');
     await workerRun.catch(async (e) => {
       logger.error({ err: e }, 'worker failed');
-      await shutdown('worker-failure');
+      process.stderr.write(`talat: the worker failed: ${(e as Error).message}\n`);
+      await shutdown('worker-failure', 1);
     });
   } catch (e) {
     logger.error({ err: e }, 'start-up failed');
+    process.stderr.write(`talat: start-up failed: ${(e as Error).message}\n`);
     stopping = false;
-    await shutdown('startup-failure');
+    await shutdown('startup-failure', 1);
   }
 }
 

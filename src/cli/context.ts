@@ -4,7 +4,7 @@ import { ConfigError, loadConfig, type Config } from '../config';
 import { createDb, migrateLatest, type Db } from '../db/knex';
 import { startEmbeddedPostgres } from '../stack/postgres';
 
-export async function withDb<T>(fn: (db: Db, config: Config) => Promise<T>): Promise<T> {
+export async function withDb<T>(fn: (db: Db, config: Config) => Promise<T>, opts: { migrate?: boolean } = {}): Promise<T> {
   let config: Config;
   try {
     config = loadConfig();
@@ -24,7 +24,7 @@ export async function withDb<T>(fn: (db: Db, config: Config) => Promise<T>): Pro
   }
   const db = createDb(url, { poolMax: 2 });
   try {
-    await migrateLatest(db);
+    if (opts.migrate !== false) await migrateLatest(db);
     return await fn(db, config);
   } finally {
     await db.destroy();

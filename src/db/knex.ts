@@ -33,9 +33,29 @@ export const migrationSource: Knex.MigrationSource<string> = {
   },
 };
 
+/** The Postgres advisory lock key that serialises migrations between processes ('tala'). */
+export const MIGRATION_LOCK_KEY = 0x74616c61;
+
+/**
+ * Apply the pending migrations, once, however many processes start at the same moment.
+ *
+ * knex's own lock (table knex_migrations_lock) makes a second concurrent migrator fail with
+ * "Migration table is already locked" rather than wait; a session advisory lock held on one
+ * connection around the run makes it wait instead, then find nothing left to apply.
+ */
 export async function migrateLatest(db: Db): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
-  return applied;
+  const conn = await db.client.acquireConnection();
+  try {
+    await db.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK_KEY]).connection(conn);
+    try {
+      const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
+      return applied;
+    } finally {
+      await db.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK_KEY]).connection(conn);
+    }
+  } finally {
+    await db.client.releaseConnection(conn);
+  }
 }
 
 export async function migrateRollbackAll(db: Db): Promise<void> {

@@ -10,7 +10,8 @@ import path from 'node:path';
 import type { Branch, Group, Product } from './catalog-types';
 import type { Db } from './knex';
 
-export const CATALOG_DIR = path.resolve(__dirname, '..', '..', 'data', 'catalog');
+/** data/catalog of the project: two levels up from src/db, three from the compiled dist/src/db. */
+export const CATALOG_DIR = [path.resolve(__dirname, '..', '..', 'data', 'catalog'), path.resolve(__dirname, '..', '..', '..', 'data', 'catalog')].find((d) => fs.existsSync(d)) ?? path.resolve(__dirname, '..', '..', 'data', 'catalog');
 
 interface CategoryNode {
   id: string;

@@ -5,10 +5,9 @@
  */
 import type { SandboxProviders } from '../../activities/provider-endpoint';
 import type { Db } from '../db/knex';
-import { startBankSimulator } from './bank';
-import { startCardProviderSimulator } from './card-provider';
 
+/** The simulators' modules are loaded on first use only, so a worker that never sees a sandbox key never loads them. */
 export const sandboxProviders = ({ db }: { db: Db }): SandboxProviders => ({
-  bank: () => startBankSimulator({ db }),
-  cardProvider: () => startCardProviderSimulator({ db }),
+  bank: async () => (await import('./bank')).startBankSimulator({ db }),
+  cardProvider: async () => (await import('./card-provider')).startCardProviderSimulator({ db }),
 });

@@ -1,7 +1,27 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
+
+/** Where `npm run build` writes the prebuilt workflow bundle: dist/workflow-bundle.js. */
+export const BUILT_BUNDLE_NAME = 'workflow-bundle.js';
+
+/**
+ * The prebuilt workflow bundle to load: `explicit` (WORKFLOW_BUNDLE_PATH) when given, else
+ * dist/workflow-bundle.js when this module runs compiled from dist/ (never under tsx, where the
+ * sources may be newer than any bundle); undefined -> bundle the workflows at start.
+ */
+export function prebuiltWorkflowBundle(explicit?: string): string | undefined {
+  if (explicit) {
+    if (!fs.existsSync(explicit)) throw new Error(`WORKFLOW_BUNDLE_PATH: ${explicit} does not exist (run \`npm run build\`)`);
+    return path.resolve(explicit);
+  }
+  if (!__filename.endsWith('.js')) return undefined;
+  const built = path.resolve(__dirname, '..', '..', BUILT_BUNDLE_NAME);
+  return fs.existsSync(built) ? built : undefined;
+}
 
 export async function createWorker(opts: {
   address: string;
@@ -13,13 +33,18 @@ export async function createWorker(opts: {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
-  const worker = await Worker.create({
-    connection,
-    namespace: opts.namespace,
-    taskQueue: opts.taskQueue,
-    activities: opts.activities,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-    shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
-  });
-  return { worker, connection };
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: opts.namespace,
+      taskQueue: opts.taskQueue,
+      activities: opts.activities,
+      ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+      shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
+    });
+    return { worker, connection };
+  } catch (e) {
+    await connection.close().catch(() => undefined);
+    throw e;
+  }
 }

@@ -1,0 +1,104 @@
+/**
+ * `npm run worker`: the Temporal worker alone (workflows and activities on TEMPORAL_TASK_QUEUE)
+ * against TEMPORAL_ADDRESS and DATABASE_URL, with /healthz and /readyz on WORKER_HTTP_PORT.
+ * Run any number: Temporal hands each task to one worker, and the activities' Postgres writes
+ * are idempotent, so webhooks go out once however many workers poll.
+ *
+ * Workflow code: the prebuilt bundle of `npm run build` (dist/workflow-bundle.js, or
+ * WORKFLOW_BUNDLE_PATH) when present, else bundled at start.
+ *
+ * SIGTERM: /readyz turns 503, the worker stops polling, running activities get up to
+ * SHUTDOWN_GRACE_S to finish (Temporal retries the rest on another worker), then exit 0.
+ */
+import http from 'node:http';
+import type { Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import { sandboxProviders } from '../simulators/providers';
+import { connectServices, redactUrl, runRole, withTimeout } from './common';
+import { ensureSearchAttributes, temporalReachable } from '../temporal/client';
+import { installTemporalRuntime } from '../temporal/runtime';
+import { createWorker, prebuiltWorkflowBundle } from '../temporal/worker';
+
+runRole('worker', async (ctx) => {
+  const { config, logger, onStop, draining, fail } = ctx;
+  const { db, client, databaseUrl, temporalAddress, embedded } = await connectServices(ctx, 'worker');
+  await ensureSearchAttributes(client, config.temporal.namespace).catch((e) =>
+    logger.warn({ err: e }, 'could not check or register the search attributes OrderId, PaymentMethod, PaymentStatus: register them on the cluster (see README "Deploy")'),
+  );
+
+  // development without SMTP_URL: the SMTP sink of a running `npm start`, when there is one
+  let mail = config.mail;
+  if (!mail.smtpUrl && !config.production) mail = { ...mail, smtpUrl: `smtp://127.0.0.1:${mail.sinkPort}` };
+  if (!mail.smtpUrl) logger.warn('SMTP_URL is not set: administrator e-mails cannot be sent');
+
+  const running: { worker?: Worker } = {};
+  const server = http.createServer((req, res) => {
+    const reply = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const url = req.url?.split('?')[0];
+    if (url === '/healthz') return reply(200, { status: 'ok' });
+    if (url !== '/readyz') return reply(404, { statusCode: 404, body: { error: 'NOT_FOUND' } });
+    void (async () => {
+      const [pg, temporal] = await Promise.all([
+        withTimeout(db.raw('select 1'), 2000, 'timeout').then(
+          () => true,
+          () => false,
+        ),
+        temporalReachable(client),
+      ]);
+      const state = running.worker?.getState() ?? 'STARTING';
+      const checks = { postgres: pg ? 'ok' : 'unreachable', temporal: temporal ? 'ok' : 'unreachable', worker: state };
+      const ready = pg && temporal && state === 'RUNNING' && !draining();
+      reply(ready ? 200 : 503, ready ? { status: 'ready', checks } : { statusCode: 503, body: { error: 'SERVICE_UNAVAILABLE', details: { checks, draining: draining() } } });
+    })();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e) => reject(new Error(`cannot listen on ${config.host}:${config.roles.workerHttpPort} (HOST, WORKER_HTTP_PORT): ${e.message}`)));
+    server.listen(config.roles.workerHttpPort, config.host, resolve);
+  });
+  onStop({ name: 'health server', stop: () => new Promise<void>((r) => server.close(() => r())) });
+
+  installTemporalRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
+  const bundle = prebuiltWorkflowBundle(config.temporal.workflowBundlePath);
+  const created = await createWorker({
+    address: temporalAddress,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    activities: createActivities({ db, config: { ...config, mail }, logger, sandbox: sandboxProviders({ db }) }),
+    workflowBundle: bundle ? { codePath: bundle } : undefined,
+    shutdownGraceTime: Math.max(1000, config.roles.shutdownGraceMs - 2000),
+  }).catch((e: Error) => {
+    throw new Error(`the worker could not start on ${temporalAddress}: ${e.message}`);
+  });
+  const { worker } = created;
+  running.worker = worker;
+  const run = worker.run();
+  onStop({
+    name: 'worker (drained)',
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await run;
+      await created.connection.close();
+    },
+  });
+  run.catch((e) => void fail(e));
+
+  // the storefront's assets: published by the workers (one at a time, under an advisory lock) to
+  // the configured S3 API; the embedded store of `npm start` has its own publisher there
+  if (!config.objectStore.embedded) {
+    const { startAssetPublisher } = await import('../objectstore/start');
+    const publisher = startAssetPublisher({ db, config, logger });
+    onStop({ name: 'asset publisher', stop: publisher.stop });
+  }
+
+  const port = config.roles.workerHttpPort;
+  return [
+    `worker         task queue ${config.temporal.taskQueue}, workflows ${bundle ? `from the prebuilt bundle ${bundle}` : 'bundled at start'}`,
+    `health         http://${config.host}:${port}/healthz  http://${config.host}:${port}/readyz`,
+    `temporal       ${temporalAddress}${embedded.includes('temporal') ? ' (the embedded one of `npm start`)' : ''}, namespace ${config.temporal.namespace}`,
+    `postgres       ${redactUrl(databaseUrl)}${embedded.includes('postgres') ? ' (the embedded one of `npm start`)' : ''}`,
+    'SIGTERM drains and stops.',
+  ];
+});
