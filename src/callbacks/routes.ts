@@ -14,7 +14,7 @@ import { processCallback, type CallbackProvider, type CallbackStatus, type Outco
 import { saveHandlerRecord } from './records';
 import { requireBodyType, verifySignatureHeaders, verifySignedPayload } from './verify';
 import { handleWalletCallback } from './wallet-handler';
-import type { ProviderName } from '../config';
+import { providerNameOf } from '../domain/providers';
 import { AppError, ErrorCode } from '../domain/errors';
 import { unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import { thbToSatang } from '../domain/money';
@@ -115,8 +115,6 @@ registry.registerPath({
   },
 });
 
-const PROVIDER_OF: Record<CallbackProvider, ProviderName> = { card: 'CARD', cardnet: 'CARDNET', bankapp: 'BANKAPP', qr: 'QR', wallet: 'WALLET' };
-
 function orderNotFound(orderId: string, paymentId?: string): never {
   throw new AppError(ErrorCode.ORDER_NOT_FOUND, paymentId ? `No payment ${paymentId} for order ${orderId}` : `Order ${orderId} not found`);
 }
@@ -200,7 +198,7 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier }): Router {
   ] as const) {
     r.post(path, async (ctx) => {
       requireBodyType(ctx, 'json');
-      verifySignatureHeaders(ctx, config, PROVIDER_OF[provider], rawBodyOf(ctx) ?? '');
+      verifySignatureHeaders(ctx, config, providerNameOf(provider), rawBodyOf(ctx) ?? '');
       const unwrapped = unwrapHandlerBody(ctx.request.body);
       if (!unwrapped.ok) throw new AppError(ErrorCode.INVALID_INPUT, unwrapped.error);
       const valid = validateHandlerBody(unwrapped.body);
@@ -234,7 +232,7 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier }): Router {
   for (const { path, provider, schema } of fieldSigned) {
     r.post(path, async (ctx) => {
       requireBodyType(ctx, 'json');
-      const c = validate(schema, verifySignedPayload(ctx.request.body, config, PROVIDER_OF[provider]));
+      const c = validate(schema, verifySignedPayload(ctx.request.body, config, providerNameOf(provider)));
       const payment = await paymentByOrderId(db, c.orderId);
       if (!payment || (c.paymentId !== undefined && !paymentMatches(payment, c.paymentId))) orderNotFound(c.orderId, c.paymentId);
       assertAmount(c.amount, payment);

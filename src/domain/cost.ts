@@ -19,11 +19,12 @@
  *    their sum, as on a tax invoice; each line's vat is the same rule applied to the line alone.
  */
 import { satangToThb } from './money';
+import type { PaymentMethod } from './payment-state';
 
 export const VAT_PERCENT = 7;
 export const DELIVERY_OPTIONS = ['standard', 'express', 'pickup'] as const;
 export type DeliveryOption = (typeof DELIVERY_OPTIONS)[number];
-export const COST_PAYMENT_METHODS = ['card', 'qr'] as const;
+export const COST_PAYMENT_METHODS = ['card', 'qr'] as const satisfies readonly PaymentMethod[];
 export type CostPaymentMethod = (typeof COST_PAYMENT_METHODS)[number];
 
 export const DELIVERY_FEES = {
