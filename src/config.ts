@@ -6,9 +6,10 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { PROVIDER_NAMES, type ProviderName } from './domain/providers';
 
-export const PROVIDERS = ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'] as const;
-export type ProviderName = (typeof PROVIDERS)[number];
+export const PROVIDERS = PROVIDER_NAMES;
+export type { ProviderName };
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();

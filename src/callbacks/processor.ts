@@ -19,8 +19,9 @@ import { paymentResultSignal, type PaymentResult } from '../domain/workflow-cont
 import type { Logger } from '../logger';
 import { withTemporal } from '../temporal/payments';
 import type { PaymentRef } from '../payments/repository';
+import type { CallbackProvider } from '../domain/providers';
 
-export type CallbackProvider = 'card' | 'cardnet' | 'bankapp' | 'qr' | 'wallet';
+export type { CallbackProvider };
 export type CallbackStatus = 'success' | 'failed' | 'unprocessed';
 export type Outcome = 'signalled' | 'payment_closed' | 'recorded';
 

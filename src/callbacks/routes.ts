@@ -14,7 +14,8 @@ import { processCallback, type CallbackProvider, type CallbackStatus, type Outco
 import { saveHandlerRecord } from './records';
 import { requireBodyType, verifySignatureHeaders, verifySignedPayload } from './verify';
 import { handleWalletCallback } from './wallet-handler';
-import type { ProviderName } from '../config';
+import { providerNameOf } from '../domain/providers';
+import { CALLBACK_ENDPOINTS, CALLBACK_PATH_OF, endpointsWithSchema, WALLET_HANDLER_PATH, type CallbackSchema } from '../domain/callback-paths';
 import { AppError, ErrorCode } from '../domain/errors';
 import { unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import { thbToSatang } from '../domain/money';
@@ -77,34 +78,39 @@ const WalletOk = registry.register(
 );
 const WalletFailed = registry.register('WalletHandlerFailure', z.object({ success: z.literal(false), error: z.string(), message: z.string() }));
 
+/** The body schema of each callback endpoint (src/domain/callback-paths names it). */
+const SCHEMAS = { card: CardCallback, handler: HandlerForm, qr: QrCallback, walletGateway: WalletGatewayCallback } satisfies Record<CallbackSchema, z.ZodTypeAny>;
+const SUMMARIES: Record<CallbackProvider, string> = {
+  card: 'Card provider result (IP-restricted, X-Signature); 303 to the payment callback URL when there is one',
+  cardnet: 'Card network result, handler form (IP-restricted, X-Signature)',
+  bankapp: 'Bank app result, handler form (IP-restricted, X-Signature)',
+  qr: 'QR payment result (IP-restricted, signature field)',
+  wallet: 'Wallet result, gateway form (IP-restricted, signature field)',
+};
+
 const signedHeaders = z.object({
   'X-Timestamp': z.string().openapi({ description: 'unix seconds' }),
   'X-Signature': z.string().openapi({ description: 'hex HMAC-SHA256 over `<X-Timestamp>.<raw body>`' }),
 });
 const accepted = { 200: { description: 'recorded (or the first response of a duplicate)', content: { 'application/json': { schema: CallbackAccepted } } } };
-for (const [path, schema, type, headers, summary] of [
-  ['/callback', CardCallback, 'application/x-www-form-urlencoded', signedHeaders, 'Card provider result (IP-restricted, X-Signature); 303 to the payment callback URL when there is one'],
-  ['/cardnetcallback', HandlerForm, 'application/json', signedHeaders, 'Card network result, handler form (IP-restricted, X-Signature)'],
-  ['/bankappcallback', HandlerForm, 'application/json', signedHeaders, 'Bank app result, handler form (IP-restricted, X-Signature)'],
-  ['/qrcallback', QrCallback, 'application/json', undefined, 'QR payment result (IP-restricted, signature field)'],
-  ['/walletcallback', WalletGatewayCallback, 'application/json', undefined, 'Wallet result, gateway form (IP-restricted, signature field)'],
-] as const) {
+for (const { path, provider, schema, body, signature } of CALLBACK_ENDPOINTS) {
+  const type = body === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
   registry.registerPath({
     method: 'post',
     path,
-    summary,
+    summary: SUMMARIES[provider],
     tags: ['callback'],
-    request: { ...(headers ? { headers } : {}), body: { content: { [type]: { schema } } } },
+    request: { ...(signature === 'header' ? { headers: signedHeaders } : {}), body: { content: { [type]: { schema: SCHEMAS[schema] } } } },
     responses: {
       ...accepted,
-      ...(path === '/callback' ? { 303: { description: 'see the payment callback URL (?orderId=&status=)' } } : {}),
+      ...(path === CALLBACK_PATH_OF.card ? { 303: { description: 'see the payment callback URL (?orderId=&status=)' } } : {}),
       ...errorResponses([400, 401, 403, 404, 413, 415, 503], CallbackError),
     },
   });
 }
 registry.registerPath({
   method: 'post',
-  path: '/wallet/callback',
+  path: WALLET_HANDLER_PATH,
   summary: 'Wallet handler (public): records the callback; success true starts paid-order processing',
   tags: ['callback'],
   request: { body: { content: { 'application/json': { schema: HandlerForm } } } },
@@ -114,8 +120,6 @@ registry.registerPath({
     ...errorResponses([400, 413, 415], CallbackError),
   },
 });
-
-const PROVIDER_OF: Record<CallbackProvider, ProviderName> = { card: 'CARD', cardnet: 'CARDNET', bankapp: 'BANKAPP', qr: 'QR', wallet: 'WALLET' };
 
 function orderNotFound(orderId: string, paymentId?: string): never {
   throw new AppError(ErrorCode.ORDER_NOT_FOUND, paymentId ? `No payment ${paymentId} for order ${orderId}` : `Order ${orderId} not found`);
@@ -147,7 +151,7 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier }): Router {
   const { config, db, logger, notifier } = deps;
   const processorDeps = { db, client: deps.temporal.client, logger };
 
-  r.post('/callback', async (ctx) => {
+  r.post(CALLBACK_PATH_OF.card, async (ctx) => {
     requireBodyType(ctx, 'form');
     verifySignatureHeaders(ctx, config, 'CARD', rawBodyOf(ctx) ?? '');
     const form = ctx.request.body as Record<string, unknown>;
@@ -194,13 +198,10 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier }): Router {
     send(ctx, response);
   });
 
-  for (const [path, provider] of [
-    ['/cardnetcallback', 'cardnet'],
-    ['/bankappcallback', 'bankapp'],
-  ] as const) {
+  for (const { path, provider } of endpointsWithSchema('handler')) {
     r.post(path, async (ctx) => {
       requireBodyType(ctx, 'json');
-      verifySignatureHeaders(ctx, config, PROVIDER_OF[provider], rawBodyOf(ctx) ?? '');
+      verifySignatureHeaders(ctx, config, providerNameOf(provider), rawBodyOf(ctx) ?? '');
       const unwrapped = unwrapHandlerBody(ctx.request.body);
       if (!unwrapped.ok) throw new AppError(ErrorCode.INVALID_INPUT, unwrapped.error);
       const valid = validateHandlerBody(unwrapped.body);
@@ -227,14 +228,13 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier }): Router {
 
   // QR and wallet gateway form: JSON with a `signature` field; QR names our payment, the wallet its own transaction
   type FieldSigned = { orderId: string; status: 'success' | 'failed'; amount: number; paymentId?: string; walletId?: string };
-  const fieldSigned: { path: string; provider: CallbackProvider; schema: z.ZodType<FieldSigned, z.ZodTypeDef, unknown> }[] = [
-    { path: '/qrcallback', provider: 'qr', schema: QrCallback },
-    { path: '/walletcallback', provider: 'wallet', schema: WalletGatewayCallback },
-  ];
+  const fieldSigned: { path: string; provider: CallbackProvider; schema: z.ZodType<FieldSigned, z.ZodTypeDef, unknown> }[] = endpointsWithSchema('qr', 'walletGateway').map(
+    (e) => ({ path: e.path, provider: e.provider, schema: SCHEMAS[e.schema] }),
+  );
   for (const { path, provider, schema } of fieldSigned) {
     r.post(path, async (ctx) => {
       requireBodyType(ctx, 'json');
-      const c = validate(schema, verifySignedPayload(ctx.request.body, config, PROVIDER_OF[provider]));
+      const c = validate(schema, verifySignedPayload(ctx.request.body, config, providerNameOf(provider)));
       const payment = await paymentByOrderId(db, c.orderId);
       if (!payment || (c.paymentId !== undefined && !paymentMatches(payment, c.paymentId))) orderNotFound(c.orderId, c.paymentId);
       assertAmount(c.amount, payment);
@@ -251,7 +251,7 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier }): Router {
     });
   }
 
-  r.post('/wallet/callback', async (ctx) => {
+  r.post(WALLET_HANDLER_PATH, async (ctx) => {
     requireBodyType(ctx, 'json');
     const raw = rawBodyOf(ctx) ?? JSON.stringify(ctx.request.body);
     const reply = await handleWalletCallback(

@@ -5,20 +5,16 @@
  */
 import type { Context, Next } from 'koa';
 import { PROVIDERS, type Config, type ProviderName } from '../config';
+import { CALLBACK_ENDPOINTS } from '../domain/callback-paths';
 import { AppError, ErrorCode } from '../domain/errors';
+import { providerNameOf } from '../domain/providers';
 import type { Logger } from '../logger';
 import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../http/ip';
 import { verifyFieldSignature, verifyHeaderSignature } from './signature';
 import { assertFresh, parseIsoUtc, parseUnixSeconds } from './timestamp';
 
 /** The IP-restricted paths and whose allow-list and secret apply (/wallet/callback is public). */
-export const RESTRICTED_PATHS: Readonly<Record<string, ProviderName>> = {
-  '/callback': 'CARD',
-  '/cardnetcallback': 'CARDNET',
-  '/bankappcallback': 'BANKAPP',
-  '/qrcallback': 'QR',
-  '/walletcallback': 'WALLET',
-};
+export const RESTRICTED_PATHS: Readonly<Record<string, ProviderName>> = Object.fromEntries(CALLBACK_ENDPOINTS.map((e) => [e.path, providerNameOf(e.provider)]));
 
 declare module 'koa' {
   interface DefaultState {

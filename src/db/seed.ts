@@ -35,7 +35,7 @@ interface Collection {
 interface SeedProduct extends Product {
   priceSatang: number;
 }
-interface Promotion {
+interface SeedPromotion {
   promotionId: string;
   type: string;
   groupIds: string[];
@@ -95,7 +95,7 @@ export async function seedCatalog(db: Db): Promise<Record<string, number>> {
   const groups = readJsonl<Group>('groups.jsonl');
   const products = readJsonl<SeedProduct>('products.jsonl');
   const branches = readJson<Branch[]>('branches.json');
-  const promotions = readJson<Promotion[]>('promotions.json');
+  const promotions = readJson<SeedPromotion[]>('promotions.json');
   const banners = readJson<{ stickyBanner: Banner; bannerTree: { home: Banner[]; categories: { categoryId: string; banners: Banner[] }[] } }>(
     'banners.json',
   );

@@ -5,12 +5,14 @@
  * A key looks like `tk_live_<40 base64url chars>` or `tk_test_<...>` (sandbox); only its sha256
  * hash and its first characters (for display) are stored.
  */
+import { MODES, type Mode } from './mode';
+
 export const SCOPES = ['payments:write', 'payments:read', 'cost:read', 'bank:write', 'bank:read', 'webhooks:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 export const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);
 
-export const API_KEY_MODES = ['live', 'sandbox'] as const;
-export type ApiKeyMode = (typeof API_KEY_MODES)[number];
+export const API_KEY_MODES = MODES;
+export type ApiKeyMode = Mode;
 
 /** What a handler knows about the caller once the key is verified (ctx.state.apiKey). */
 export interface ApiKeyInfo {

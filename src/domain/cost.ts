@@ -19,11 +19,13 @@
  *    their sum, as on a tax invoice; each line's vat is the same rule applied to the line alone.
  */
 import { satangToThb } from './money';
+import type { PaymentMethod } from './payment-state';
+import type { Promotion, PromotionType } from './promotion';
 
 export const VAT_PERCENT = 7;
 export const DELIVERY_OPTIONS = ['standard', 'express', 'pickup'] as const;
 export type DeliveryOption = (typeof DELIVERY_OPTIONS)[number];
-export const COST_PAYMENT_METHODS = ['card', 'qr'] as const;
+export const COST_PAYMENT_METHODS = ['card', 'qr'] as const satisfies readonly PaymentMethod[];
 export type CostPaymentMethod = (typeof COST_PAYMENT_METHODS)[number];
 
 export const DELIVERY_FEES = {
@@ -46,23 +48,29 @@ export interface CatalogProduct {
   weightGrams: number;
 }
 
-export type PromotionType = 'multi_buy' | 'percent_off' | 'fixed_price';
+export type { PromotionType };
 
-export interface CatalogPromotion {
-  promotionId: string;
-  type: PromotionType;
-  groupIds: string[];
-  /** null: every variant of the groups */
-  productIds: string[] | null;
-  buyQuantity: number;
-  payPriceSatang: number | null;
+/** The cost calculation's view of a Promotion (src/domain/promotion): integer percent, times in ms. */
+export type CatalogPromotion = Omit<Promotion, 'promotionGroupId' | 'percent' | 'startsAt' | 'endsAt'> & {
   /** percent_off: percent in hundredths (15.5% = 1550) */
   percentBasisPoints: number | null;
   startsAt: number;
   endsAt: number;
-  titleEn: string;
-  titleTh: string;
-}
+};
+
+export const catalogPromotionOf = (p: Promotion): CatalogPromotion => ({
+  promotionId: p.promotionId,
+  type: p.type,
+  groupIds: p.groupIds,
+  productIds: p.productIds,
+  buyQuantity: p.buyQuantity,
+  payPriceSatang: p.payPriceSatang,
+  percentBasisPoints: p.percent === null ? null : Math.round(p.percent * 100),
+  startsAt: p.startsAt.getTime(),
+  endsAt: p.endsAt.getTime(),
+  titleEn: p.titleEn,
+  titleTh: p.titleTh,
+});
 
 export interface CostItem {
   productId: string;

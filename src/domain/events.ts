@@ -1,4 +1,5 @@
 /** The outgoing webhook event of SPEC.md "Events": payment.status.updated. */
+import type { Mode } from './mode';
 import type { PaymentStatus } from './payment-state';
 
 export interface PaymentStatusEvent {
@@ -8,7 +9,7 @@ export interface PaymentStatusEvent {
   amountSatang: number;
   /** ISO 8601 UTC time of the transition */
   timestamp: string;
-  mode: 'live' | 'sandbox';
+  mode: Mode;
   apiKeyId?: string;
 }
 

@@ -6,6 +6,8 @@
  *   pending --(expiry passes)-----> expired
  *   paid    --(refund)------------> refunded
  */
+import type { CallbackProvider } from './providers';
+
 export const PaymentStatus = {
   pending: 'pending',
   paid: 'paid',
@@ -16,8 +18,9 @@ export const PaymentStatus = {
 export type PaymentStatus = (typeof PaymentStatus)[keyof typeof PaymentStatus];
 export const PAYMENT_STATUSES = Object.values(PaymentStatus);
 
-export const PaymentMethod = { card: 'card', qr: 'qr', wallet: 'wallet', cardnet: 'cardnet', bankapp: 'bankapp' } as const;
-export type PaymentMethod = (typeof PaymentMethod)[keyof typeof PaymentMethod];
+/** A payment's method: one per provider (src/domain/providers), the same wire and DB value. */
+export const PaymentMethod: { readonly [P in CallbackProvider]: P } = { card: 'card', qr: 'qr', wallet: 'wallet', cardnet: 'cardnet', bankapp: 'bankapp' };
+export type PaymentMethod = CallbackProvider;
 
 const transitions: { readonly [S in PaymentStatus]: readonly PaymentStatus[] } = {
   pending: ['paid', 'failed', 'expired'],

@@ -5,11 +5,12 @@
  * The HTTP status always equals statusCode.
  */
 import type { Context } from 'koa';
+import { CALLBACK_PATHS as CALLBACK_PATH_LIST } from '../domain/callback-paths';
 import { AppError, ErrorCode, httpStatusOf, isAppError } from '../domain/errors';
 
 export type Area = 'payment' | 'callback' | 'storefront';
 
-const CALLBACK_PATHS = new Set(['/callback', '/cardnetcallback', '/bankappcallback', '/qrcallback', '/walletcallback', '/wallet/callback']);
+const CALLBACK_PATHS = new Set(CALLBACK_PATH_LIST);
 
 export const areaOf = (path: string): Area =>
   CALLBACK_PATHS.has(path.replace(/\/+$/, '') || '/')

@@ -5,6 +5,7 @@
 import type { Middleware } from 'koa';
 import type { AppDeps } from './deps';
 import { AppError, ErrorCode } from '../domain/errors';
+import type { Mode } from '../domain/mode';
 import { thbToSatang } from '../domain/money';
 import { idempotency } from './middleware/idempotency';
 import { createRateLimiter, rateLimit, type RateLimiter } from './middleware/rate-limit';
@@ -32,7 +33,7 @@ export const clockOf = (deps: AppDeps): (() => number) => deps.clock ?? Date.now
  * Refuse up front (503, nothing started) when the provider a mode needs is not set up: live mode
  * without CARD_PROVIDER_URL / BANK_API_URL, sandbox mode with the simulators off.
  */
-export function requireProvider(deps: AppDeps, provider: 'card-provider' | 'bank', mode: 'live' | 'sandbox'): void {
+export function requireProvider(deps: AppDeps, provider: 'card-provider' | 'bank', mode: Mode): void {
   const url = provider === 'bank' ? deps.config.payments.bankApiUrl : deps.config.payments.cardProviderUrl;
   const ok = mode === 'sandbox' ? deps.config.simulators : Boolean(url);
   if (!ok) {

@@ -7,12 +7,13 @@ import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import {
   calculateCost,
+  catalogPromotionOf,
   COST_PAYMENT_METHODS,
   DELIVERY_OPTIONS,
   type CatalogProduct,
   type CatalogPromotion,
-  type PromotionType,
 } from '../domain/cost';
+import { readPromotions } from '../db/promotions';
 import { AppError, ErrorCode } from '../domain/errors';
 import { requireApiKey } from '../http/middleware/api-key';
 import { envelope, registry, z } from '../http/openapi';
@@ -121,20 +122,6 @@ interface ProductRow {
   quantity: number | null;
 }
 
-interface PromotionRow {
-  promotion_id: string;
-  type: PromotionType;
-  group_ids: string[];
-  product_ids: string[] | null;
-  buy_quantity: number;
-  pay_price_satang: string | null;
-  percent: string | null;
-  starts_at: Date;
-  ends_at: Date;
-  title_en: string;
-  title_th: string;
-}
-
 export function costRoutes(deps: AppDeps): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
@@ -193,20 +180,7 @@ export function costRoutes(deps: AppDeps): Router {
       ]),
     );
     const when = new Date(at);
-    const promoRows = await deps.db('promotions').where('starts_at', '<=', when).andWhere('ends_at', '>=', when).select<PromotionRow[]>('*');
-    const promotions: CatalogPromotion[] = promoRows.map((p) => ({
-      promotionId: p.promotion_id,
-      type: p.type,
-      groupIds: p.group_ids,
-      productIds: p.product_ids,
-      buyQuantity: p.buy_quantity,
-      payPriceSatang: p.pay_price_satang === null ? null : Number(p.pay_price_satang),
-      percentBasisPoints: p.percent === null ? null : Math.round(Number(p.percent) * 100),
-      startsAt: p.starts_at.getTime(),
-      endsAt: p.ends_at.getTime(),
-      titleEn: p.title_en,
-      titleTh: p.title_th,
-    }));
+    const promotions: CatalogPromotion[] = (await readPromotions(deps.db, when)).map(catalogPromotionOf);
 
     const breakdown = calculateCost({ items: req.items, products, promotions, deliveryOption: req.deliveryOption, paymentMethod: req.paymentMethod, at });
     ctx.body = { statusCode: 200, body: { branchId: req.branchId, pricedAt: when.toISOString(), ...breakdown } };

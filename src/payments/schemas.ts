@@ -3,6 +3,7 @@
  * OpenAPI document with their paths. Requests are `.strict()`: unknown fields are refused.
  */
 import { envelope, registry, z } from '../http/openapi';
+import { MODES } from '../domain/mode';
 import { Amount, apiErrors, HttpUrl, Id, idempotencyHeader, rateLimitHeaders, security } from '../http/guards';
 
 export const CardPaymentRequest = registry.register(
@@ -68,7 +69,7 @@ export const PaymentStatusOut = registry.register(
     status: Status,
     amount: z.number(),
     currency: z.literal('THB'),
-    mode: z.enum(['live', 'sandbox']),
+    mode: z.enum(MODES),
     createdAt: z.string(),
     updatedAt: z.string(),
     expiresAt: z.string().nullable(),

@@ -6,8 +6,10 @@
  */
 import type { Branch, Group, Product } from '../db/catalog-types';
 import type { Db } from '../db/knex';
+import { readPromotions } from '../db/promotions';
+import type { Promotion } from '../domain/promotion';
 
-export type { Branch, Group, Product };
+export type { Branch, Group, Product, Promotion };
 
 export interface Category {
   id: string;
@@ -19,21 +21,6 @@ export interface Category {
   position: number;
   icon: string | null;
   iconOrder: number | null;
-}
-
-export interface Promotion {
-  promotionId: string;
-  type: 'multi_buy' | 'percent_off' | 'fixed_price';
-  groupIds: string[];
-  productIds: string[] | null;
-  promotionGroupId: string | null;
-  buyQuantity: number;
-  payPriceSatang: number | null;
-  percent: number | null;
-  startsAt: Date;
-  endsAt: Date;
-  titleEn: string;
-  titleTh: string;
 }
 
 export interface Banner {
@@ -100,7 +87,7 @@ export async function loadCatalog(db: Db, version: number): Promise<CatalogSnaps
     db('product_groups').select('*'),
     db('products').select('*'),
     db('branches').select('*'),
-    db('promotions').select('*'),
+    readPromotions(db),
     db('banners').select('*'),
   ]);
   const categories = new Map<string, Category>(
@@ -196,24 +183,7 @@ export async function loadCatalog(db: Db, version: number): Promise<CatalogSnaps
         .sort((a, b) => a.branchId.localeCompare(b.branchId))
         .map((b) => [b.branchId, b]),
     ),
-    promotions: promotions
-      .map(
-        (p): Promotion => ({
-          promotionId: p.promotion_id,
-          type: p.type,
-          groupIds: p.group_ids,
-          productIds: p.product_ids,
-          promotionGroupId: p.promotion_group_id,
-          buyQuantity: p.buy_quantity,
-          payPriceSatang: p.pay_price_satang === null ? null : Number(p.pay_price_satang),
-          percent: p.percent === null ? null : Number(p.percent),
-          startsAt: p.starts_at,
-          endsAt: p.ends_at,
-          titleEn: p.title_en,
-          titleTh: p.title_th,
-        }),
-      )
-      .sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime() || a.promotionId.localeCompare(b.promotionId)),
+    promotions: promotions.sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime() || a.promotionId.localeCompare(b.promotionId)),
     banners: banners
       .map(
         (b): Banner => ({

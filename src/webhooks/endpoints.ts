@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
+import type { Mode } from '../domain/mode';
 import { newId } from '../ids';
 import { sealSecret } from './secret-box';
 import { generateWebhookSecret } from './signing';
@@ -20,7 +21,7 @@ export interface EndpointOut {
   url: string;
   description: string;
   publicPayments: boolean;
-  mode: 'live' | 'sandbox';
+  mode: Mode;
   createdAt: string;
 }
 
@@ -46,7 +47,7 @@ export interface DeadLetterOut {
 
 interface Owner {
   id: string;
-  mode: 'live' | 'sandbox';
+  mode: Mode;
 }
 
 type Row = Record<string, unknown>;
