@@ -41,6 +41,13 @@ export async function createWorker(opts: {
       activities: opts.activities,
       ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
       shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
+      // A payment's workflow tasks are short (a patch marker, a timer, a local activity): poll for
+      // them eagerly and keep many payments cached, so a burst of starts is picked up at once
+      // rather than waiting behind the default 10 pollers (bench:engine, schedule-to-start).
+      workflowTaskPollerBehavior: { type: 'autoscaling', minimum: 2, maximum: 50, initial: 10 },
+      maxConcurrentWorkflowTaskExecutions: 100,
+      maxCachedWorkflows: 5000,
+      maxConcurrentLocalActivityExecutions: 200,
     });
     return { worker, connection };
   } catch (e) {
