@@ -103,7 +103,7 @@ export interface CardPaymentInput extends PaymentInput {
 export interface QrPaymentInput extends PaymentInput {
   /** ISO 8601 UTC; the workflow's timer runs until then */
   expiresAt: string;
-  qr: { payload: string; crc: string; promptPayId: string };
+  qr: { payload: string; crc: string; promptPayId: string; billerId?: string; ref1?: string };
 }
 
 export const paymentResultSignal = defineSignal<[PaymentResult]>('paymentResult');

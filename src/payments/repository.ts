@@ -5,6 +5,7 @@
  */
 import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
+import { orderReference } from '../domain/promptpay';
 import { canTransition, type PaymentMethod, type PaymentStatus } from '../domain/payment-state';
 
 export interface Payment {
@@ -60,8 +61,12 @@ export const paymentByProviderRef = async (db: Db, ref: string): Promise<Payment
 
 export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> => toPayment(await db('payments').where({ id }).first());
 
-/** A provider may name the payment by our id or by the reference we gave it (charge id, QR reference). */
-export const paymentMatches = (p: PaymentRef, given: string): boolean => given === p.id || (p.providerRef !== null && given === p.providerRef);
+/**
+ * A provider may name the payment by our id or by the reference we gave it: the charge id, or for
+ * a QR payment the order reference in its QR (bill payment Ref1, tag 62 reference label).
+ */
+export const paymentMatches = (p: PaymentRef, given: string): boolean =>
+  given === p.id || (p.providerRef !== null && given === p.providerRef) || (p.method === 'qr' && given === orderReference(p.orderId));
 
 /** The payment's history, oldest first. */
 export async function paymentHistory(db: Db, paymentId: string): Promise<PaymentEvent[]> {

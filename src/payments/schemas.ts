@@ -20,7 +20,19 @@ export const CardPaymentRequest = registry.register(
 
 export const QrPaymentRequest = registry.register(
   'QrPaymentRequest',
-  z.object({ orderId: Id, userId: Id, amount: Amount, customerId: Id }).strict(),
+  z
+    .object({
+      orderId: Id,
+      userId: Id,
+      amount: Amount,
+      customerId: Id,
+      ref2: z
+        .string()
+        .regex(/^[A-Z0-9]{1,20}$/, '1 to 20 upper-case letters or digits')
+        .optional()
+        .openapi({ description: 'bill payment Ref2 (only with PROMPTPAY_BILLER_ID): 1 to 20 upper-case letters or digits', example: 'BRANCH01' }),
+    })
+    .strict(),
 );
 
 const Status = z.enum(['pending', 'paid', 'failed', 'expired', 'refunded']);
@@ -52,7 +64,12 @@ export const QrPaymentCreated = registry.register(
     customerId: z.string(),
     expiresAt: z.string().openapi({ description: 'ISO 8601 UTC; the payment ends `expired` when no result arrived by then' }),
     qr: z.object({
-      payload: z.string().openapi({ description: 'PromptPay (EMVCo) payload, tags 00 01 29 58 53 54 63', example: '00020101021229370016A000000677010111011300668012345675802TH530376454044.226304E469' }),
+      payload: z.string().openapi({
+        description:
+          'PromptPay (EMVCo) payload: tags 00 01, 29 (PROMPTPAY_ID) or 30 (bill payment: PROMPTPAY_BILLER_ID, Ref1 = the order reference, Ref2), 58 53 54, 59 merchant name, 60 city, 62 reference label, 63 CRC. Top-level tags may come in any order.',
+        example: '00020101021229370016A000000677010111011300668012345675802TH530376454044.226304E469',
+      }),
+      reference: z.string().openapi({ description: 'the order reference (bill payment Ref1, tag 62 reference label): a QR callback may name the payment by it' }),
       crc: z.string().openapi({ description: 'CRC16 (CCITT-FALSE) of the payload: its last 4 characters' }),
       image: z.string().openapi({ description: 'the payload as a QR code: PNG data URL' }),
     }),

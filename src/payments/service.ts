@@ -11,7 +11,7 @@ import type { ApiKeyInfo } from '../domain/api-keys';
 import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
-import { promptPayPayload } from '../domain/promptpay';
+import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
 import { chargeUpdate, paymentWorkflowId, WorkflowType, type CardPaymentInput, type PaymentView, type QrPaymentInput } from '../domain/workflow-contract';
 import { newId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
@@ -92,10 +92,23 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
     };
   }
 
+  /**
+   * The order's PromptPay payload: a tag-30 bill payment (Ref1 = the order reference, optional
+   * Ref2) when PROMPTPAY_BILLER_ID is set, else tag 29 to PROMPTPAY_ID; merchant name and city
+   * and the reference label (tag 62) in both.
+   */
+  function qrPayload(orderId: string, amountSatang: number, ref2?: string) {
+    const { billerId, promptPayId, merchantName, merchantCity } = config.payments;
+    const ref1 = orderReference(orderId);
+    const tags = { merchantName, merchantCity, referenceLabel: ref1, amountSatang };
+    if (billerId) return { ...billPaymentPayload({ billerId, ref1, ref2, ...tags }), billerId, ref1 };
+    return { ...promptPayPayload({ id: promptPayId, ...tags }), billerId: undefined, ref1 };
+  }
+
   /** POST /qrpayment: the PromptPay payload and a started (or the existing) QR payment workflow. */
   async function createQrPayment(req: QrPaymentRequest, key: ApiKeyInfo): Promise<QrPaymentCreated> {
     const paymentId = newId('pay');
-    const qr = promptPayPayload({ id: config.payments.promptPayId, amountSatang: req.amount });
+    const qr = qrPayload(req.orderId, req.amount, req.ref2);
     const expiresAt = new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString();
     const memo: PaymentMemo = {
       paymentId,
@@ -117,7 +130,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       mode: key.mode,
       apiKeyId: key.id,
       expiresAt,
-      qr: { payload: qr.payload, crc: qr.crc, promptPayId: config.payments.promptPayId },
+      qr: { payload: qr.payload, crc: qr.crc, promptPayId: config.payments.promptPayId, ...(qr.billerId ? { billerId: qr.billerId, ref1: qr.ref1 } : {}) },
     };
     const started = await startPaymentWorkflow(client, { taskQueue, start: { type: WorkflowType.qr, input }, memo });
     const payload = started.memo.qrPayload ?? qr.payload;
@@ -134,6 +147,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
         payload,
         crc: started.memo.qrCrc ?? payload.slice(-4),
         image: await qrImage(payload),
+        reference: qr.ref1,
       },
     };
   }
