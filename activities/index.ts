@@ -9,6 +9,7 @@ import { createCallbackActivities } from './callbacks';
 import { createNotificationActivities } from './notifications';
 import { createPaymentActivities } from './payments';
 import { createWebhookActivities } from './webhooks';
+import { createWebhookRecoveryActivities } from './webhook-recovery';
 
 export interface ActivityDeps {
   db: Db;
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPaymentActivities(deps),
     ...createCallbackActivities(deps),
     ...createWebhookActivities(deps),
+    ...createWebhookRecoveryActivities(deps),
     ...createNotificationActivities(deps),
     ...createCardProviderActivities(deps),
     ...createBankActivities(deps),

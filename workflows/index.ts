@@ -5,8 +5,18 @@ import { bankRequestWorkflow } from './payment-bank';
 import { cardPaymentWorkflow } from './payment-card';
 import { qrPaymentWorkflow } from './payment-qr';
 import { webhookDeliveryWorkflow, webhookReplayWorkflow } from './webhook';
+import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhook-recovery';
 
-export { cardPaymentWorkflow, paidOrderProcessingWorkflow, webhookDeliveryWorkflow, webhookReplayWorkflow, qrPaymentWorkflow, bankRequestWorkflow };
+export {
+  cardPaymentWorkflow,
+  paidOrderProcessingWorkflow,
+  webhookDeliveryWorkflow,
+  webhookReplayWorkflow,
+  webhookResendWorkflow,
+  webhookRecoverWorkflow,
+  qrPaymentWorkflow,
+  bankRequestWorkflow,
+};
 
 /** Compile-time check: each workflow has the name and the signature the contract gives the gateway. */
 export type RegisteredWorkflows = {
@@ -17,6 +27,8 @@ export type RegisteredWorkflows = {
     paidOrderProcessingWorkflow: contract.PaidOrderProcessingWorkflow;
     webhookDeliveryWorkflow: contract.WebhookDeliveryWorkflow;
     webhookReplayWorkflow: contract.WebhookReplayWorkflow;
+    webhookResendWorkflow: contract.WebhookResendWorkflow;
+    webhookRecoverWorkflow: contract.WebhookRecoverWorkflow;
   }[K];
 };
 const registered: RegisteredWorkflows = {
@@ -26,5 +38,7 @@ const registered: RegisteredWorkflows = {
   paidOrderProcessingWorkflow,
   webhookDeliveryWorkflow,
   webhookReplayWorkflow,
+  webhookResendWorkflow,
+  webhookRecoverWorkflow,
 };
 void registered;

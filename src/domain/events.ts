@@ -19,3 +19,24 @@ export function webhookBody(e: PaymentStatusEvent) {
     data: { orderId: e.orderId, status: e.status, amount: e.amountSatang / 100, timestamp: e.timestamp },
   };
 }
+
+/**
+ * Event types an endpoint may subscribe to (its `eventTypes` filter; none: every type): the
+ * event itself, or one status of it (`payment.paid`, `payment.refunded`, ...).
+ */
+export const EVENT_TYPES = [
+  'payment.status.updated',
+  'payment.paid',
+  'payment.failed',
+  'payment.expired',
+  'payment.refunded',
+  'payment.partially_refunded',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The event types a payment.status.updated event of `status` matches. */
+export const eventTypesOf = (status: string): string[] => ['payment.status.updated', `payment.${status}`];
+
+/** Whether an endpoint with the filter `filter` (null: every type) receives an event of `status`. */
+export const endpointWants = (filter: readonly string[] | null | undefined, status: string): boolean =>
+  !filter || filter.length === 0 || eventTypesOf(status).some((t) => filter.includes(t));

@@ -19,6 +19,8 @@ export const WorkflowType = {
   paidOrder: 'paidOrderProcessingWorkflow',
   webhookDelivery: 'webhookDeliveryWorkflow',
   webhookReplay: 'webhookReplayWorkflow',
+  webhookResend: 'webhookResendWorkflow',
+  webhookRecover: 'webhookRecoverWorkflow',
 } as const;
 
 // Workflow ids: natural idempotency, one workflow per subject.
@@ -30,6 +32,10 @@ export const paidOrderWorkflowId = (orderId: string): string => `paid-order-${or
 export const webhookDeliveryWorkflowId = (paymentId: string, status: PaymentStatus): string => `webhook-${paymentId}-${status}`;
 /** one replay of a dead letter at a time (a second request joins the running one) */
 export const webhookReplayWorkflowId = (deadLetterId: string): string => `webhook-replay-${deadLetterId}`;
+/** one resend of a message at a time (a second request joins the running one) */
+export const webhookResendWorkflowId = (messageId: string): string => `webhook-resend-${messageId}`;
+/** one recovery per endpoint at a time (a second request joins the running one) */
+export const webhookRecoverWorkflowId = (endpointId: string): string => `webhook-recover-${endpointId}`;
 /** one bank call; `unique` is a fresh random suffix */
 export const bankRequestWorkflowId = (op: BankCall['op'], unique: string): string => `bank-${op}-${unique}`;
 
@@ -175,3 +181,24 @@ export type ReplayOutcome = AttemptResult & { status: 'dead' | 'delivered' };
 
 export type WebhookDeliveryWorkflow = (event: PaymentStatusEvent) => Promise<DeliveryOutcome[]>;
 export type WebhookReplayWorkflow = (input: WebhookReplayInput) => Promise<ReplayOutcome>;
+
+/** Resend one message (delivery) to its endpoint now: one attempt, signed anew. */
+export interface WebhookResendInput {
+  messageId: string;
+  kind: 'resend' | 'recover';
+}
+export interface WebhookRecoverInput {
+  endpointId: string;
+  /** ISO 8601: messages created at or after this time that failed every attempt */
+  since: string;
+  /** continue-as-new state: where the previous run stopped, and its counts */
+  cursor?: { createdAt: string; id: string };
+  totals?: RecoverOutcome;
+}
+export interface RecoverOutcome {
+  resent: number;
+  delivered: number;
+  failed: number;
+}
+export type WebhookResendWorkflow = (input: WebhookResendInput) => Promise<AttemptResult>;
+export type WebhookRecoverWorkflow = (input: WebhookRecoverInput) => Promise<RecoverOutcome>;
