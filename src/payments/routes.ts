@@ -9,7 +9,7 @@ import { clockOf, guards, Id, requireProvider } from '../http/guards';
 import { optionalApiKey, requireApiKey } from '../http/middleware/api-key';
 import { z } from '../http/openapi';
 import { validate } from '../http/validate';
-import { CardPaymentRequest, QrPaymentRequest } from './schemas';
+import { CardPaymentRequest, PaymentListQuery, QrPaymentRequest } from './schemas';
 import { createPaymentService } from './service';
 
 export function paymentRoutes(deps: AppDeps): Router {
@@ -33,6 +33,11 @@ export function paymentRoutes(deps: AppDeps): Router {
   r.get('/checkstatus/:orderId', limited, requireApiKey('payments:read'), async (ctx) => {
     const { orderId } = validate(z.object({ orderId: Id }), { orderId: ctx.params.orderId });
     ctx.body = { statusCode: 200, body: await payments.paymentStatus(orderId, ctx.state.apiKey!) };
+  });
+
+  r.get('/payments', limited, requireApiKey('payments:read'), async (ctx) => {
+    const q = validate(PaymentListQuery, ctx.query);
+    ctx.body = { statusCode: 200, body: await payments.listPayments(q, ctx.state.apiKey!) };
   });
 
   return r;

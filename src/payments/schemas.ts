@@ -4,6 +4,7 @@
  */
 import { envelope, registry, z } from '../http/openapi';
 import { Amount, apiErrors, HttpUrl, Id, idempotencyHeader, rateLimitHeaders, security } from '../http/guards';
+import { PageQuery, pageFields } from '../http/pagination';
 
 export const CardPaymentRequest = registry.register(
   'CardPaymentRequest',
@@ -138,6 +139,47 @@ registry.registerPath({
   },
 });
 
+export const PaymentListQuery = PageQuery.extend({
+  status: Status.optional(),
+  method: z.enum(['card', 'qr', 'wallet', 'cardnet', 'bankapp']).optional(),
+  created_gte: z.string().datetime({ offset: true }).optional().openapi({ description: 'created at or after (ISO 8601)' }),
+  created_lt: z.string().datetime({ offset: true }).optional().openapi({ description: 'created before (ISO 8601)' }),
+}).strict();
+
+export const PaymentSummary = registry.register(
+  'PaymentSummary',
+  z.object({
+    paymentId: z.string(),
+    orderId: z.string(),
+    method: z.string(),
+    status: Status,
+    amount: z.number(),
+    refundedAmount: z.number().openapi({ description: 'THB refunded so far' }),
+    currency: z.literal('THB'),
+    mode: z.enum(['live', 'sandbox']),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  }),
+);
+export const PaymentList = registry.register('PaymentList', z.object({ payments: z.array(PaymentSummary), ...pageFields }));
+
+registry.registerPath({
+  method: 'get',
+  path: '/payments',
+  summary: "The key's own payments, newest first",
+  description: 'Payments created with this API key (its mode), filtered by status, method and creation time; cursor pagination (limit, starting_after = nextCursor). Scope payments:read.',
+  tags: ['payment'],
+  security,
+  request: { query: PaymentListQuery },
+  responses: {
+    200: { description: 'one page', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(PaymentList) } } },
+    ...apiErrors([400, 401, 403, 429]),
+  },
+});
+
+export type PaymentListQuery = z.infer<typeof PaymentListQuery>;
+export type PaymentSummary = z.infer<typeof PaymentSummary>;
+export type PaymentList = z.infer<typeof PaymentList>;
 export type CardPaymentRequest = z.infer<typeof CardPaymentRequest>;
 export type QrPaymentRequest = z.infer<typeof QrPaymentRequest>;
 export type CardPaymentCreated = z.infer<typeof CardPaymentCreated>;

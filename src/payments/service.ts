@@ -16,8 +16,8 @@ import { chargeUpdate, paymentWorkflowId, WorkflowType, type CardPaymentInput, t
 import { newId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
 import { startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../temporal/payments';
-import { lastTransitionReason, paymentByOrderId, paymentHistory } from './repository';
-import type { CardPaymentCreated, CardPaymentRequest, PaymentStatusOut, QrPaymentCreated, QrPaymentRequest } from './schemas';
+import { lastTransitionReason, listPayments, paymentByOrderId, paymentHistory } from './repository';
+import type { CardPaymentCreated, CardPaymentRequest, PaymentList, PaymentListQuery, PaymentStatusOut, QrPaymentCreated, QrPaymentRequest } from './schemas';
 
 /**
  * The payload as a QR code, PNG data URL: error correction M, 4-pixel modules, the standard
@@ -203,7 +203,37 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
     };
   }
 
-  return { createCardPayment, createQrPayment, paymentStatus };
+  /** GET /payments: the key's own payments, newest first, one page. */
+  async function listOwnPayments(q: PaymentListQuery, key: ApiKeyInfo): Promise<PaymentList> {
+    const page = await listPayments(db, {
+      apiKeyId: key.id,
+      mode: key.mode,
+      status: q.status,
+      method: q.method,
+      createdGte: q.created_gte ? new Date(q.created_gte) : undefined,
+      createdLt: q.created_lt ? new Date(q.created_lt) : undefined,
+      limit: q.limit,
+      startingAfter: q.starting_after,
+    });
+    return {
+      payments: page.items.map((p) => ({
+        paymentId: p.id,
+        orderId: p.orderId,
+        method: p.method,
+        status: p.status,
+        amount: satangToThb(p.amountSatang),
+        refundedAmount: satangToThb(p.refundedSatang),
+        currency: 'THB' as const,
+        mode: p.mode,
+        createdAt: p.createdAt.toISOString(),
+        updatedAt: p.updatedAt.toISOString(),
+      })),
+      hasMore: page.hasMore,
+      nextCursor: page.nextCursor,
+    };
+  }
+
+  return { createCardPayment, createQrPayment, paymentStatus, listPayments: listOwnPayments };
 }
 
 export type PaymentService = ReturnType<typeof createPaymentService>;
