@@ -8,6 +8,7 @@ import { createCardProviderActivities } from './card-provider';
 import { createCallbackActivities } from './callbacks';
 import { createNotificationActivities } from './notifications';
 import { createPaymentActivities } from './payments';
+import { createRefundActivities } from './refunds';
 import { createWebhookActivities } from './webhooks';
 import { createWebhookRecoveryActivities } from './webhook-recovery';
 
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createNotificationActivities(deps),
     ...createCardProviderActivities(deps),
     ...createBankActivities(deps),
+    ...createRefundActivities(deps),
   };
 }
 

@@ -100,6 +100,8 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
       ).filter((e: { event_types: string[] | null }) => endpointWants(e.event_types, event.status));
       if (endpoints.length === 0) return [];
       const payload = JSON.stringify(webhookBody(event));
+      // each refund is its own message: its key carries the refund id
+      const eventKey = event.refundId ? `${event.status}:${event.refundId}` : event.status;
       await db('webhook_deliveries')
         .insert(
           endpoints.map((e: { id: string }) => ({
@@ -107,7 +109,7 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
             endpoint_id: e.id,
             payment_id: event.paymentId,
             order_id: event.orderId,
-            event_status: event.status,
+            event_status: eventKey,
             payload,
           })),
         )
@@ -118,7 +120,7 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
           'endpoint_id',
           endpoints.map((e: { id: string }) => e.id),
         )
-        .where({ payment_id: event.paymentId, event_status: event.status, state: 'pending' })
+        .where({ payment_id: event.paymentId, event_status: eventKey, state: 'pending' })
         .orderBy('id')
         .select('id');
       return rows.map((r: { id: string }) => r.id);

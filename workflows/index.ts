@@ -6,6 +6,7 @@ import { cardPaymentWorkflow } from './payment-card';
 import { qrPaymentWorkflow } from './payment-qr';
 import { webhookDeliveryWorkflow, webhookReplayWorkflow } from './webhook';
 import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhook-recovery';
+import { orderRefundsWorkflow } from './refunds';
 
 export {
   cardPaymentWorkflow,
@@ -16,6 +17,7 @@ export {
   webhookRecoverWorkflow,
   qrPaymentWorkflow,
   bankRequestWorkflow,
+  orderRefundsWorkflow,
 };
 
 /** Compile-time check: each workflow has the name and the signature the contract gives the gateway. */
@@ -29,6 +31,7 @@ export type RegisteredWorkflows = {
     webhookReplayWorkflow: contract.WebhookReplayWorkflow;
     webhookResendWorkflow: contract.WebhookResendWorkflow;
     webhookRecoverWorkflow: contract.WebhookRecoverWorkflow;
+    orderRefundsWorkflow: contract.OrderRefundsWorkflow;
   }[K];
 };
 const registered: RegisteredWorkflows = {
@@ -40,5 +43,6 @@ const registered: RegisteredWorkflows = {
   webhookReplayWorkflow,
   webhookResendWorkflow,
   webhookRecoverWorkflow,
+  orderRefundsWorkflow,
 };
 void registered;

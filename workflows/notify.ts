@@ -8,7 +8,7 @@ import { webhookDeliveryWorkflowId, WorkflowType, type WebhookDeliveryWorkflow }
 
 export async function emitPaymentStatusUpdated(event: PaymentStatusEvent): Promise<void> {
   await startChild<WebhookDeliveryWorkflow>(WorkflowType.webhookDelivery, {
-    workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status),
+    workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status, event.refundId),
     args: [event],
     parentClosePolicy: ParentClosePolicy.ABANDON,
     workflowIdReusePolicy: 'REJECT_DUPLICATE',

@@ -1,11 +1,17 @@
 /** The outgoing webhook event of SPEC.md "Events": payment.status.updated. */
 import type { PaymentStatus } from './payment-state';
 
+/** A payment's status, or `partially_refunded` for a refund that leaves the payment paid. */
+export type PaymentEventStatus = PaymentStatus | 'partially_refunded';
+
 export interface PaymentStatusEvent {
   paymentId: string;
   orderId: string;
-  status: PaymentStatus;
+  status: PaymentEventStatus;
+  /** the payment's amount; for a refund event, the refund's amount */
   amountSatang: number;
+  /** set for refund events (status refunded or partially_refunded): each refund is its own message */
+  refundId?: string;
   /** ISO 8601 UTC time of the transition */
   timestamp: string;
   mode: 'live' | 'sandbox';
@@ -16,7 +22,7 @@ export interface PaymentStatusEvent {
 export function webhookBody(e: PaymentStatusEvent) {
   return {
     event: 'payment.status.updated' as const,
-    data: { orderId: e.orderId, status: e.status, amount: e.amountSatang / 100, timestamp: e.timestamp },
+    data: { orderId: e.orderId, status: e.status, amount: e.amountSatang / 100, timestamp: e.timestamp, ...(e.refundId ? { refundId: e.refundId } : {}) },
   };
 }
 

@@ -7,7 +7,7 @@
  * Names are part of the recorded histories (test/replay): never rename a value here.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { PaymentStatusEvent } from './events';
+import type { PaymentEventStatus, PaymentStatusEvent } from './events';
 import type { Mode } from './mode';
 import type { PaymentMethod, PaymentStatus } from './payment-state';
 
@@ -21,6 +21,7 @@ export const WorkflowType = {
   webhookReplay: 'webhookReplayWorkflow',
   webhookResend: 'webhookResendWorkflow',
   webhookRecover: 'webhookRecoverWorkflow',
+  refunds: 'orderRefundsWorkflow',
 } as const;
 
 // Workflow ids: natural idempotency, one workflow per subject.
@@ -28,8 +29,11 @@ export const WorkflowType = {
 export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
 /** one paid-order processing per order */
 export const paidOrderWorkflowId = (orderId: string): string => `paid-order-${orderId}`;
-/** one webhook delivery per payment and status */
-export const webhookDeliveryWorkflowId = (paymentId: string, status: PaymentStatus): string => `webhook-${paymentId}-${status}`;
+/** one webhook delivery per payment and status (and per refund: each refund is its own event) */
+export const webhookDeliveryWorkflowId = (paymentId: string, status: PaymentEventStatus, refundId?: string): string =>
+  refundId ? `webhook-${paymentId}-${status}-${refundId}` : `webhook-${paymentId}-${status}`;
+/** the refunds of an order: one workflow at a time per order serialises them */
+export const refundsWorkflowId = (orderId: string): string => `refunds-${orderId}`;
 /** one replay of a dead letter at a time (a second request joins the running one) */
 export const webhookReplayWorkflowId = (deadLetterId: string): string => `webhook-replay-${deadLetterId}`;
 /** one resend of a message at a time (a second request joins the running one) */
@@ -47,6 +51,8 @@ export const ActivityFailureType = {
   BankRejected: 'BankRejected',
   /** neither the sandbox simulator nor a live URL is available */
   ProviderNotConfigured: 'ProviderNotConfigured',
+  /** the card provider or the bank refused a refund (4xx): non-retryable */
+  RefundRejected: 'RefundRejected',
 } as const;
 export type ActivityFailureType = (typeof ActivityFailureType)[keyof typeof ActivityFailureType];
 
@@ -202,3 +208,36 @@ export interface RecoverOutcome {
 }
 export type WebhookResendWorkflow = (input: WebhookResendInput) => Promise<AttemptResult>;
 export type WebhookRecoverWorkflow = (input: WebhookRecoverInput) => Promise<RecoverOutcome>;
+
+// ---- refunds (workflow refunds-<orderId>, one update per refund) ----
+
+export interface RefundsInput {
+  orderId: string;
+  /** the workflow ends after this long without a refund (a later refund starts it again) */
+  idleSeconds: number;
+}
+
+/** Update `refund`: one refund request; its update id is the refund id (a retried request is the same refund). */
+export interface RefundRequest {
+  refundId: string;
+  /** satang; absent: the whole refundable rest */
+  amountSatang?: number;
+  reason?: string;
+  apiKeyId?: string;
+}
+
+export type RefundRejectionCode = 'CONFLICT' | 'INVALID_INPUT' | 'NOT_FOUND';
+
+export type RefundOutcome =
+  | {
+      ok: true;
+      refundId: string;
+      status: 'succeeded' | 'failed';
+      amountSatang: number;
+      failureReason?: string;
+      payment: { paymentId: string; status: PaymentStatus; amountSatang: number; refundedSatang: number };
+    }
+  | { ok: false; code: RefundRejectionCode; message: string; details?: Record<string, unknown> };
+
+export const refundUpdate = defineUpdate<RefundOutcome, [RefundRequest]>('refund');
+export type OrderRefundsWorkflow = (input: RefundsInput) => Promise<void>;

@@ -38,6 +38,16 @@ export const QrPaymentRequest = registry.register(
 
 const Status = z.enum(['pending', 'paid', 'failed', 'expired', 'refunded']);
 
+const RefundOut = z.object({
+  refundId: z.string().openapi({ description: 're_...' }),
+  amount: z.number(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  reason: z.string().nullable().optional(),
+  failureReason: z.string().nullable().optional(),
+  createdAt: z.string(),
+});
+
+
 export const CardPaymentCreated = registry.register(
   'CardPaymentCreated',
   z.object({
@@ -92,6 +102,8 @@ export const PaymentStatusOut = registry.register(
     expiresAt: z.string().nullable(),
     providerRef: z.string().nullable(),
     history: z.array(z.object({ status: Status, at: z.string(), reason: z.string() })),
+    refundedAmount: z.number().openapi({ description: 'THB refunded so far (succeeded refunds)' }),
+    refunds: z.array(RefundOut).openapi({ description: 'every refund request, oldest first; failed ones count nothing' }),
   }),
 );
 
@@ -139,6 +151,47 @@ registry.registerPath({
   },
 });
 
+export const RefundRequest = registry.register(
+  'RefundRequest',
+  z
+    .object({
+      orderId: Id,
+      amount: Amount.optional().openapi({ description: 'THB to refund; absent: the whole refundable rest' }),
+      reason: z.string().max(500).optional(),
+    })
+    .strict(),
+);
+
+export const RefundCreated = registry.register(
+  'RefundCreated',
+  z.object({
+    refundId: z.string(),
+    orderId: z.string(),
+    paymentId: z.string(),
+    status: z.enum(['succeeded', 'failed']).openapi({ description: 'failed: the provider refused or could not be reached; no money was refunded' }),
+    amount: z.number(),
+    currency: z.literal('THB'),
+    reason: z.string().optional(),
+    failureReason: z.string().optional(),
+    payment: z.object({ status: Status, amount: z.number(), refundedAmount: z.number() }),
+  }),
+);
+
+registry.registerPath({
+  method: 'post',
+  path: '/refund',
+  summary: 'Refund a paid payment, in full or in part',
+  description:
+    "Runs as a `refund` update of the order's refunds workflow (refunds-<orderId>, started on demand), which serialises the order's refunds and calls the card provider (card payments) or the bank (the others): sandbox simulators in sandbox mode. Only a paid payment can be refunded (409 CONFLICT); the refunded total never exceeds the amount (400 INVALID_INPUT). A full refund moves the payment to refunded; a partial one keeps it paid with refundedAmount. Each successful refund emits payment.status.updated (refunded or partially_refunded, with the refund's amount and refundId). Idempotency-Key honoured. Scope payments:write.",
+  tags: ['payment'],
+  security,
+  request: { headers: idempotencyHeader, body: { content: { 'application/json': { schema: RefundRequest } } } },
+  responses: {
+    200: { description: 'the refund and the payment after it', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(RefundCreated) } } },
+    ...apiErrors([400, 401, 403, 404, 409, 413, 422, 429, 503]),
+  },
+});
+
 export const PaymentListQuery = PageQuery.extend({
   status: Status.optional(),
   method: z.enum(['card', 'qr', 'wallet', 'cardnet', 'bankapp']).optional(),
@@ -180,6 +233,8 @@ registry.registerPath({
 export type PaymentListQuery = z.infer<typeof PaymentListQuery>;
 export type PaymentSummary = z.infer<typeof PaymentSummary>;
 export type PaymentList = z.infer<typeof PaymentList>;
+export type RefundRequest = z.infer<typeof RefundRequest>;
+export type RefundCreated = z.infer<typeof RefundCreated>;
 export type CardPaymentRequest = z.infer<typeof CardPaymentRequest>;
 export type QrPaymentRequest = z.infer<typeof QrPaymentRequest>;
 export type CardPaymentCreated = z.infer<typeof CardPaymentCreated>;

@@ -16,6 +16,7 @@ import { chargeUpdate, paymentWorkflowId, WorkflowType, type CardPaymentInput, t
 import { newId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
 import { startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../temporal/payments';
+import { refundsOf } from './refunds-repository';
 import { lastTransitionReason, listPayments, paymentByOrderId, paymentHistory } from './repository';
 import type { CardPaymentCreated, CardPaymentRequest, PaymentList, PaymentListQuery, PaymentStatusOut, QrPaymentCreated, QrPaymentRequest } from './schemas';
 
@@ -159,6 +160,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
     if (p) {
       if (p.mode !== key.mode || (p.apiKeyId !== null && p.apiKeyId !== key.id)) throw notFound();
       const history = await paymentHistory(db, p.id);
+      const refunds = await refundsOf(db, p.id);
       return {
         paymentId: p.id,
         orderId: p.orderId,
@@ -172,6 +174,15 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
         expiresAt: p.expiresAt ? p.expiresAt.toISOString() : null,
         providerRef: p.providerRef,
         history: history.map((e) => ({ status: e.status, at: e.at.toISOString(), reason: e.reason })),
+        refundedAmount: satangToThb(p.refundedSatang),
+        refunds: refunds.map((r) => ({
+          refundId: r.id,
+          amount: satangToThb(r.amountSatang),
+          status: r.status,
+          reason: r.reason,
+          failureReason: r.failureReason,
+          createdAt: r.createdAt.toISOString(),
+        })),
       };
     }
     // Started a moment ago, its first activity not run yet: the workflow is still pending.
@@ -200,6 +211,8 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       expiresAt: memo.expiresAt ?? null,
       providerRef: null,
       history: [{ status: 'pending', at, reason: 'created' }],
+      refundedAmount: 0,
+      refunds: [],
     };
   }
 
