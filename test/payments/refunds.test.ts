@@ -4,10 +4,9 @@
  * provider failure, an idempotent retry, GET /checkstatus with refunds, and the webhook of each
  * refund verified with the official standardwebhooks library, also during a secret rotation.
  */
-import { Webhook } from 'standardwebhooks';
 import { paymentWorkflowId, refundsWorkflowId } from '../../src/domain/workflow-contract';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
-import { registerEndpoint, startReceiver, type Received, type Receiver } from '../webhooks/helpers';
+import { registerEndpoint, startReceiver, verifiesWithStandardWebhooks, type Receiver } from '../webhooks/helpers';
 import { eventsOf, newKey, paymentError, request, rowOf, waitFor } from './support';
 
 let stack: TestStack;
@@ -38,14 +37,7 @@ async function paidQr(amount: number, k = key): Promise<{ orderId: string; payme
   return { orderId, paymentId: created.body.body.paymentId };
 }
 
-const verifies = (r: Received, secret: string): boolean => {
-  try {
-    new Webhook(secret).verify(r.body, r.headers as Record<string, string>);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const verifies = verifiesWithStandardWebhooks;
 const hookFor = (orderId: string, status: string) =>
   waitFor(async () => receiver.log.find((r) => r.body.includes(orderId) && JSON.parse(r.body).data.status === status), 20_000, `${status} webhook`);
 

@@ -5,11 +5,10 @@
  * failed message since a time in a background workflow.
  */
 import request from 'supertest';
-import { Webhook } from 'standardwebhooks';
 import { paymentWorkflowId, webhookRecoverWorkflowId } from '../../src/domain/workflow-contract';
 import { fieldSigned, post, waitFor } from '../callbacks/helpers';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
-import { apiKey, registerEndpoint, startReceiver, type Received, type Receiver } from './helpers';
+import { apiKey, registerEndpoint, startReceiver, verifiesWithStandardWebhooks, type Receiver } from './helpers';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -38,14 +37,7 @@ async function paidQr(key: string, status: 'success' | 'failed' = 'success') {
   return { orderId, paymentId };
 }
 
-const verifies = (r: Received, secret: string): boolean => {
-  try {
-    new Webhook(secret).verify(r.body, r.headers as Record<string, string>);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const verifies = verifiesWithStandardWebhooks;
 
 describe('eventTypes and disabled', () => {
   it('an endpoint receives only its event types; a disabled one receives nothing; PATCH changes both', async () => {

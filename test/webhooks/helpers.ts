@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApiKey } from '../../src/http/middleware/api-key';
+import { Webhook } from 'standardwebhooks';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { uniq, type TestStack } from '../support/stack';
 
@@ -57,4 +58,14 @@ export async function registerEndpoint(stack: TestStack, key: string, body: Reco
   const res = await request(stack.app.callback()).post('/webhooks/endpoints').set('X-API-Key', key).send(body);
   if (res.status !== 201) throw new Error(`register: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.body as { id: string; secret: string; url: string };
+}
+
+/** Whether the official standardwebhooks library accepts a received message with `secret`. */
+export function verifiesWithStandardWebhooks(r: Received, secret: string): boolean {
+  try {
+    new Webhook(secret).verify(r.body, r.headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
+  }
 }
