@@ -5,6 +5,7 @@
  * refund verified with the official standardwebhooks library, also during a secret rotation.
  */
 import { paymentWorkflowId, refundsWorkflowId } from '../../src/domain/workflow-contract';
+import { cardPayment } from '../callbacks/helpers';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { registerEndpoint, startReceiver, verifiesWithStandardWebhooks, type Receiver } from '../webhooks/helpers';
 import { eventsOf, newKey, paymentError, request, rowOf, waitFor } from './support';
@@ -144,6 +145,17 @@ describe('POST /refund', () => {
     const st = (await api().get(`/checkstatus/${orderId}`).set('X-API-Key', key)).body.body;
     expect(st).toMatchObject({ status: 'paid', refundedAmount: 0, refunds: [{ refundId: failed.body.body.refundId, status: 'failed', amount: 10.99 }] });
     expect((await refund({ orderId })).body.body).toMatchObject({ status: 'succeeded', amount: 20, payment: { status: 'refunded', refundedAmount: 20 } });
+  });
+
+  it("a card payment is refunded at the card provider (its charge): the refund carries the provider's refund id", async () => {
+    const p = await cardPayment(stack, { amount: 80, apiKey: key });
+    const handle = stack.client.workflow.getHandle(p.workflowId);
+    await handle.signal('paymentResult', { status: 'success', provider: 'card', reference: p.providerRef });
+    await handle.result();
+    const res = await refund({ orderId: p.orderId, amount: 25.5 });
+    expect(res.body.body).toMatchObject({ status: 'succeeded', amount: 25.5, payment: { status: 'paid', refundedAmount: 25.5 } });
+    const row = await stack.db('refunds').where({ id: res.body.body.refundId }).first();
+    expect(row).toMatchObject({ status: 'succeeded', amount_satang: '2550', provider_ref: expect.stringMatching(/^rfnd_test_/) });
   });
 
   it('the same Idempotency-Key again returns the same refund and refunds once', async () => {
