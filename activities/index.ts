@@ -8,7 +8,9 @@ import { createCardProviderActivities } from './card-provider';
 import { createCallbackActivities } from './callbacks';
 import { createNotificationActivities } from './notifications';
 import { createPaymentActivities } from './payments';
+import { createRefundActivities } from './refunds';
 import { createWebhookActivities } from './webhooks';
+import { createWebhookRecoveryActivities } from './webhook-recovery';
 
 export interface ActivityDeps {
   db: Db;
@@ -25,9 +27,11 @@ export function createActivities(deps: ActivityDeps) {
     ...createPaymentActivities({ db: deps.db, webhooks, card }),
     ...createCallbackActivities(deps),
     ...webhooks,
+    ...createWebhookRecoveryActivities(deps),
     ...createNotificationActivities(deps),
     ...card,
     ...createBankActivities(deps),
+    ...createRefundActivities(deps),
   };
 }
 

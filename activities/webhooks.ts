@@ -10,7 +10,7 @@
 import { Context } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
-import { webhookBody, type PaymentStatusEvent } from '../src/domain/events';
+import { endpointWants, webhookBody, type PaymentStatusEvent } from '../src/domain/events';
 import type { AttemptResult, ReplayOutcome, WebhookReplayInput } from '../src/domain/workflow-contract';
 import { newId } from '../src/ids';
 import type { Logger } from '../src/logger';
@@ -21,7 +21,16 @@ import { webhookHeaders } from '../src/webhooks/signing';
 export interface AttemptInput {
   deliveryId: string;
   attempt: number;
-  kind: 'automatic' | 'replay';
+  kind: 'automatic' | 'replay' | 'resend' | 'recover';
+}
+
+/** The current secret, and during a rotation's overlap the previous one too (two signatures). */
+function signingSecrets(config: Config, row: { secret_ciphertext: string; previous_secret_ciphertext?: string | null; previous_secret_expires_at?: Date | null }): string[] {
+  const secrets = [openSecret(config.webhooks.secretKey, row.secret_ciphertext)];
+  if (row.previous_secret_ciphertext && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now()) {
+    secrets.push(openSecret(config.webhooks.secretKey, row.previous_secret_ciphertext));
+  }
+  return secrets;
 }
 
 
@@ -31,7 +40,7 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
     const row = await db('webhook_deliveries as d')
       .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .where('d.id', input.deliveryId)
-      .first('d.id', 'd.payload', 'd.state', 'e.url', 'e.secret_ciphertext', 'e.deleted_at');
+      .first('d.id', 'd.payload', 'd.state', 'e.url', 'e.secret_ciphertext', 'e.previous_secret_ciphertext', 'e.previous_secret_expires_at', 'e.deleted_at');
     if (!row) throw new Error(`no webhook delivery ${input.deliveryId}`);
     if (row.deleted_at) {
       await db('webhook_deliveries').where({ id: input.deliveryId, state: 'pending' }).update({ state: 'cancelled', updated_at: db.fn.now() });
@@ -39,7 +48,7 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
     }
     if (row.state === 'delivered' && input.kind === 'automatic') return { ok: true };
 
-    const secret = openSecret(config.webhooks.secretKey, row.secret_ciphertext);
+    const secret = signingSecrets(config, row);
     const startedAt = new Date();
     const heartbeat = () => {
       try {
@@ -81,12 +90,17 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
 
   /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */
   async function plan(event: PaymentStatusEvent): Promise<{ id: string; attempts: number }[]> {
-      const endpoints = await db('webhook_endpoints')
-        .whereNull('deleted_at')
-        .modify((q) => (event.apiKeyId ? q.where({ api_key_id: event.apiKeyId }) : q.where({ public_payments: true, mode: event.mode })))
-        .select('id');
+      const endpoints = (
+        await db('webhook_endpoints')
+          .whereNull('deleted_at')
+          .where({ disabled: false })
+          .modify((q) => (event.apiKeyId ? q.where({ api_key_id: event.apiKeyId }) : q.where({ public_payments: true, mode: event.mode })))
+          .select('id', 'event_types')
+      ).filter((e: { event_types: string[] | null }) => endpointWants(e.event_types, event.status));
       if (endpoints.length === 0) return [];
       const payload = JSON.stringify(webhookBody(event));
+      // each refund is its own message: its key carries the refund id
+      const eventKey = event.refundId ? `${event.status}:${event.refundId}` : event.status;
       await db('webhook_deliveries')
         .insert(
           endpoints.map((e: { id: string }) => ({
@@ -94,7 +108,7 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
             endpoint_id: e.id,
             payment_id: event.paymentId,
             order_id: event.orderId,
-            event_status: event.status,
+            event_status: eventKey,
             payload,
           })),
         )
@@ -105,7 +119,7 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
           'endpoint_id',
           endpoints.map((e: { id: string }) => e.id),
         )
-        .where({ payment_id: event.paymentId, event_status: event.status, state: 'pending' })
+        .where({ payment_id: event.paymentId, event_status: eventKey, state: 'pending' })
         .orderBy('id')
         .select('id', 'attempts');
       return rows.map((r: { id: string; attempts: number }) => ({ id: r.id, attempts: Number(r.attempts) }));

@@ -70,7 +70,17 @@ const envSchema = z.object({
     .string()
     .regex(/^[0-9+-]{10,20}$/, 'a phone number, national id, tax id or e-wallet id')
     .default('0801234567'),
+  PROMPTPAY_BILLER_ID: z
+    .string()
+    .regex(/^\d{13}(\d{2})?$/, 'a biller id: the 13-digit tax id and a 2-digit suffix (15 digits; 13 means suffix 00)')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   MERCHANT_NAME: z.string().min(1).max(25).default('SALA MARKET'),
+  MERCHANT_CITY: z
+    .string()
+    .regex(/^[\x20-\x7e]{1,15}$/, 'at most 15 printable ASCII characters')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   CARD_PROVIDER_URL: optionalUrl,
   CARD_PROVIDER_KEY: z.string().min(1).optional(),
   BANK_API_URL: optionalUrl,
@@ -206,7 +216,10 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       qrExpirySeconds: e.QR_EXPIRY_S,
       cardTimeoutSeconds: e.CARD_PAYMENT_TIMEOUT_S,
       promptPayId: e.PROMPTPAY_ID,
+      /** set: /qrpayment emits a tag-30 bill payment (Ref1 = the order reference) instead of tag 29 */
+      billerId: e.PROMPTPAY_BILLER_ID,
       merchantName: e.MERCHANT_NAME,
+      merchantCity: e.MERCHANT_CITY,
       cardProviderUrl: e.CARD_PROVIDER_URL,
       cardProviderKey: e.CARD_PROVIDER_KEY,
       bankApiUrl: e.BANK_API_URL,

@@ -12,6 +12,8 @@ describe('config', () => {
     expect(c.callbacks.maxAgeSeconds).toBe(300);
     expect(c.callbacks.providers.QR.ips).toEqual(['127.0.0.0/8', '::1/128']);
     expect(c.simulators).toBe(true);
+    expect(c.payments).toMatchObject({ merchantName: 'SALA MARKET', merchantCity: undefined, billerId: undefined });
+    expect(loadConfig({ PROMPTPAY_BILLER_ID: '010552300935002', MERCHANT_CITY: 'BANGKOK' }).payments).toMatchObject({ billerId: '010552300935002', merchantCity: 'BANGKOK' });
   });
 
   it('uses given values', () => {
@@ -30,6 +32,8 @@ describe('config', () => {
     ['PROVIDER_IPS_QR', '10.0.0.1', /PROVIDER_IPS_QR/],
     ['PROVIDER_SECRET_CARD', 'short', /PROVIDER_SECRET_CARD/],
     ['TRUSTED_PROXIES', 'nonsense', /TRUSTED_PROXIES/],
+    ['PROMPTPAY_BILLER_ID', '12345', /PROMPTPAY_BILLER_ID/],
+    ['MERCHANT_CITY', 'A CITY NAME LONGER THAN FIFTEEN', /MERCHANT_CITY/],
   ])('rejects %s=%s with a message naming the variable', (name, value, pattern) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);

@@ -5,8 +5,21 @@ import { bankRequestWorkflow } from './payment-bank';
 import { cardPaymentWorkflow } from './payment-card';
 import { qrPaymentWorkflow } from './payment-qr';
 import { webhookDeliveryWorkflow, webhookReplayWorkflow, webhookRetryWorkflow } from './webhook';
+import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhook-recovery';
+import { orderRefundsWorkflow } from './refunds';
 
-export { cardPaymentWorkflow, paidOrderProcessingWorkflow, webhookDeliveryWorkflow, webhookRetryWorkflow, webhookReplayWorkflow, qrPaymentWorkflow, bankRequestWorkflow };
+export {
+  cardPaymentWorkflow,
+  paidOrderProcessingWorkflow,
+  webhookDeliveryWorkflow,
+  webhookRetryWorkflow,
+  webhookReplayWorkflow,
+  webhookResendWorkflow,
+  webhookRecoverWorkflow,
+  qrPaymentWorkflow,
+  bankRequestWorkflow,
+  orderRefundsWorkflow,
+};
 
 /** Compile-time check: each workflow has the name and the signature the contract gives the gateway. */
 export type RegisteredWorkflows = {
@@ -18,6 +31,9 @@ export type RegisteredWorkflows = {
     webhookDeliveryWorkflow: contract.WebhookDeliveryWorkflow;
     webhookRetryWorkflow: contract.WebhookRetryWorkflow;
     webhookReplayWorkflow: contract.WebhookReplayWorkflow;
+    webhookResendWorkflow: contract.WebhookResendWorkflow;
+    webhookRecoverWorkflow: contract.WebhookRecoverWorkflow;
+    orderRefundsWorkflow: contract.OrderRefundsWorkflow;
   }[K];
 };
 const registered: RegisteredWorkflows = {
@@ -28,5 +44,8 @@ const registered: RegisteredWorkflows = {
   webhookDeliveryWorkflow,
   webhookRetryWorkflow,
   webhookReplayWorkflow,
+  webhookResendWorkflow,
+  webhookRecoverWorkflow,
+  orderRefundsWorkflow,
 };
 void registered;

@@ -4,6 +4,8 @@
  *    outlives the payment workflow), one per payment and status;
  *  - since: the settle step made the first attempts; only deliveries to retry get an abandoned
  *    child webhookRetryWorkflow (same id), on the same terms.
+ * The refunds workflow emits each refund's event through emitPaymentStatusUpdated (one delivery
+ * workflow per refund).
  * Both children carry the order's OrderId search attribute.
  */
 import { ParentClosePolicy, startChild } from '@temporalio/workflow';
@@ -12,7 +14,7 @@ import { OrderIdKey } from '../src/domain/search-attributes';
 import { webhookDeliveryWorkflowId, WorkflowType, type WebhookDeliveryWorkflow, type WebhookRetryWorkflow } from '../src/domain/workflow-contract';
 
 const childOptions = (event: PaymentStatusEvent) => ({
-  workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status),
+  workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status, event.refundId),
   parentClosePolicy: ParentClosePolicy.ABANDON,
   workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
 });

@@ -4,7 +4,8 @@
  *   pending --(provider success)--> paid
  *   pending --(provider failure)--> failed
  *   pending --(expiry passes)-----> expired
- *   paid    --(refund)------------> refunded
+ *   paid    --(refunds reach the amount)--> refunded   (a partial refund keeps `paid`, with
+ *                                                 payments.refunded_satang; workflows/refunds.ts)
  */
 import type { CallbackProvider } from './providers';
 

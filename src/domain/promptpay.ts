@@ -10,22 +10,46 @@
  *   54 amount (THB, 2 decimals, only when given) | 63 CRC16 (CCITT-FALSE over everything
  *   before it, including the literal "6304"), 4 upper-case hex digits.
  *
+ * Bill payment (BOT Thai QR Code standard, `billPaymentPayload`): tag 30 { 00 AID
+ * A000000677010112, 01 biller id (tax id + 2-digit suffix, 15 digits), 02 Ref1 (upper-case
+ * alphanumeric, at most 20), 03 Ref2 (optional, same rule) } in place of tag 29, so the bank's
+ * notice carries the references. Both kinds may carry 59 merchant name (at most 25), 60 merchant
+ * city (at most 15) and 62 additional data { 05 reference label }.
+ *
+ * EMVCo allows top-level tags in any order: compare payloads field by field (`parsePayload`).
  * Pure code: no I/O. Amounts are integer satang.
  */
 
 export const PROMPTPAY_AID = 'A000000677010111';
+/** AID of a PromptPay bill payment (tag 30), domestic merchant. */
+export const BILL_PAYMENT_AID = 'A000000677010112';
 
 export const Tag = {
   payloadFormat: '00',
   pointOfInitiation: '01',
   merchantPromptPay: '29',
+  billPayment: '30',
   country: '58',
   currency: '53',
   amount: '54',
+  merchantName: '59',
+  merchantCity: '60',
+  additionalData: '62',
   crc: '63',
 } as const;
 
 export const SubTag = { aid: '00', phone: '01', nationalId: '02', eWallet: '03' } as const;
+/** Sub-tags of the bill payment template (tag 30). */
+export const BillSubTag = { aid: '00', billerId: '01', ref1: '02', ref2: '03' } as const;
+/** Sub-tags of the additional data template (tag 62). */
+export const AdditionalSubTag = { billNumber: '01', referenceLabel: '05', terminalLabel: '07' } as const;
+
+/** Tags whose value is itself a TLV template (parsed one level down by `parsePayload`). */
+const TEMPLATE_TAGS = new Set([Tag.merchantPromptPay, Tag.billPayment, Tag.additionalData]);
+
+export const MERCHANT_NAME_MAX = 25;
+export const MERCHANT_CITY_MAX = 15;
+export const REF_MAX = 20;
 
 export type PromptPayIdKind = 'phone' | 'nationalId' | 'eWallet';
 
@@ -85,23 +109,120 @@ export interface PromptPayPayload {
   dynamic: boolean;
 }
 
-/** Build the payload for a PromptPay id and an optional amount (integer satang, > 0). */
-export function promptPayPayload(opts: { id: string; amountSatang?: number | null }): PromptPayPayload {
-  const account = promptPayAccount(opts.id);
-  if (!/\d/.test(opts.id)) throw new Error('invalid PromptPay id: no digits');
-  const amount = opts.amountSatang ?? null;
+/** Merchant tags every payload may carry: 59 name (truncated to 25), 60 city (truncated to 15), 62/05 reference label. */
+export interface MerchantTags {
+  merchantName?: string;
+  merchantCity?: string;
+  /** tag 62 sub-tag 05 */
+  referenceLabel?: string;
+}
+
+function checkAmount(amountSatang: number | null | undefined): number | null {
+  const amount = amountSatang ?? null;
   if (amount !== null && (!Number.isInteger(amount) || amount <= 0)) throw new Error('PromptPay amount must be a positive integer of satang');
+  return amount;
+}
+
+/** EMVCo name/city values: printable ASCII only (banking apps reject others), truncated. */
+const ascii = (s: string, max: number): string =>
+  s
+    .normalize('NFKD')
+    .replace(/[^\x20-\x7e]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, max)
+    .trimEnd();
+
+/** Tags 00 and 01, the account template, 58, 53, 54, 59, 60, 62 and the CRC, in the vectors' order. */
+function assemble(account: string, amount: number | null, tags: MerchantTags): PromptPayPayload {
+  const name = tags.merchantName ? ascii(tags.merchantName, MERCHANT_NAME_MAX) : '';
+  const city = tags.merchantCity ? ascii(tags.merchantCity, MERCHANT_CITY_MAX) : '';
   const body = [
     tlv(Tag.payloadFormat, '01'),
     tlv(Tag.pointOfInitiation, amount === null ? '11' : '12'),
-    tlv(Tag.merchantPromptPay, tlv(SubTag.aid, PROMPTPAY_AID) + tlv(account.subTag, account.value)),
+    account,
     tlv(Tag.country, 'TH'),
     tlv(Tag.currency, '764'),
     amount === null ? '' : tlv(Tag.amount, formatAmount(amount)),
+    name ? tlv(Tag.merchantName, name) : '',
+    city ? tlv(Tag.merchantCity, city) : '',
+    tags.referenceLabel ? tlv(Tag.additionalData, tlv(AdditionalSubTag.referenceLabel, tags.referenceLabel)) : '',
     `${Tag.crc}04`,
   ].join('');
   const crc = crc16(body);
   return { payload: body + crc, crc, dynamic: amount !== null };
+}
+
+/** Build the payload for a PromptPay id (tag 29) and an optional amount (integer satang, > 0). */
+export function promptPayPayload(opts: { id: string; amountSatang?: number | null } & MerchantTags): PromptPayPayload {
+  const account = promptPayAccount(opts.id);
+  if (!/\d/.test(opts.id)) throw new Error('invalid PromptPay id: no digits');
+  const amount = checkAmount(opts.amountSatang);
+  return assemble(tlv(Tag.merchantPromptPay, tlv(SubTag.aid, PROMPTPAY_AID) + tlv(account.subTag, account.value)), amount, opts);
+}
+
+/** A biller id: 15 digits (13-digit tax id + 2-digit suffix); a 13-digit tax id alone gets suffix 00. */
+export function billerIdOf(id: string): string {
+  const digits = id.replace(/[^0-9]/g, '');
+  if (digits.length === 13) return `${digits}00`;
+  if (digits.length !== 15) throw new Error('invalid biller id: 15 digits (tax id + suffix) expected');
+  return digits;
+}
+
+/** A bill payment reference (Ref1, Ref2): 1..20 upper-case letters or digits. */
+export function isBillRef(ref: string): boolean {
+  return /^[A-Z0-9]{1,20}$/.test(ref);
+}
+
+/** Build a tag-30 bill payment: biller id, Ref1, optional Ref2 and amount (integer satang, > 0). */
+export function billPaymentPayload(opts: { billerId: string; ref1: string; ref2?: string; amountSatang?: number | null } & MerchantTags): PromptPayPayload {
+  const billerId = billerIdOf(opts.billerId);
+  for (const [name, ref] of [['Ref1', opts.ref1], ['Ref2', opts.ref2]] as const) {
+    if (ref !== undefined && !isBillRef(ref)) throw new Error(`invalid ${name}: 1 to 20 upper-case letters or digits`);
+  }
+  const amount = checkAmount(opts.amountSatang);
+  const template = tlv(BillSubTag.aid, BILL_PAYMENT_AID) + tlv(BillSubTag.billerId, billerId) + tlv(BillSubTag.ref1, opts.ref1) + (opts.ref2 ? tlv(BillSubTag.ref2, opts.ref2) : '');
+  return assemble(tlv(Tag.billPayment, template), amount, opts);
+}
+
+/** FNV-1a, 64 bit, over the UTF-16 code units: a stable fingerprint (not a security hash). */
+function fnv1a64(text: string): bigint {
+  let h = 0xcbf29ce484222325n;
+  for (let i = 0; i < text.length; i++) h = BigInt.asUintN(64, (h ^ BigInt(text.charCodeAt(i))) * 0x100000001b3n);
+  return h;
+}
+
+/**
+ * The order reference (bill payment Ref1, tag 62 reference label) of an orderId: deterministic,
+ * 1..20 upper-case letters and digits. An orderId that already is one is used as it is; any
+ * other becomes its first letters and digits, upper-cased (up to 10), followed by 10 base-32
+ * characters of its fingerprint, so orderIds that differ only in punctuation or case still get
+ * different references.
+ */
+export function orderReference(orderId: string): string {
+  if (/^[A-Z0-9]{1,20}$/.test(orderId)) return orderId;
+  const head = orderId.toUpperCase().replace(/[^A-Z0-9]/g, '').slice(0, 10);
+  const tail = (fnv1a64(orderId) & ((1n << 50n) - 1n)).toString(32).toUpperCase().padStart(10, '0');
+  return head + tail;
+}
+
+export interface ParsedPayload {
+  /** top-level tags in payload order; template tags (29, 30, 62) parsed one level down */
+  fields: { tag: string; value: string; sub?: TlvField[] }[];
+  crcValid: boolean;
+}
+
+/** Parse a payload: TLV fields, templates one level down, and whether its CRC is right. */
+export function parsePayload(payload: string): ParsedPayload {
+  const fields = parseTlv(payload).map((f) => (TEMPLATE_TAGS.has(f.tag as never) ? { ...f, sub: parseTlv(f.value) } : f));
+  return { fields, crcValid: verifyCrc(payload) };
+}
+
+/** The fields as a map (templates as maps of their sub-tags): tag order does not matter. */
+export function payloadFields(payload: string): Record<string, string | Record<string, string>> {
+  const out: Record<string, string | Record<string, string>> = {};
+  for (const f of parsePayload(payload).fields) out[f.tag] = f.sub ? Object.fromEntries(f.sub.map((s) => [s.tag, s.value])) : f.value;
+  return out;
 }
 
 /** True when the payload ends with 6304 and a CRC that matches everything before it. */

@@ -7,7 +7,7 @@
  * Names are part of the recorded histories (test/replay): never rename a value here.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { PaymentStatusEvent } from './events';
+import type { PaymentEventStatus, PaymentStatusEvent } from './events';
 import type { Mode } from './mode';
 import type { PaymentMethod, PaymentStatus } from './payment-state';
 
@@ -21,6 +21,9 @@ export const WorkflowType = {
   /** the retries of a webhook whose first attempt (made by the payment workflow) failed */
   webhookRetry: 'webhookRetryWorkflow',
   webhookReplay: 'webhookReplayWorkflow',
+  webhookResend: 'webhookResendWorkflow',
+  webhookRecover: 'webhookRecoverWorkflow',
+  refunds: 'orderRefundsWorkflow',
 } as const;
 
 /**
@@ -40,10 +43,20 @@ export const Patch = {
 export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
 /** one paid-order processing per order */
 export const paidOrderWorkflowId = (orderId: string): string => `paid-order-${orderId}`;
-/** one webhook delivery per payment and status (webhookDeliveryWorkflow before lean-payment-v1, webhookRetryWorkflow since) */
-export const webhookDeliveryWorkflowId = (paymentId: string, status: PaymentStatus): string => `webhook-${paymentId}-${status}`;
+/**
+ * one webhook delivery per payment and status (and per refund: each refund is its own event);
+ * webhookDeliveryWorkflow before lean-payment-v1, webhookRetryWorkflow since
+ */
+export const webhookDeliveryWorkflowId = (paymentId: string, status: PaymentEventStatus, refundId?: string): string =>
+  refundId ? `webhook-${paymentId}-${status}-${refundId}` : `webhook-${paymentId}-${status}`;
+/** the refunds of an order: one workflow at a time per order serialises them */
+export const refundsWorkflowId = (orderId: string): string => `refunds-${orderId}`;
 /** one replay of a dead letter at a time (a second request joins the running one) */
 export const webhookReplayWorkflowId = (deadLetterId: string): string => `webhook-replay-${deadLetterId}`;
+/** one resend of a message at a time (a second request joins the running one) */
+export const webhookResendWorkflowId = (messageId: string): string => `webhook-resend-${messageId}`;
+/** one recovery per endpoint at a time (a second request joins the running one) */
+export const webhookRecoverWorkflowId = (endpointId: string): string => `webhook-recover-${endpointId}`;
 /** one bank call; `unique` is a fresh random suffix */
 export const bankRequestWorkflowId = (op: BankCall['op'], unique: string): string => `bank-${op}-${unique}`;
 
@@ -55,6 +68,8 @@ export const ActivityFailureType = {
   BankRejected: 'BankRejected',
   /** neither the sandbox simulator nor a live URL is available */
   ProviderNotConfigured: 'ProviderNotConfigured',
+  /** the card provider or the bank refused a refund (4xx): non-retryable */
+  RefundRejected: 'RefundRejected',
 } as const;
 export type ActivityFailureType = (typeof ActivityFailureType)[keyof typeof ActivityFailureType];
 
@@ -117,7 +132,7 @@ export interface CardPaymentInput extends PaymentInput {
 export interface QrPaymentInput extends PaymentInput {
   /** ISO 8601 UTC; the workflow's timer runs until then */
   expiresAt: string;
-  qr: { payload: string; crc: string; promptPayId: string };
+  qr: { payload: string; crc: string; promptPayId: string; billerId?: string; ref1?: string };
 }
 
 export const paymentResultSignal = defineSignal<[PaymentResult]>('paymentResult');
@@ -198,3 +213,57 @@ export interface WebhookRetryInput {
 }
 export type WebhookRetryWorkflow = (input: WebhookRetryInput) => Promise<DeliveryOutcome[]>;
 export type WebhookReplayWorkflow = (input: WebhookReplayInput) => Promise<ReplayOutcome>;
+
+/** Resend one message (delivery) to its endpoint now: one attempt, signed anew. */
+export interface WebhookResendInput {
+  messageId: string;
+  kind: 'resend' | 'recover';
+}
+export interface WebhookRecoverInput {
+  endpointId: string;
+  /** ISO 8601: messages created at or after this time that failed every attempt */
+  since: string;
+  /** continue-as-new state: where the previous run stopped, and its counts */
+  cursor?: { createdAt: string; id: string };
+  totals?: RecoverOutcome;
+}
+export interface RecoverOutcome {
+  resent: number;
+  delivered: number;
+  failed: number;
+}
+export type WebhookResendWorkflow = (input: WebhookResendInput) => Promise<AttemptResult>;
+export type WebhookRecoverWorkflow = (input: WebhookRecoverInput) => Promise<RecoverOutcome>;
+
+// ---- refunds (workflow refunds-<orderId>, one update per refund) ----
+
+export interface RefundsInput {
+  orderId: string;
+  /** the workflow ends after this long without a refund (a later refund starts it again) */
+  idleSeconds: number;
+}
+
+/** Update `refund`: one refund request; its update id is the refund id (a retried request is the same refund). */
+export interface RefundRequest {
+  refundId: string;
+  /** satang; absent: the whole refundable rest */
+  amountSatang?: number;
+  reason?: string;
+  apiKeyId?: string;
+}
+
+export type RefundRejectionCode = 'CONFLICT' | 'INVALID_INPUT' | 'NOT_FOUND';
+
+export type RefundOutcome =
+  | {
+      ok: true;
+      refundId: string;
+      status: 'succeeded' | 'failed';
+      amountSatang: number;
+      failureReason?: string;
+      payment: { paymentId: string; status: PaymentStatus; amountSatang: number; refundedSatang: number };
+    }
+  | { ok: false; code: RefundRejectionCode; message: string; details?: Record<string, unknown> };
+
+export const refundUpdate = defineUpdate<RefundOutcome, [RefundRequest]>('refund');
+export type OrderRefundsWorkflow = (input: RefundsInput) => Promise<void>;

@@ -5,6 +5,8 @@
  */
 import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
+import { orderReference } from '../domain/promptpay';
+import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from '../domain/payment-state';
 
 export interface Payment {
@@ -15,6 +17,8 @@ export interface Payment {
   method: PaymentMethod;
   mode: Mode;
   amountSatang: number;
+  /** sum of the succeeded refunds */
+  refundedSatang: number;
   callbackUrl: string | null;
   providerRef: string | null;
   workflowId: string;
@@ -43,6 +47,7 @@ const toPayment = (r: Row | undefined): Payment | undefined =>
     method: r.method as PaymentMethod,
     mode: r.mode as Mode,
     amountSatang: Number(r.amount_satang),
+    refundedSatang: Number(r.refunded_satang ?? 0),
     callbackUrl: (r.callback_url as string | null) ?? null,
     providerRef: (r.provider_ref as string | null) ?? null,
     workflowId: String(r.workflow_id),
@@ -60,8 +65,37 @@ export const paymentByProviderRef = async (db: Db, ref: string): Promise<Payment
 
 export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> => toPayment(await db('payments').where({ id }).first());
 
-/** A provider may name the payment by our id or by the reference we gave it (charge id, QR reference). */
-export const paymentMatches = (p: PaymentRef, given: string): boolean => given === p.id || (p.providerRef !== null && given === p.providerRef);
+/**
+ * A provider may name the payment by our id or by the reference we gave it: the charge id, or for
+ * a QR payment the order reference in its QR (bill payment Ref1, tag 62 reference label).
+ */
+export const paymentMatches = (p: PaymentRef, given: string): boolean =>
+  given === p.id || (p.providerRef !== null && given === p.providerRef) || (p.method === 'qr' && given === orderReference(p.orderId));
+
+export interface PaymentFilter {
+  apiKeyId: string;
+  mode: Mode;
+  status?: PaymentStatus;
+  method?: PaymentMethod;
+  createdGte?: Date;
+  createdLt?: Date;
+  limit: number;
+  startingAfter?: string;
+}
+
+/** A key's own payments, newest first, filtered; one page (keyset on created_at, id). */
+export async function listPayments(db: Db, f: PaymentFilter): Promise<Page<Payment & { id: string }>> {
+  const q = db('payments as p')
+    .where({ 'p.api_key_id': f.apiKeyId, 'p.mode': f.mode })
+    .modify((x) => {
+      if (f.status) x.where('p.status', f.status);
+      if (f.method) x.where('p.method', f.method);
+      if (f.createdGte) x.where('p.created_at', '>=', f.createdGte);
+      if (f.createdLt) x.where('p.created_at', '<', f.createdLt);
+    })
+    .select('p.*');
+  return pageOf(afterCursor(q, { alias: 'p', table: 'payments', cursor: f.startingAfter, order: 'desc' }), f.limit, (r: Row) => toPayment(r)!);
+}
 
 /** The payment's history, oldest first. */
 export async function paymentHistory(db: Db, paymentId: string): Promise<PaymentEvent[]> {

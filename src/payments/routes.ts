@@ -9,7 +9,8 @@ import { clockOf, guards, Id, requireProvider } from '../http/guards';
 import { optionalApiKey, requireApiKey } from '../http/middleware/api-key';
 import { z } from '../http/openapi';
 import { validate } from '../http/validate';
-import { CardPaymentRequest, QrPaymentRequest } from './schemas';
+import { createRefundService } from './refunds';
+import { CardPaymentRequest, PaymentListQuery, QrPaymentRequest, RefundRequest } from './schemas';
 import { createPaymentService } from './service';
 
 export function paymentRoutes(deps: AppDeps): Router {
@@ -33,6 +34,17 @@ export function paymentRoutes(deps: AppDeps): Router {
   r.get('/checkstatus/:orderId', limited, requireApiKey('payments:read'), async (ctx) => {
     const { orderId } = validate(z.object({ orderId: Id }), { orderId: ctx.params.orderId });
     ctx.body = { statusCode: 200, body: await payments.paymentStatus(orderId, ctx.state.apiKey!) };
+  });
+
+  const refunds = createRefundService({ db: deps.db, temporal: deps.temporal });
+  r.post('/refund', limited, requireApiKey('payments:write'), idempotent, async (ctx) => {
+    const req = validate(RefundRequest, ctx.request.body);
+    ctx.body = { statusCode: 200, body: await refunds.refund(req, ctx.state.apiKey!, ctx.get('Idempotency-Key') || undefined) };
+  });
+
+  r.get('/payments', limited, requireApiKey('payments:read'), async (ctx) => {
+    const q = validate(PaymentListQuery, ctx.query);
+    ctx.body = { statusCode: 200, body: await payments.listPayments(q, ctx.state.apiKey!) };
   });
 
   return r;

@@ -5,6 +5,7 @@
 import { envelope, registry, z } from '../http/openapi';
 import { MODES } from '../domain/mode';
 import { Amount, apiErrors, HttpUrl, Id, idempotencyHeader, rateLimitHeaders, security } from '../http/guards';
+import { PageQuery, pageFields } from '../http/pagination';
 
 export const CardPaymentRequest = registry.register(
   'CardPaymentRequest',
@@ -21,10 +22,32 @@ export const CardPaymentRequest = registry.register(
 
 export const QrPaymentRequest = registry.register(
   'QrPaymentRequest',
-  z.object({ orderId: Id, userId: Id, amount: Amount, customerId: Id }).strict(),
+  z
+    .object({
+      orderId: Id,
+      userId: Id,
+      amount: Amount,
+      customerId: Id,
+      ref2: z
+        .string()
+        .regex(/^[A-Z0-9]{1,20}$/, '1 to 20 upper-case letters or digits')
+        .optional()
+        .openapi({ description: 'bill payment Ref2 (only with PROMPTPAY_BILLER_ID): 1 to 20 upper-case letters or digits', example: 'BRANCH01' }),
+    })
+    .strict(),
 );
 
 const Status = z.enum(['pending', 'paid', 'failed', 'expired', 'refunded']);
+
+const RefundOut = z.object({
+  refundId: z.string().openapi({ description: 're_...' }),
+  amount: z.number(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  reason: z.string().nullable().optional(),
+  failureReason: z.string().nullable().optional(),
+  createdAt: z.string(),
+});
+
 
 export const CardPaymentCreated = registry.register(
   'CardPaymentCreated',
@@ -53,7 +76,12 @@ export const QrPaymentCreated = registry.register(
     customerId: z.string(),
     expiresAt: z.string().openapi({ description: 'ISO 8601 UTC; the payment ends `expired` when no result arrived by then' }),
     qr: z.object({
-      payload: z.string().openapi({ description: 'PromptPay (EMVCo) payload, tags 00 01 29 58 53 54 63', example: '00020101021229370016A000000677010111011300668012345675802TH530376454044.226304E469' }),
+      payload: z.string().openapi({
+        description:
+          'PromptPay (EMVCo) payload: tags 00 01, 29 (PROMPTPAY_ID) or 30 (bill payment: PROMPTPAY_BILLER_ID, Ref1 = the order reference, Ref2), 58 53 54, 59 merchant name, 60 city, 62 reference label, 63 CRC. Top-level tags may come in any order.',
+        example: '00020101021229370016A000000677010111011300668012345675802TH530376454044.226304E469',
+      }),
+      reference: z.string().openapi({ description: 'the order reference (bill payment Ref1, tag 62 reference label): a QR callback may name the payment by it' }),
       crc: z.string().openapi({ description: 'CRC16 (CCITT-FALSE) of the payload: its last 4 characters' }),
       image: z.string().openapi({ description: 'the payload as a QR code: PNG data URL' }),
     }),
@@ -75,6 +103,8 @@ export const PaymentStatusOut = registry.register(
     expiresAt: z.string().nullable(),
     providerRef: z.string().nullable(),
     history: z.array(z.object({ status: Status, at: z.string(), reason: z.string() })),
+    refundedAmount: z.number().openapi({ description: 'THB refunded so far (succeeded refunds)' }),
+    refunds: z.array(RefundOut).openapi({ description: 'every refund request, oldest first; failed ones count nothing' }),
   }),
 );
 
@@ -122,6 +152,90 @@ registry.registerPath({
   },
 });
 
+export const RefundRequest = registry.register(
+  'RefundRequest',
+  z
+    .object({
+      orderId: Id,
+      amount: Amount.optional().openapi({ description: 'THB to refund; absent: the whole refundable rest' }),
+      reason: z.string().max(500).optional(),
+    })
+    .strict(),
+);
+
+export const RefundCreated = registry.register(
+  'RefundCreated',
+  z.object({
+    refundId: z.string(),
+    orderId: z.string(),
+    paymentId: z.string(),
+    status: z.enum(['succeeded', 'failed']).openapi({ description: 'failed: the provider refused or could not be reached; no money was refunded' }),
+    amount: z.number(),
+    currency: z.literal('THB'),
+    reason: z.string().optional(),
+    failureReason: z.string().optional(),
+    payment: z.object({ status: Status, amount: z.number(), refundedAmount: z.number() }),
+  }),
+);
+
+registry.registerPath({
+  method: 'post',
+  path: '/refund',
+  summary: 'Refund a paid payment, in full or in part',
+  description:
+    "Runs as a `refund` update of the order's refunds workflow (refunds-<orderId>, started on demand), which serialises the order's refunds and calls the card provider (card payments) or the bank (the others): sandbox simulators in sandbox mode. Only a paid payment can be refunded (409 CONFLICT); the refunded total never exceeds the amount (400 INVALID_INPUT). A full refund moves the payment to refunded; a partial one keeps it paid with refundedAmount. Each successful refund emits payment.status.updated (refunded or partially_refunded, with the refund's amount and refundId). Idempotency-Key honoured. Scope payments:write.",
+  tags: ['payment'],
+  security,
+  request: { headers: idempotencyHeader, body: { content: { 'application/json': { schema: RefundRequest } } } },
+  responses: {
+    200: { description: 'the refund and the payment after it', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(RefundCreated) } } },
+    ...apiErrors([400, 401, 403, 404, 409, 413, 422, 429, 503]),
+  },
+});
+
+export const PaymentListQuery = PageQuery.extend({
+  status: Status.optional(),
+  method: z.enum(['card', 'qr', 'wallet', 'cardnet', 'bankapp']).optional(),
+  created_gte: z.string().datetime({ offset: true }).optional().openapi({ description: 'created at or after (ISO 8601)' }),
+  created_lt: z.string().datetime({ offset: true }).optional().openapi({ description: 'created before (ISO 8601)' }),
+}).strict();
+
+export const PaymentSummary = registry.register(
+  'PaymentSummary',
+  z.object({
+    paymentId: z.string(),
+    orderId: z.string(),
+    method: z.string(),
+    status: Status,
+    amount: z.number(),
+    refundedAmount: z.number().openapi({ description: 'THB refunded so far' }),
+    currency: z.literal('THB'),
+    mode: z.enum(['live', 'sandbox']),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  }),
+);
+export const PaymentList = registry.register('PaymentList', z.object({ payments: z.array(PaymentSummary), ...pageFields }));
+
+registry.registerPath({
+  method: 'get',
+  path: '/payments',
+  summary: "The key's own payments, newest first",
+  description: 'Payments created with this API key (its mode), filtered by status, method and creation time; cursor pagination (limit, starting_after = nextCursor). Scope payments:read.',
+  tags: ['payment'],
+  security,
+  request: { query: PaymentListQuery },
+  responses: {
+    200: { description: 'one page', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(PaymentList) } } },
+    ...apiErrors([400, 401, 403, 429]),
+  },
+});
+
+export type PaymentListQuery = z.infer<typeof PaymentListQuery>;
+export type PaymentSummary = z.infer<typeof PaymentSummary>;
+export type PaymentList = z.infer<typeof PaymentList>;
+export type RefundRequest = z.infer<typeof RefundRequest>;
+export type RefundCreated = z.infer<typeof RefundCreated>;
 export type CardPaymentRequest = z.infer<typeof CardPaymentRequest>;
 export type QrPaymentRequest = z.infer<typeof QrPaymentRequest>;
 export type CardPaymentCreated = z.infer<typeof CardPaymentCreated>;

@@ -11,21 +11,23 @@ import type { ApiKeyInfo } from '../domain/api-keys';
 import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
-import { promptPayPayload } from '../domain/promptpay';
+import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
 import { paymentWorkflowId, WorkflowType, type PaymentView } from '../domain/workflow-contract';
 import { newId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
 import { startCardPayment, startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../temporal/payments';
+import { refundsOf } from './refunds-repository';
 import {
   createPendingPayment,
   lastTransitionReason,
+  listPayments,
   paymentByOrderId,
   paymentHistory,
   removeUnstartedPayment,
   type NewPayment,
   type Payment,
 } from './repository';
-import type { CardPaymentCreated, CardPaymentRequest, PaymentStatusOut, QrPaymentCreated, QrPaymentRequest } from './schemas';
+import type { CardPaymentCreated, CardPaymentRequest, PaymentList, PaymentListQuery, PaymentStatusOut, QrPaymentCreated, QrPaymentRequest } from './schemas';
 
 /**
  * The payload as a QR code, PNG data URL: error correction M, 4-pixel modules, the standard
@@ -130,9 +132,22 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
     };
   }
 
+  /**
+   * The order's PromptPay payload: a tag-30 bill payment (Ref1 = the order reference, optional
+   * Ref2) when PROMPTPAY_BILLER_ID is set, else tag 29 to PROMPTPAY_ID; merchant name and city
+   * and the reference label (tag 62) in both.
+   */
+  function qrPayload(orderId: string, amountSatang: number, ref2?: string) {
+    const { billerId, promptPayId, merchantName, merchantCity } = config.payments;
+    const ref1 = orderReference(orderId);
+    const tags = { merchantName, merchantCity, referenceLabel: ref1, amountSatang };
+    if (billerId) return { ...billPaymentPayload({ billerId, ref1, ref2, ...tags }), billerId, ref1 };
+    return { ...promptPayPayload({ id: promptPayId, ...tags }), billerId: undefined, ref1 };
+  }
+
   /** POST /qrpayment: the PromptPay payload and a started (or the existing) QR payment workflow. */
   async function createQrPayment(req: QrPaymentRequest, key: ApiKeyInfo): Promise<QrPaymentCreated> {
-    const qr = promptPayPayload({ id: config.payments.promptPayId, amountSatang: req.amount });
+    const qr = qrPayload(req.orderId, req.amount, req.ref2);
     const row: NewPayment = {
       paymentId: newId('pay'),
       orderId: req.orderId,
@@ -144,11 +159,17 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       customerId: req.customerId,
       apiKeyId: key.id,
       expiresAt: new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString(),
-      details: { qr: { payload: qr.payload, crc: qr.crc } },
+      details: { qr: { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, ...(qr.billerId ? { billerId: qr.billerId } : {}) } },
     };
     const qrOf = (p: Payment) => {
-      const stored = (p.details as { qr?: { payload?: string; crc?: string } }).qr;
-      return stored?.payload ? { payload: stored.payload, crc: stored.crc ?? stored.payload.slice(-4) } : qr;
+      const stored = (p.details as { qr?: { payload?: string; crc?: string; ref1?: string; billerId?: string } }).qr;
+      return stored?.payload
+        ? { payload: stored.payload, crc: stored.crc ?? stored.payload.slice(-4), ref1: stored.ref1 ?? qr.ref1, billerId: stored.billerId }
+        : { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, billerId: qr.billerId };
+    };
+    const qrInput = (p: Payment) => {
+      const q = qrOf(p);
+      return { payload: q.payload, crc: q.crc, promptPayId: config.payments.promptPayId, ...(q.billerId ? { billerId: q.billerId, ref1: q.ref1 } : {}) };
     };
     const expiresAtOf = (p: Payment) => (p.expiresAt ? p.expiresAt.toISOString() : row.expiresAt!);
     const { payment } = await createOrFind(row, key, (p) =>
@@ -165,7 +186,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
           mode: p.mode,
           apiKeyId: p.apiKeyId ?? undefined,
           expiresAt: expiresAtOf(p),
-          qr: { ...qrOf(p), promptPayId: config.payments.promptPayId },
+          qr: qrInput(p),
           },
         },
         memo: {
@@ -181,7 +202,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
         },
       }),
     );
-    const { payload, crc } = qrOf(payment);
+    const { payload, crc, ref1 } = qrOf(payment);
     return {
       paymentId: payment.id,
       orderId: req.orderId,
@@ -191,7 +212,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       currency: 'THB',
       customerId: req.customerId,
       expiresAt: expiresAtOf(payment),
-      qr: { payload, crc, image: await qrImage(payload) },
+      qr: { payload, crc, image: await qrImage(payload), reference: ref1 },
     };
   }
 
@@ -202,6 +223,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
     if (p) {
       if (p.mode !== key.mode || (p.apiKeyId !== null && p.apiKeyId !== key.id)) throw notFound();
       const history = await paymentHistory(db, p.id);
+      const refunds = await refundsOf(db, p.id);
       return {
         paymentId: p.id,
         orderId: p.orderId,
@@ -215,6 +237,15 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
         expiresAt: p.expiresAt ? p.expiresAt.toISOString() : null,
         providerRef: p.providerRef,
         history: history.map((e) => ({ status: e.status, at: e.at.toISOString(), reason: e.reason })),
+        refundedAmount: satangToThb(p.refundedSatang),
+        refunds: refunds.map((r) => ({
+          refundId: r.id,
+          amount: satangToThb(r.amountSatang),
+          status: r.status,
+          reason: r.reason,
+          failureReason: r.failureReason,
+          createdAt: r.createdAt.toISOString(),
+        })),
       };
     }
     // Started a moment ago, its first activity not run yet: the workflow is still pending.
@@ -243,10 +274,42 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       expiresAt: memo.expiresAt ?? null,
       providerRef: null,
       history: [{ status: 'pending', at, reason: 'created' }],
+      refundedAmount: 0,
+      refunds: [],
     };
   }
 
-  return { createCardPayment, createQrPayment, paymentStatus };
+  /** GET /payments: the key's own payments, newest first, one page. */
+  async function listOwnPayments(q: PaymentListQuery, key: ApiKeyInfo): Promise<PaymentList> {
+    const page = await listPayments(db, {
+      apiKeyId: key.id,
+      mode: key.mode,
+      status: q.status,
+      method: q.method,
+      createdGte: q.created_gte ? new Date(q.created_gte) : undefined,
+      createdLt: q.created_lt ? new Date(q.created_lt) : undefined,
+      limit: q.limit,
+      startingAfter: q.starting_after,
+    });
+    return {
+      payments: page.items.map((p) => ({
+        paymentId: p.id,
+        orderId: p.orderId,
+        method: p.method,
+        status: p.status,
+        amount: satangToThb(p.amountSatang),
+        refundedAmount: satangToThb(p.refundedSatang),
+        currency: 'THB' as const,
+        mode: p.mode,
+        createdAt: p.createdAt.toISOString(),
+        updatedAt: p.updatedAt.toISOString(),
+      })),
+      hasMore: page.hasMore,
+      nextCursor: page.nextCursor,
+    };
+  }
+
+  return { createCardPayment, createQrPayment, paymentStatus, listPayments: listOwnPayments };
 }
 
 export type PaymentService = ReturnType<typeof createPaymentService>;

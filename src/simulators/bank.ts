@@ -5,12 +5,16 @@
  *
  * Behaviour: creating a user or an order again with the same fields returns the existing one
  * (200); with other fields it is 409. An order needs an existing user (404 otherwise).
+ * Refunds of PromptPay/bank payments: POST /v1/refunds {paymentId, orderId, amountSatang,
+ * currency} with an Idempotency-Key -> 201 {refundId, status: succeeded}; an amount ending in
+ * .99 THB is declined (402 refund_declined), as in the card provider simulator.
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
+import { isDeclinedRefund, simulatedRefundId } from './card-provider';
 import { serveOnLoopback, simulatorApp } from './http';
 
 const UserIn = z.object({
@@ -25,6 +29,14 @@ const OrderIn = z.object({
   amountSatang: z.number().int().positive(),
   currency: z.literal('THB'),
   description: z.string().max(500).optional(),
+});
+
+const RefundIn = z.object({
+  paymentId: z.string().min(1).max(64),
+  orderId: z.string().min(1).max(64),
+  amountSatang: z.number().int().positive(),
+  currency: z.literal('THB'),
+  reason: z.string().max(500).optional(),
 });
 
 interface UserRow {
@@ -144,6 +156,22 @@ export function createBankSimulator({ db }: { db: Db }): Koa {
       return;
     }
     ctx.body = orderOut(existing);
+  });
+
+  r.post('/refunds', async (ctx) => {
+    const parsed = RefundIn.safeParse(ctx.request.body);
+    if (!parsed.success) {
+      ctx.status = 400;
+      ctx.body = { code: 'invalid_request', message: parsed.error.issues[0].message };
+      return;
+    }
+    if (isDeclinedRefund(parsed.data.amountSatang)) {
+      ctx.status = 402;
+      ctx.body = { code: 'refund_declined', message: 'the refund was declined' };
+      return;
+    }
+    ctx.status = 201;
+    ctx.body = { refundId: simulatedRefundId(ctx.get('Idempotency-Key') || newId('req')), paymentId: parsed.data.paymentId, amountSatang: parsed.data.amountSatang, status: 'succeeded' };
   });
 
   return simulatorApp(r, (code, message) => ({ code, message }));

@@ -7,10 +7,15 @@
  * not starting with `tok` -> 400 invalid_card; any other -> a pending charge (the result then
  * comes as a signed callback: see the callback API's sandbox simulator). The same
  * Idempotency-Key returns the same charge.
+ *
+ * Refunds: POST /charges/{id}/refunds {amount} with an Idempotency-Key -> 200 {object: refund, id,
+ * status: succeeded}; the id follows from the key, so a retry gets the same refund. An amount
+ * ending in .99 THB (satang % 100 = 99) is declined: 402 refund_declined (the sandbox's provider
+ * failure); an unknown charge is 404.
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../db/knex';
 import { serveOnLoopback, simulatorApp } from './http';
@@ -23,6 +28,13 @@ const ChargeIn = z.object({
   description: z.string().max(500).optional(),
   metadata: z.record(z.unknown()).optional(),
 });
+
+const RefundIn = z.object({ amount: z.number().int().positive(), reason: z.string().max(500).optional() });
+
+/** Sandbox rule of both simulators: a refund amount ending in .99 THB is declined. */
+export const isDeclinedRefund = (amountSatang: number): boolean => amountSatang % 100 === 99;
+/** A refund id that follows from the Idempotency-Key: a retried refund is the same refund. */
+export const simulatedRefundId = (idempotencyKey: string): string => `rfnd_test_${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 24)}`;
 
 interface ChargeRow {
   id: string;
@@ -84,6 +96,27 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
       .ignore()
       .returning<ChargeRow[]>('*');
     ctx.body = chargeOut(inserted[0] ?? (await db('sim_card_charges').where({ idempotency_key: idem }).first<ChargeRow>()));
+  });
+
+  r.post('/charges/:id/refunds', async (ctx) => {
+    const parsed = RefundIn.safeParse(ctx.request.body);
+    if (!parsed.success) {
+      ctx.status = 400;
+      ctx.body = { object: 'error', code: 'invalid_request', message: parsed.error.issues[0].message };
+      return;
+    }
+    const c = await db('sim_card_charges').where({ id: ctx.params.id }).first<ChargeRow | undefined>();
+    if (!c) {
+      ctx.status = 404;
+      ctx.body = { object: 'error', code: 'not_found', message: `no charge ${ctx.params.id}` };
+      return;
+    }
+    if (isDeclinedRefund(parsed.data.amount)) {
+      ctx.status = 402;
+      ctx.body = { object: 'error', code: 'refund_declined', message: 'the refund was declined' };
+      return;
+    }
+    ctx.body = { object: 'refund', id: simulatedRefundId(ctx.get('Idempotency-Key') || randomBytes(12).toString('hex')), charge: c.id, amount: parsed.data.amount, status: 'succeeded' };
   });
 
   r.get('/charges/:id', async (ctx) => {

@@ -1,20 +1,30 @@
 /**
- * Webhook endpoints and dead letters as the payment API shows them (EndpointOut, DeadLetterOut).
- * Every query is scoped to the API key that owns the endpoints; secrets are sealed at rest and
- * shown once, when the endpoint is created.
+ * Webhook endpoints, messages, attempts and dead letters as the payment API shows them
+ * (EndpointOut, AttemptOut, DeadLetterOut). Every query is scoped to the API key that owns the
+ * endpoints; secrets are sealed at rest and shown once: when the endpoint is created and when
+ * its secret is rotated. After a rotation the previous secret keeps signing for
+ * SECRET_ROTATION_OVERLAP_MS (both signatures in webhook-signature, space-separated).
  */
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
 import { newId } from '../ids';
+import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { sealSecret } from './secret-box';
 import { generateWebhookSecret } from './signing';
+
+/** How long the previous secret still signs after a rotation. */
+export const SECRET_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 export interface EndpointIn {
   url: string;
   description?: string;
   publicPayments?: boolean;
+  /** null or absent: every event type */
+  eventTypes?: string[] | null;
+  disabled?: boolean;
 }
+export type EndpointPatch = Partial<EndpointIn>;
 
 export interface EndpointOut {
   id: string;
@@ -22,7 +32,32 @@ export interface EndpointOut {
   description: string;
   publicPayments: boolean;
   mode: Mode;
+  eventTypes: string[] | null;
+  disabled: boolean;
   createdAt: string;
+}
+
+export interface AttemptOut {
+  id: string;
+  messageId: string;
+  endpointId: string;
+  paymentId: string;
+  orderId: string;
+  eventStatus: string;
+  attempt: number;
+  kind: string;
+  status: 'succeeded' | 'failed';
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  createdAt: string;
+}
+
+export interface MessageRef {
+  id: string;
+  endpointId: string;
+  state: string;
+  disabled: boolean;
 }
 
 export interface DeadLetterOut {
@@ -59,8 +94,12 @@ const endpointOut = (r: Row): EndpointOut => ({
   description: String(r.description),
   publicPayments: Boolean(r.public_payments),
   mode: r.mode as EndpointOut['mode'],
+  eventTypes: (r.event_types as string[] | null) ?? null,
+  disabled: Boolean(r.disabled),
   createdAt: iso(r.created_at)!,
 });
+
+const eventTypesColumn = (types: string[] | null | undefined) => (types && types.length > 0 ? JSON.stringify([...new Set(types)]) : null);
 
 export async function createEndpoint(db: Db, config: Config, owner: Owner, input: EndpointIn): Promise<EndpointOut & { secret: string }> {
   const secret = generateWebhookSecret();
@@ -72,21 +111,111 @@ export async function createEndpoint(db: Db, config: Config, owner: Owner, input
       url: input.url,
       description: input.description ?? '',
       public_payments: input.publicPayments ?? false,
+      event_types: eventTypesColumn(input.eventTypes),
+      disabled: input.disabled ?? false,
       secret_ciphertext: sealSecret(config.webhooks.secretKey, secret),
     })
     .returning('*');
   return { ...endpointOut(row), secret };
 }
 
-export async function listEndpoints(db: Db, owner: Owner): Promise<EndpointOut[]> {
-  const rows = await db('webhook_endpoints').where({ api_key_id: owner.id }).whereNull('deleted_at').orderBy('created_at');
-  return rows.map(endpointOut);
+const ownEndpoints = (db: Db, owner: Owner) => db('webhook_endpoints as e').where('e.api_key_id', owner.id).whereNull('e.deleted_at');
+
+export async function listEndpoints(db: Db, owner: Owner, page: { limit: number; startingAfter?: string }): Promise<Page<EndpointOut>> {
+  const q = afterCursor(ownEndpoints(db, owner).select('e.*'), { alias: 'e', table: 'webhook_endpoints', cursor: page.startingAfter, order: 'asc' });
+  return pageOf(q, page.limit, endpointOut);
+}
+
+export async function getEndpoint(db: Db, owner: Owner, id: string): Promise<EndpointOut | undefined> {
+  const row = await ownEndpoints(db, owner).where('e.id', id).first('e.*');
+  return row ? endpointOut(row) : undefined;
+}
+
+/** Change url, description, publicPayments, eventTypes or disabled; undefined when not found. */
+export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch): Promise<EndpointOut | undefined> {
+  const [row] = await db('webhook_endpoints')
+    .where({ id, api_key_id: owner.id })
+    .whereNull('deleted_at')
+    .update({
+      ...(patch.url !== undefined ? { url: patch.url } : {}),
+      ...(patch.description !== undefined ? { description: patch.description } : {}),
+      ...(patch.publicPayments !== undefined ? { public_payments: patch.publicPayments } : {}),
+      ...(patch.eventTypes !== undefined ? { event_types: eventTypesColumn(patch.eventTypes) } : {}),
+      ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}),
+      updated_at: db.fn.now(),
+    })
+    .returning('*');
+  return row ? endpointOut(row) : undefined;
+}
+
+/** A new secret (returned once); the current one becomes the previous one and signs for 24 h more. */
+export async function rotateSecret(db: Db, config: Config, owner: Owner, id: string, now = Date.now()): Promise<{ id: string; secret: string; previousSecretExpiresAt: string } | undefined> {
+  const secret = generateWebhookSecret();
+  const expires = new Date(now + SECRET_ROTATION_OVERLAP_MS);
+  const [row] = await db('webhook_endpoints')
+    .where({ id, api_key_id: owner.id })
+    .whereNull('deleted_at')
+    .update({
+      previous_secret_ciphertext: db.ref('secret_ciphertext'),
+      previous_secret_expires_at: expires,
+      secret_ciphertext: sealSecret(config.webhooks.secretKey, secret),
+      updated_at: db.fn.now(),
+    })
+    .returning('id');
+  return row ? { id: String(row.id), secret, previousSecretExpiresAt: expires.toISOString() } : undefined;
 }
 
 /** Removes (soft-deletes) the endpoint: no new deliveries, pending retries stop. False when not found. */
 export async function removeEndpoint(db: Db, owner: Owner, id: string): Promise<boolean> {
   const n = await db('webhook_endpoints').where({ id, api_key_id: owner.id }).whereNull('deleted_at').update({ deleted_at: db.fn.now() });
   return n > 0;
+}
+
+const attemptOut = (r: Row): AttemptOut => ({
+  id: `att_${r.id}`,
+  messageId: String(r.delivery_id),
+  endpointId: String(r.endpoint_id),
+  paymentId: String(r.payment_id),
+  orderId: String(r.order_id),
+  eventStatus: String(r.event_status),
+  attempt: Number(r.attempt),
+  kind: String(r.kind),
+  status: r.status_code !== null && Number(r.status_code) >= 200 && Number(r.status_code) < 300 ? 'succeeded' : 'failed',
+  statusCode: r.status_code === null ? null : Number(r.status_code),
+  error: (r.error as string | null) ?? null,
+  durationMs: Number(r.duration_ms),
+  createdAt: iso(r.started_at)!,
+});
+
+/** The endpoint's attempts, newest first: optionally only succeeded or failed ones, or those after a time. */
+export async function listAttempts(
+  db: Db,
+  endpointId: string,
+  opts: { status?: 'succeeded' | 'failed'; after?: Date; limit: number; startingAfter?: string },
+): Promise<Page<AttemptOut>> {
+  const cursor = opts.startingAfter ? Number(/^att_(\d+)$/.exec(opts.startingAfter)?.[1] ?? -1) : undefined;
+  const q = db('webhook_attempts as a')
+    .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+    .where('d.endpoint_id', endpointId)
+    .modify((x) => {
+      if (opts.status === 'succeeded') x.whereBetween('a.status_code', [200, 299]);
+      if (opts.status === 'failed') x.where((w) => w.whereNull('a.status_code').orWhereNotBetween('a.status_code', [200, 299]));
+      if (opts.after) x.where('a.started_at', '>', opts.after);
+      if (cursor !== undefined) x.where('a.id', '<', cursor);
+    })
+    .orderBy('a.id', 'desc')
+    .select('a.*', 'd.endpoint_id', 'd.payment_id', 'd.order_id', 'd.event_status');
+  return pageOf(q, opts.limit, attemptOut);
+}
+
+/** A message (delivery) of one of the key's endpoints. */
+export async function getMessage(db: Db, owner: Owner, messageId: string): Promise<MessageRef | undefined> {
+  const row = await db('webhook_deliveries as d')
+    .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .where({ 'd.id': messageId, 'e.api_key_id': owner.id })
+    .whereNull('e.deleted_at')
+    .first('d.id', 'd.endpoint_id', 'd.state', 'e.disabled');
+  return row ? { id: String(row.id), endpointId: String(row.endpoint_id), state: String(row.state), disabled: Boolean(row.disabled) } : undefined;
 }
 
 const deadLetterQuery = (db: Db, owner: Owner) =>
@@ -132,12 +261,12 @@ const deadLetterOut = (r: Row): DeadLetterOut => ({
   deliveredAt: iso(r.delivered_at),
 });
 
-export async function listDeadLetters(db: Db, owner: Owner, opts: { status?: 'dead' | 'delivered'; limit: number }): Promise<DeadLetterOut[]> {
-  const rows = await deadLetterQuery(db, owner)
-    .modify((q) => (opts.status ? q.where('l.status', opts.status) : q))
-    .orderBy('l.created_at', 'desc')
-    .limit(opts.limit);
-  return rows.map(deadLetterOut);
+export async function listDeadLetters(db: Db, owner: Owner, opts: { status?: 'dead' | 'delivered'; limit: number; startingAfter?: string }): Promise<Page<DeadLetterOut>> {
+  const q = afterCursor(
+    deadLetterQuery(db, owner).modify((x) => (opts.status ? x.where('l.status', opts.status) : x)),
+    { alias: 'l', table: 'webhook_dead_letters', cursor: opts.startingAfter, order: 'desc' },
+  );
+  return pageOf(q, opts.limit, deadLetterOut);
 }
 
 export async function getDeadLetter(db: Db, owner: Owner, id: string): Promise<DeadLetterOut | undefined> {

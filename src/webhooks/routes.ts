@@ -1,8 +1,14 @@
 /**
  * Webhook management in the payment API (API key with scope webhooks:manage):
  *   POST   /webhooks/endpoints                  register an endpoint; its secret is in this response only
- *   GET    /webhooks/endpoints                  the key's endpoints
+ *   GET    /webhooks/endpoints                  the key's endpoints (cursor pagination)
+ *   GET    /webhooks/endpoints/{id}             one endpoint
+ *   PATCH  /webhooks/endpoints/{id}             change url, description, eventTypes, disabled, publicPayments
  *   DELETE /webhooks/endpoints/{id}             remove one
+ *   POST   /webhooks/endpoints/{id}/rotate-secret  a new secret (shown once); the old one also signs for 24 h
+ *   GET    /webhooks/endpoints/{id}/attempts    its delivery attempts, newest first (?status=&after=&limit=&starting_after=)
+ *   POST   /webhooks/endpoints/{id}/recover     resend every message that failed since a time (background workflow)
+ *   POST   /webhooks/messages/{msgId}/resend    one more attempt of a message now
  *   GET    /webhooks/dead-letters               deliveries that failed every attempt (?status=dead|delivered|all)
  *   POST   /webhooks/dead-letters/{id}/replay   one more attempt now; success marks it delivered
  * Which events an endpoint receives: see activities/webhooks.ts (and the README).
@@ -10,34 +16,102 @@
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import { AppError, ErrorCode } from '../domain/errors';
-import { webhookReplayWorkflowId, WorkflowType, type AttemptResult, type WebhookReplayWorkflow } from '../domain/workflow-contract';
+import { EVENT_TYPES } from '../domain/events';
+import {
+  webhookRecoverWorkflowId,
+  webhookReplayWorkflowId,
+  webhookResendWorkflowId,
+  WorkflowType,
+  type AttemptResult,
+  type WebhookRecoverWorkflow,
+  type WebhookReplayWorkflow,
+  type WebhookResendWorkflow,
+} from '../domain/workflow-contract';
 import { withTemporal } from '../temporal/payments';
-import { createEndpoint, getDeadLetter, listDeadLetters, listEndpoints, removeEndpoint } from './endpoints';
+import { PageQuery, pageFields } from '../http/pagination';
+import type { Client } from '@temporalio/client';
+import {
+  createEndpoint,
+  getDeadLetter,
+  getEndpoint,
+  getMessage,
+  listAttempts,
+  listDeadLetters,
+  listEndpoints,
+  removeEndpoint,
+  rotateSecret,
+  updateEndpoint,
+} from './endpoints';
 import { urlProblem } from './http';
 import { requireApiKey } from '../http/middleware/api-key';
 import { registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
-import { apiErrors, guards, rateLimitHeaders, security } from '../http/guards';
+import { apiErrors, clockOf, guards, rateLimitHeaders, security } from '../http/guards';
 
 const SCOPE = 'webhooks:manage';
 
-const EndpointIn = registry.register(
-  'WebhookEndpointIn',
-  z
-    .object({
-      url: z.string().max(2048).openapi({ example: 'https://shop.example/hooks/talat', description: 'http(s); https and a public address in production' }),
-      description: z.string().max(500).optional(),
-      publicPayments: z
-        .boolean()
-        .optional()
-        .openapi({ description: 'also receive the events of payments made without an API key (public POST /cardpayment) in this key\'s mode' }),
-    })
-    .strict(),
-);
+const EventTypes = z
+  .array(z.enum(EVENT_TYPES))
+  .max(EVENT_TYPES.length)
+  .nullable()
+  .openapi({ description: 'event types to receive: payment.status.updated (every status) or one status (payment.paid, payment.refunded, ...); null or [] = every type' });
+const endpointFields = {
+  url: z.string().max(2048).openapi({ example: 'https://shop.example/hooks/talat', description: 'http(s); https and a public address in production' }),
+  description: z.string().max(500).optional(),
+  publicPayments: z
+    .boolean()
+    .optional()
+    .openapi({ description: 'also receive the events of payments made without an API key (public POST /cardpayment) in this key\'s mode' }),
+  eventTypes: EventTypes.optional(),
+  disabled: z.boolean().optional().openapi({ description: 'a disabled endpoint receives no new messages (default false)' }),
+};
+const EndpointIn = registry.register('WebhookEndpointIn', z.object(endpointFields).strict());
+const EndpointPatch = registry.register('WebhookEndpointPatch', z.object(endpointFields).partial().strict());
 const EndpointOut = registry.register(
   'WebhookEndpointOut',
-  z.object({ id: z.string(), url: z.string(), description: z.string(), publicPayments: z.boolean(), mode: z.enum(['live', 'sandbox']), createdAt: z.string() }),
+  z.object({
+    id: z.string(),
+    url: z.string(),
+    description: z.string(),
+    publicPayments: z.boolean(),
+    mode: z.enum(['live', 'sandbox']),
+    eventTypes: z.array(z.string()).nullable(),
+    disabled: z.boolean(),
+    createdAt: z.string(),
+  }),
 );
+const SecretRotated = registry.register(
+  'WebhookSecretRotated',
+  z.object({
+    id: z.string(),
+    secret: z.string().openapi({ description: 'the new whsec_ secret, shown only in this response' }),
+    previousSecretExpiresAt: z.string().openapi({ description: 'until then every message carries both signatures (space-separated in webhook-signature)' }),
+  }),
+);
+const AttemptOut = registry.register(
+  'WebhookAttempt',
+  z.object({
+    id: z.string().openapi({ description: 'att_<n>: the cursor of the list' }),
+    messageId: z.string(),
+    endpointId: z.string(),
+    paymentId: z.string(),
+    orderId: z.string(),
+    eventStatus: z.string(),
+    attempt: z.number().int(),
+    kind: z.string().openapi({ description: 'automatic, replay, resend or recover' }),
+    status: z.enum(['succeeded', 'failed']),
+    statusCode: z.number().int().nullable(),
+    error: z.string().nullable(),
+    durationMs: z.number().int(),
+    createdAt: z.string(),
+  }),
+);
+const AttemptQuery = PageQuery.extend({
+  status: z.enum(['succeeded', 'failed']).optional(),
+  after: z.string().datetime({ offset: true }).optional().openapi({ description: 'only attempts made after this time (ISO 8601)' }),
+});
+const RecoverIn = registry.register('WebhookRecoverIn', z.object({ since: z.string().datetime({ offset: true }).openapi({ description: 'ISO 8601: resend the messages created since then that failed every attempt' }) }).strict());
+const AttemptResultOut = z.object({ ok: z.boolean(), statusCode: z.number().int().optional(), error: z.string().optional() });
 const EndpointCreated = registry.register(
   'WebhookEndpointCreated',
   EndpointOut.extend({ secret: z.string().openapi({ description: 'whsec_<base64>: the signing secret, shown only in this response' }) }),
@@ -67,14 +141,14 @@ const ReplayOut = registry.register(
   'WebhookReplayResult',
   z.object({
     deadLetter: DeadLetterOut,
-    attempt: z.object({ ok: z.boolean(), statusCode: z.number().int().optional(), error: z.string().optional() }),
+    attempt: AttemptResultOut,
   }),
 );
-const DeadLetterQuery = z.object({
+const DeadLetterQuery = PageQuery.extend({
   status: z.enum(['dead', 'delivered', 'all']).default('dead'),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 const IdParam = z.object({ id: z.string() });
+const MsgParam = z.object({ msgId: z.string() });
 
 const ok = <T extends z.ZodTypeAny>(status: number, body: T, description: string) => ({
   [status]: { description, headers: rateLimitHeaders, content: { 'application/json': { schema: z.object({ statusCode: z.literal(status), body }) } } },
@@ -92,8 +166,57 @@ registry.registerPath({
   ...common,
   method: 'get',
   path: '/webhooks/endpoints',
-  summary: "The API key's webhook endpoints",
-  responses: { ...ok(200, z.object({ endpoints: z.array(EndpointOut) }), 'endpoints'), ...apiErrors([401, 403, 429]) },
+  summary: "The API key's webhook endpoints, oldest first",
+  request: { query: PageQuery },
+  responses: { ...ok(200, z.object({ endpoints: z.array(EndpointOut), ...pageFields }), 'endpoints'), ...apiErrors([400, 401, 403, 429]) },
+});
+registry.registerPath({
+  ...common,
+  method: 'get',
+  path: '/webhooks/endpoints/{id}',
+  summary: 'One webhook endpoint',
+  request: { params: IdParam },
+  responses: { ...ok(200, EndpointOut, 'the endpoint'), ...apiErrors([401, 403, 404, 429]) },
+});
+registry.registerPath({
+  ...common,
+  method: 'patch',
+  path: '/webhooks/endpoints/{id}',
+  summary: 'Change an endpoint: url, description, publicPayments, eventTypes, disabled',
+  request: { params: IdParam, body: { content: { 'application/json': { schema: EndpointPatch } } } },
+  responses: { ...ok(200, EndpointOut, 'the changed endpoint'), ...apiErrors([400, 401, 403, 404, 413, 429]) },
+});
+registry.registerPath({
+  ...common,
+  method: 'post',
+  path: '/webhooks/endpoints/{id}/rotate-secret',
+  summary: 'Rotate the signing secret: the new one is returned once; for 24 h messages carry both signatures',
+  request: { params: IdParam },
+  responses: { ...ok(200, SecretRotated, 'rotated'), ...apiErrors([401, 403, 404, 429]) },
+});
+registry.registerPath({
+  ...common,
+  method: 'get',
+  path: '/webhooks/endpoints/{id}/attempts',
+  summary: "The endpoint's delivery attempts, newest first",
+  request: { params: IdParam, query: AttemptQuery },
+  responses: { ...ok(200, z.object({ attempts: z.array(AttemptOut), ...pageFields }), 'attempts'), ...apiErrors([400, 401, 403, 404, 429]) },
+});
+registry.registerPath({
+  ...common,
+  method: 'post',
+  path: '/webhooks/endpoints/{id}/recover',
+  summary: 'Resend every message that failed all its attempts since a time (a background workflow; one per endpoint at a time)',
+  request: { params: IdParam, body: { content: { 'application/json': { schema: RecoverIn } } } },
+  responses: { ...ok(202, z.object({ endpointId: z.string(), since: z.string(), workflowId: z.string() }), 'recovery started (or already running)'), ...apiErrors([400, 401, 403, 404, 409, 429, 503]) },
+});
+registry.registerPath({
+  ...common,
+  method: 'post',
+  path: '/webhooks/messages/{msgId}/resend',
+  summary: 'Send a message (webhook-id msg_...) to its endpoint again now: one attempt, signed anew',
+  request: { params: MsgParam },
+  responses: { ...ok(200, z.object({ messageId: z.string(), attempt: AttemptResultOut }), 'the attempt was made (see attempt.ok)'), ...apiErrors([401, 403, 404, 409, 429, 503]) },
 });
 registry.registerPath({
   ...common,
@@ -109,7 +232,7 @@ registry.registerPath({
   path: '/webhooks/dead-letters',
   summary: 'Deliveries that failed the first attempt and the retries after 1 s, 2 s and 4 s',
   request: { query: DeadLetterQuery },
-  responses: { ...ok(200, z.object({ deadLetters: z.array(DeadLetterOut) }), 'dead letters, newest first'), ...apiErrors([400, 401, 403, 429]) },
+  responses: { ...ok(200, z.object({ deadLetters: z.array(DeadLetterOut), ...pageFields }), 'dead letters, newest first'), ...apiErrors([400, 401, 403, 429]) },
 });
 registry.registerPath({
   ...common,
@@ -120,6 +243,27 @@ registry.registerPath({
   responses: { ...ok(200, ReplayOut, 'the attempt was made (see attempt.ok)'), ...apiErrors([401, 403, 404, 409, 429, 503]) },
 });
 
+const attemptOut = (a: AttemptResult) => ({ ok: a.ok, ...(a.statusCode !== undefined ? { statusCode: a.statusCode } : {}), ...(a.error ? { error: a.error } : {}) });
+
+/**
+ * Start (or join) a workflow that makes one attempt and wait for its result. The attempt is
+ * bounded by WEBHOOK_TIMEOUT_MS; waiting much longer means no worker is running it: 503.
+ */
+async function runOneAttempt(client: Client, timeoutMs: number, id: string, start: (client: Client) => Promise<{ result(): Promise<unknown> }>): Promise<AttemptResult> {
+  return withTemporal(async () => {
+    const handle = await start(client);
+    let timer: NodeJS.Timeout | undefined;
+    const tooLong = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The attempt is still running; list the attempts later to see its outcome', { id })), timeoutMs + 15_000);
+    });
+    try {
+      return (await Promise.race([handle.result(), tooLong])) as AttemptResult;
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+}
+
 export function webhookRoutes(deps: AppDeps): Router {
   const r = new Router({ prefix: '/webhooks' });
   const { limited } = guards(deps);
@@ -128,8 +272,7 @@ export function webhookRoutes(deps: AppDeps): Router {
 
   r.post('/endpoints', limited, auth, async (ctx) => {
     const input = validate(EndpointIn, ctx.request.body);
-    const problem = urlProblem(input.url, config.webhooks.allowPrivateUrls);
-    if (problem) throw new AppError(ErrorCode.INVALID_INPUT, `url: ${problem}`, { field: 'url' });
+    checkUrl(input.url);
     const created = await createEndpoint(db, config, ctx.state.apiKey!, input);
     ctx.status = 201;
     ctx.set('Cache-Control', 'no-store');
@@ -137,7 +280,79 @@ export function webhookRoutes(deps: AppDeps): Router {
   });
 
   r.get('/endpoints', limited, auth, async (ctx) => {
-    ctx.body = { statusCode: 200, body: { endpoints: await listEndpoints(db, ctx.state.apiKey!) } };
+    const q = validate(PageQuery, ctx.query);
+    const page = await listEndpoints(db, ctx.state.apiKey!, { limit: q.limit, startingAfter: q.starting_after });
+    ctx.body = { statusCode: 200, body: { endpoints: page.items, hasMore: page.hasMore, nextCursor: page.nextCursor } };
+  });
+
+  const notFound = (id: string) => new AppError(ErrorCode.NOT_FOUND, 'No such webhook endpoint', { id });
+  const checkUrl = (url: string | undefined) => {
+    const problem = url === undefined ? undefined : urlProblem(url, config.webhooks.allowPrivateUrls);
+    if (problem) throw new AppError(ErrorCode.INVALID_INPUT, `url: ${problem}`, { field: 'url' });
+  };
+
+  r.get('/endpoints/:id', limited, auth, async (ctx) => {
+    const ep = await getEndpoint(db, ctx.state.apiKey!, ctx.params.id);
+    if (!ep) throw notFound(ctx.params.id);
+    ctx.body = { statusCode: 200, body: ep };
+  });
+
+  r.patch('/endpoints/:id', limited, auth, async (ctx) => {
+    const patch = validate(EndpointPatch, ctx.request.body);
+    checkUrl(patch.url);
+    const ep = await updateEndpoint(db, ctx.state.apiKey!, ctx.params.id, patch);
+    if (!ep) throw notFound(ctx.params.id);
+    ctx.body = { statusCode: 200, body: ep };
+  });
+
+  r.post('/endpoints/:id/rotate-secret', limited, auth, async (ctx) => {
+    const rotated = await rotateSecret(db, config, ctx.state.apiKey!, ctx.params.id, clockOf(deps)());
+    if (!rotated) throw notFound(ctx.params.id);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { statusCode: 200, body: rotated };
+  });
+
+  r.get('/endpoints/:id/attempts', limited, auth, async (ctx) => {
+    const q = validate(AttemptQuery, ctx.query);
+    const ep = await getEndpoint(db, ctx.state.apiKey!, ctx.params.id);
+    if (!ep) throw notFound(ctx.params.id);
+    const page = await listAttempts(db, ep.id, { status: q.status, after: q.after ? new Date(q.after) : undefined, limit: q.limit, startingAfter: q.starting_after });
+    ctx.body = { statusCode: 200, body: { attempts: page.items, hasMore: page.hasMore, nextCursor: page.nextCursor } };
+  });
+
+  r.post('/endpoints/:id/recover', limited, auth, async (ctx) => {
+    const { since } = validate(RecoverIn, ctx.request.body);
+    const ep = await getEndpoint(db, ctx.state.apiKey!, ctx.params.id);
+    if (!ep) throw notFound(ctx.params.id);
+    if (ep.disabled) throw new AppError(ErrorCode.CONFLICT, 'The endpoint is disabled: enable it before recovering', { id: ep.id });
+    const workflowId = webhookRecoverWorkflowId(ep.id);
+    await withTemporal(() =>
+      deps.temporal.client.workflow.start<WebhookRecoverWorkflow>(WorkflowType.webhookRecover, {
+        taskQueue: deps.temporal.taskQueue,
+        workflowId,
+        args: [{ endpointId: ep.id, since: new Date(since).toISOString() }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      }),
+    );
+    ctx.status = 202;
+    ctx.body = { statusCode: 202, body: { endpointId: ep.id, since: new Date(since).toISOString(), workflowId } };
+  });
+
+  r.post('/messages/:msgId/resend', limited, auth, async (ctx) => {
+    const msg = await getMessage(db, ctx.state.apiKey!, ctx.params.msgId);
+    if (!msg) throw new AppError(ErrorCode.NOT_FOUND, 'No such message', { id: ctx.params.msgId });
+    if (msg.disabled) throw new AppError(ErrorCode.CONFLICT, 'The endpoint is disabled', { id: msg.id, endpointId: msg.endpointId });
+    const attempt = await runOneAttempt(deps.temporal.client, config.webhooks.timeoutMs, msg.id, (client) =>
+      client.workflow.start<WebhookResendWorkflow>(WorkflowType.webhookResend, {
+        taskQueue: deps.temporal.taskQueue,
+        workflowId: webhookResendWorkflowId(msg.id),
+        args: [{ messageId: msg.id, kind: 'resend' }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      }),
+    );
+    ctx.body = { statusCode: 200, body: { messageId: msg.id, attempt: attemptOut(attempt) } };
   });
 
   r.delete('/endpoints/:id', limited, auth, async (ctx) => {
@@ -147,8 +362,8 @@ export function webhookRoutes(deps: AppDeps): Router {
 
   r.get('/dead-letters', limited, auth, async (ctx) => {
     const q = validate(DeadLetterQuery, ctx.query);
-    const deadLetters = await listDeadLetters(db, ctx.state.apiKey!, { status: q.status === 'all' ? undefined : q.status, limit: q.limit });
-    ctx.body = { statusCode: 200, body: { deadLetters } };
+    const page = await listDeadLetters(db, ctx.state.apiKey!, { status: q.status === 'all' ? undefined : q.status, limit: q.limit, startingAfter: q.starting_after });
+    ctx.body = { statusCode: 200, body: { deadLetters: page.items, hasMore: page.hasMore, nextCursor: page.nextCursor } };
   });
 
   r.post('/dead-letters/:id/replay', limited, auth, async (ctx) => {
@@ -156,33 +371,20 @@ export function webhookRoutes(deps: AppDeps): Router {
     const found = await getDeadLetter(db, owner, ctx.params.id);
     if (!found) throw new AppError(ErrorCode.NOT_FOUND, 'No such dead letter', { id: ctx.params.id });
     if (found.status === 'delivered') throw new AppError(ErrorCode.CONFLICT, 'This dead letter was delivered already', { id: found.id });
-    const attempt = await withTemporal(async () => {
-      const handle = await deps.temporal.client.workflow.start<WebhookReplayWorkflow>(WorkflowType.webhookReplay, {
+    const attempt = await runOneAttempt(deps.temporal.client, config.webhooks.timeoutMs, found.id, (client) =>
+      client.workflow.start<WebhookReplayWorkflow>(WorkflowType.webhookReplay, {
         taskQueue: deps.temporal.taskQueue,
         workflowId: webhookReplayWorkflowId(found.id),
         args: [{ deadLetterId: found.id }],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      });
-      // the attempt is bounded by WEBHOOK_TIMEOUT_MS; waiting much longer means no worker is running it
-      let timer: NodeJS.Timeout | undefined;
-      const tooLong = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The replay is still running; list the dead letter later to see its outcome', { id: found.id })),
-          config.webhooks.timeoutMs + 15_000,
-        );
-      });
-      try {
-        return (await Promise.race([handle.result(), tooLong])) as AttemptResult;
-      } finally {
-        clearTimeout(timer);
-      }
-    });
+      }),
+    );
     ctx.body = {
       statusCode: 200,
       body: {
         deadLetter: await getDeadLetter(db, owner, found.id),
-        attempt: { ok: attempt.ok, ...(attempt.statusCode !== undefined ? { statusCode: attempt.statusCode } : {}), ...(attempt.error ? { error: attempt.error } : {}) },
+        attempt: attemptOut(attempt),
       },
     };
   });

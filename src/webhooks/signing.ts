@@ -16,12 +16,14 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
   return `v1,${createHmac('sha256', keyOf(secret)).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64')}`;
 }
 
-export function webhookHeaders(secret: string, id: string, body: string, timestampSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+/** The headers of one message; several secrets (during a rotation) give space-separated signatures. */
+export function webhookHeaders(secret: string | string[], id: string, body: string, timestampSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+  const secrets = Array.isArray(secret) ? secret : [secret];
   return {
     'content-type': 'application/json',
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),
-    'webhook-signature': signWebhook(secret, id, timestampSeconds, body),
+    'webhook-signature': secrets.map((s) => signWebhook(s, id, timestampSeconds, body)).join(' '),
   };
 }
 

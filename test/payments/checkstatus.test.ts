@@ -39,6 +39,8 @@ describe('GET /checkstatus/{orderId}', () => {
         expiresAt: created.body.body.expiresAt,
         providerRef: null,
         history: [{ status: 'pending', at: expect.any(String), reason: 'created' }],
+        refundedAmount: 0,
+        refunds: [],
       },
     });
     expect(pending.headers['x-ratelimit-limit']).toBeDefined();

@@ -1,7 +1,23 @@
 /** PromptPay payloads against the shared vectors (field by field and whole string), CRC16, TLV. */
+import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
+import bill from '../fixtures/vectors/promptpay-bill.json';
 import vectors from '../fixtures/vectors/promptpay.json';
-import { crc16, formatAmount, parseTlv, promptPayAccount, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
+import { describePayload, parseFlags, payloadOf } from '../../src/cli/promptpay';
+import {
+  billerIdOf,
+  billPaymentPayload,
+  crc16,
+  formatAmount,
+  isBillRef,
+  orderReference,
+  parseTlv,
+  payloadFields,
+  promptPayAccount,
+  promptPayPayload,
+  tlv,
+  verifyCrc,
+} from '../../src/domain/promptpay';
 
 /** Top-level fields and the merchant-account template (tag 29), parsed, as a map. */
 function fieldsOf(payload: string): Record<string, string | Record<string, string>> {
@@ -68,5 +84,91 @@ describe('fields', () => {
         return verifyCrc(payload) && f['54'] === formatAmount(satang) && f['01'] === '12' && f['53'] === '764' && f['58'] === 'TH';
       }),
     );
+  });
+});
+
+describe('bill payment (tag 30) and merchant tags', () => {
+  type Fields = [string, string | [string, string][]][];
+  const mapOf = (fields: Fields) => Object.fromEntries(fields.map(([t, v]) => [t, typeof v === 'string' ? v : Object.fromEntries(v)]));
+  /** A payload written out from its fields (in the given order) with its CRC. */
+  const written = (fields: Fields) => {
+    const body = fields.map(([t, v]) => tlv(t, typeof v === 'string' ? v : v.map(([s, x]) => tlv(s, x)).join(''))).join('') + '6304';
+    return body + crc16(body);
+  };
+
+  it.each(bill.built.map((c) => [c.name, c]))('%s: built from the standard, field by field and character by character', (_n, c) => {
+    const built = billPaymentPayload(c.opts);
+    expect(verifyCrc(built.payload)).toBe(true);
+    expect(payloadFields(built.payload)).toEqual({ ...mapOf(c.fields as Fields), '63': built.crc });
+    expect(built.payload).toBe(written(c.fields as Fields));
+    expect(built.dynamic).toBe(c.opts.amountSatang !== undefined);
+  });
+
+  it.each(bill.published.map((c) => [c.name, c]))('%s: a published payload, field by field', (_n, c) => {
+    expect(verifyCrc(c.payload)).toBe(true);
+    const built = billPaymentPayload(c.opts);
+    const drop = (f: Record<string, unknown>) => Object.fromEntries(Object.entries(f).filter(([t]) => t !== '63' && !(c.ignore ?? []).includes(t)));
+    expect(drop(payloadFields(built.payload))).toEqual(drop(payloadFields(c.payload)));
+  });
+
+  it('the same fields in another top-level order are the same payload field by field (EMVCo allows any order)', () => {
+    const fields = bill.built[1].fields as Fields;
+    const shuffled = [...fields.slice(0, 2), ...fields.slice(2).reverse()];
+    expect(payloadFields(written(shuffled))).toEqual(payloadFields(written(fields)) && { ...mapOf(fields), '63': written(shuffled).slice(-4) });
+  });
+
+  it('merchant name (truncated to 25), city and reference label also go into a tag-29 payload; the vectors stay unchanged without them', () => {
+    const base = vectors.cases[6];
+    const built = promptPayPayload({ id: base.id, amountSatang: 422, merchantName: 'SALA MARKET สาขา 1 SUKHUMVIT 24 BRANCH', merchantCity: 'BANGKOK', referenceLabel: 'ORD42' });
+    expect(verifyCrc(built.payload)).toBe(true);
+    expect(payloadFields(built.payload)).toEqual({ ...payloadFields(base.payload), '59': 'SALA MARKET 1 SUKHUMVIT 2', '60': 'BANGKOK', '62': { '05': 'ORD42' }, '63': built.crc });
+  });
+
+  it('refuses a bad biller id or reference', () => {
+    expect(() => billPaymentPayload({ billerId: '12345', ref1: 'A' })).toThrow(/biller id/);
+    expect(() => billPaymentPayload({ billerId: '010552300935002', ref1: 'lower' })).toThrow(/Ref1/);
+    expect(() => billPaymentPayload({ billerId: '010552300935002', ref1: 'A'.repeat(21) })).toThrow(/Ref1/);
+    expect(() => billPaymentPayload({ billerId: '010552300935002', ref1: 'A', ref2: 'a-b' })).toThrow(/Ref2/);
+    expect(billerIdOf('0105523009350')).toBe('010552300935000');
+  });
+
+  it('the order reference is deterministic, alphanumeric, at most 20, and tells orderIds apart', () => {
+    expect(orderReference('ORDER123')).toBe('ORDER123');
+    expect(orderReference('ord-42')).toBe(orderReference('ord-42'));
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 64 }), fc.string({ minLength: 1, maxLength: 64 }), (a, b) => {
+        const ra = orderReference(a);
+        return isBillRef(ra) && (a === b || ra !== orderReference(b));
+      }),
+    );
+    expect(orderReference('ord-42')).not.toBe(orderReference('ORD42'));
+    expect(orderReference('ord-42')).not.toBe(orderReference('ord_42'));
+  });
+});
+
+describe('npm run promptpay', () => {
+  it('prints the payload alone on its last line, for an id and for a biller', () => {
+    for (const c of vectors.cases) {
+      const args = ['--id', c.id, ...(c.amount === null ? [] : ['--amount', String(c.amount)])];
+      expect(payloadOf(parseFlags(args)).payload).toBe(c.payload);
+    }
+    const p = payloadOf(parseFlags(['--biller', '010552300935002', '--ref1', 'INV1', '--ref2', 'X2', '--amount', '10', '--name', 'SALA', '--city', 'BANGKOK']));
+    expect(payloadFields(p.payload)).toMatchObject({ '30': { '01': '010552300935002', '02': 'INV1', '03': 'X2' }, '54': '10.00', '59': 'SALA', '60': 'BANGKOK' });
+    expect(() => payloadOf(parseFlags(['--biller', '010552300935002']))).toThrow(/ref1/);
+    expect(() => parseFlags(['--nope', 'x'])).toThrow(/unknown/);
+  });
+
+  it('--parse lists the fields and checks the CRC', () => {
+    const good = describePayload(bill.published[1].payload);
+    expect(good.crcValid).toBe(true);
+    expect(good.lines).toContain('  02  1615106018110503002   Ref1');
+    const bad = describePayload(bill.published[1].payload.slice(0, -1) + '0');
+    expect(bad.crcValid).toBe(false);
+    expect(bad.lines.at(-1)).toBe('CRC INVALID');
+  });
+
+  it('runs as a command: the payload alone on the last line of stdout', () => {
+    const out = execFileSync(process.execPath, [require.resolve('tsx/cli'), 'src/cli/promptpay.ts', '--id', '000-000-0000', '--amount', '4.22'], { encoding: 'utf8' });
+    expect(out.trim().split('\n').at(-1)).toBe(vectors.cases[6].payload);
   });
 });

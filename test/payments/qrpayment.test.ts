@@ -5,7 +5,8 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import QRCodeLib from 'qrcode';
 import { paymentWorkflowId } from '../../src/domain/workflow-contract';
-import { parseTlv, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
+import { orderReference, parseTlv, payloadFields, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
+import { fieldSigned, post as postCallback } from '../callbacks/helpers';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf, waitFor, webhookWitness } from './support';
 
@@ -26,7 +27,8 @@ describe('POST /qrpayment', () => {
     const before = Date.now();
     const res = await post({ orderId, userId: 'u-1', amount: 4.22, customerId: 'c-1' });
     expect(res.status).toBe(200);
-    const expected = promptPayPayload({ id: '0801234567', amountSatang: 422 });
+    // MERCHANT_NAME's default is set: tag 59; the order reference is tag 62's reference label
+    const expected = promptPayPayload({ id: '0801234567', amountSatang: 422, merchantName: 'SALA MARKET', referenceLabel: orderReference(orderId) });
     expect(res.body).toEqual({
       statusCode: 200,
       body: {
@@ -38,7 +40,7 @@ describe('POST /qrpayment', () => {
         currency: 'THB',
         customerId: 'c-1',
         expiresAt: expect.any(String),
-        qr: { payload: expected.payload, crc: expected.crc, image: expect.stringMatching(/^data:image\/png;base64,/) },
+        qr: { payload: expected.payload, crc: expected.crc, image: expect.stringMatching(/^data:image\/png;base64,/), reference: orderReference(orderId) },
       },
     });
     const fields = Object.fromEntries(parseTlv(res.body.body.qr.payload).map((f) => [f.tag, f.value]));
@@ -123,6 +125,39 @@ describe('POST /qrpayment', () => {
     expect(res.body.statusCode).toBe(400);
     expect(await rowOf(stack.db, orderId)).toBeUndefined();
     await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+});
+
+describe('bill payment QR (PROMPTPAY_BILLER_ID)', () => {
+  it('emits tag 30 with Ref1 = the order reference, Ref2, merchant name and city; a QR callback may name the payment by Ref1', async () => {
+    const env = { PROMPTPAY_BILLER_ID: '010552300935002', MERCHANT_NAME: 'SALA MARKET SUKHUMVIT', MERCHANT_CITY: 'BANGKOK' };
+    const app = gatewayWith(stack, env);
+    const orderId = uniq('qr-bill');
+    const res = await request(app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u', amount: 123.5, customerId: 'c', ref2: 'BRANCH01' });
+    expect(res.status).toBe(200);
+    const ref1 = orderReference(orderId);
+    expect(res.body.body.qr.reference).toBe(ref1);
+    const payload = res.body.body.qr.payload;
+    expect(verifyCrc(payload)).toBe(true);
+    expect(payloadFields(payload)).toEqual({
+      '00': '01',
+      '01': '12',
+      '30': { '00': 'A000000677010112', '01': '010552300935002', '02': ref1, '03': 'BRANCH01' },
+      '53': '764',
+      '54': '123.50',
+      '58': 'TH',
+      '59': 'SALA MARKET SUKHUMVIT',
+      '60': 'BANGKOK',
+      '62': { '05': ref1 },
+      '63': payload.slice(-4),
+    });
+    const row = await waitFor(() => rowOf(stack.db, orderId));
+    const cb = await postCallback(app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId: ref1, status: 'success', amount: 123.5, orderId }));
+    expect(cb.status).toBe(200);
+    await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result()).resolves.toEqual({ paymentId: row.id, orderId, status: 'paid' });
+    // another order's reference does not name this payment
+    const wrong = await postCallback(app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId: orderReference(uniq('x')), status: 'success', amount: 123.5, orderId }));
+    expect(wrong.status).toBe(404);
   });
 });
 

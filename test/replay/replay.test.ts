@@ -1,7 +1,8 @@
 /**
- * Replay: the recorded histories of a completed card payment and a completed QR payment
- * (fixtures beside this file) must replay against today's workflow code, so a change that
- * breaks determinism fails CI. A tampered history proves the check can fail.
+ * Replay: the recorded histories of a completed card payment, a completed QR payment and an
+ * order's refunds workflow (a partial and a full refund; fixtures beside this file) must replay
+ * against today's workflow code, so a change that breaks determinism fails CI. A tampered
+ * history proves the check can fail.
  *
  * Two shapes of each are kept: the first recorded (before lean-payment-v1: recordPayment and
  * updatePaymentStatus activities, a webhook delivery child) and the lean one (the patch marker,
@@ -10,6 +11,7 @@
  *
  * Record the current shape after an intended, versioned change (new file names in RECORDED):
  * RECORD_REPLAY_FIXTURES=1 npx jest test/replay
+ * (RECORD_REPLAY_FIXTURES=refunds records only the refunds history).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,7 +20,9 @@ import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import request from 'supertest';
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { OrderIdKey } from '../../src/domain/search-attributes';
+import { paymentWorkflowId, refundsWorkflowId, refundUpdate, WorkflowType, type OrderRefundsWorkflow } from '../../src/domain/workflow-contract';
 import { findTemporalCli } from '../../src/stack/temporal';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey } from '../payments/support';
@@ -32,16 +36,17 @@ const FIXTURES = [
   { file: 'qr-payment.history.json', workflowType: 'qrPaymentWorkflow' },
   { file: RECORDED.card, workflowType: 'cardPaymentWorkflow' },
   { file: RECORDED.qr, workflowType: 'qrPaymentWorkflow' },
+  { file: 'refunds.history.json', workflowType: 'orderRefundsWorkflow' },
 ];
 const fixturePath = (f: string) => path.join(__dirname, f);
 const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
 
 /** The history in Temporal's standard JSON form, as `temporal workflow show --output json` writes it. */
-async function save(client: Client, orderId: string, file: string) {
-  await client.workflow.getHandle(paymentWorkflowId(orderId)).result();
+async function save(client: Client, orderId: string, file: string, workflowId = paymentWorkflowId(orderId)) {
+  await client.workflow.getHandle(workflowId).result();
   const shown = spawnSync(
     findTemporalCli(process.env.TEMPORAL_CLI_PATH),
-    ['workflow', 'show', '--workflow-id', paymentWorkflowId(orderId), '--address', process.env.TALAT_TEST_TEMPORAL_ADDRESS!, '--namespace', 'default', '--output', 'json'],
+    ['workflow', 'show', '--workflow-id', workflowId, '--address', process.env.TALAT_TEST_TEMPORAL_ADDRESS!, '--namespace', 'default', '--output', 'json'],
     { encoding: 'utf8' },
   );
   if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
@@ -69,24 +74,59 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1') {
   });
 }
 
+if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXTURES === 'refunds') {
+  it('records the refunds fixture: a paid QR payment refunded in part, then in full; the workflow ends idle', async () => {
+    const stack = await createTestStack();
+    try {
+      const { key } = await newKey(stack.db, { scopes: ['payments:write'] });
+      const orderId = uniq('replay-refund');
+      await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u-replay', amount: 100, customerId: 'c-replay' });
+      await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-replay' });
+      await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result();
+      for (const [refundId, amountSatang] of [
+        ['re_replay_partial', 3000],
+        ['re_replay_full', undefined],
+      ] as const) {
+        const startWorkflowOperation = new WithStartWorkflowOperation<OrderRefundsWorkflow>(WorkflowType.refunds, {
+          taskQueue: stack.taskQueue,
+          workflowId: refundsWorkflowId(orderId),
+          args: [{ orderId, idleSeconds: 2 }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          typedSearchAttributes: [{ key: OrderIdKey, value: orderId }],
+        });
+        const out = await stack.client.workflow.executeUpdateWithStart(refundUpdate, { args: [{ refundId, amountSatang }], updateId: refundId, startWorkflowOperation });
+        expect(out).toMatchObject({ ok: true, status: 'succeeded' });
+      }
+      await save(stack.client, orderId, 'refunds.history.json', refundsWorkflowId(orderId));
+    } finally {
+      await stack.close();
+    }
+  });
+}
+
 const load = (file: string) => JSON.parse(fs.readFileSync(fixturePath(file), 'utf8')) as { events: Record<string, unknown>[] };
 
 describe('recorded payment histories replay against the current workflow code', () => {
   beforeAll(() => installTemporalRuntime('WARN'));
 
-  it('the fixtures are complete histories of the expected workflow types, ending paid', () => {
+  it('the fixtures are complete histories of the expected workflow types, payments ending paid', () => {
     for (const f of FIXTURES) {
       const h = load(f.file);
       const started = h.events[0].workflowExecutionStartedEventAttributes as { workflowType: { name: string } };
       expect(started.workflowType.name).toBe(f.workflowType);
       const last = h.events[h.events.length - 1] as { eventType: string; workflowExecutionCompletedEventAttributes: { result: { payloads: { data: string }[] } } };
       expect(last.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
+      if (f.workflowType === 'orderRefundsWorkflow') {
+        const updates = h.events.filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED');
+        expect(updates).toHaveLength(2);
+        continue;
+      }
       const result = JSON.parse(Buffer.from(last.workflowExecutionCompletedEventAttributes.result.payloads[0].data, 'base64').toString());
       expect(result).toMatchObject({ status: 'paid' });
     }
   });
 
-  it('Worker.runReplayHistories replays every one without a determinism error', async () => {
+  it('Worker.runReplayHistories replays every fixture without a determinism error', async () => {
     const histories = FIXTURES.map((f, i) => ({ workflowId: `replay-${i}`, history: historyFromJson(load(f.file)) }));
     const results = [];
     for await (const r of Worker.runReplayHistories(replayOptions(), histories)) results.push(r);

@@ -32,14 +32,24 @@ describe('endpoint registration', () => {
     const ep = res.body.body;
     expect(res.body).toEqual({
       statusCode: 201,
-      body: { id: expect.stringMatching(/^ep_/), url: receiver.url, description: 'orders', publicPayments: false, mode: 'sandbox', createdAt: expect.any(String), secret: expect.stringMatching(/^whsec_/) },
+      body: {
+        id: expect.stringMatching(/^ep_/),
+        url: receiver.url,
+        description: 'orders',
+        publicPayments: false,
+        mode: 'sandbox',
+        eventTypes: null,
+        disabled: false,
+        createdAt: expect.any(String),
+        secret: expect.stringMatching(/^whsec_/),
+      },
     });
     const row = await stack.db('webhook_endpoints').where({ id: ep.id }).first();
     expect(row.api_key_id).toBe(key.id);
     expect(JSON.stringify(row)).not.toContain(ep.secret.slice(6));
 
     const list = await api().get('/webhooks/endpoints').set('X-API-Key', key.key);
-    expect(list.body).toEqual({ statusCode: 200, body: { endpoints: [{ ...ep, secret: undefined }] } });
+    expect(list.body).toEqual({ statusCode: 200, body: { endpoints: [{ ...ep, secret: undefined }], hasMore: false, nextCursor: null } });
     expect(JSON.stringify(list.body)).not.toContain('whsec_');
 
     const other = await apiKey(stack);

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApiKey } from '../../src/http/middleware/api-key';
+import { Webhook } from 'standardwebhooks';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { uniq, type TestStack } from '../support/stack';
 
@@ -70,4 +71,14 @@ export async function deliveriesSettled(stack: TestStack, paymentId: string, sta
     timeoutMs,
     `webhook deliveries of ${paymentId} ${status}`,
   );
+}
+
+/** Whether the official standardwebhooks library accepts a received message with `secret`. */
+export function verifiesWithStandardWebhooks(r: Received, secret: string): boolean {
+  try {
+    new Webhook(secret).verify(r.body, r.headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,0 +1,82 @@
+/**
+ * Refund activities: the refund workflow's only way to read the payment, write refunds rows and
+ * call the provider. The provider is the card provider for card payments (POST
+ * /charges/{charge}/refunds) and the bank for the others (POST /v1/refunds): the sandbox
+ * simulator in sandbox mode, CARD_PROVIDER_URL / BANK_API_URL in live mode, as for charges.
+ * The refund id is the Idempotency-Key, so a retried call is the same refund at the provider.
+ * A 4xx is a non-retryable RefundRejected; network errors, timeouts and 5xx are retried.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Config } from '../src/config';
+import type { Db } from '../src/db/knex';
+import type { Mode } from '../src/domain/mode';
+import type { PaymentMethod } from '../src/domain/payment-state';
+import { ActivityFailureType } from '../src/domain/workflow-contract';
+import { insertRefund, refundablePayment, settleRefund, type RefundablePayment } from '../src/payments/refunds-repository';
+import { expectSuccess, httpJson, type HttpReply } from './bank';
+import { providerEndpoint, type SandboxProviders } from './provider-endpoint';
+
+export interface ProviderRefundInput {
+  refundId: string;
+  paymentId: string;
+  orderId: string;
+  method: PaymentMethod;
+  mode: Mode;
+  /** card: the charge id */
+  providerRef: string | null;
+  amountSatang: number;
+  reason?: string;
+}
+
+export function createRefundActivities({ db, config, sandbox }: { db: Db; config: Config; sandbox: SandboxProviders }) {
+  const cardBase = providerEndpoint({ label: 'card provider', simulatorsOn: config.simulators, startSimulator: sandbox.cardProvider, liveUrl: config.payments.cardProviderUrl, liveUrlVar: 'CARD_PROVIDER_URL' });
+  const bankBase = providerEndpoint({ label: 'bank', simulatorsOn: config.simulators, startSimulator: sandbox.bank, liveUrl: config.payments.bankApiUrl, liveUrlVar: 'BANK_API_URL' });
+
+  return {
+    async loadRefundablePayment(orderId: string): Promise<RefundablePayment | null> {
+      return refundablePayment(db, orderId);
+    },
+
+    async recordRefund(input: { refundId: string; paymentId: string; orderId: string; amountSatang: number; reason?: string; apiKeyId?: string }): Promise<void> {
+      await insertRefund(db, input);
+    },
+
+    async settleRefund(input: { refundId: string; paymentId: string; status: 'succeeded' | 'failed'; providerRef?: string; failureReason?: string }) {
+      return settleRefund(db, input);
+    },
+
+    /** Ask the provider to refund; returns its refund id. */
+    async requestProviderRefund(input: ProviderRefundInput): Promise<{ providerRef: string }> {
+      const headers: Record<string, string> = { 'idempotency-key': input.refundId };
+      const timeoutMs = config.payments.providerTimeoutMs;
+      let reply: HttpReply;
+      let what: string;
+      try {
+        if (input.method === 'card') {
+          what = 'card provider';
+          if (!input.providerRef) throw ApplicationFailure.nonRetryable('the card payment has no charge to refund', ActivityFailureType.RefundRejected);
+          const base = await cardBase(input.mode);
+          if (input.mode === 'live' && config.payments.cardProviderKey) headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
+          reply = await httpJson(`${base}/charges/${encodeURIComponent(input.providerRef)}/refunds`, { method: 'POST', headers, timeoutMs, body: { amount: input.amountSatang, reason: input.reason } });
+        } else {
+          what = 'bank';
+          const base = await bankBase(input.mode);
+          if (input.mode === 'live' && config.payments.bankApiKey) headers.authorization = `Bearer ${config.payments.bankApiKey}`;
+          reply = await httpJson(`${base}/v1/refunds`, {
+            method: 'POST',
+            headers,
+            timeoutMs,
+            body: { paymentId: input.paymentId, orderId: input.orderId, amountSatang: input.amountSatang, currency: 'THB', reason: input.reason },
+          });
+        }
+      } catch (e) {
+        if (e instanceof ApplicationFailure) throw e;
+        throw new Error(`refund provider unreachable: ${(e as Error).message}`);
+      }
+      const body = expectSuccess(reply, ActivityFailureType.RefundRejected, what).body as { id?: unknown; refundId?: unknown };
+      const ref = typeof body?.id === 'string' ? body.id : typeof body?.refundId === 'string' ? body.refundId : undefined;
+      if (!ref) throw new Error(`${what} answered a refund without an id`);
+      return { providerRef: ref };
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * orderRefundsWorkflow (id refunds-<orderId>, search attribute OrderId): the refunds of one order.
+ * The payment workflow ends when the payment settles, so refunds run here, started by the
+ * gateway with update-with-start: each refund is one `refund` update (its update id is the refund
+ * id, so a retried request is the same refund). Updates are served one at a time, in arrival
+ * order (a ticket queue), which serialises concurrent refunds of the order.
+ *
+ * Each refund: validate against the payment row (only `paid`: else CONFLICT; the refunded total
+ * never exceeds the amount: else INVALID_INPUT), record the pending refunds row, ask the provider
+ * (activity), record the outcome (a failure counts no money; a full refund moves the payment to
+ * `refunded`), and on success emit payment.status.updated (`refunded` or `partially_refunded`,
+ * the refund's amount) through the one emission function the payment workflows use.
+ *
+ * The workflow ends after `idleSeconds` without a refund, or continues as new when its history
+ * grows long; a later refund starts it again.
+ */
+import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { ActivityFailureType, refundUpdate, type RefundOutcome, type RefundRequest, type RefundsInput } from '../src/domain/workflow-contract';
+import { emitPaymentStatusUpdated } from './notify';
+
+const { loadRefundablePayment, recordRefund, settleRefund } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+/** Provider calls: a few quick retries for network errors and 5xx; a 4xx is non-retryable. */
+const { requestProviderRefund } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 4 },
+});
+
+function providerFailure(e: unknown): string {
+  const cause = e instanceof ActivityFailure ? e.cause : e;
+  if (cause instanceof ApplicationFailure && (cause.type === ActivityFailureType.RefundRejected || cause.type === ActivityFailureType.ProviderNotConfigured)) return `refund refused: ${cause.message}`;
+  return 'refund provider unavailable';
+}
+
+async function refundOnce(orderId: string, req: RefundRequest): Promise<RefundOutcome> {
+  const p = await loadRefundablePayment(orderId);
+  if (!p || (p.apiKeyId !== null && req.apiKeyId !== undefined && p.apiKeyId !== req.apiKeyId)) return { ok: false, code: 'NOT_FOUND', message: `No payment for order ${orderId}`, details: { orderId } };
+  if (p.status !== 'paid') return { ok: false, code: 'CONFLICT', message: `Only a paid payment can be refunded; this one is ${p.status}`, details: { orderId, status: p.status } };
+  const rest = p.amountSatang - p.refundedSatang;
+  const amountSatang = req.amountSatang ?? rest;
+  if (amountSatang <= 0 || amountSatang > rest) {
+    return { ok: false, code: 'INVALID_INPUT', message: `amount: at most ${rest / 100} THB can still be refunded`, details: { field: 'amount', refundable: rest / 100 } };
+  }
+  await recordRefund({ refundId: req.refundId, paymentId: p.paymentId, orderId, amountSatang, reason: req.reason, apiKeyId: req.apiKeyId });
+  let providerRef: string;
+  try {
+    ({ providerRef } = await requestProviderRefund({ refundId: req.refundId, paymentId: p.paymentId, orderId, method: p.method, mode: p.mode, providerRef: p.providerRef, amountSatang, reason: req.reason }));
+  } catch (e) {
+    const failureReason = providerFailure(e);
+    const after = await settleRefund({ refundId: req.refundId, paymentId: p.paymentId, status: 'failed', failureReason });
+    return { ok: true, refundId: req.refundId, status: 'failed', amountSatang, failureReason, payment: { paymentId: p.paymentId, ...after } };
+  }
+  const after = await settleRefund({ refundId: req.refundId, paymentId: p.paymentId, status: 'succeeded', providerRef });
+  await emitPaymentStatusUpdated({
+    paymentId: p.paymentId,
+    orderId,
+    status: after.status === 'refunded' ? 'refunded' : 'partially_refunded',
+    amountSatang,
+    timestamp: new Date().toISOString(),
+    mode: p.mode,
+    apiKeyId: p.apiKeyId ?? undefined,
+    refundId: req.refundId,
+  });
+  return { ok: true, refundId: req.refundId, status: 'succeeded', amountSatang, payment: { paymentId: p.paymentId, ...after } };
+}
+
+export async function orderRefundsWorkflow(input: RefundsInput): Promise<void> {
+  let issued = 0;
+  let serving = 0;
+  setHandler(refundUpdate, async (req) => {
+    const ticket = issued++;
+    await condition(() => serving === ticket);
+    try {
+      return await refundOnce(input.orderId, req);
+    } finally {
+      serving++;
+    }
+  });
+
+  let seen = 0;
+  for (;;) {
+    const more = await condition(() => issued > seen, `${input.idleSeconds} seconds`);
+    if (!more && serving === issued) break;
+    seen = issued;
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(() => serving === issued && allHandlersFinished());
+      await continueAsNew<typeof orderRefundsWorkflow>(input);
+    }
+  }
+  await condition(allHandlersFinished);
+}
