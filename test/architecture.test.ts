@@ -48,7 +48,7 @@ describe('architecture: the import graph', () => {
     ['activities/ never imports the HTTP layer', 'all', /^activities\//, /^src\/http\//, NONE],
     ['workflows/ imports only workflows/ and src/domain at run time', 'runtime', /^workflows\//, /^(?!workflows\/|src\/domain\/)/, NONE],
     ['src/ never imports workflows/ at run time', 'runtime', /^src\//, /^workflows\//, NONE],
-    ['nothing but the entry point imports the Koa app', 'all', /./, /^src\/http\/app\.ts$/, /^src\/main\.ts$/],
+    ['nothing but the entry points (npm start, the gateway role) imports the Koa app', 'all', /./, /^src\/http\/app\.ts$/, /^src\/(main|roles\/gateway)\.ts$/],
     ['middleware imports no resource module', 'all', /^src\/http\/middleware\//, /^src\/(payments|callbacks|webhooks|storefront|bank)\//, NONE],
     ['src/temporal imports no resource or HTTP module', 'all', /^src\/temporal\//, /^src\/(payments|callbacks|webhooks|storefront|bank|http)\//, NONE],
     ['src/db imports no resource or HTTP module', 'all', /^src\/db\//, /^src\/(payments|callbacks|webhooks|storefront|bank|http)\//, NONE],

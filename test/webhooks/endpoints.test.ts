@@ -33,7 +33,8 @@ async function paidQr(key: string, status: 'success' | 'failed' = 'success') {
   const cb = await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId, status, amount: 42.5, orderId }));
   expect(cb.status).toBe(200);
   await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result();
-  await stack.client.workflow.getHandle(`webhook-${paymentId}-${status === 'success' ? 'paid' : 'failed'}`).result();
+  // the payment workflow made the first attempts itself; wait until none of its deliveries is still pending (retries)
+  await waitFor(async () => ((await stack.db('webhook_deliveries').where({ payment_id: paymentId, state: 'pending' })).length === 0 ? true : undefined), 30_000, 'deliveries settled');
   return { orderId, paymentId };
 }
 
