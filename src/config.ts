@@ -5,6 +5,7 @@
  * process with a message that names the variable. Other modules receive a `Config` object.
  */
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 export const PROVIDERS = ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'] as const;
@@ -101,6 +102,10 @@ const envSchema = z.object({
   SIMULATORS: z
     .enum(['on', 'off', 'auto'])
     .default('auto'),
+  ALERT_WINDOW_S: positiveInt.max(86_400).default(3600),
+  WALLET_RATE_PER_MINUTE: positiveInt.default(600),
+  WALLET_RATE_PER_SECOND: positiveInt.default(50),
+  WALLET_RATE_ALLOW: csv,
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -140,6 +145,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     providers[name] = { secret, ips };
   }
   for (const cidr of e.TRUSTED_PROXIES) if (!isCidr(cidr)) issues.push(`TRUSTED_PROXIES: ${JSON.stringify(cidr)} is not a CIDR range`);
+  for (const cidr of e.WALLET_RATE_ALLOW) if (!isCidr(cidr)) issues.push(`WALLET_RATE_ALLOW: ${JSON.stringify(cidr)} is not a CIDR range`);
   if (production && !e.STOREFRONT_KEY_SECRET) issues.push('STOREFRONT_KEY_SECRET: required in production');
   if (production && !e.IDENTITY_SECRET) issues.push('IDENTITY_SECRET: required in production');
   if (production && !e.WEBHOOK_SECRET_KEY) issues.push('WEBHOOK_SECRET_KEY: required in production (32 random bytes, hex or base64)');
@@ -190,6 +196,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'auto' ? !production : e.WEBHOOK_ALLOW_PRIVATE_URLS === 'on',
     },
     paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },
+    /** the same administrator alert is e-mailed at most once per window; repeats go into a digest */
+    alertWindowSeconds: e.ALERT_WINDOW_S,
+    /** /wallet/callback per client address; addresses in `allow` (the wallet gateway) are not limited */
+    walletRateLimit: { perMinute: e.WALLET_RATE_PER_MINUTE, perSecond: e.WALLET_RATE_PER_SECOND, allow: e.WALLET_RATE_ALLOW },
     simulatorDelaySeconds: e.SIMULATOR_DELAY_S,
     sentryDsn: e.SENTRY_DSN,
     storefront: {
@@ -207,10 +217,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
+/** An IPv4 or IPv6 CIDR range as ipaddr.js parses it (address and prefix length checked together). */
 function isCidr(s: string): boolean {
-  const m = /^([^/]+)\/(\d{1,3})$/.exec(s);
-  if (!m) return false;
-  const bits = Number(m[2]);
-  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(m[1])) return bits <= 32 && m[1].split('.').every((o) => Number(o) <= 255);
-  return m[1].includes(':') && bits <= 128;
+  try {
+    const [addr] = ipaddr.parseCIDR(s);
+    // ipaddr.js also reads the legacy shorthands (`10.1/8`, hex octets); a config wants four decimal parts
+    return addr.kind() === 'ipv6' || ipaddr.IPv4.isValidFourPartDecimal(s.split('/')[0]);
+  } catch {
+    return false;
+  }
 }

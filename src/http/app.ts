@@ -19,6 +19,9 @@ import { isStorefrontPath, storefrontRoutes } from '../storefront/routes';
 import { cors } from './middleware/cors';
 import { systemRoutes } from './routes/system';
 import { webhookRoutes } from '../webhooks/routes';
+import { createAlertThrottle } from '../alerts';
+import { callbackInputRefused } from '../callbacks/bad-input';
+import { inputRule } from './middleware/input';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -26,7 +29,9 @@ export function createApp(deps: AppDeps): Koa {
 
   const bodyLimit = `${deps.config.bodyLimitBytes}b`;
   const router = new Router();
-  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes({ ...deps, notifier: deps.notifier ?? createNotifier(deps) }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps)]) router.use(r.routes());
+  const notifier = deps.notifier ?? createNotifier(deps);
+  const alerts = deps.alerts ?? createAlertThrottle({ notifier, logger: deps.logger, windowMs: deps.config.alertWindowSeconds * 1000, clock: deps.clock });
+  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes({ ...deps, notifier, alerts }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps)]) router.use(r.routes());
 
   app.use(requestId());
   app.use(accessLog(deps.logger));
@@ -47,6 +52,7 @@ export function createApp(deps: AppDeps): Koa {
       parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
     }),
   );
+  app.use(inputRule(router, callbackInputRefused({ config: deps.config, logger: deps.logger, alerts })));
   app.use(apiKeyContext(deps.db));
   app.use(router.routes());
   app.use(router.allowedMethods());

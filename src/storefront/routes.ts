@@ -74,12 +74,12 @@ export function storefrontRoutes(deps: AppDeps): Router {
   });
 
   r.get('/api/group/read/:groupId', async (ctx) => {
-    const groupId = validate(GroupId, ctx.params.groupId);
+    const groupId = validate(GroupId, ctx.params.groupId, 'groupId');
     sendRepresentation(ctx, await sf.group(groupId), { cacheControl: CACHE.group });
   });
 
   r.get('/api/group/image/:groupId/:imageId', async (ctx) => {
-    const groupId = validate(GroupId, ctx.params.groupId);
+    const groupId = validate(GroupId, ctx.params.groupId, 'groupId');
     const m = IMAGE_ID.exec(ctx.params.imageId);
     if (!m) throw new AppError(ErrorCode.INVALID_INPUT, 'imageId must be <groupId>-<n>, optionally with .webp, .png or .jpg', { field: 'imageId' });
     const format = m[2] === undefined ? 'webp' : EXT[m[2]];
@@ -88,7 +88,7 @@ export function storefrontRoutes(deps: AppDeps): Router {
   });
 
   r.get('/api/inventory2/:branchId', async (ctx) => {
-    const branchId = validate(BranchId, ctx.params.branchId);
+    const branchId = validate(BranchId, ctx.params.branchId, 'branchId');
     validate(InventoryParams, ctx.query);
     sendRepresentation(ctx, await sf.inventory(branchId), { cacheControl: CACHE.inventory });
   });
