@@ -9,6 +9,7 @@ import { createCallbackActivities } from './callbacks';
 import { createNotificationActivities } from './notifications';
 import { createPaymentActivities } from './payments';
 import { createWebhookActivities } from './webhooks';
+import { instrumentActivities } from './instrument';
 
 export interface ActivityDeps {
   db: Db;
@@ -18,15 +19,16 @@ export interface ActivityDeps {
   sandbox: SandboxProviders;
 }
 
+/** Every activity logs with orderId, paymentId and workflowId; webhook attempts are metered (./instrument). */
 export function createActivities(deps: ActivityDeps) {
-  return {
+  return instrumentActivities({
     ...createPaymentActivities(deps),
     ...createCallbackActivities(deps),
     ...createWebhookActivities(deps),
     ...createNotificationActivities(deps),
     ...createCardProviderActivities(deps),
     ...createBankActivities(deps),
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;

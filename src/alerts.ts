@@ -9,6 +9,7 @@
  * never keeps a process alive; close() sends what is pending.
  */
 import type { Logger } from './logger';
+import { alerts as alertCount } from './metrics';
 import type { AdminEmail, Notifier } from './notifier';
 
 export interface AlertThrottle {
@@ -53,11 +54,13 @@ export function createAlertThrottle(opts: { notifier: Notifier; logger: Logger; 
         const s = suppressed.get(key) ?? { count: 0, subject: mail.subject };
         s.count += 1;
         if (suppressed.size < MAX_KEYS || suppressed.has(key)) suppressed.set(key, s);
+        alertCount.inc({ result: 'suppressed' });
         return 'suppressed';
       }
       lastSent.delete(key); // re-inserted last: Map order is the eviction order
       lastSent.set(key, now);
       if (lastSent.size > MAX_KEYS) lastSent.delete(lastSent.keys().next().value as string);
+      alertCount.inc({ result: 'sent' });
       await notifier.sendAdminEmail(mail);
       return 'sent';
     },

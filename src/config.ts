@@ -54,6 +54,7 @@ const envSchema = z.object({
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('talat-payments'),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  TEMPORAL_METRICS_PORT: port.optional(),
 
   PUBLIC_BASE_URL: optionalUrl,
   QR_EXPIRY_S: positiveInt.default(900),
@@ -168,6 +169,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       uiPort: e.TEMPORAL_UI_PORT,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
+      /** the SDK runtime's Prometheus exporter (worker metrics, temporal_*), on 127.0.0.1; unset: none */
+      metricsPort: e.TEMPORAL_METRICS_PORT === 0 ? undefined : e.TEMPORAL_METRICS_PORT,
     },
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
     payments: {

@@ -22,6 +22,8 @@ import { webhookRoutes } from '../webhooks/routes';
 import { createAlertThrottle } from '../alerts';
 import { callbackInputRefused } from '../callbacks/bad-input';
 import { inputRule } from './middleware/input';
+import { httpMetrics } from './middleware/metrics';
+import { metricsRoutes } from './routes/metrics';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -31,8 +33,9 @@ export function createApp(deps: AppDeps): Koa {
   const router = new Router();
   const notifier = deps.notifier ?? createNotifier(deps);
   const alerts = deps.alerts ?? createAlertThrottle({ notifier, logger: deps.logger, windowMs: deps.config.alertWindowSeconds * 1000, clock: deps.clock });
-  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes({ ...deps, notifier, alerts }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps)]) router.use(r.routes());
+  for (const r of [systemRoutes(deps), metricsRoutes(deps), paymentRoutes(deps), callbackRoutes({ ...deps, notifier, alerts }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps)]) router.use(r.routes());
 
+  app.use(httpMetrics());
   app.use(requestId());
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
