@@ -207,7 +207,7 @@ export function register(registry: OpenAPIRegistry): void {
       `/schema/talat/master/webData/${file}`,
       `Schema file ${file}`,
       `Served at SCHEMA_BASE_PATH/SCHEMA_NAME/master/webData/${file} (defaults shown). YAML built from the catalog.`,
-      { description: 'YAML', headers: cached, content: { 'application/yaml': { schema: { type: 'string' } } } },
+      { description: 'YAML', headers: cached, content: { 'application/yaml': { schema: { type: 'object', description: 'the YAML document' } } } },
       [500],
     );
 
