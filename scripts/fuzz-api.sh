@@ -18,10 +18,12 @@ export NODE_ENV=development LOG_LEVEL="${LOG_LEVEL:-warn}" HOST=127.0.0.1
 export PORT="${FUZZ_PORT:-3917}" PG_PORT="${FUZZ_PG_PORT:-5497}" TEMPORAL_PORT="${FUZZ_TEMPORAL_PORT:-7297}" TEMPORAL_UI_PORT="${FUZZ_TEMPORAL_UI_PORT:-8297}" SMTP_SINK_PORT="${FUZZ_SMTP_PORT:-2597}"
 unset DATABASE_URL TEMPORAL_ADDRESS
 bash scripts/provision.sh
-npx tsx src/main.ts > "$DATA_DIR.log" 2>&1 &
-APP=$!
-trap 'kill $APP 2>/dev/null; wait $APP 2>/dev/null || true' EXIT
 BASE="http://127.0.0.1:$PORT"
+if curl -s -o /dev/null "$BASE/healthz"; then echo "port $PORT is taken (FUZZ_PORT to choose another)" >&2; exit 1; fi
+# its own process group, so the trap stops Talat (which stops its Temporal and Postgres) and nothing else
+setsid npx tsx src/main.ts > "$DATA_DIR.log" 2>&1 &
+APP=$!
+trap 'kill -TERM -- -$APP 2>/dev/null; for _ in $(seq 1 60); do kill -0 -- -$APP 2>/dev/null || break; sleep 0.5; done' EXIT
 for _ in $(seq 1 240); do
   curl -sf "$BASE/readyz" >/dev/null 2>&1 && break
   kill -0 $APP 2>/dev/null || { echo "Talat did not start; see $DATA_DIR.log" >&2; exit 1; }
