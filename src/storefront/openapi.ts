@@ -189,7 +189,7 @@ export function register(registry: OpenAPIRegistry): void {
     '/api/promotion/get-two4',
     'Multi-buy deal of a promotion group',
     'The multi_buy promotion running now whose promotion group id is groupId (by the shop convention the lead group id); 404 when none runs.',
-    json(Promotion, 'the deal', { 'Cache-Control': cached['Cache-Control'] }),
+    json(Promotion, 'the deal', cached),
     [400, 404],
     { query: z.object({ groupId: z.string() }) },
   );

@@ -4,6 +4,7 @@
  * Cache-Control. Success bodies are plain JSON (or YAML, gzip, images); errors use the
  * {statusCode, body: {error, code, details}} envelope. The sign-in routes are in storefront-auth.ts.
  */
+import { jsonRepresentation } from '../representation';
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import { AppError, ErrorCode } from '../domain/errors';
@@ -105,8 +106,8 @@ export function storefrontRoutes(deps: AppDeps): Router {
 
   r.get('/api/promotion/get-two4', async (ctx) => {
     const q = validate(Two4Params, ctx.query);
-    ctx.set('Cache-Control', CACHE.promotion);
-    ctx.body = await sf.promotionTwo4(q.groupId);
+    // a strong ETag over the answer (it changes with the catalog, the prices and the clock), so If-None-Match gets 304
+    sendRepresentation(ctx, jsonRepresentation(await sf.promotionTwo4(q.groupId)), { cacheControl: CACHE.promotion });
   });
 
   r.get('/public/image/category/:file', async (ctx) => {
