@@ -7,6 +7,7 @@
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { DEV_CODEC_KEYS, parseKeyRing, type KeyRing } from './temporal/codec';
 
 export const PROVIDERS = ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
@@ -55,6 +56,7 @@ const envSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('talat-payments'),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
   TEMPORAL_METRICS_PORT: port.optional(),
+  TEMPORAL_CODEC_KEYS: z.string().min(1).optional(),
 
   PUBLIC_BASE_URL: optionalUrl,
   QR_EXPIRY_S: positiveInt.default(900),
@@ -150,6 +152,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (production && !e.STOREFRONT_KEY_SECRET) issues.push('STOREFRONT_KEY_SECRET: required in production');
   if (production && !e.IDENTITY_SECRET) issues.push('IDENTITY_SECRET: required in production');
   if (production && !e.WEBHOOK_SECRET_KEY) issues.push('WEBHOOK_SECRET_KEY: required in production (32 random bytes, hex or base64)');
+  let codecKeys: KeyRing | undefined;
+  if (production && !e.TEMPORAL_CODEC_KEYS) issues.push('TEMPORAL_CODEC_KEYS: required in production (<id>:<32 random bytes, base64 or hex>, comma-separated, the first encrypts)');
+  else {
+    try {
+      codecKeys = parseKeyRing(e.TEMPORAL_CODEC_KEYS ?? DEV_CODEC_KEYS);
+    } catch (err) {
+      issues.push(`TEMPORAL_CODEC_KEYS: ${(err as Error).message}`);
+    }
+  }
   if (issues.length) throw new ConfigError(issues);
 
   const dataDir = path.resolve(e.DATA_DIR);
@@ -171,6 +182,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       cliPath: e.TEMPORAL_CLI_PATH,
       /** the SDK runtime's Prometheus exporter (worker metrics, temporal_*), on 127.0.0.1; unset: none */
       metricsPort: e.TEMPORAL_METRICS_PORT === 0 ? undefined : e.TEMPORAL_METRICS_PORT,
+      /** the payload codec's key ring (AES-256-GCM; the first key encrypts) */
+      codecKeys: codecKeys!,
     },
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
     payments: {

@@ -94,7 +94,7 @@ async function main(config: Config) {
     if (applied.length) say(`applied migrations: ${applied.join(', ')}`);
     if (await isCatalogEmpty(db)) say(`seeded the catalog: ${JSON.stringify(await seedCatalog(db))}`);
 
-    const client = await connectClient(temporalAddress, config.temporal.namespace);
+    const client = await connectClient(temporalAddress, config.temporal.namespace, { codecKeys: config.temporal.codecKeys });
     stoppers.push({ name: 'temporal client', stop: () => client.connection.close() });
     if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
 
@@ -104,6 +104,7 @@ async function main(config: Config) {
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }),
+      codecKeys: config.temporal.codecKeys,
     });
     const workerRun = worker.run();
     stoppers.push({
