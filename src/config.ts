@@ -57,6 +57,7 @@ const envSchema = z.object({
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
   TEMPORAL_METRICS_PORT: port.optional(),
   TEMPORAL_CODEC_KEYS: z.string().min(1).optional(),
+  TEMPORAL_WEB_ORIGIN: csv,
 
   PUBLIC_BASE_URL: optionalUrl,
   QR_EXPIRY_S: positiveInt.default(900),
@@ -184,6 +185,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       metricsPort: e.TEMPORAL_METRICS_PORT === 0 ? undefined : e.TEMPORAL_METRICS_PORT,
       /** the payload codec's key ring (AES-256-GCM; the first key encrypts) */
       codecKeys: codecKeys!,
+      /** origins of Temporal Web allowed to call /codec from the browser */
+      webOrigins: e.TEMPORAL_WEB_ORIGIN.length ? e.TEMPORAL_WEB_ORIGIN.map((o) => o.replace(/\/+$/, '')) : [`http://127.0.0.1:${e.TEMPORAL_UI_PORT}`, `http://localhost:${e.TEMPORAL_UI_PORT}`],
     },
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
     payments: {

@@ -82,6 +82,7 @@ async function main(config: Config) {
         dataDir: config.dataDir,
         namespace: config.temporal.namespace,
         log: say,
+        uiCodecEndpoint: `${config.publicBaseUrl}/codec`,
       });
       temporalAddress = t.address;
       uiUrl = t.uiUrl;

@@ -7,6 +7,7 @@ import request from 'supertest';
 import { AesGcmCodec, DEV_CODEC_KEYS, parseKeyRing } from '../src/temporal/codec';
 import { loadConfig } from '../src/config';
 import { createTestStack, uniq, waitFor, type TestStack } from './support/stack';
+import { newKey } from './payments/support';
 
 const K1 = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
 const K2 = `k2:${Buffer.alloc(32, 2).toString('hex')}`;
@@ -74,5 +75,25 @@ describe('a card payment in Temporal', () => {
     expect(raw).not.toContain('user-in-clear-check');
     const desc = await stack.client.workflow.getHandle(row.workflow_id).describe();
     expect(desc.searchAttributes.OrderId).toEqual([orderId]);
+  });
+
+  it('the codec endpoint decodes what the worker wrote, for Temporal Web (CORS) and for keys with the scope codec', async () => {
+    const sealed = (await new AesGcmCodec(stack.config.temporal.codecKeys).encode([defaultPayloadConverter.toPayload({ orderId: 'ORD-1' })]))[0];
+    const wire = { payloads: [{ metadata: Object.fromEntries(Object.entries(sealed.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(sealed.data!).toString('base64') }] };
+    const res = await request(stack.app.callback()).post('/codec/decode').set('Origin', 'http://127.0.0.1:8233').send(wire);
+    expect(res.status).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe('http://127.0.0.1:8233');
+    expect(JSON.parse(Buffer.from(res.body.payloads[0].data, 'base64').toString())).toEqual({ orderId: 'ORD-1' });
+    const back = await request(stack.app.callback()).post('/codec/encode').send(res.body);
+    expect(Buffer.from(back.body.payloads[0].metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
+
+    const pre = await request(stack.app.callback()).options('/codec/decode').set('Origin', 'http://127.0.0.1:8233').set('Access-Control-Request-Method', 'POST');
+    expect(pre.status).toBe(204);
+    expect((await request(stack.app.callback()).options('/codec/decode').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'POST')).status).toBe(403);
+    const { key } = await newKey(stack.db, { scopes: ['payments:read'] });
+    expect((await request(stack.app.callback()).post('/codec/decode').set('Authorization', `Bearer ${key}`).send(wire)).status).toBe(403);
+    const codecKey = (await newKey(stack.db, { scopes: ['codec'] })).key;
+    expect((await request(stack.app.callback()).post('/codec/decode').set('Authorization', `Bearer ${codecKey}`).send(wire)).status).toBe(200);
+    expect((await request(stack.app.callback()).post('/codec/decode').set('X-API-Key', 'nope').send(wire)).status).toBe(401);
   });
 });

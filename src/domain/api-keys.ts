@@ -5,7 +5,7 @@
  * A key looks like `tk_live_<40 base64url chars>` or `tk_test_<...>` (sandbox); only its sha256
  * hash and its first characters (for display) are stored.
  */
-export const SCOPES = ['payments:write', 'payments:read', 'cost:read', 'bank:write', 'bank:read', 'webhooks:manage'] as const;
+export const SCOPES = ['payments:write', 'payments:read', 'cost:read', 'bank:write', 'bank:read', 'webhooks:manage', 'codec'] as const;
 export type Scope = (typeof SCOPES)[number];
 export const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);
 
