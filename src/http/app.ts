@@ -25,6 +25,7 @@ import { inputRule } from './middleware/input';
 import { httpMetrics } from './middleware/metrics';
 import { metricsRoutes } from './routes/metrics';
 import { codecRoutes } from './routes/codec';
+import { timelineRoutes } from '../payments/timeline';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -34,7 +35,7 @@ export function createApp(deps: AppDeps): Koa {
   const router = new Router();
   const notifier = deps.notifier ?? createNotifier(deps);
   const alerts = deps.alerts ?? createAlertThrottle({ notifier, logger: deps.logger, windowMs: deps.config.alertWindowSeconds * 1000, clock: deps.clock });
-  for (const r of [systemRoutes(deps), metricsRoutes(deps), codecRoutes(deps), paymentRoutes(deps), callbackRoutes({ ...deps, notifier, alerts }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps)]) router.use(r.routes());
+  for (const r of [systemRoutes(deps), metricsRoutes(deps), codecRoutes(deps), paymentRoutes(deps), timelineRoutes(deps), callbackRoutes({ ...deps, notifier, alerts }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps)]) router.use(r.routes());
 
   app.use(httpMetrics());
   app.use(requestId());
