@@ -12,6 +12,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import { paidOrderWorkflowId, WorkflowType, type PaidOrderInput, type PaidOrderProcessingWorkflow } from '../domain/workflow-contract';
 import { idsOf, unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
+import { OrderIdKey } from '../domain/search-attributes';
 import type { Logger } from '../logger';
 import { withTemporal } from '../temporal/payments';
 import type { AlertThrottle } from '../alerts';
@@ -68,6 +69,8 @@ export async function handleWalletCallback(deps: WalletHandlerDeps, requestBody:
             workflowId: paidOrderWorkflowId(e.orderId),
             args: [input],
             workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            // every workflow of an order carries OrderId, so OrderId="X" in Temporal Web finds this one too
+            typedSearchAttributes: [{ key: OrderIdKey, value: e.orderId }],
           }),
         );
       } catch (err) {
