@@ -11,6 +11,7 @@ import { createPaymentActivities } from './payments';
 import { createRefundActivities } from './refunds';
 import { createWebhookActivities } from './webhooks';
 import { createWebhookRecoveryActivities } from './webhook-recovery';
+import { instrumentActivities } from './instrument';
 
 export interface ActivityDeps {
   db: Db;
@@ -20,10 +21,11 @@ export interface ActivityDeps {
   sandbox: SandboxProviders;
 }
 
+/** Every activity logs with orderId, paymentId and workflowId; webhook attempts are metered (./instrument). */
 export function createActivities(deps: ActivityDeps) {
   const webhooks = createWebhookActivities(deps);
   const card = createCardProviderActivities(deps);
-  return {
+  return instrumentActivities({
     ...createPaymentActivities({ db: deps.db, webhooks, card }),
     ...createCallbackActivities(deps),
     ...webhooks,
@@ -32,7 +34,7 @@ export function createActivities(deps: ActivityDeps) {
     ...card,
     ...createBankActivities(deps),
     ...createRefundActivities(deps),
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -137,13 +137,13 @@ export function runBench<O>(name: string, stackOptions: StackOptions, args: () =
     const db = createDb(pg.url, { poolMax: 20 });
     stops.push(() => db.destroy());
     await migrateLatest(db);
-    const client = await connectClient(temporal.address, 'default');
+    const client = await connectClient(temporal.address, 'default', { codecKeys: config.temporal.codecKeys });
     stops.push(() => client.connection.close());
 
     say('bundling the workflows and starting a worker');
     installTemporalRuntime('ERROR');
     const startWorker = async () => {
-      const { worker, connection } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }) });
+      const { worker, connection } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, codecKeys: config.temporal.codecKeys, activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }) });
       const run = worker.run();
       let stopped: Promise<void> | undefined;
       const stop = () =>

@@ -5,8 +5,10 @@
  * process with a message that names the variable. Other modules receive a `Config` object.
  */
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from './domain/providers';
+import { DEV_CODEC_KEYS, parseKeyRing, type KeyRing } from './temporal/codec';
 
 export const PROVIDERS = PROVIDER_NAMES;
 export type { ProviderName };
@@ -62,6 +64,9 @@ const envSchema = z.object({
   /** roles apply pending migrations at start (under an advisory lock); auto: on except in production */
   MIGRATE_ON_START: z.enum(['on', 'off', 'auto']).default('auto'),
   SHUTDOWN_GRACE_S: positiveInt.max(600).default(20),
+  TEMPORAL_METRICS_PORT: port.optional(),
+  TEMPORAL_CODEC_KEYS: z.string().min(1).optional(),
+  TEMPORAL_WEB_ORIGIN: csv,
 
   PUBLIC_BASE_URL: optionalUrl,
   QR_EXPIRY_S: positiveInt.default(900),
@@ -137,6 +142,10 @@ const envSchema = z.object({
   OBJECT_STORE_BIN: z.string().min(1).optional(),
   CDN_BASE_URL: optionalUrl,
   ASSET_PUBLISH_POLL_MS: positiveInt.min(100).max(3_600_000).default(1000),
+  ALERT_WINDOW_S: positiveInt.max(86_400).default(3600),
+  WALLET_RATE_PER_MINUTE: positiveInt.default(600),
+  WALLET_RATE_PER_SECOND: positiveInt.default(50),
+  WALLET_RATE_ALLOW: csv,
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -180,9 +189,19 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     providers[name] = { secret, ips };
   }
   for (const cidr of e.TRUSTED_PROXIES) if (!isCidr(cidr)) issues.push(`TRUSTED_PROXIES: ${JSON.stringify(cidr)} is not a CIDR range`);
+  for (const cidr of e.WALLET_RATE_ALLOW) if (!isCidr(cidr)) issues.push(`WALLET_RATE_ALLOW: ${JSON.stringify(cidr)} is not a CIDR range`);
   if (production && !e.STOREFRONT_KEY_SECRET) issues.push('STOREFRONT_KEY_SECRET: required in production');
   if (production && !e.IDENTITY_SECRET) issues.push('IDENTITY_SECRET: required in production');
   if (production && !e.WEBHOOK_SECRET_KEY) issues.push('WEBHOOK_SECRET_KEY: required in production (32 random bytes, hex or base64)');
+  let codecKeys: KeyRing | undefined;
+  if (production && !e.TEMPORAL_CODEC_KEYS) issues.push('TEMPORAL_CODEC_KEYS: required in production (<id>:<32 random bytes, base64 or hex>, comma-separated, the first encrypts)');
+  else {
+    try {
+      codecKeys = parseKeyRing(e.TEMPORAL_CODEC_KEYS ?? DEV_CODEC_KEYS);
+    } catch (err) {
+      issues.push(`TEMPORAL_CODEC_KEYS: ${(err as Error).message}`);
+    }
+  }
   if (issues.length) throw new ConfigError(issues);
 
   const dataDir = path.resolve(e.DATA_DIR);
@@ -203,6 +222,12 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
       workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+      /** the SDK runtime's Prometheus exporter (worker metrics, temporal_*), on 127.0.0.1; unset: none */
+      metricsPort: e.TEMPORAL_METRICS_PORT === 0 ? undefined : e.TEMPORAL_METRICS_PORT,
+      /** the payload codec's key ring (AES-256-GCM; the first key encrypts) */
+      codecKeys: codecKeys!,
+      /** origins of Temporal Web allowed to call /codec from the browser */
+      webOrigins: e.TEMPORAL_WEB_ORIGIN.length ? e.TEMPORAL_WEB_ORIGIN.map((o) => o.replace(/\/+$/, '')) : [`http://127.0.0.1:${e.TEMPORAL_UI_PORT}`, `http://localhost:${e.TEMPORAL_UI_PORT}`],
     },
     roles: {
       workerHttpPort: e.WORKER_HTTP_PORT,
@@ -243,6 +268,10 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'auto' ? !production : e.WEBHOOK_ALLOW_PRIVATE_URLS === 'on',
     },
     paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },
+    /** the same administrator alert is e-mailed at most once per window; repeats go into a digest */
+    alertWindowSeconds: e.ALERT_WINDOW_S,
+    /** /wallet/callback per client address; addresses in `allow` (the wallet gateway) are not limited */
+    walletRateLimit: { perMinute: e.WALLET_RATE_PER_MINUTE, perSecond: e.WALLET_RATE_PER_SECOND, allow: e.WALLET_RATE_ALLOW },
     simulatorDelaySeconds: e.SIMULATOR_DELAY_S,
     sentryDsn: e.SENTRY_DSN,
     storefront: {
@@ -292,10 +321,13 @@ function objectStoreConfig(e: z.infer<typeof envSchema>, production: boolean) {
   };
 }
 
+/** An IPv4 or IPv6 CIDR range as ipaddr.js parses it (address and prefix length checked together). */
 function isCidr(s: string): boolean {
-  const m = /^([^/]+)\/(\d{1,3})$/.exec(s);
-  if (!m) return false;
-  const bits = Number(m[2]);
-  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(m[1])) return bits <= 32 && m[1].split('.').every((o) => Number(o) <= 255);
-  return m[1].includes(':') && bits <= 128;
+  try {
+    const [addr] = ipaddr.parseCIDR(s);
+    // ipaddr.js also reads the legacy shorthands (`10.1/8`, hex octets); a config wants four decimal parts
+    return addr.kind() === 'ipv6' || ipaddr.IPv4.isValidFourPartDecimal(s.split('/')[0]);
+  } catch {
+    return false;
+  }
 }

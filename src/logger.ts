@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { logContext } from './log-context';
 
 export type { Logger };
 
@@ -20,5 +21,5 @@ export const REDACT_PATHS = [
 ];
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'talat' } }, destination);
+  return pino({ level, mixin: () => logContext.getStore() ?? {}, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'talat' } }, destination);
 }

@@ -76,6 +76,7 @@ async function main(config: Config) {
         dataDir: config.dataDir,
         namespace: config.temporal.namespace,
         log: say,
+        uiCodecEndpoint: `${config.publicBaseUrl}/codec`,
       });
       temporalAddress = t.address;
       uiUrl = t.uiUrl;
@@ -96,16 +97,17 @@ async function main(config: Config) {
     const publisher = startAssetPublisher({ db, config, logger });
     stoppers.push({ name: 'asset publisher', stop: publisher.stop });
 
-    const client = await connectClient(temporalAddress, config.temporal.namespace);
+    const client = await connectClient(temporalAddress, config.temporal.namespace, { codecKeys: config.temporal.codecKeys });
     stoppers.push({ name: 'temporal client', stop: () => client.connection.close() });
     if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
 
-    installTemporalRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
+    installTemporalRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', { metricsPort: config.temporal.metricsPort });
     const { worker, connection } = await createWorker({
       address: temporalAddress,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }),
+      codecKeys: config.temporal.codecKeys,
     });
     const workerRun = worker.run();
     stoppers.push({

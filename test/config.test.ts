@@ -34,6 +34,12 @@ describe('config', () => {
     ['TRUSTED_PROXIES', 'nonsense', /TRUSTED_PROXIES/],
     ['PROMPTPAY_BILLER_ID', '12345', /PROMPTPAY_BILLER_ID/],
     ['MERCHANT_CITY', 'A CITY NAME LONGER THAN FIFTEEN', /MERCHANT_CITY/],
+    // ipaddr.js parses them: what a regex let through
+    ['PROVIDER_IPS_CARD', 'foo:bar/64', /PROVIDER_IPS_CARD/],
+    ['PROVIDER_IPS_CARD', '10.0.0.0/33', /PROVIDER_IPS_CARD/],
+    ['PROVIDER_IPS_CARD', '10.1/8', /PROVIDER_IPS_CARD/],
+    ['TRUSTED_PROXIES', '::1/129', /TRUSTED_PROXIES/],
+    ['WALLET_RATE_ALLOW', '1.2.3.4', /WALLET_RATE_ALLOW/],
   ])('rejects %s=%s with a message naming the variable', (name, value, pattern) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);

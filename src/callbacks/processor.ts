@@ -17,6 +17,7 @@ import type { Db } from '../db/knex';
 import { newId } from '../ids';
 import { paymentResultSignal, type PaymentResult } from '../domain/workflow-contract';
 import type { Logger } from '../logger';
+import { callbacks } from '../metrics';
 import { withTemporal } from '../temporal/payments';
 import type { PaymentRef } from '../payments/repository';
 import type { CallbackProvider } from '../domain/providers';
@@ -59,7 +60,10 @@ const SIGNAL_TIMEOUT_MS = 5_000;
 export async function processCallback(deps: ProcessorDeps, cb: VerifiedCallback): Promise<{ response: StoredResponse; duplicate: boolean }> {
   // a committed receipt always holds its response: a duplicate that comes later needs no lock
   const known = await storedResponse(deps, cb);
-  if (known) return { response: known, duplicate: true };
+  if (known) {
+    callbacks.inc({ provider: cb.provider, outcome: 'duplicate', reason: '' });
+    return { response: known, duplicate: true };
+  }
 
   const first = await deps.db.transaction(async (trx) => {
     const id = newId('evt');
@@ -87,7 +91,11 @@ export async function processCallback(deps: ProcessorDeps, cb: VerifiedCallback)
     deps.logger.info({ provider: cb.provider, paymentId: cb.payment.id, orderId: cb.payment.orderId, status: cb.status, outcome, receipt: id }, 'callback accepted');
     return response;
   });
-  if (first) return { response: first, duplicate: false };
+  if (first) {
+    callbacks.inc({ provider: cb.provider, outcome: 'accepted', reason: '' });
+    return { response: first, duplicate: false };
+  }
+  callbacks.inc({ provider: cb.provider, outcome: 'duplicate', reason: '' });
 
   // the first delivery committed while this one waited on the unique key
   const response = await storedResponse(deps, cb);

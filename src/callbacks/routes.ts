@@ -21,6 +21,9 @@ import { unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import { thbToSatang } from '../domain/money';
 import { CallbackError, errorResponses, registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
+import type { AlertThrottle } from '../alerts';
+import { createRateLimiter, rateLimit } from '../http/middleware/rate-limit';
+import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../http/ip';
 
 
 /** `tok_test_4242` -> `…4242`: enough for an operator to match a receipt, useless to anyone else. */
@@ -116,8 +119,8 @@ registry.registerPath({
   request: { body: { content: { 'application/json': { schema: HandlerForm } } } },
   responses: {
     200: { description: 'recorded', content: { 'application/json': { schema: WalletOk } } },
-    500: { description: 'validation or saving failed (logged, reported, e-mailed)', content: { 'application/json': { schema: WalletFailed } } },
-    ...errorResponses([400, 413, 415], CallbackError),
+    500: { description: 'validation or saving failed (logged, reported, e-mailed: once per order and error per ALERT_WINDOW_S, then in a digest)', content: { 'application/json': { schema: WalletFailed } } },
+    ...errorResponses([400, 413, 415, 429], CallbackError),
   },
 });
 
@@ -146,9 +149,27 @@ function send(ctx: Context, r: StoredResponse): void {
   ctx.body = r.body;
 }
 
-export function callbackRoutes(deps: AppDeps & { notifier: Notifier }): Router {
+/**
+ * /wallet/callback is public: limited per client address (WALLET_RATE_PER_SECOND / _PER_MINUTE,
+ * generous), with the project's one rate limiter (Postgres, shared by every gateway); addresses
+ * in WALLET_RATE_ALLOW (the wallet gateway) are never limited.
+ */
+function walletRateLimit(deps: AppDeps) {
+  const { walletRateLimit: limits, callbacks } = deps.config;
+  const limiter = createRateLimiter({ db: deps.db, clock: deps.clock, perSecond: limits.perSecond, perMinute: limits.perMinute });
+  const allow = compileCidrs(limits.allow);
+  const proxies = compileCidrs(callbacks.trustedProxies);
+  return rateLimit(limiter, {
+    bucketOf: (ctx) => {
+      const address = clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, proxies);
+      return address && inCidrs(address, allow) ? undefined : `wallet:${formatAddress(address)}`;
+    },
+  });
+}
+
+export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: AlertThrottle }): Router {
   const r = new Router();
-  const { config, db, logger, notifier } = deps;
+  const { config, db, logger, notifier, alerts } = deps;
   const processorDeps = { db, client: deps.temporal.client, logger };
 
   r.post(CALLBACK_PATH_OF.card, async (ctx) => {
@@ -251,11 +272,11 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier }): Router {
     });
   }
 
-  r.post(WALLET_HANDLER_PATH, async (ctx) => {
+  r.post(WALLET_HANDLER_PATH, walletRateLimit(deps), async (ctx) => {
     requireBodyType(ctx, 'json');
     const raw = rawBodyOf(ctx) ?? JSON.stringify(ctx.request.body);
     const reply = await handleWalletCallback(
-      { db, client: deps.temporal.client, taskQueue: deps.temporal.taskQueue, config, logger, notifier },
+      { db, client: deps.temporal.client, taskQueue: deps.temporal.taskQueue, config, logger, notifier, alerts },
       ctx.request.body,
       raw,
       ctx.state.requestId,

@@ -12,9 +12,11 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import { paidOrderWorkflowId, WorkflowType, type PaidOrderInput, type PaidOrderProcessingWorkflow } from '../domain/workflow-contract';
 import { idsOf, unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
+import { OrderIdKey } from '../domain/search-attributes';
 import type { Logger } from '../logger';
 import { withTemporal } from '../temporal/payments';
-import type { Notifier } from '../notifier';
+import type { AlertThrottle } from '../alerts';
+import type { AdminEmail, Notifier } from '../notifier';
 import { saveHandlerRecord } from './records';
 
 export const WALLET_FAILURE_MESSAGE = 'Failed to process wallet callback';
@@ -26,6 +28,8 @@ export interface WalletHandlerDeps {
   config: Config;
   logger: Logger;
   notifier: Notifier;
+  /** when given, the administrator e-mail goes through it: once per order and error per window, a digest for the rest */
+  alerts?: AlertThrottle;
 }
 
 export type WalletReply =
@@ -65,6 +69,8 @@ export async function handleWalletCallback(deps: WalletHandlerDeps, requestBody:
             workflowId: paidOrderWorkflowId(e.orderId),
             args: [input],
             workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            // every workflow of an order carries OrderId, so OrderId="X" in Temporal Web finds this one too
+            typedSearchAttributes: [{ key: OrderIdKey, value: e.orderId }],
           }),
         );
       } catch (err) {
@@ -114,7 +120,7 @@ async function reportFailure(deps: WalletHandlerDeps, failure: WalletFailure, bo
       tags: { source: 'wallet', orderId: orderId ?? 'unknown', paymentId: paymentId ?? 'unknown' },
       extra: { requestId, ...(cause ? { cause } : {}) },
     }),
-    deps.notifier.sendAdminEmail({
+    adminEmail(deps, `wallet:${orderId ?? 'unknown'}:${failure.message}`, {
       subject: `[Talat] Wallet callback failed for order ${orderId ?? 'unknown'}`,
       text: [
         'A wallet callback could not be processed.',
@@ -135,4 +141,10 @@ async function reportFailure(deps: WalletHandlerDeps, failure: WalletFailure, bo
   results.forEach((r, i) => {
     if (r.status === 'rejected') deps.logger.error({ requestId, orderId, paymentId, err: r.reason }, `wallet callback failure: ${names[i]} failed`);
   });
+}
+
+/** The administrator e-mail of a failure: throttled per order and error when an alert throttle is wired in. */
+async function adminEmail(deps: WalletHandlerDeps, key: string, mail: AdminEmail): Promise<void> {
+  if (deps.alerts) await deps.alerts.alert(key, mail);
+  else await deps.notifier.sendAdminEmail(mail);
 }

@@ -20,6 +20,13 @@ import { cors } from './middleware/cors';
 import { systemRoutes } from './routes/system';
 import { webhookRoutes } from '../webhooks/routes';
 import { objectStoreRoutes } from '../objectstore/routes';
+import { createAlertThrottle } from '../alerts';
+import { callbackInputRefused } from '../callbacks/bad-input';
+import { inputRule } from './middleware/input';
+import { httpMetrics } from './middleware/metrics';
+import { metricsRoutes } from './routes/metrics';
+import { codecRoutes } from './routes/codec';
+import { timelineRoutes } from '../payments/timeline';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -27,8 +34,11 @@ export function createApp(deps: AppDeps): Koa {
 
   const bodyLimit = `${deps.config.bodyLimitBytes}b`;
   const router = new Router();
-  for (const r of [systemRoutes(deps), paymentRoutes(deps), callbackRoutes({ ...deps, notifier: deps.notifier ?? createNotifier(deps) }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps), objectStoreRoutes(deps)]) router.use(r.routes());
+  const notifier = deps.notifier ?? createNotifier(deps);
+  const alerts = deps.alerts ?? createAlertThrottle({ notifier, logger: deps.logger, windowMs: deps.config.alertWindowSeconds * 1000, clock: deps.clock });
+  for (const r of [systemRoutes(deps), metricsRoutes(deps), codecRoutes(deps), paymentRoutes(deps), timelineRoutes(deps), callbackRoutes({ ...deps, notifier, alerts }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps), objectStoreRoutes(deps)]) router.use(r.routes());
 
+  app.use(httpMetrics());
   app.use(requestId());
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
@@ -48,6 +58,7 @@ export function createApp(deps: AppDeps): Koa {
       parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
     }),
   );
+  app.use(inputRule(router, callbackInputRefused({ config: deps.config, logger: deps.logger, alerts })));
   app.use(apiKeyContext(deps.db, { cacheMs: deps.config.payments.apiKeyCacheMs }));
   app.use(router.routes());
   app.use(router.allowedMethods());

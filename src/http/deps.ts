@@ -2,6 +2,7 @@
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
+import type { AlertThrottle } from '../alerts';
 import type { Notifier } from '../notifier';
 import type { TemporalDeps } from '../temporal/client';
 
@@ -17,6 +18,8 @@ export interface AppDeps {
    * closes it (without one, createApp builds one over config that lives as long as the process)
    */
   notifier?: Notifier;
+  /** administrator alerts with a memory (once per key and window, a digest for the rest); built over the notifier when absent */
+  alerts?: AlertThrottle;
 }
 
 declare module 'koa' {

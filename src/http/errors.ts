@@ -31,9 +31,25 @@ export function sendError(ctx: Context, err: AppError): void {
   ctx.body = errorEnvelope(ctx.state.area ?? areaOf(ctx.path), err);
 }
 
+const PG_UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN', 'EPIPE', '53300', '57P01', '57P02', '57P03']);
+
+/** Postgres (or the pool in front of it) is down, restarting or full: the request may work later. */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  const err = e as { code?: string; name?: string; message?: string } | undefined;
+  if (!err || typeof err !== 'object') return false;
+  if (err.name === 'KnexTimeoutError') return true;
+  if (typeof err.code === 'string' && (PG_UNAVAILABLE_CODES.has(err.code) || err.code.startsWith('08'))) return true;
+  return typeof err.message === 'string' && /Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/.test(err.message);
+}
+
 /** Map anything thrown below the error middleware to a safe AppError. */
 export function toAppError(e: unknown): { error: AppError; unexpected: boolean } {
   if (isAppError(e)) return { error: e, unexpected: false };
+  // a backstop of the input rule: a value Postgres refused (data exception, class 22) is the client's
+  const pgCode = (e as { code?: unknown } | undefined)?.code;
+  if (typeof pgCode === 'string' && /^22[0-9A-Z]{3}$/.test(pgCode))
+    return { error: new AppError(ErrorCode.INVALID_INPUT, 'A value of the request cannot be stored', { reason: 'data exception' }), unexpected: true };
+  if (isDatabaseUnavailable(e)) return { error: new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The database is unavailable; try again later', {}, { 'Retry-After': '5' }), unexpected: true };
   const err = e as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
   const status = err?.status ?? err?.statusCode;
   if (status === 413 || err?.type === 'entity.too.large')

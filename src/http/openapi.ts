@@ -2,8 +2,9 @@
  * One OpenAPI registry: each router module registers its paths and zod schemas here,
  * and /openapi.json is generated from it.
  */
-import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV3 } from '@asteasolutions/zod-to-openapi';
+import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { ErrorCode } from '../domain/errors';
 
 extendZodWithOpenApi(z);
 
@@ -13,20 +14,78 @@ export const ApiKeyAuth = registry.registerComponent('securitySchemes', 'ApiKeyA
   type: 'apiKey',
   in: 'header',
   name: 'X-API-Key',
+  description: 'An API key (`npm run apikey -- create --name N --scopes a,b [--sandbox]`); scopes decide what it may call (missing scope: 403 FORBIDDEN).',
 });
+
+registry.registerComponent('securitySchemes', 'CallbackSignature', {
+  type: 'apiKey',
+  in: 'header',
+  name: 'X-Signature',
+  description:
+    'Callback HMAC (card, card network, bank app): `X-Signature` = hex HMAC-SHA256 with the provider\'s shared secret over `<X-Timestamp>.<raw body>`, `X-Timestamp` = unix seconds (at most CALLBACK_MAX_AGE_S old, 60 s ahead). The QR and wallet gateway forms carry a `signature` field instead: hex HMAC-SHA256 over the canonical JSON of the payload without `signature` (keys sorted recursively, no whitespace). Requests come only from the provider\'s IP ranges.',
+});
+
+const ALL_CODES = Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]];
+const CALLBACK_NAMES = ['INVALID_INPUT', 'MISSING_FIELD', 'INVALID_SIGNATURE', 'INVALID_IP', 'INVALID_TIMESTAMP', 'ORDER_NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'SERVICE_UNAVAILABLE', 'RATE_LIMITED', 'INTERNAL_ERROR'] as const;
 
 export const PaymentError = registry.register(
   'PaymentError',
-  z.object({
-    statusCode: z.number().int(),
-    body: z.object({ error: z.string(), code: z.string(), details: z.record(z.unknown()) }),
-  }),
+  z
+    .object({
+      statusCode: z.number().int().openapi({ example: 400 }),
+      body: z.object({
+        error: z.string().openapi({ example: 'orderId: a NUL character is not allowed' }),
+        code: z.enum(ALL_CODES).openapi({ example: 'INVALID_INPUT' }),
+        details: z.record(z.unknown()).openapi({ example: { field: 'orderId', in: 'body', reason: 'NUL character' } }),
+      }),
+    })
+    .openapi({ description: 'Payment and storefront API error envelope; the HTTP status equals statusCode' }),
 );
 
 export const CallbackError = registry.register(
   'CallbackError',
-  z.object({ statusCode: z.number().int(), body: z.object({ error: z.string(), message: z.string() }) }),
+  z
+    .object({
+      statusCode: z.number().int().openapi({ example: 401 }),
+      body: z.object({ error: z.enum(CALLBACK_NAMES).openapi({ example: 'INVALID_SIGNATURE' }), message: z.string().openapi({ example: 'HMAC signature invalid' }) }),
+    })
+    .openapi({ description: 'Callback API error envelope; the HTTP status equals statusCode' }),
 );
+
+registry.registerWebhook({
+  method: 'post',
+  path: 'payment.status.updated',
+  operationId: 'paymentStatusUpdated',
+  security: [],
+  summary: 'payment.status.updated: sent to your endpoint URL on every terminal transition',
+  description:
+    'Signed with Standard Webhooks: headers `webhook-id`, `webhook-timestamp` (unix seconds), `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>" with the endpoint secret>`). First attempt, then retries after 1 s, 2 s, 4 s; then a dead letter you can list and replay (`/webhooks/dead-letters`). Answer 2xx to acknowledge.',
+  tags: ['webhooks'],
+  request: {
+    headers: z.object({
+      'webhook-id': z.string().openapi({ example: 'msg_2a1b3c' }),
+      'webhook-timestamp': z.string().openapi({ example: '1795852800' }),
+      'webhook-signature': z.string().openapi({ example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=' }),
+    }),
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: z.object({
+            event: z.literal('payment.status.updated'),
+            data: z.object({
+              orderId: z.string(),
+              status: z.enum(['paid', 'failed', 'expired', 'refunded', 'partially_refunded']),
+              amount: z.number().openapi({ description: 'THB' }),
+              timestamp: z.string().openapi({ description: 'ISO 8601 UTC' }),
+            }),
+          }).openapi({ example: { event: 'payment.status.updated', data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:03Z' } } }),
+        },
+      },
+    },
+  },
+  responses: { 200: { description: 'any 2xx acknowledges the delivery' } },
+});
 
 /** Success envelope {statusCode, body} around a body schema. */
 export const envelope = <T extends z.ZodTypeAny>(body: T) => z.object({ statusCode: z.literal(200), body });
@@ -34,18 +93,53 @@ export const envelope = <T extends z.ZodTypeAny>(body: T) => z.object({ statusCo
 export const errorResponses = (codes: number[], schema: z.ZodTypeAny = PaymentError) =>
   Object.fromEntries(codes.map((c) => [String(c), { description: `error (${c})`, content: { 'application/json': { schema } } }]));
 
+type Operation = { operationId?: string; security?: unknown[]; requestBody?: { required?: boolean }; tags?: string[]; responses?: Record<string, unknown> };
+
+/** `post /bank/user/{userId}` -> `postBankUserByUserId` */
+const operationIdOf = (method: string, path: string): string =>
+  method +
+  path
+    .split(/[^A-Za-z0-9{}]+/)
+    .filter(Boolean)
+    .map((w) => (w.startsWith('{') ? `By${w.slice(1, 2).toUpperCase()}${w.slice(2, -1)}` : w[0].toUpperCase() + w.slice(1)))
+    .join('');
+
+const CALLBACK_HEADER_SIGNED = new Set(['/callback', '/cardnetcallback', '/bankappcallback']);
+
+/**
+ * What the registry cannot say per route, applied to every operation: an operationId, request
+ * bodies required, explicit security (`[]` for public operations; the callback HMAC where a
+ * header carries it).
+ */
+function finish(doc: { paths?: Record<string, Record<string, Operation>> }): void {
+  for (const [path, item] of Object.entries(doc.paths ?? {}))
+    for (const [method, op] of Object.entries(item)) {
+      op.operationId ??= operationIdOf(method, path);
+      if (op.requestBody) op.requestBody.required = true;
+      op.security ??= CALLBACK_HEADER_SIGNED.has(path) ? [{ CallbackSignature: [] }] : [];
+      if (op.responses && !Object.keys(op.responses).some((c) => c.startsWith('4')))
+        op.responses['404'] = { description: 'not found', content: { 'application/json': { schema: { $ref: '#/components/schemas/PaymentError' } } } };
+    }
+}
+
 let cached: unknown;
 export function openApiDocument(): unknown {
-  cached ??= new OpenApiGeneratorV3(registry.definitions).generateDocument({
-    openapi: '3.0.3',
+  if (cached) return cached;
+  const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
     info: {
       title: 'Talat',
       version: '2.0.0',
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
-        'Storefront, payment and callback APIs of an online grocery shop. Payments run as Temporal workflows. Amounts are THB on the wire (at most 2 decimals), integer satang inside.',
+        'Storefront, payment and callback APIs of an online grocery shop. Payments run as Temporal workflows. Amounts are THB on the wire (at most 2 decimals), integer satang inside.\n\n' +
+        'Authenticate with **Authorize** (X-API-Key), then **Try it out** on any operation. Errors: `{statusCode, body: {error, code, details}}` (payment and storefront APIs), `{statusCode, body: {error, message}}` (callback API). ' +
+        'Every string field refuses NUL characters and unpaired surrogates (400 INVALID_INPUT naming the field).',
     },
     servers: [{ url: '/' }],
   });
+  finish(doc as never);
+  cached = doc;
   return cached;
 }
 

@@ -5,10 +5,14 @@
 import type { ZodIssue, ZodType, ZodTypeDef } from 'zod';
 import { AppError, ErrorCode } from '../domain/errors';
 
-const fieldOf = (i: ZodIssue): string => i.path.join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(',') : '(body)');
-
-export function validate<T>(schema: ZodType<T, ZodTypeDef, unknown>, input: unknown): T {
-  const r = schema.safeParse(input ?? {});
+/**
+ * `root` names what `input` is when it is one value rather than an object of fields (a path
+ * parameter: `validate(GroupId, ctx.params.groupId, 'groupId')`), so errors name it, not `(body)`.
+ */
+export function validate<T>(schema: ZodType<T, ZodTypeDef, unknown>, input: unknown, root?: string): T {
+  const fieldOf = (i: ZodIssue): string =>
+    [root, ...i.path].filter((p) => p !== undefined).join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(',') : '(body)');
+  const r = schema.safeParse(root === undefined ? (input ?? {}) : input);
   if (r.success) return r.data;
   const issues = r.error.issues;
   const missing = issues.filter((i) => i.code === 'invalid_type' && i.received === 'undefined');

@@ -3,6 +3,7 @@
  * or written and mapped. The rows are the workflows' projection: written by the payment
  * activities after the workflow decided a transition, read by the payment and callback APIs.
  */
+import { paymentTransitions } from '../metrics';
 import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
 import { orderReference } from '../domain/promptpay';
@@ -215,13 +216,15 @@ export async function attachProviderRef(db: Db, input: { paymentId: string; prov
 /** Apply a transition decided by the workflow; guarded on the current status, so a retry is a no-op. */
 export async function applyTransition(db: Db, change: StatusChange): Promise<void> {
   if (!canTransition(change.from, change.to)) throw new Error(`illegal transition ${change.from} -> ${change.to}`);
-  await db.transaction(async (trx) => {
+  const method = await db.transaction(async (trx) => {
     const updated = await trx('payments')
       .where({ id: change.paymentId, status: change.from })
       .update({ status: change.to, updated_at: trx.fn.now() })
-      .returning('id');
+      .returning(['id', 'method']);
     if (updated.length > 0) {
       await trx('payment_events').insert({ payment_id: change.paymentId, from_status: change.from, to_status: change.to, reason: change.reason });
     }
+    return (updated[0] as { method?: string } | undefined)?.method;
   });
+  if (method) paymentTransitions.inc({ method, to: change.to });
 }

@@ -10,6 +10,7 @@ import type { Client } from '@temporalio/client';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { createDb, migrateLatest, migrationSource, type Db } from '../db/knex';
 import { createLogger, type Logger } from '../logger';
+import type { KeyRing } from '../temporal/codec';
 import { connectClient, temporalReachable } from '../temporal/client';
 
 export type Role = 'gateway' | 'worker';
@@ -95,10 +96,10 @@ export async function connectDb(url: string, poolMax: number): Promise<Db> {
 }
 
 /** A Temporal client whose frontend has answered (else a StartupError naming the address). */
-export async function connectTemporal(address: string, namespace: string): Promise<Client> {
+export async function connectTemporal(address: string, namespace: string, codecKeys?: KeyRing): Promise<Client> {
   let client: Client;
   try {
-    client = await connectClient(address, namespace);
+    client = await connectClient(address, namespace, { codecKeys });
   } catch (e) {
     throw new StartupError(`Temporal at ${address} is unreachable: ${(e as Error).message}`);
   }
@@ -151,7 +152,7 @@ export async function connectServices(ctx: RoleContext, role: Role, poolMax = 20
   const services = await resolveServices(config, role);
   const db = await connectDb(services.databaseUrl, poolMax);
   onStop({ name: 'database pool', stop: () => db.destroy() });
-  const client = await connectTemporal(services.temporalAddress, config.temporal.namespace);
+  const client = await connectTemporal(services.temporalAddress, config.temporal.namespace, config.temporal.codecKeys);
   onStop({ name: 'temporal client', stop: () => client.connection.close() });
   await ensureMigrated(db, config, logger);
   return { ...services, db, client };

@@ -68,6 +68,7 @@ runRole('worker', async (ctx) => {
     taskQueue: config.temporal.taskQueue,
     activities: createActivities({ db, config: { ...config, mail }, logger, sandbox: sandboxProviders({ db }) }),
     workflowBundle: bundle ? { codePath: bundle } : undefined,
+    codecKeys: config.temporal.codecKeys,
     shutdownGraceTime: Math.max(1000, config.roles.shutdownGraceMs - 2000),
   }).catch((e: Error) => {
     throw new Error(`the worker could not start on ${temporalAddress}: ${e.message}`);

@@ -80,11 +80,13 @@ export async function startEmbeddedTemporal(opts: {
   sqlitePragmas?: boolean; // default true: WAL and synchronous=normal (false: SQLite's defaults, for comparison)
   namespace: string;
   log?: (msg: string) => void;
+  /** Temporal Web decodes payloads through this endpoint (the gateway's /codec), in the browser */
+  uiCodecEndpoint?: string;
 }): Promise<EmbeddedTemporal> {
   const cli = findTemporalCli(opts.cliPath, opts.dataDir);
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--namespace', opts.namespace, '--log-level', 'warn'];
   for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
-  if (opts.uiPort) args.push('--ui-port', String(opts.uiPort), '--ui-ip', '127.0.0.1');
+  if (opts.uiPort) args.push('--ui-port', String(opts.uiPort), '--ui-ip', '127.0.0.1', ...(opts.uiCodecEndpoint ? ['--ui-codec-endpoint', opts.uiCodecEndpoint] : []));
   else args.push('--headless');
   if (opts.dbFile) {
     fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });

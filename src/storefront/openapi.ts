@@ -189,7 +189,7 @@ export function register(registry: OpenAPIRegistry): void {
     '/api/promotion/get-two4',
     'Multi-buy deal of a promotion group',
     'The multi_buy promotion running now whose promotion group id is groupId (by the shop convention the lead group id); 404 when none runs.',
-    json(Promotion, 'the deal', { 'Cache-Control': cached['Cache-Control'] }),
+    json(Promotion, 'the deal', cached),
     [400, 404],
     { query: z.object({ groupId: z.string() }) },
   );
@@ -207,7 +207,7 @@ export function register(registry: OpenAPIRegistry): void {
       `/schema/talat/master/webData/${file}`,
       `Schema file ${file}`,
       `Served at SCHEMA_BASE_PATH/SCHEMA_NAME/master/webData/${file} (defaults shown). YAML built from the catalog.`,
-      { description: 'YAML', headers: cached, content: { 'application/yaml': { schema: { type: 'string' } } } },
+      { description: 'YAML', headers: cached, content: { 'application/yaml': { schema: { type: 'object', description: 'the YAML document' } } } },
       [500],
     );
 

@@ -4,6 +4,7 @@
  * Cache-Control. Success bodies are plain JSON (or YAML, gzip, images); errors use the
  * {statusCode, body: {error, code, details}} envelope. The sign-in routes are in storefront-auth.ts.
  */
+import { jsonRepresentation } from '../representation';
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import { AppError, ErrorCode } from '../domain/errors';
@@ -74,12 +75,12 @@ export function storefrontRoutes(deps: AppDeps): Router {
   });
 
   r.get('/api/group/read/:groupId', async (ctx) => {
-    const groupId = validate(GroupId, ctx.params.groupId);
+    const groupId = validate(GroupId, ctx.params.groupId, 'groupId');
     sendRepresentation(ctx, await sf.group(groupId), { cacheControl: sf.assetCacheControl(60) });
   });
 
   r.get('/api/group/image/:groupId/:imageId', async (ctx) => {
-    const groupId = validate(GroupId, ctx.params.groupId);
+    const groupId = validate(GroupId, ctx.params.groupId, 'groupId');
     const m = IMAGE_ID.exec(ctx.params.imageId);
     if (!m) throw new AppError(ErrorCode.INVALID_INPUT, 'imageId must be <groupId>-<n>, optionally with .webp, .png or .jpg', { field: 'imageId' });
     const format = m[2] === undefined ? 'webp' : EXT[m[2]];
@@ -88,7 +89,7 @@ export function storefrontRoutes(deps: AppDeps): Router {
   });
 
   r.get('/api/inventory2/:branchId', async (ctx) => {
-    const branchId = validate(BranchId, ctx.params.branchId);
+    const branchId = validate(BranchId, ctx.params.branchId, 'branchId');
     validate(InventoryParams, ctx.query);
     sendRepresentation(ctx, await sf.inventory(branchId), { cacheControl: CACHE.inventory });
   });
@@ -105,8 +106,8 @@ export function storefrontRoutes(deps: AppDeps): Router {
 
   r.get('/api/promotion/get-two4', async (ctx) => {
     const q = validate(Two4Params, ctx.query);
-    ctx.set('Cache-Control', CACHE.promotion);
-    ctx.body = await sf.promotionTwo4(q.groupId);
+    // a strong ETag over the answer (it changes with the catalog, the prices and the clock), so If-None-Match gets 304
+    sendRepresentation(ctx, jsonRepresentation(await sf.promotionTwo4(q.groupId)), { cacheControl: CACHE.promotion });
   });
 
   r.get('/public/image/category/:file', async (ctx) => {

@@ -1,14 +1,16 @@
 import { Client, Connection } from '@temporalio/client';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
+import { dataConverterOf, type KeyRing } from './codec';
 
 export interface TemporalDeps {
   client: Client;
   taskQueue: string;
 }
 
-export async function connectClient(address: string, namespace: string): Promise<Client> {
+/** With `codecKeys`, payloads are encrypted (src/temporal/codec.ts): give the worker the same keys. */
+export async function connectClient(address: string, namespace: string, opts: { codecKeys?: KeyRing } = {}): Promise<Client> {
   const connection = await Connection.connect({ address, connectTimeout: '10s' });
-  return new Client({ connection, namespace });
+  return new Client({ connection, namespace, ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}) });
 }
 
 /**

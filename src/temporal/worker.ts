@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Activities } from '../../activities';
+import { dataConverterOf, type KeyRing } from './codec';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
@@ -31,6 +32,8 @@ export async function createWorker(opts: {
   /** A prebuilt bundle (tests build one once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /** the payload codec's key ring: the same as the client's */
+  codecKeys?: KeyRing;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
   try {
@@ -48,6 +51,7 @@ export async function createWorker(opts: {
       maxConcurrentWorkflowTaskExecutions: 100,
       maxCachedWorkflows: 5000,
       maxConcurrentLocalActivityExecutions: 200,
+      ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}),
     });
     return { worker, connection };
   } catch (e) {

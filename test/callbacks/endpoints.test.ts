@@ -272,7 +272,7 @@ describe('endpoint-specific rules', () => {
   });
 
   it('/callback refuses the development test form in production (the card form is required)', async () => {
-    const env: Record<string, string> = { NODE_ENV: 'production', WEBHOOK_SECRET_KEY: 'a'.repeat(64), STOREFRONT_KEY_SECRET: 's'.repeat(32), IDENTITY_SECRET: 'i'.repeat(32) };
+    const env: Record<string, string> = { NODE_ENV: 'production', WEBHOOK_SECRET_KEY: 'a'.repeat(64), STOREFRONT_KEY_SECRET: 's'.repeat(32), IDENTITY_SECRET: 'i'.repeat(32), TEMPORAL_CODEC_KEYS: `k1:${'c'.repeat(64)}` };
     for (const n of ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET']) {
       env[`PROVIDER_SECRET_${n}`] = stack.config.callbacks.providers[n as ProviderName].secret;
       env[`PROVIDER_IPS_${n}`] = '127.0.0.0/8';

@@ -95,7 +95,10 @@ export async function startSentrySink(): Promise<{ dsn: string; envelopes: strin
 /** The input a workflow was started with, read back from its history. */
 export async function workflowInput<T>(stack: TestStack, workflowId: string): Promise<T> {
   const { defaultPayloadConverter } = await import('@temporalio/common');
+  const { AesGcmCodec } = await import('../../src/temporal/codec');
   const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
   const payload = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
-  return defaultPayloadConverter.fromPayload(payload as never) as T;
+  // the history holds ciphertext (src/temporal/codec.ts): decrypt as Temporal Web's codec endpoint would
+  const [clear] = await new AesGcmCodec(stack.config.temporal.codecKeys).decode([payload as never]);
+  return defaultPayloadConverter.fromPayload(clear) as T;
 }

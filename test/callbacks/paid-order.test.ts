@@ -33,6 +33,8 @@ it('confirms the order when the verified wallet callback already made the paymen
   expect((await walletHandler(body)).status).toBe(200);
   await expect(outcome(p.orderId)).resolves.toEqual({ orderId: p.orderId, paymentId: p.paymentId, status: 'confirmed', reason: 'payment confirmed paid' });
   expect(await paidOrder(p.orderId)).toMatchObject({ status: 'confirmed', payment_id: p.paymentId, user_id: 'u-1', amount_satang: String(p.amount * 100), source: 'wallet', body });
+  // OrderId="X" in Temporal Web finds the paid-order workflow too
+  expect((await stack.client.workflow.getHandle(paidOrderWorkflowId(p.orderId)).describe()).searchAttributes.OrderId).toEqual([p.orderId]);
 });
 
 it('waits for the verified callback when the handler is first', async () => {

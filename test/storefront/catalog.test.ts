@@ -208,6 +208,13 @@ describe('GET /api/promotion/get-two4', () => {
     expect(res.body.items[0]).toMatchObject({ productId: 'G851378-1', groupId: 'G851378', price: expect.any(Number) });
   });
 
+  it('has an ETag, and If-None-Match with it is 304', async () => {
+    const first = await get('/api/promotion/get-two4?groupId=G851378');
+    expect(first.headers.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    const again = await get('/api/promotion/get-two4?groupId=G851378').set('If-None-Match', first.headers.etag);
+    expect(again.status).toBe(304);
+  });
+
   it('404 before the deal starts and after it ends; 200 while it runs', async () => {
     const notYet = await get('/api/promotion/get-two4?groupId=G519863'); // Coca-Cola, from 2026-12-01
     expect(notYet.status).toBe(404);

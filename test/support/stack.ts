@@ -61,7 +61,7 @@ export async function createTestStack(opts: { worker?: boolean; env?: Record<str
   const db = await workerDb();
   const config = testConfig(opts.env);
   const address = process.env.TALAT_TEST_TEMPORAL_ADDRESS!;
-  const client = await connectClient(address, 'default');
+  const client = await connectClient(address, 'default', { codecKeys: config.temporal.codecKeys });
   const taskQueue = `test-${randomUUID()}`;
   const activities = createActivities({ db, config, logger: testLogger, sandbox: sandboxProviders({ db }) });
   let worker: Worker | undefined;
@@ -76,6 +76,7 @@ export async function createTestStack(opts: { worker?: boolean; env?: Record<str
       activities,
       workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! },
       shutdownGraceTime: '1 second',
+      codecKeys: config.temporal.codecKeys,
     }));
     workerRun = worker.run();
   }

@@ -22,6 +22,7 @@ async function main() {
     taskQueue: env.TALAT_CRASH_TASK_QUEUE!,
     activities: createActivities({ db, config, logger: pino({ level: 'silent' }), sandbox: sandboxProviders({ db }) }),
     workflowBundle: { codePath: env.TALAT_TEST_WORKFLOW_BUNDLE! },
+    codecKeys: config.temporal.codecKeys,
   });
   const running = worker.run();
   process.stdout.write('worker ready\n');

@@ -142,15 +142,26 @@ export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: numb
  * The bucket is the request's valid API key, else the client address (X-Forwarded-For believed
  * only from `trustedProxies`, as the callback API does).
  */
-export function rateLimit(limiter: RateLimiter, opts: { trustedProxies?: readonly string[] } = {}): Middleware {
+export function rateLimit(
+  limiter: RateLimiter,
+  opts: {
+    trustedProxies?: readonly string[];
+    /** the bucket of a request, or undefined when it is not limited (an allow-listed address); default: API key, else address */
+    bucketOf?: (ctx: Context) => Promise<string | undefined> | string | undefined;
+  } = {},
+): Middleware {
   const proxies = compileCidrs(opts.trustedProxies ?? []);
-  const bucketOf = async (ctx: Context): Promise<string> => {
-    const found = ctx.state.lookupApiKey ? await ctx.state.lookupApiKey() : undefined;
-    if (found?.status === 'valid') return `key:${found.key.id}`;
-    return `ip:${formatAddress(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, proxies))}`;
-  };
+  const bucketOf =
+    opts.bucketOf ??
+    (async (ctx: Context): Promise<string> => {
+      const found = ctx.state.lookupApiKey ? await ctx.state.lookupApiKey() : undefined;
+      if (found?.status === 'valid') return `key:${found.key.id}`;
+      return `ip:${formatAddress(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, proxies))}`;
+    });
   return async (ctx: Context, next: Next) => {
-    const d = await limiter.consume(await bucketOf(ctx));
+    const bucket = await bucketOf(ctx);
+    if (bucket === undefined) return next();
+    const d = await limiter.consume(bucket);
     ctx.set('X-RateLimit-Limit', String(d.limit));
     ctx.set('X-RateLimit-Remaining', String(d.remaining));
     ctx.set('X-RateLimit-Reset', String(d.reset));

@@ -38,7 +38,8 @@ export function errorHandler(logger: Logger) {
       await next();
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) throw new AppError(ErrorCode.NOT_FOUND, `No route for ${ctx.method} ${ctx.path}`, { path: ctx.path });
-        if (ctx.status === 405)
+        // a method no route implements (TRACE, ...): the router says 501; for the client it is a 405 like any other
+        if (ctx.status === 405 || ctx.status === 501)
           throw new AppError(ErrorCode.METHOD_NOT_ALLOWED, `Method ${ctx.method} not allowed on ${ctx.path}`, {
             allowed: String(ctx.response.get('Allow')).split(/,\s*/).filter(Boolean),
           });

@@ -4,7 +4,7 @@ import type { AppDeps } from '../deps';
 import { temporalReachable } from '../../temporal/client';
 import { AppError, ErrorCode } from '../../domain/errors';
 import { openApiDocument, registry, z } from '../openapi';
-import { DOCS_HTML } from './docs-page';
+import { DOCS_ASSETS, DOCS_HTML, docsAsset } from './docs-page';
 
 async function postgresReachable(deps: AppDeps, timeoutMs = 2000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -42,10 +42,19 @@ export function systemRoutes(deps: AppDeps): Router {
   r.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument();
   });
+  const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'";
   r.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Content-Security-Policy', "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'");
+    ctx.set('Content-Security-Policy', csp);
     ctx.body = DOCS_HTML;
+  });
+  r.get('/docs/assets/:file', (ctx) => {
+    const body = docsAsset(ctx.params.file);
+    if (!body) throw new AppError(ErrorCode.NOT_FOUND, 'No such docs asset', { file: ctx.params.file });
+    ctx.type = DOCS_ASSETS[ctx.params.file] ?? 'application/javascript; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.set('Content-Security-Policy', csp);
+    ctx.body = body;
   });
   return r;
 }

@@ -1,0 +1,52 @@
+/**
+ * GET /metrics: Prometheus text format. The open dead letters are counted in Postgres at scrape
+ * time (an indexed count, 1 s at most); the Temporal SDK runtime's own metrics (temporal_*),
+ * when its exporter runs in this process (TEMPORAL_METRICS_PORT), are appended, so one scrape
+ * target has both.
+ */
+import Router from '@koa/router';
+import type { AppDeps } from '../deps';
+import { deadLettersOpen, registry } from '../../metrics';
+import { registry as openapi } from '../openapi';
+
+openapi.registerPath({
+  method: 'get',
+  path: '/metrics',
+  operationId: 'getMetrics',
+  summary: 'Prometheus metrics of this process (and of the Temporal SDK runtime, temporal_*)',
+  tags: ['system'],
+  security: [],
+  responses: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+});
+
+async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function metricsRoutes(deps: AppDeps): Router {
+  const r = new Router();
+  r.get('/metrics', async (ctx) => {
+    const open = await withTimeout(
+      deps.db('webhook_dead_letters').where({ status: 'dead' }).count<{ count: string }[]>('id as count').then((rows) => Number(rows[0].count)).catch(() => undefined),
+      1000,
+    );
+    if (open !== undefined) deadLettersOpen.set(open);
+    let text = await registry.metrics();
+    const port = deps.config.temporal.metricsPort;
+    if (port) {
+      const temporal = await withTimeout(
+        fetch(`http://127.0.0.1:${port}/metrics`).then((res) => (res.ok ? res.text() : undefined)).catch(() => undefined),
+        1000,
+      );
+      if (temporal) text += `\n${temporal}`;
+    }
+    ctx.type = registry.contentType;
+    ctx.body = text;
+  });
+  return r;
+}

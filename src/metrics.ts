@@ -1,0 +1,85 @@
+/**
+ * Prometheus metrics (prom-client), one registry per process, served by the gateway at /metrics
+ * (src/http/routes/metrics.ts). Cheap on the hot path: one counter and one histogram observation
+ * per request, labels from the matched route pattern (never the raw path, so cardinality stays
+ * bounded). Counted where the thing happens:
+ *  - talat_http_requests_total / talat_http_request_duration_seconds: every request (gateway);
+ *  - talat_callbacks_total{provider,outcome,reason}: accepted | duplicate (the processor),
+ *    rejected with the error name as reason (the gateway's error path);
+ *  - talat_webhook_attempts_total{result} / talat_webhook_attempt_duration_seconds: every
+ *    attempt (the worker's activity, through activities/instrument.ts);
+ *  - talat_payment_transitions_total{method,to}: where the payments row changes status;
+ *  - talat_rate_limit_refusals_total{limiter}: every 429;
+ *  - talat_webhook_dead_letters_open: read from Postgres when scraped;
+ *  - talat_alerts_total{result}: administrator alerts sent or folded into the digest.
+ * Temporal's own worker metrics (temporal_*) come from the SDK runtime's Prometheus exporter
+ * (TEMPORAL_METRICS_PORT) and are appended to /metrics by the gateway of the same process.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: 'talat_' });
+
+export const httpRequests = new Counter({
+  name: 'talat_http_requests_total',
+  help: 'HTTP requests by method, route pattern and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
+});
+
+export const httpDuration = new Histogram({
+  name: 'talat_http_request_duration_seconds',
+  help: 'HTTP request duration by method, route pattern and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+export const callbacks = new Counter({
+  name: 'talat_callbacks_total',
+  help: 'Provider callbacks by provider and outcome (accepted, duplicate, rejected); reason is the error name of a rejection',
+  labelNames: ['provider', 'outcome', 'reason'] as const,
+  registers: [registry],
+});
+
+export const webhookAttempts = new Counter({
+  name: 'talat_webhook_attempts_total',
+  help: 'Webhook delivery attempts by result (delivered, http_error, network_error, cancelled, failed)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export const webhookAttemptDuration = new Histogram({
+  name: 'talat_webhook_attempt_duration_seconds',
+  help: 'Duration of one webhook attempt (the POST and its record) by result',
+  labelNames: ['result'] as const,
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+export const paymentTransitions = new Counter({
+  name: 'talat_payment_transitions_total',
+  help: 'Payment status transitions by payment method and new status',
+  labelNames: ['method', 'to'] as const,
+  registers: [registry],
+});
+
+export const rateLimitRefusals = new Counter({
+  name: 'talat_rate_limit_refusals_total',
+  help: 'Requests refused with 429 by limiter (payment_api, wallet_handler, storefront_auth)',
+  labelNames: ['limiter'] as const,
+  registers: [registry],
+});
+
+export const deadLettersOpen = new Gauge({
+  name: 'talat_webhook_dead_letters_open',
+  help: 'Webhook dead letters not yet delivered by a replay (read from Postgres at scrape time)',
+  registers: [registry],
+});
+
+export const alerts = new Counter({
+  name: 'talat_alerts_total',
+  help: 'Administrator alerts by result (sent, suppressed into the digest)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
