@@ -27,7 +27,9 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.cjs'],
-    languageOptions: { globals: { module: 'writable', require: 'readonly', __dirname: 'readonly', process: 'readonly' } },
+    languageOptions: {
+      globals: { module: 'writable', require: 'readonly', __dirname: 'readonly', process: 'readonly' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
@@ -39,13 +41,23 @@ export default tseslint.config(
           patterns: [
             {
               regex: `${notOneOf([...WORKFLOWS_MAY_IMPORT, '../activities'])}`,
-              message: 'workflows/ may import only @temporalio/workflow, workflows/, src/domain/** (the contract) and type-only activities/**: do I/O in an activity',
+              message:
+                'workflows/ may import only @temporalio/workflow, workflows/, src/domain/** (the contract) and type-only activities/**: do I/O in an activity',
             },
-            { regex: '^\\.\\./activities(/|$)', allowTypeImports: true, message: 'import activities with `import type` only (proxyActivities)' },
+            {
+              regex: '^\\.\\./activities(/|$)',
+              allowTypeImports: true,
+              message: 'import activities with `import type` only (proxyActivities)',
+            },
           ],
         },
       ],
-      'no-restricted-globals': ['error', { name: 'process', message: 'no process in workflows' }, { name: 'fetch', message: 'no I/O in workflows' }, { name: 'setInterval', message: 'use workflow timers' }],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'no process in workflows' },
+        { name: 'fetch', message: 'no I/O in workflows' },
+        { name: 'setInterval', message: 'use workflow timers' },
+      ],
     },
   },
   {
@@ -53,14 +65,29 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: notOneOf(DOMAIN_MAY_IMPORT), message: 'src/domain is pure: it imports only src/domain and pure libraries, no I/O' }] },
+        {
+          patterns: [
+            {
+              regex: notOneOf(DOMAIN_MAY_IMPORT),
+              message: 'src/domain is pure: it imports only src/domain and pure libraries, no I/O',
+            },
+          ],
+        },
       ],
     },
   },
   {
     files: ['workflows/**/*.ts', 'activities/**/*.ts'],
     // probe.ts: the file name test/lint.test.ts lints its probes as (they exist only on stdin)
-    languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['workflows/probe.ts', 'activities/probe.ts'], defaultProject: 'tsconfig.json' }, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: {
+        projectService: {
+          allowDefaultProject: ['workflows/probe.ts', 'activities/probe.ts'],
+          defaultProject: 'tsconfig.json',
+        },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
     rules: { '@typescript-eslint/no-floating-promises': 'error' },
   },
 );

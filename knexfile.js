@@ -16,5 +16,7 @@ module.exports = {
   connection: process.env.DATABASE_URL || `postgres://postgres@127.0.0.1:${process.env.PG_PORT || 5433}/talat`,
   pool: { min: 0, max: 2 },
   // knex ignores a migrationSource next to directory options, so only `make` gets the directory
-  migrations: making ? { directory: './migrations', extension: 'ts', stub: './migrations/.stub.ts' } : { migrationSource },
+  migrations: making
+    ? { directory: './migrations', extension: 'ts', stub: './migrations/.stub.ts' }
+    : { migrationSource },
 };

@@ -20,10 +20,17 @@ export interface HttpReply {
 }
 
 /** One JSON request with a timeout; never throws for an HTTP status, only for transport errors. */
-export async function httpJson(url: string, opts: { method: string; body?: unknown; headers?: Record<string, string>; timeoutMs: number }): Promise<HttpReply> {
+export async function httpJson(
+  url: string,
+  opts: { method: string; body?: unknown; headers?: Record<string, string>; timeoutMs: number },
+): Promise<HttpReply> {
   const res = await fetch(url, {
     method: opts.method,
-    headers: { accept: 'application/json', ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
+    headers: {
+      accept: 'application/json',
+      ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...opts.headers,
+    },
     body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
     signal: AbortSignal.timeout(opts.timeoutMs),
     redirect: 'error',
@@ -42,12 +49,15 @@ export async function httpJson(url: string, opts: { method: string; body?: unkno
 export function expectSuccess(reply: HttpReply, type: ActivityFailureType, what: string): HttpReply {
   if (reply.status >= 200 && reply.status < 300) return reply;
   const message = messageOf(reply.body) ?? `HTTP ${reply.status}`;
-  if (reply.status >= 400 && reply.status < 500) throw ApplicationFailure.nonRetryable(message, type, { status: reply.status, body: reply.body });
+  if (reply.status >= 400 && reply.status < 500)
+    throw ApplicationFailure.nonRetryable(message, type, { status: reply.status, body: reply.body });
   throw new Error(`${what} answered ${reply.status}: ${message}`);
 }
 
 const messageOf = (body: unknown): string | undefined =>
-  body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : undefined;
+  body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string'
+    ? (body as { message: string }).message
+    : undefined;
 
 export function createBankActivities({ config, sandbox }: { config: Config; sandbox: SandboxProviders }) {
   const baseUrl = providerEndpoint({
@@ -62,19 +72,34 @@ export function createBankActivities({ config, sandbox }: { config: Config; sand
     async callBank(call: BankCall): Promise<HttpReply> {
       const base = await baseUrl(call.mode);
       const headers: Record<string, string> = {};
-      if (call.mode === 'live' && config.payments.bankApiKey) headers.authorization = `Bearer ${config.payments.bankApiKey}`;
+      if (call.mode === 'live' && config.payments.bankApiKey)
+        headers.authorization = `Bearer ${config.payments.bankApiKey}`;
       const timeoutMs = config.payments.providerTimeoutMs;
       let reply: HttpReply;
       try {
         switch (call.op) {
           case 'createUser':
-            reply = await httpJson(`${base}/v1/users`, { method: 'POST', body: call.body, headers: { ...headers, 'idempotency-key': `user-${call.body.userId}` }, timeoutMs });
+            reply = await httpJson(`${base}/v1/users`, {
+              method: 'POST',
+              body: call.body,
+              headers: { ...headers, 'idempotency-key': `user-${call.body.userId}` },
+              timeoutMs,
+            });
             break;
           case 'getUser':
-            reply = await httpJson(`${base}/v1/users/${encodeURIComponent(call.userId)}`, { method: 'GET', headers, timeoutMs });
+            reply = await httpJson(`${base}/v1/users/${encodeURIComponent(call.userId)}`, {
+              method: 'GET',
+              headers,
+              timeoutMs,
+            });
             break;
           case 'createOrder':
-            reply = await httpJson(`${base}/v1/orders`, { method: 'POST', body: call.body, headers: { ...headers, 'idempotency-key': `order-${call.body.orderId}` }, timeoutMs });
+            reply = await httpJson(`${base}/v1/orders`, {
+              method: 'POST',
+              body: call.body,
+              headers: { ...headers, 'idempotency-key': `order-${call.body.orderId}` },
+              timeoutMs,
+            });
             break;
         }
       } catch (e) {

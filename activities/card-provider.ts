@@ -40,7 +40,8 @@ export function createCardProviderActivities({ config, sandbox }: { config: Conf
     async createCardCharge(input: CreateChargeInput): Promise<Charge> {
       const base = await baseUrl(input.mode);
       const headers: Record<string, string> = { 'idempotency-key': input.paymentId };
-      if (input.mode === 'live' && config.payments.cardProviderKey) headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
+      if (input.mode === 'live' && config.payments.cardProviderKey)
+        headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
       let reply: HttpReply;
       try {
         reply = await httpJson(`${base}/charges`, {
@@ -59,7 +60,11 @@ export function createCardProviderActivities({ config, sandbox }: { config: Conf
       } catch (e) {
         throw new Error(`card provider unreachable: ${(e as Error).message}`);
       }
-      const body = expectSuccess(reply, ActivityFailureType.CardRejected, 'card provider').body as { id?: unknown; status?: unknown; authorize_uri?: unknown };
+      const body = expectSuccess(reply, ActivityFailureType.CardRejected, 'card provider').body as {
+        id?: unknown;
+        status?: unknown;
+        authorize_uri?: unknown;
+      };
       if (typeof body?.id !== 'string' || !body.id) throw new Error('card provider answered without a charge id');
       return {
         id: body.id,

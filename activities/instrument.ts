@@ -36,9 +36,12 @@ export function logFieldsOf(input: unknown): LogFields {
 }
 
 type AttemptResultLike = { ok?: boolean; cancelled?: boolean; statusCode?: number };
-const resultOf = (r: AttemptResultLike): string => (r.ok ? 'delivered' : r.cancelled ? 'cancelled' : r.statusCode !== undefined ? 'http_error' : 'network_error');
+const resultOf = (r: AttemptResultLike): string =>
+  r.ok ? 'delivered' : r.cancelled ? 'cancelled' : r.statusCode !== undefined ? 'http_error' : 'network_error';
 
-export function instrumentActivities<T extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: T): T {
+export function instrumentActivities<T extends Record<string, (...args: never[]) => Promise<unknown>>>(
+  activities: T,
+): T {
   const out: Record<string, (...args: never[]) => Promise<unknown>> = {};
   for (const [name, fn] of Object.entries(activities)) {
     const timed = name === 'attemptWebhookDelivery';

@@ -4,7 +4,13 @@
  */
 import type { Db } from '../src/db/knex';
 import type { PaymentStatusEvent } from '../src/domain/events';
-import { applyTransition, attachProviderRef, insertPayment, type NewPayment, type StatusChange } from '../src/payments/repository';
+import {
+  applyTransition,
+  attachProviderRef,
+  insertPayment,
+  type NewPayment,
+  type StatusChange,
+} from '../src/payments/repository';
 import type { Charge, CreateChargeInput } from './card-provider';
 
 export type RecordPaymentInput = NewPayment;
@@ -50,7 +56,11 @@ export function createPaymentActivities({
     /** lean-payment-v1, a local activity: the charge at the card provider, then its id on the payments row. */
     async chargeCard(input: CreateChargeInput): Promise<Charge> {
       const charge = await card.createCardCharge(input);
-      await attachProviderRef(db, { paymentId: input.paymentId, providerRef: charge.id, details: { charge: { status: charge.status, authorizeUri: charge.authorizeUri } } });
+      await attachProviderRef(db, {
+        paymentId: input.paymentId,
+        providerRef: charge.id,
+        details: { charge: { status: charge.status, authorizeUri: charge.authorizeUri } },
+      });
       return charge;
     },
 
@@ -60,7 +70,11 @@ export function createPaymentActivities({
     },
 
     /** Card: note the provider's charge id (provider_ref, which the callback API looks up) and its details. */
-    async attachCharge(input: { paymentId: string; providerRef: string; details: Record<string, unknown> }): Promise<void> {
+    async attachCharge(input: {
+      paymentId: string;
+      providerRef: string;
+      details: Record<string, unknown>;
+    }): Promise<void> {
       await attachProviderRef(db, input);
     },
 

@@ -23,11 +23,19 @@ export function providerEndpoint(opts: {
   let simulator: Promise<string> | undefined;
   return async (mode) => {
     if (mode === 'sandbox') {
-      if (!opts.simulatorsOn) throw ApplicationFailure.nonRetryable(`the ${opts.label} simulator is off (SIMULATORS=off)`, ActivityFailureType.ProviderNotConfigured);
+      if (!opts.simulatorsOn)
+        throw ApplicationFailure.nonRetryable(
+          `the ${opts.label} simulator is off (SIMULATORS=off)`,
+          ActivityFailureType.ProviderNotConfigured,
+        );
       simulator ??= opts.startSimulator().then((s) => s.url);
       return simulator;
     }
-    if (!opts.liveUrl) throw ApplicationFailure.nonRetryable(`${opts.liveUrlVar} is not configured`, ActivityFailureType.ProviderNotConfigured);
+    if (!opts.liveUrl)
+      throw ApplicationFailure.nonRetryable(
+        `${opts.liveUrlVar} is not configured`,
+        ActivityFailureType.ProviderNotConfigured,
+      );
     return opts.liveUrl.replace(/\/+$/, '');
   };
 }

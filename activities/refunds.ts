@@ -12,7 +12,12 @@ import type { Db } from '../src/db/knex';
 import type { Mode } from '../src/domain/mode';
 import type { PaymentMethod } from '../src/domain/payment-state';
 import { ActivityFailureType } from '../src/domain/workflow-contract';
-import { insertRefund, refundablePayment, settleRefund, type RefundablePayment } from '../src/payments/refunds-repository';
+import {
+  insertRefund,
+  refundablePayment,
+  settleRefund,
+  type RefundablePayment,
+} from '../src/payments/refunds-repository';
 import { expectSuccess, httpJson, type HttpReply } from './bank';
 import { providerEndpoint, type SandboxProviders } from './provider-endpoint';
 
@@ -29,19 +34,44 @@ export interface ProviderRefundInput {
 }
 
 export function createRefundActivities({ db, config, sandbox }: { db: Db; config: Config; sandbox: SandboxProviders }) {
-  const cardBase = providerEndpoint({ label: 'card provider', simulatorsOn: config.simulators, startSimulator: sandbox.cardProvider, liveUrl: config.payments.cardProviderUrl, liveUrlVar: 'CARD_PROVIDER_URL' });
-  const bankBase = providerEndpoint({ label: 'bank', simulatorsOn: config.simulators, startSimulator: sandbox.bank, liveUrl: config.payments.bankApiUrl, liveUrlVar: 'BANK_API_URL' });
+  const cardBase = providerEndpoint({
+    label: 'card provider',
+    simulatorsOn: config.simulators,
+    startSimulator: sandbox.cardProvider,
+    liveUrl: config.payments.cardProviderUrl,
+    liveUrlVar: 'CARD_PROVIDER_URL',
+  });
+  const bankBase = providerEndpoint({
+    label: 'bank',
+    simulatorsOn: config.simulators,
+    startSimulator: sandbox.bank,
+    liveUrl: config.payments.bankApiUrl,
+    liveUrlVar: 'BANK_API_URL',
+  });
 
   return {
     async loadRefundablePayment(orderId: string): Promise<RefundablePayment | null> {
       return refundablePayment(db, orderId);
     },
 
-    async recordRefund(input: { refundId: string; paymentId: string; orderId: string; amountSatang: number; reason?: string; apiKeyId?: string }): Promise<void> {
+    async recordRefund(input: {
+      refundId: string;
+      paymentId: string;
+      orderId: string;
+      amountSatang: number;
+      reason?: string;
+      apiKeyId?: string;
+    }): Promise<void> {
       await insertRefund(db, input);
     },
 
-    async settleRefund(input: { refundId: string; paymentId: string; status: 'succeeded' | 'failed'; providerRef?: string; failureReason?: string }) {
+    async settleRefund(input: {
+      refundId: string;
+      paymentId: string;
+      status: 'succeeded' | 'failed';
+      providerRef?: string;
+      failureReason?: string;
+    }) {
       return settleRefund(db, input);
     },
 
@@ -54,27 +84,48 @@ export function createRefundActivities({ db, config, sandbox }: { db: Db; config
       try {
         if (input.method === 'card') {
           what = 'card provider';
-          if (!input.providerRef) throw ApplicationFailure.nonRetryable('the card payment has no charge to refund', ActivityFailureType.RefundRejected);
+          if (!input.providerRef)
+            throw ApplicationFailure.nonRetryable(
+              'the card payment has no charge to refund',
+              ActivityFailureType.RefundRejected,
+            );
           const base = await cardBase(input.mode);
-          if (input.mode === 'live' && config.payments.cardProviderKey) headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
-          reply = await httpJson(`${base}/charges/${encodeURIComponent(input.providerRef)}/refunds`, { method: 'POST', headers, timeoutMs, body: { amount: input.amountSatang, reason: input.reason } });
+          if (input.mode === 'live' && config.payments.cardProviderKey)
+            headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
+          reply = await httpJson(`${base}/charges/${encodeURIComponent(input.providerRef)}/refunds`, {
+            method: 'POST',
+            headers,
+            timeoutMs,
+            body: { amount: input.amountSatang, reason: input.reason },
+          });
         } else {
           what = 'bank';
           const base = await bankBase(input.mode);
-          if (input.mode === 'live' && config.payments.bankApiKey) headers.authorization = `Bearer ${config.payments.bankApiKey}`;
+          if (input.mode === 'live' && config.payments.bankApiKey)
+            headers.authorization = `Bearer ${config.payments.bankApiKey}`;
           reply = await httpJson(`${base}/v1/refunds`, {
             method: 'POST',
             headers,
             timeoutMs,
-            body: { paymentId: input.paymentId, orderId: input.orderId, amountSatang: input.amountSatang, currency: 'THB', reason: input.reason },
+            body: {
+              paymentId: input.paymentId,
+              orderId: input.orderId,
+              amountSatang: input.amountSatang,
+              currency: 'THB',
+              reason: input.reason,
+            },
           });
         }
       } catch (e) {
         if (e instanceof ApplicationFailure) throw e;
         throw new Error(`refund provider unreachable: ${(e as Error).message}`);
       }
-      const body = expectSuccess(reply, ActivityFailureType.RefundRejected, what).body as { id?: unknown; refundId?: unknown };
-      const ref = typeof body?.id === 'string' ? body.id : typeof body?.refundId === 'string' ? body.refundId : undefined;
+      const body = expectSuccess(reply, ActivityFailureType.RefundRejected, what).body as {
+        id?: unknown;
+        refundId?: unknown;
+      };
+      const ref =
+        typeof body?.id === 'string' ? body.id : typeof body?.refundId === 'string' ? body.refundId : undefined;
       if (!ref) throw new Error(`${what} answered a refund without an id`);
       return { providerRef: ref };
     },

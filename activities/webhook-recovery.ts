@@ -15,22 +15,42 @@ export function createWebhookRecoveryActivities(deps: { db: Db; config: Config; 
   const { attemptWebhookDelivery } = createWebhookActivities(deps);
   return {
     async resendWebhookMessage(input: WebhookResendInput): Promise<AttemptResult> {
-      const n = await db('webhook_attempts').where({ delivery_id: input.messageId }).count<{ count: string }[]>('id as count');
-      const r = await attemptWebhookDelivery({ deliveryId: input.messageId, attempt: Number(n[0].count) + 1, kind: input.kind });
+      const n = await db('webhook_attempts')
+        .where({ delivery_id: input.messageId })
+        .count<{ count: string }[]>('id as count');
+      const r = await attemptWebhookDelivery({
+        deliveryId: input.messageId,
+        attempt: Number(n[0].count) + 1,
+        kind: input.kind,
+      });
       if (r.ok) {
         await db('webhook_dead_letters')
           .where({ delivery_id: input.messageId, status: 'dead' })
-          .update({ status: 'delivered', delivered_at: db.fn.now(), replays: db.raw('replays + 1'), replayed_at: db.fn.now() });
+          .update({
+            status: 'delivered',
+            delivered_at: db.fn.now(),
+            replays: db.raw('replays + 1'),
+            replayed_at: db.fn.now(),
+          });
       }
       return r;
     },
 
     /** Up to `limit` messages of the endpoint that failed every attempt, created since `since`, after `cursor`, oldest first. */
-    async failedWebhookMessages(input: { endpointId: string; since: string; cursor?: { createdAt: string; id: string }; limit: number }): Promise<{ id: string; createdAt: string }[]> {
+    async failedWebhookMessages(input: {
+      endpointId: string;
+      since: string;
+      cursor?: { createdAt: string; id: string };
+      limit: number;
+    }): Promise<{ id: string; createdAt: string }[]> {
       const rows = await db('webhook_deliveries')
         .where({ endpoint_id: input.endpointId, state: 'dead' })
         .where('created_at', '>=', new Date(input.since))
-        .modify((q) => (input.cursor ? q.whereRaw('(created_at, id) > (?::timestamptz, ?)', [input.cursor.createdAt, input.cursor.id]) : q))
+        .modify((q) =>
+          input.cursor
+            ? q.whereRaw('(created_at, id) > (?::timestamptz, ?)', [input.cursor.createdAt, input.cursor.id])
+            : q,
+        )
         .orderBy([{ column: 'created_at' }, { column: 'id' }])
         .limit(input.limit)
         .select('id', 'created_at');

@@ -25,14 +25,24 @@ export interface AttemptInput {
 }
 
 /** The current secret, and during a rotation's overlap the previous one too (two signatures). */
-function signingSecrets(config: Config, row: { secret_ciphertext: string; previous_secret_ciphertext?: string | null; previous_secret_expires_at?: Date | null }): string[] {
+function signingSecrets(
+  config: Config,
+  row: {
+    secret_ciphertext: string;
+    previous_secret_ciphertext?: string | null;
+    previous_secret_expires_at?: Date | null;
+  },
+): string[] {
   const secrets = [openSecret(config.webhooks.secretKey, row.secret_ciphertext)];
-  if (row.previous_secret_ciphertext && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now()) {
+  if (
+    row.previous_secret_ciphertext &&
+    row.previous_secret_expires_at &&
+    row.previous_secret_expires_at.getTime() > Date.now()
+  ) {
     secrets.push(openSecret(config.webhooks.secretKey, row.previous_secret_ciphertext));
   }
   return secrets;
 }
-
 
 export function createWebhookActivities({ db, config, logger }: { db: Db; config: Config; logger: Logger }) {
   /** One signed POST of a delivery's payload, recorded as an attempt. */
@@ -40,10 +50,21 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
     const row = await db('webhook_deliveries as d')
       .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .where('d.id', input.deliveryId)
-      .first('d.id', 'd.payload', 'd.state', 'e.url', 'e.secret_ciphertext', 'e.previous_secret_ciphertext', 'e.previous_secret_expires_at', 'e.deleted_at');
+      .first(
+        'd.id',
+        'd.payload',
+        'd.state',
+        'e.url',
+        'e.secret_ciphertext',
+        'e.previous_secret_ciphertext',
+        'e.previous_secret_expires_at',
+        'e.deleted_at',
+      );
     if (!row) throw new Error(`no webhook delivery ${input.deliveryId}`);
     if (row.deleted_at) {
-      await db('webhook_deliveries').where({ id: input.deliveryId, state: 'pending' }).update({ state: 'cancelled', updated_at: db.fn.now() });
+      await db('webhook_deliveries')
+        .where({ id: input.deliveryId, state: 'pending' })
+        .update({ state: 'cancelled', updated_at: db.fn.now() });
       return { ok: false, cancelled: true, error: 'endpoint removed' };
     }
     if (row.state === 'delivered' && input.kind === 'automatic') return { ok: true };
@@ -84,45 +105,59 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
           ...(ok ? { state: 'delivered', delivered_at: trx.fn.now() } : {}),
         });
     });
-    logger.info({ deliveryId: row.id, attempt: input.attempt, kind: input.kind, statusCode: res.statusCode, error, ms: res.durationMs }, 'webhook attempt');
+    logger.info(
+      {
+        deliveryId: row.id,
+        attempt: input.attempt,
+        kind: input.kind,
+        statusCode: res.statusCode,
+        error,
+        ms: res.durationMs,
+      },
+      'webhook attempt',
+    );
     return { ok, ...(res.statusCode !== undefined ? { statusCode: res.statusCode } : {}), ...(error ? { error } : {}) };
   }
 
   /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */
   async function plan(event: PaymentStatusEvent): Promise<{ id: string; attempts: number }[]> {
-      const endpoints = (
-        await db('webhook_endpoints')
-          .whereNull('deleted_at')
-          .where({ disabled: false })
-          .modify((q) => (event.apiKeyId ? q.where({ api_key_id: event.apiKeyId }) : q.where({ public_payments: true, mode: event.mode })))
-          .select('id', 'event_types')
-      ).filter((e: { event_types: string[] | null }) => endpointWants(e.event_types, event.status));
-      if (endpoints.length === 0) return [];
-      const payload = JSON.stringify(webhookBody(event));
-      // each refund is its own message: its key carries the refund id
-      const eventKey = event.refundId ? `${event.status}:${event.refundId}` : event.status;
-      await db('webhook_deliveries')
-        .insert(
-          endpoints.map((e: { id: string }) => ({
-            id: newId('msg'),
-            endpoint_id: e.id,
-            payment_id: event.paymentId,
-            order_id: event.orderId,
-            event_status: eventKey,
-            payload,
-          })),
+    const endpoints = (
+      await db('webhook_endpoints')
+        .whereNull('deleted_at')
+        .where({ disabled: false })
+        .modify((q) =>
+          event.apiKeyId
+            ? q.where({ api_key_id: event.apiKeyId })
+            : q.where({ public_payments: true, mode: event.mode }),
         )
-        .onConflict(['endpoint_id', 'payment_id', 'event_status'])
-        .ignore();
-      const rows = await db('webhook_deliveries')
-        .whereIn(
-          'endpoint_id',
-          endpoints.map((e: { id: string }) => e.id),
-        )
-        .where({ payment_id: event.paymentId, event_status: eventKey, state: 'pending' })
-        .orderBy('id')
-        .select('id', 'attempts');
-      return rows.map((r: { id: string; attempts: number }) => ({ id: r.id, attempts: Number(r.attempts) }));
+        .select('id', 'event_types')
+    ).filter((e: { event_types: string[] | null }) => endpointWants(e.event_types, event.status));
+    if (endpoints.length === 0) return [];
+    const payload = JSON.stringify(webhookBody(event));
+    // each refund is its own message: its key carries the refund id
+    const eventKey = event.refundId ? `${event.status}:${event.refundId}` : event.status;
+    await db('webhook_deliveries')
+      .insert(
+        endpoints.map((e: { id: string }) => ({
+          id: newId('msg'),
+          endpoint_id: e.id,
+          payment_id: event.paymentId,
+          order_id: event.orderId,
+          event_status: eventKey,
+          payload,
+        })),
+      )
+      .onConflict(['endpoint_id', 'payment_id', 'event_status'])
+      .ignore();
+    const rows = await db('webhook_deliveries')
+      .whereIn(
+        'endpoint_id',
+        endpoints.map((e: { id: string }) => e.id),
+      )
+      .where({ payment_id: event.paymentId, event_status: eventKey, state: 'pending' })
+      .orderBy('id')
+      .select('id', 'attempts');
+    return rows.map((r: { id: string; attempts: number }) => ({ id: r.id, attempts: Number(r.attempts) }));
   }
 
   return {
@@ -141,7 +176,11 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
       const results = await Promise.all(
         deliveries.map(async (d) => {
           if (d.attempts > 0) return { id: d.id, retry: true };
-          const r = await attempt({ deliveryId: d.id, attempt: 1, kind: 'automatic' }).catch((e: Error) => ({ ok: false, cancelled: false, error: e.message }));
+          const r = await attempt({ deliveryId: d.id, attempt: 1, kind: 'automatic' }).catch((e: Error) => ({
+            ok: false,
+            cancelled: false,
+            error: e.message,
+          }));
           return { id: d.id, retry: !r.ok && !r.cancelled };
         }),
       );
@@ -154,13 +193,18 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
     async deadLetterWebhook(input: { deliveryId: string; reason: string }): Promise<string> {
       return db.transaction(async (trx) => {
         const d = await trx('webhook_deliveries').where({ id: input.deliveryId }).first('endpoint_id');
-        await trx('webhook_deliveries').where({ id: input.deliveryId, state: 'pending' }).update({ state: 'dead', updated_at: trx.fn.now() });
+        await trx('webhook_deliveries')
+          .where({ id: input.deliveryId, state: 'pending' })
+          .update({ state: 'dead', updated_at: trx.fn.now() });
         await trx('webhook_dead_letters')
           .insert({ id: newId('dlq'), delivery_id: input.deliveryId, endpoint_id: d.endpoint_id, reason: input.reason })
           .onConflict('delivery_id')
           .ignore();
         const dl = await trx('webhook_dead_letters').where({ delivery_id: input.deliveryId }).first('id');
-        logger.warn({ deliveryId: input.deliveryId, deadLetterId: dl.id, reason: input.reason }, 'webhook dead-lettered');
+        logger.warn(
+          { deliveryId: input.deliveryId, deadLetterId: dl.id, reason: input.reason },
+          'webhook dead-lettered',
+        );
         return String(dl.id);
       });
     },
@@ -170,11 +214,17 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
       const dl = await db('webhook_dead_letters').where({ id: input.deadLetterId }).first('delivery_id', 'status');
       if (!dl) throw new Error(`no dead letter ${input.deadLetterId}`);
       if (dl.status === 'delivered') return { ok: true, status: 'delivered' };
-      const n = await db('webhook_attempts').where({ delivery_id: dl.delivery_id }).count<{ count: string }[]>('id as count');
+      const n = await db('webhook_attempts')
+        .where({ delivery_id: dl.delivery_id })
+        .count<{ count: string }[]>('id as count');
       const r = await attempt({ deliveryId: dl.delivery_id, attempt: Number(n[0].count) + 1, kind: 'replay' });
       await db('webhook_dead_letters')
         .where({ id: input.deadLetterId })
-        .update({ replays: db.raw('replays + 1'), replayed_at: db.fn.now(), ...(r.ok ? { status: 'delivered', delivered_at: db.fn.now() } : {}) });
+        .update({
+          replays: db.raw('replays + 1'),
+          replayed_at: db.fn.now(),
+          ...(r.ok ? { status: 'delivered', delivered_at: db.fn.now() } : {}),
+        });
       return { ...r, status: r.ok ? 'delivered' : 'dead' };
     },
   };

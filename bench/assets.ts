@@ -32,7 +32,8 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
-const line = (name: string, xs: number[]) => `${name.padEnd(44)} p50 ${pct(xs, 50).toFixed(2).padStart(7)} ms  p99 ${pct(xs, 99).toFixed(2).padStart(7)} ms  (${xs.length} sequential)`;
+const line = (name: string, xs: number[]) =>
+  `${name.padEnd(44)} p50 ${pct(xs, 50).toFixed(2).padStart(7)} ms  p99 ${pct(xs, 99).toFixed(2).padStart(7)} ms  (${xs.length} sequential)`;
 
 async function main() {
   const load = loadAverage();
@@ -47,9 +48,18 @@ async function main() {
   guard.unref();
   try {
     say('starting Postgres and the object store');
-    const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort(), database: 'talat' });
+    const pg = await startEmbeddedPostgres({
+      dataDir: path.join(dir, 'pg'),
+      port: await freePort(),
+      database: 'talat',
+    });
     stops.push(() => pg.stop());
-    const store = await startEmbeddedObjectStore({ dataDir: path.join(dir, 'objectstore'), port: await freePort(), accessKeyId: 'talat-bench', secretAccessKey: 'talat-bench-secret' });
+    const store = await startEmbeddedObjectStore({
+      dataDir: path.join(dir, 'objectstore'),
+      port: await freePort(),
+      accessKeyId: 'talat-bench',
+      secretAccessKey: 'talat-bench-secret',
+    });
     stops.push(() => store.stop(3000));
     const db = createDb(pg.url);
     stops.push(() => db.destroy());
@@ -66,10 +76,15 @@ async function main() {
     const publisher = createAssetPublisher({ db, config, logger });
     stops.push(async () => publisher.s3.destroy());
 
-    const out: string[] = [headerLine('storefront assets', 1, load), `object store: ${store.engine} (${path.basename(store.binary)}), loopback`];
+    const out: string[] = [
+      headerLine('storefront assets', 1, load),
+      `object store: ${store.engine} (${path.basename(store.binary)}), loopback`,
+    ];
     const run = async (name: string) => {
       const r = await publisher.publishOnce();
-      out.push(`${name.padEnd(44)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  (${r.uploaded.length} uploaded, ${r.unchanged} unchanged)`);
+      out.push(
+        `${name.padEnd(44)} ${(r.ms / 1000).toFixed(1).padStart(6)} s  (${r.uploaded.length} uploaded, ${r.unchanged} unchanged)`,
+      );
       say(out[out.length - 1]);
       return r;
     };
@@ -78,11 +93,16 @@ async function main() {
     await db('inventory').where({ branch_id: 'B003', product_id: 'G872104-1' }).increment('quantity', 1);
     await run('publish after one stock change');
     // the same into empty buckets, the images already drawn (DATA_DIR/cache/images): the upload alone
-    const fresh = { ...config, objectStore: { ...config.objectStore, buckets: { prices: 'bench-prices-2', images: 'bench-images-2' } } };
+    const fresh = {
+      ...config,
+      objectStore: { ...config.objectStore, buckets: { prices: 'bench-prices-2', images: 'bench-images-2' } },
+    };
     const second = createAssetPublisher({ db, config: fresh, logger });
     stops.push(async () => second.s3.destroy());
     const r2 = await second.publishOnce();
-    out.push(`${'publish all, images drawn, buckets empty'.padEnd(44)} ${(r2.ms / 1000).toFixed(1).padStart(6)} s  (${r2.uploaded.length} uploaded, ${r2.unchanged} unchanged)`);
+    out.push(
+      `${'publish all, images drawn, buckets empty'.padEnd(44)} ${(r2.ms / 1000).toFixed(1).padStart(6)} s  (${r2.uploaded.length} uploaded, ${r2.unchanged} unchanged)`,
+    );
     say(out[out.length - 1]);
 
     const presigner = createPresigner(config.objectStore as typeof config.objectStore & { endpoint: string });
@@ -100,15 +120,27 @@ async function main() {
       priceMs.push(performance.now() - t1);
     }
     for (let i = 0; i < fetches; i++) {
-      const u = await presigner.url(config.objectStore.buckets.images, imageKey('G872104', `G872104-${(i % 3) + 1}`, 'webp'), new Date());
+      const u = await presigner.url(
+        config.objectStore.buckets.images,
+        imageKey('G872104', `G872104-${(i % 3) + 1}`, 'webp'),
+        new Date(),
+      );
       const t1 = performance.now();
       const r = await fetch(u.url);
       await r.arrayBuffer();
       if (r.status !== 200) throw new Error(`image fetch: ${r.status}`);
       imageMs.push(performance.now() - t1);
     }
-    out.push(line('presign one GET URL', signMs), line('presigned fetch of a price file (~6 KB gzip)', priceMs), line('presigned fetch of a webp image', imageMs));
-    const size = (await (await publisher.s3.send(new GetObjectCommand({ Bucket: config.objectStore.buckets.prices, Key: 'B001.gz' }))).Body!.transformToByteArray()).length;
+    out.push(
+      line('presign one GET URL', signMs),
+      line('presigned fetch of a price file (~6 KB gzip)', priceMs),
+      line('presigned fetch of a webp image', imageMs),
+    );
+    const size = (
+      await (
+        await publisher.s3.send(new GetObjectCommand({ Bucket: config.objectStore.buckets.prices, Key: 'B001.gz' }))
+      ).Body!.transformToByteArray()
+    ).length;
     out.push(`price file B001.gz: ${size} bytes gzip`);
     process.stdout.write(`${out.join('\n')}\n`);
   } finally {

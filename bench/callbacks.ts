@@ -20,7 +20,11 @@ import autocannon from 'autocannon';
 import { signPayload } from '../src/callbacks/signature';
 import { flagArg, headerLine, intArg, loadAverage, resultLine, runBench, say } from './support';
 
-const args = () => ({ callbacks: intArg('--callbacks', 1000, 10_000), connections: intArg('--connections', 16, 256), workerStopped: flagArg('--worker-stopped') });
+const args = () => ({
+  callbacks: intArg('--callbacks', 1000, 10_000),
+  connections: intArg('--connections', 16, 256),
+  workerStopped: flagArg('--worker-stopped'),
+});
 
 const stack = {
   taskQueue: 'bench-callbacks',
@@ -31,76 +35,104 @@ const stack = {
   },
 };
 
-runBench(`bench-callbacks-${process.pid}`, stack, args, async (opts, { dataDir, config, db, base, key, stopWorker, startWorker }) => {
-  say(`creating ${opts.callbacks} pending QR payments`);
-  const prefix = `bench-${process.pid}-`;
-  let created = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (created < opts.callbacks) {
-        const orderId = `${prefix}${created++}`;
-        const res = await fetch(`${base}/qrpayment`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': key },
-          body: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
-        });
-        if (res.status !== 200) throw new Error(`POST /qrpayment: ${res.status} ${await res.text()}`);
+runBench(
+  `bench-callbacks-${process.pid}`,
+  stack,
+  args,
+  async (opts, { dataDir, config, db, base, key, stopWorker, startWorker }) => {
+    say(`creating ${opts.callbacks} pending QR payments`);
+    const prefix = `bench-${process.pid}-`;
+    let created = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (created < opts.callbacks) {
+          const orderId = `${prefix}${created++}`;
+          const res = await fetch(`${base}/qrpayment`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-api-key': key },
+            body: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
+          });
+          if (res.status !== 200) throw new Error(`POST /qrpayment: ${res.status} ${await res.text()}`);
+        }
+      }),
+    );
+    const waitUntil = async (what: string, done: () => Promise<boolean>) => {
+      const start = Date.now();
+      while (!(await done())) {
+        if (Date.now() - start > 120_000) throw new Error(`${what}: not within 2 minutes`);
+        await new Promise((r) => setTimeout(r, 250));
       }
-    }),
-  );
-  const waitUntil = async (what: string, done: () => Promise<boolean>) => {
-    const start = Date.now();
-    while (!(await done())) {
-      if (Date.now() - start > 120_000) throw new Error(`${what}: not within 2 minutes`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    return (Date.now() - start) / 1000;
-  };
-  const count = async (status?: string) =>
-    Number((await db('payments').where('order_id', 'like', `${prefix}%`).modify((q) => (status ? q.where({ status }) : q)).count<{ count: string }[]>('* as count'))[0].count);
-  await waitUntil('payments recorded', async () => (await count()) >= opts.callbacks);
+      return (Date.now() - start) / 1000;
+    };
+    const count = async (status?: string) =>
+      Number(
+        (
+          await db('payments')
+            .where('order_id', 'like', `${prefix}%`)
+            .modify((q) => (status ? q.where({ status }) : q))
+            .count<{ count: string }[]>('* as count')
+        )[0].count,
+      );
+    await waitUntil('payments recorded', async () => (await count()) >= opts.callbacks);
 
-  const payments: { id: string; order_id: string }[] = await db('payments').where('order_id', 'like', `${prefix}%`).select('id', 'order_id');
-  const secret = config.callbacks.providers.QR.secret;
-  const timestamp = new Date().toISOString();
-  const file = path.join(dataDir, 'callbacks.jsonl');
-  fs.writeFileSync(
-    file,
-    payments.map((p) => JSON.stringify(signPayload(secret, { paymentId: p.id, status: 'success', amount: 123.45, orderId: p.order_id, timestamp }))).join('\n') + '\n',
-  );
-  process.env.TALAT_BENCH_CALLBACKS = file;
+    const payments: { id: string; order_id: string }[] = await db('payments')
+      .where('order_id', 'like', `${prefix}%`)
+      .select('id', 'order_id');
+    const secret = config.callbacks.providers.QR.secret;
+    const timestamp = new Date().toISOString();
+    const file = path.join(dataDir, 'callbacks.jsonl');
+    fs.writeFileSync(
+      file,
+      payments
+        .map((p) =>
+          JSON.stringify(
+            signPayload(secret, { paymentId: p.id, status: 'success', amount: 123.45, orderId: p.order_id, timestamp }),
+          ),
+        )
+        .join('\n') + '\n',
+    );
+    process.env.TALAT_BENCH_CALLBACKS = file;
 
-  const load = loadAverage();
-  const fire = (title: string) => {
-    say(`${title}: ${payments.length} callbacks over ${opts.connections} connections`);
-    return autocannon({
-      url: base,
-      workers: 1,
-      connections: opts.connections,
-      amount: payments.length,
-      timeout: 30,
-      requests: [{ method: 'POST', path: '/qrcallback', headers: { 'content-type': 'application/json' }, setupRequest: path.join(__dirname, 'callbacks-request.cjs') }],
-    } as autocannon.Options);
-  };
-  // autocannon's workers: each worker thread loads callbacks-request.cjs afresh, so with one
-  // worker every request of a run is a different callback
-  if (opts.workerStopped) await stopWorker();
-  const accepted = await fire('POST /qrcallback, each callback new');
-  if (opts.workerStopped) await startWorker();
-  const receipts = Number((await db('callback_receipts').count<{ count: string }[]>('* as count'))[0].count);
-  const settleS = await waitUntil('payments paid', async () => (await count('paid')) >= receipts);
-  const duplicates = await fire('POST /qrcallback, each callback again (duplicates)');
-  const receiptsAfter = Number((await db('callback_receipts').count<{ count: string }[]>('* as count'))[0].count);
+    const load = loadAverage();
+    const fire = (title: string) => {
+      say(`${title}: ${payments.length} callbacks over ${opts.connections} connections`);
+      return autocannon({
+        url: base,
+        workers: 1,
+        connections: opts.connections,
+        amount: payments.length,
+        timeout: 30,
+        requests: [
+          {
+            method: 'POST',
+            path: '/qrcallback',
+            headers: { 'content-type': 'application/json' },
+            setupRequest: path.join(__dirname, 'callbacks-request.cjs'),
+          },
+        ],
+      } as autocannon.Options);
+    };
+    // autocannon's workers: each worker thread loads callbacks-request.cjs afresh, so with one
+    // worker every request of a run is a different callback
+    if (opts.workerStopped) await stopWorker();
+    const accepted = await fire('POST /qrcallback, each callback new');
+    if (opts.workerStopped) await startWorker();
+    const receipts = Number((await db('callback_receipts').count<{ count: string }[]>('* as count'))[0].count);
+    const settleS = await waitUntil('payments paid', async () => (await count('paid')) >= receipts);
+    const duplicates = await fire('POST /qrcallback, each callback again (duplicates)');
+    const receiptsAfter = Number((await db('callback_receipts').count<{ count: string }[]>('* as count'))[0].count);
 
-  const line = (name: string, r: autocannon.Result) => resultLine(name, 30, r, r['2xx'] / r.duration, 'callbacks/s');
-  process.stdout.write(
-    [
-      '',
-      headerLine('callback API', opts.connections, load) + (opts.workerStopped ? ', worker stopped while accepting' : ''),
-      line('accepted (new) QR callbacks', accepted),
-      line('duplicate QR callbacks', duplicates),
-      `receipts: ${receipts} after the first pass, ${receiptsAfter} after the duplicates; every payment paid ${settleS.toFixed(1)} s after the last accepted callback`,
-      '',
-    ].join('\n'),
-  );
-});
+    const line = (name: string, r: autocannon.Result) => resultLine(name, 30, r, r['2xx'] / r.duration, 'callbacks/s');
+    process.stdout.write(
+      [
+        '',
+        headerLine('callback API', opts.connections, load) +
+          (opts.workerStopped ? ', worker stopped while accepting' : ''),
+        line('accepted (new) QR callbacks', accepted),
+        line('duplicate QR callbacks', duplicates),
+        `receipts: ${receipts} after the first pass, ${receiptsAfter} after the duplicates; every payment paid ${settleS.toFixed(1)} s after the last accepted callback`,
+        '',
+      ].join('\n'),
+    );
+  },
+);

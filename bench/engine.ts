@@ -43,11 +43,16 @@ const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 };
-const tsMs = (t: temporal.api.history.v1.IHistoryEvent['eventTime']) => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
+const tsMs = (t: temporal.api.history.v1.IHistoryEvent['eventTime']) =>
+  Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
 const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
 
 /** Concurrency `c` loops over `n` calls of `fn(i)`; calls/s over the whole run. */
-async function rawRate(n: number, c: number, fn: (i: number) => Promise<unknown>): Promise<{ rate: number; p50: number; p99: number }> {
+async function rawRate(
+  n: number,
+  c: number,
+  fn: (i: number) => Promise<unknown>,
+): Promise<{ rate: number; p50: number; p99: number }> {
   let next = 0;
   const lat: number[] = [];
   const start = performance.now();
@@ -88,7 +93,8 @@ runBench(
       req.on('end', () => {
         try {
           const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { orderId?: string } };
-          if (body.data?.orderId && !arrivals.has(body.data.orderId)) arrivals.set(body.data.orderId, performance.now());
+          if (body.data?.orderId && !arrivals.has(body.data.orderId))
+            arrivals.set(body.data.orderId, performance.now());
         } catch {
           /* not ours */
         }
@@ -97,27 +103,48 @@ runBench(
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    const reg = await fetch(`${base}/webhooks/endpoints`, { method: 'POST', headers, body: JSON.stringify({ url: hookUrl, publicPayments: true }) });
+    const reg = await fetch(`${base}/webhooks/endpoints`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ url: hookUrl, publicPayments: true }),
+    });
     if (reg.status !== 201) throw new Error(`webhook endpoint: ${reg.status} ${await reg.text()}`);
 
     const createQr = async (orderId: string) => {
-      const res = await fetch(`${base}/qrpayment`, { method: 'POST', headers, body: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }) });
+      const res = await fetch(`${base}/qrpayment`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
+      });
       if (res.status !== 200) throw new Error(`POST /qrpayment: ${res.status} ${await res.text()}`);
       await res.arrayBuffer();
     };
     /** the payments row: its id is what the provider's callback names */
     const paymentRow = async (orderId: string) => {
       for (let i = 0; i < 400; i++) {
-        const row = (await db('payments').where({ order_id: orderId }).first('id', 'provider_ref')) as { id: string; provider_ref: string | null } | undefined;
+        const row = (await db('payments').where({ order_id: orderId }).first('id', 'provider_ref')) as
+          { id: string; provider_ref: string | null } | undefined;
         if (row) return row;
         await sleep(5);
       }
       throw new Error(`no payments row for ${orderId}`);
     };
     const qrCallback = (orderId: string, paymentId: string) =>
-      JSON.stringify(signPayload(config.callbacks.providers.QR.secret, { paymentId, status: 'success', amount: 123.45, orderId, timestamp: new Date().toISOString() }));
+      JSON.stringify(
+        signPayload(config.callbacks.providers.QR.secret, {
+          paymentId,
+          status: 'success',
+          amount: 123.45,
+          orderId,
+          timestamp: new Date().toISOString(),
+        }),
+      );
     const postCallback = async (body: string) => {
-      const res = await fetch(`${base}/qrcallback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const res = await fetch(`${base}/qrcallback`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       if (res.status !== 200) throw new Error(`POST /qrcallback: ${res.status} ${await res.text()}`);
       await res.arrayBuffer();
     };
@@ -141,7 +168,10 @@ runBench(
         total += events?.length ?? 0;
         parts.push(`${id.replace(prefix, '')}: ${events?.length ?? 0}`);
         for (const e of events ?? [])
-          if (e.eventType === EventType.StartChildWorkflowExecutionInitiated && e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
+          if (
+            e.eventType === EventType.StartChildWorkflowExecutionInitiated &&
+            e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId
+          )
             queue.push(e.startChildWorkflowExecutionInitiatedEventAttributes.workflowId);
       }
       return { total, parts };
@@ -166,14 +196,27 @@ runBench(
     for (let i = 0; i < 3; i++) {
       const orderId = `${prefix}card-${i}`;
       const form = new URLSearchParams({ orderId, userId: 'u-bench', amount: '250.50', token: 'tok_bench' }).toString();
-      const res = await fetch(`${base}/cardpayment`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key }, body: form });
+      const res = await fetch(`${base}/cardpayment`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key },
+        body: form,
+      });
       if (res.status !== 200) throw new Error(`POST /cardpayment: ${res.status} ${await res.text()}`);
       let row = await paymentRow(orderId);
       for (let j = 0; j < 400 && !row.provider_ref; j++) row = (await sleep(5), await paymentRow(orderId));
-      const cb = new URLSearchParams({ objectId: row.provider_ref ?? '', token: 'tok_bench', status: 'true', message: '', saveCard: 'false' }).toString();
+      const cb = new URLSearchParams({
+        objectId: row.provider_ref ?? '',
+        token: 'tok_bench',
+        status: 'true',
+        message: '',
+        saveCard: 'false',
+      }).toString();
       const cres = await fetch(`${base}/callback`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', ...signatureHeaders(config.callbacks.providers.CARD.secret, cb) },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...signatureHeaders(config.callbacks.providers.CARD.secret, cb),
+        },
         body: cb,
         redirect: 'manual',
       });
@@ -199,13 +242,21 @@ runBench(
     say(`raw client.workflow.start: ${opts.payments} over ${opts.connections} concurrent callers`);
     const rawQueue = `bench-raw-${process.pid}`;
     const rawStart = (c: Client, tag: string) => (i: number) =>
-      c.workflow.start('qrPaymentWorkflow', { taskQueue: rawQueue, workflowId: `raw-${tag}-${process.pid}-${i}`, args: [{ orderId: `raw-${i}` }] });
+      c.workflow.start('qrPaymentWorkflow', {
+        taskQueue: rawQueue,
+        workflowId: `raw-${tag}-${process.pid}-${i}`,
+        args: [{ orderId: `raw-${i}` }],
+      });
     const starts = await rawRate(opts.payments, opts.connections, rawStart(client, 'a'));
 
     // 4: accepted callbacks for the payments just created, then raw signals to the raw workflows
     const rows: { id: string; order_id: string }[] = [];
     for (let i = 0; i < 600 && rows.length < qr['2xx']; i++) {
-      rows.splice(0, rows.length, ...(await db('payments').where('order_id', 'like', `${prefix}tp-%`).select('id', 'order_id')));
+      rows.splice(
+        0,
+        rows.length,
+        ...(await db('payments').where('order_id', 'like', `${prefix}tp-%`).select('id', 'order_id')),
+      );
       if (rows.length < qr['2xx']) await sleep(100);
     }
     say(`POST /qrcallback: ${rows.length} callbacks over ${opts.connections} connections`);
@@ -219,7 +270,11 @@ runBench(
         while (cbNext < bodies.length) {
           const b = bodies[cbNext++];
           const t0 = performance.now();
-          const res = await fetch(`${base}/qrcallback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: b });
+          const res = await fetch(`${base}/qrcallback`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: b,
+          });
           await res.arrayBuffer();
           cbLat.push(performance.now() - t0);
           if (res.status === 200) cbOk++;
@@ -229,12 +284,17 @@ runBench(
     const cbRate = cbOk / ((performance.now() - cbStart) / 1000);
     say(`raw signals: ${opts.payments} over ${opts.connections} concurrent callers`);
     const signals = await rawRate(opts.payments, opts.connections, (i) =>
-      client.workflow.getHandle(`raw-a-${process.pid}-${i}`).signal('paymentResult', { status: 'success', provider: 'qr' }),
+      client.workflow
+        .getHandle(`raw-a-${process.pid}-${i}`)
+        .signal('paymentResult', { status: 'success', provider: 'qr' }),
     );
 
     // 5: raw starts on a dev server with SQLite's default settings, started for the comparison
     say('raw starts on a second dev server with SQLite default settings (file, no pragmas)');
-    const plainAddress = await stack.startTemporal({ dbFile: path.join(stack.dataDir, 'temporal-defaults.db'), sqlitePragmas: false });
+    const plainAddress = await stack.startTemporal({
+      dbFile: path.join(stack.dataDir, 'temporal-defaults.db'),
+      sqlitePragmas: false,
+    });
     const plainConn = await Connection.connect({ address: plainAddress });
     const plain = new Client({ connection: plainConn, namespace: 'default' });
     const plainStarts = await rawRate(opts.payments, opts.connections, rawStart(plain, 'b'));
@@ -287,7 +347,8 @@ runBench(
 
     receiver.close();
     const mean = (xs: { total: number }[]) => xs.reduce((a, x) => a + x.total, 0) / Math.max(1, xs.length);
-    const range = (xs: { total: number }[]) => `${Math.min(...xs.map((x) => x.total))}-${Math.max(...xs.map((x) => x.total))}`;
+    const range = (xs: { total: number }[]) =>
+      `${Math.min(...xs.map((x) => x.total))}-${Math.max(...xs.map((x) => x.total))}`;
     const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
     const line = (name: string, rate: number, unit: string, p50: number, p99: number) =>
       `${name.padEnd(44)} ${rate.toFixed(1).padStart(8)} ${unit.padEnd(9)} p50 ${ms(p50).padStart(9)}  p99 ${ms(p99).padStart(9)}`;
@@ -301,11 +362,18 @@ runBench(
         resultLine('POST /qrpayment (creations)', 44, qr, qrRate, 'payments/s'),
         line('raw client.workflow.start, same server', starts.rate, 'starts/s', starts.p50, starts.p99),
         `  ratio gateway / raw starts: ${ratio(qrRate, starts.rate)}`,
-        line('POST /qrcallback (accepted, new)', cbRate, 'cb/s', percentile(cbLat, 50), percentile(cbLat, 99)) + `  (${cbOk} of ${bodies.length} 200)`,
+        line('POST /qrcallback (accepted, new)', cbRate, 'cb/s', percentile(cbLat, 50), percentile(cbLat, 99)) +
+          `  (${cbOk} of ${bodies.length} 200)`,
         line('raw signals, same server', signals.rate, 'signals/s', signals.p50, signals.p99),
         `  ratio gateway / raw signals: ${ratio(cbRate, signals.rate)}`,
         line('raw starts, embedded server (SQLite WAL)', starts.rate, 'starts/s', starts.p50, starts.p99),
-        line('raw starts, dev server with SQLite defaults', plainStarts.rate, 'starts/s', plainStarts.p50, plainStarts.p99),
+        line(
+          'raw starts, dev server with SQLite defaults',
+          plainStarts.rate,
+          'starts/s',
+          plainStarts.p50,
+          plainStarts.p99,
+        ),
         `  ratio embedded / defaults: ${ratio(starts.rate, plainStarts.rate)}`,
         `workflow-task schedule-to-start at ${opts.rate}/s offered (${offered} payments in ${offeredS.toFixed(1)} s, ${steadyErrors} errors): ` +
           `p50 ${ms(percentile(s2s, 50))}  p99 ${ms(percentile(s2s, 99))}  max ${ms(Math.max(...s2s))}  (${s2s.length} tasks of ${histories} workflows)`,

@@ -108,7 +108,8 @@ interface PhaseResult {
   cpu: Record<string, number>;
 }
 
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 
 /**
  * `connections` loops for `seconds` (or until `next` returns undefined), each request to the
@@ -130,14 +131,18 @@ async function drive(
   const deadline = started + opts.seconds * 1000;
   const post = (base: string, req: { path: string; headers: Record<string, string>; body: string }) =>
     new Promise<number>((resolve) => {
-      const r = http.request(`${base}${req.path}`, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...req.headers } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 300 && !firstError) firstError = `${res.statusCode} ${text.slice(0, 200)}`;
-          resolve(res.statusCode ?? 0);
-        });
-      });
+      const r = http.request(
+        `${base}${req.path}`,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json', ...req.headers } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => {
+            if ((res.statusCode ?? 0) >= 300 && !firstError) firstError = `${res.statusCode} ${text.slice(0, 200)}`;
+            resolve(res.statusCode ?? 0);
+          });
+        },
+      );
       r.on('error', (e) => {
         firstError ||= e.message;
         resolve(0);
@@ -162,29 +167,56 @@ async function drive(
   const after = cpu();
   if (firstError) say(`first failure: ${firstError}`);
   latencies.sort((a, b) => a - b);
-  return { ok, failed, seconds, p50: pct(latencies, 50), p99: pct(latencies, 99), cpu: Object.fromEntries(Object.entries(after).map(([k, v]) => [k, (v - (before[k] ?? 0)) / seconds])) };
+  return {
+    ok,
+    failed,
+    seconds,
+    p50: pct(latencies, 50),
+    p99: pct(latencies, 99),
+    cpu: Object.fromEntries(Object.entries(after).map(([k, v]) => [k, (v - (before[k] ?? 0)) / seconds])),
+  };
 }
 
 async function main() {
   fs.mkdirSync(dataDir, { recursive: true });
   const load = loadAverage();
   say('starting Postgres and the Temporal dev server (SQLite file, WAL) on free ports');
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'pg'), port: await freePort(), database: 'talat_bench' });
+  const pg = await startEmbeddedPostgres({
+    dataDir: path.join(dataDir, 'pg'),
+    port: await freePort(),
+    database: 'talat_bench',
+  });
   stops.push(() => pg.stop());
   const postmaster = Number(fs.readFileSync(path.join(pg.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const temporal = await startEmbeddedTemporal({ port: await freePort(), namespace: 'default', dbFile: path.join(dataDir, 'temporal.db') });
+  const temporal = await startEmbeddedTemporal({
+    port: await freePort(),
+    namespace: 'default',
+    dbFile: path.join(dataDir, 'temporal.db'),
+  });
   stops.push(() => temporal.stop());
 
   const db = createDb(pg.url, { poolMax: 4 });
   stops.push(() => db.destroy());
   await migrateLatest(db);
   if (await isCatalogEmpty(db)) await seedCatalog(db);
-  const { key } = await createApiKey(db, { name: 'bench-scale', scopes: ['payments:write', 'payments:read'], mode: 'sandbox' });
+  const { key } = await createApiKey(db, {
+    name: 'bench-scale',
+    scopes: ['payments:write', 'payments:read'],
+    mode: 'sandbox',
+  });
 
   say('bundling the workflows once for every worker');
   const bundlePath = path.join(dataDir, 'workflow-bundle.js');
   const quiet = () => undefined;
-  fs.writeFileSync(bundlePath, (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet, log: quiet } })).code);
+  fs.writeFileSync(
+    bundlePath,
+    (
+      await bundleWorkflowCode({
+        workflowsPath: WORKFLOWS_PATH,
+        logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet, log: quiet },
+      })
+    ).code,
+  );
 
   const env = {
     NODE_ENV: 'test',
@@ -204,7 +236,10 @@ async function main() {
   const qrSecret = `${DEV_PROVIDER_SECRET_PREFIX}qr`;
   const lines: string[] = [];
   const base: { qr?: number; cb?: number } = {};
-  const cores = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+  const cores = (c: Record<string, number>) =>
+    Object.entries(c)
+      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .join(', ');
 
   for (const n of SIZES) {
     say(`${n} gateway(s) and ${n} worker(s): starting`);
@@ -228,13 +263,25 @@ async function main() {
     const qr = await drive(
       gateways,
       agent,
-      () => ({ path: '/qrpayment', headers: { 'x-api-key': key }, body: JSON.stringify({ orderId: `${prefix}${seq++}`, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }) }),
+      () => ({
+        path: '/qrpayment',
+        headers: { 'x-api-key': key },
+        body: JSON.stringify({
+          orderId: `${prefix}${seq++}`,
+          userId: 'u-bench',
+          amount: 123.45,
+          customerId: 'c-bench',
+        }),
+      }),
       cpu,
     );
     // the workers record the payments: wait (bounded) until every created one is there
     const recorded = () => db('payments').where('order_id', 'like', `${prefix}%`).count<{ n: string }[]>('* as n');
-    for (const until = Date.now() + 60_000; Date.now() < until && Number((await recorded())[0].n) < qr.ok; ) await new Promise((r) => setTimeout(r, 250));
-    const rows: { id: string; order_id: string }[] = await db('payments').where('order_id', 'like', `${prefix}%`).select('id', 'order_id');
+    for (const until = Date.now() + 60_000; Date.now() < until && Number((await recorded())[0].n) < qr.ok;)
+      await new Promise((r) => setTimeout(r, 250));
+    const rows: { id: string; order_id: string }[] = await db('payments')
+      .where('order_id', 'like', `${prefix}%`)
+      .select('id', 'order_id');
     for (const r of rows) created.push({ paymentId: r.id, orderId: r.order_id });
     say(`${n}: ${qr.ok} QR payments created (${created.length} recorded); sending their first callbacks`);
     const timestamp = new Date().toISOString();
@@ -245,7 +292,19 @@ async function main() {
       () => {
         const p = created[i++];
         if (!p) return undefined;
-        return { path: '/qrcallback', headers: {}, body: JSON.stringify(signPayload(qrSecret, { paymentId: p.paymentId, status: 'success', amount: 123.45, orderId: p.orderId, timestamp })) };
+        return {
+          path: '/qrcallback',
+          headers: {},
+          body: JSON.stringify(
+            signPayload(qrSecret, {
+              paymentId: p.paymentId,
+              status: 'success',
+              amount: 123.45,
+              orderId: p.orderId,
+              timestamp,
+            }),
+          ),
+        };
       },
       cpu,
     );
@@ -269,7 +328,10 @@ async function main() {
   process.stdout.write(
     [
       '',
-      headerLine('scale-out', opts.connections, load).replace('benchmark', `benchmark (${opts.seconds} s per phase, one Temporal dev server on SQLite WAL, one Postgres)`),
+      headerLine('scale-out', opts.connections, load).replace(
+        'benchmark',
+        `benchmark (${opts.seconds} s per phase, one Temporal dev server on SQLite WAL, one Postgres)`,
+      ),
       `load average after ${loadAverage()} on ${cpus.length} cores (other processes share them)`,
       ...lines,
       '',

@@ -36,14 +36,23 @@ async function main() {
   let url = config.database.url;
   let stopPg: (() => Promise<void>) | undefined;
   if (!url) {
-    const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), port: config.database.embeddedPort, database: 'talat' });
+    const pg = await startEmbeddedPostgres({
+      dataDir: path.join(config.dataDir, 'pg'),
+      port: config.database.embeddedPort,
+      database: 'talat',
+    });
     url = pg.url;
     if (pg.startedByUs) stopPg = () => pg.stop();
   }
   const db = createDb(url, { poolMax: 10 });
   const connection = Connection.lazy({ address: '127.0.0.1:1' }); // never dialled: no storefront route uses Temporal
   const server = http.createServer(
-    createApp({ config, db, temporal: { client: new Client({ connection }), taskQueue: 'bench' }, logger: pino({ level: 'silent' }) }).callback(),
+    createApp({
+      config,
+      db,
+      temporal: { client: new Client({ connection }), taskQueue: 'bench' },
+      logger: pino({ level: 'silent' }),
+    }).callback(),
   );
   try {
     await migrateLatest(db);
@@ -51,8 +60,13 @@ async function main() {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
-    const searchRequest = (query: string) => ({ method: 'GET' as const, path: `/api/search2/semantic_search?query=${encodeURIComponent(query)}&limit=20` });
-    const judged = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', 'test', 'storefront', 'search-judgments.json'), 'utf8')) as { queries: { query: string }[] };
+    const searchRequest = (query: string) => ({
+      method: 'GET' as const,
+      path: `/api/search2/semantic_search?query=${encodeURIComponent(query)}&limit=20`,
+    });
+    const judged = JSON.parse(
+      fs.readFileSync(path.resolve(__dirname, '..', 'test', 'storefront', 'search-judgments.json'), 'utf8'),
+    ) as { queries: { query: string }[] };
     const repeated = judged.queries.map((q) => searchRequest(q.query));
     // distinct queries (every group's English and Thai name, interleaved): each is new to the ranking cache
     const groups = fs
@@ -61,27 +75,46 @@ async function main() {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as { nameEn: string; nameTh: string });
     const distinct = groups.flatMap((g) => [searchRequest(g.nameEn.toLowerCase()), searchRequest(g.nameTh)]);
-    const scenarios: { name: string; path: string; headers?: Record<string, string>; requests?: { method: 'GET'; path: string }[]; warm?: boolean }[] = [
+    const scenarios: {
+      name: string;
+      path: string;
+      headers?: Record<string, string>;
+      requests?: { method: 'GET'; path: string }[];
+      warm?: boolean;
+    }[] = [
       { name: 'catalog tree', path: '/api/v2/catalog-tree/catalog-tree' },
-      { name: 'product list (gzip)', path: '/api/product/productlist/onlineData', headers: { 'accept-encoding': 'gzip' } },
+      {
+        name: 'product list (gzip)',
+        path: '/api/product/productlist/onlineData',
+        headers: { 'accept-encoding': 'gzip' },
+      },
       { name: 'product list (identity)', path: '/api/product/productlist/onlineData' },
       { name: `search, ${distinct.length} distinct queries`, path: distinct[0].path, requests: distinct, warm: false },
       { name: `search, ${repeated.length} judged queries again`, path: repeated[0].path, requests: repeated },
     ];
 
-    for (const s of scenarios) for (const r of s.warm === false ? [] : (s.requests ?? [{ path: s.path }])) {
-      const res = await fetch(base + r.path, { headers: s.headers });
-      if (res.status !== 200) throw new Error(`warm-up ${r.path}: HTTP ${res.status}`);
-      await res.arrayBuffer();
-    }
+    for (const s of scenarios)
+      for (const r of s.warm === false ? [] : (s.requests ?? [{ path: s.path }])) {
+        const res = await fetch(base + r.path, { headers: s.headers });
+        if (res.status !== 200) throw new Error(`warm-up ${r.path}: HTTP ${res.status}`);
+        await res.arrayBuffer();
+      }
 
     const cpus = (await import('node:os')).cpus();
     process.stdout.write(
       `Storefront benchmark: ${connections} connections, ${duration} s per scenario, loopback, ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, Node ${process.version}\n\n`,
     );
-    process.stdout.write(`${'scenario'.padEnd(34)}${'req/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'non-2xx'.padStart(10)}${'errors'.padStart(8)}\n`);
+    process.stdout.write(
+      `${'scenario'.padEnd(34)}${'req/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'non-2xx'.padStart(10)}${'errors'.padStart(8)}\n`,
+    );
     for (const s of scenarios) {
-      const r = await autocannon({ url: base + s.path, connections, duration, headers: s.headers, requests: s.requests });
+      const r = await autocannon({
+        url: base + s.path,
+        connections,
+        duration,
+        headers: s.headers,
+        requests: s.requests,
+      });
       process.stdout.write(
         `${s.name.padEnd(34)}${r.requests.average.toFixed(0).padStart(10)}${String(r.latency.p50).padStart(10)}${String(r.latency.p99).padStart(10)}${String(r.non2xx).padStart(10)}${String(r.errors).padStart(8)}\n`,
       );
@@ -90,7 +123,8 @@ async function main() {
     await new Promise((r) => server.close(r));
     // requests cut off when a scenario ends may still be waiting on the database: let them finish
     const pool = (db.client as { pool?: { numUsed(): number; numPendingAcquires(): number } }).pool;
-    for (let i = 0; i < 100 && pool && pool.numUsed() + pool.numPendingAcquires() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && pool && pool.numUsed() + pool.numPendingAcquires() > 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
     await connection.close().catch(() => undefined);
     await db.destroy();
     await stopPg?.();

@@ -92,7 +92,11 @@ export interface StackOptions {
  * A benchmark's own directory .data/<name> and its list of stops: stopAll (once, however often
  * called) runs them last first, then removes the directory.
  */
-export function benchData(name: string): { dataDir: string; stops: (() => Promise<unknown>)[]; stopAll: () => Promise<void> } {
+export function benchData(name: string): {
+  dataDir: string;
+  stops: (() => Promise<unknown>)[];
+  stopAll: () => Promise<void>;
+} {
   const dataDir = path.join(path.resolve(__dirname, '..'), '.data', name);
   const stops: (() => Promise<unknown>)[] = [];
   let stopping: Promise<void> | undefined;
@@ -108,20 +112,31 @@ export function benchData(name: string): { dataDir: string; stops: (() => Promis
  * Runs a benchmark: parses its options (`args`), starts the stack, runs `measure`, then stops
  * everything, exiting 0 (1 when it failed or the 5-minute guard fired, 130 on SIGINT/SIGTERM).
  */
-export function runBench<O>(name: string, stackOptions: StackOptions, args: () => O, measure: (opts: O, stack: Stack) => Promise<void>): void {
+export function runBench<O>(
+  name: string,
+  stackOptions: StackOptions,
+  args: () => O,
+  measure: (opts: O, stack: Stack) => Promise<void>,
+): void {
   const { dataDir, stops, stopAll } = benchData(name);
 
   async function startStack({ taskQueue, scopes, env, temporalFile }: StackOptions): Promise<Stack> {
     say('starting Postgres and the Temporal dev server (own, on free ports)');
     fs.mkdirSync(dataDir, { recursive: true });
-    const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'pg'), port: await freePort(), database: 'talat_bench' });
+    const pg = await startEmbeddedPostgres({
+      dataDir: path.join(dataDir, 'pg'),
+      port: await freePort(),
+      database: 'talat_bench',
+    });
     stops.push(() => pg.stop());
     const startTemporal = async (o: { dbFile?: string; sqlitePragmas?: boolean }) => {
       const t = await startEmbeddedTemporal({ port: await freePort(), namespace: 'default', ...o });
       stops.push(() => t.stop());
       return t.address;
     };
-    const temporal = { address: await startTemporal(temporalFile ? { dbFile: path.join(dataDir, 'temporal.db') } : {}) };
+    const temporal = {
+      address: await startTemporal(temporalFile ? { dbFile: path.join(dataDir, 'temporal.db') } : {}),
+    };
 
     const config = loadConfig({
       NODE_ENV: 'test',
@@ -143,7 +158,13 @@ export function runBench<O>(name: string, stackOptions: StackOptions, args: () =
     say('bundling the workflows and starting a worker');
     installTemporalRuntime('ERROR');
     const startWorker = async () => {
-      const { worker, connection } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, codecKeys: config.temporal.codecKeys, activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }) });
+      const { worker, connection } = await createWorker({
+        address: temporal.address,
+        namespace: 'default',
+        taskQueue,
+        codecKeys: config.temporal.codecKeys,
+        activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }),
+      });
       const run = worker.run();
       let stopped: Promise<void> | undefined;
       const stop = () =>
@@ -163,7 +184,17 @@ export function runBench<O>(name: string, stackOptions: StackOptions, args: () =
     stops.push(() => new Promise((resolve) => server.close(resolve)));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const { key } = await createApiKey(db, { name: 'bench', scopes, mode: 'sandbox' });
-    return { dataDir, config, db, base, key, stopWorker, startWorker, temporal: { address: temporal.address, client }, startTemporal };
+    return {
+      dataDir,
+      config,
+      db,
+      base,
+      key,
+      stopWorker,
+      startWorker,
+      temporal: { address: temporal.address, client },
+      startTemporal,
+    };
   }
 
   async function main() {
@@ -184,7 +215,8 @@ export function runBench<O>(name: string, stackOptions: StackOptions, args: () =
  * 130, the guard exits 1, a failure is printed and exits 1, success exits 0 (`stopAll` first).
  */
 export function runBounded(minutes: number, stopAll: () => Promise<void>, main: () => Promise<void>): void {
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => void stopAll().finally(() => process.exit(130)));
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.on(sig, () => void stopAll().finally(() => process.exit(130)));
   const guard = setTimeout(() => {
     say(`time limit (${minutes} min) reached: stopping`);
     void stopAll().finally(() => process.exit(1));

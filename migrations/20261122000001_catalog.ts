@@ -105,7 +105,16 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const t of ['banners', 'promotions', 'inventory', 'branches', 'prices', 'products', 'product_groups', 'categories']) {
+  for (const t of [
+    'banners',
+    'promotions',
+    'inventory',
+    'branches',
+    'prices',
+    'products',
+    'product_groups',
+    'categories',
+  ]) {
     await knex.schema.dropTableIfExists(t);
   }
 }

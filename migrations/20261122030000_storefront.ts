@@ -80,7 +80,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('revoked_at', { useTz: true });
   });
-  await knex.raw('CREATE UNIQUE INDEX storefront_api_keys_one_active ON storefront_api_keys (identity_id) WHERE revoked_at IS NULL');
+  await knex.raw(
+    'CREATE UNIQUE INDEX storefront_api_keys_one_active ON storefront_api_keys (identity_id) WHERE revoked_at IS NULL',
+  );
 
   // rate-limiter-flexible's Postgres store (its own table layout), shared by gateway instances.
   await knex.schema.createTable('storefront_rate_limits', (t) => {
@@ -91,7 +93,14 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const t of ['storefront_rate_limits', 'storefront_api_keys', 'identity_credentials', 'identity_identities', 'search_index_state', 'search_documents']) {
+  for (const t of [
+    'storefront_rate_limits',
+    'storefront_api_keys',
+    'identity_credentials',
+    'identity_identities',
+    'search_index_state',
+    'search_documents',
+  ]) {
     await knex.schema.dropTableIfExists(t);
   }
   for (const tables of Object.values(VERSIONED)) {

@@ -10,5 +10,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw('CREATE INDEX IF NOT EXISTS search_documents_trgm ON search_documents USING gin (trgm_text gin_trgm_ops)');
+  await knex.raw(
+    'CREATE INDEX IF NOT EXISTS search_documents_trgm ON search_documents USING gin (trgm_text gin_trgm_ops)',
+  );
 }

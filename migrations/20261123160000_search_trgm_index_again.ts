@@ -10,7 +10,9 @@
 import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw('CREATE INDEX IF NOT EXISTS search_documents_trgm ON search_documents USING gin (trgm_text gin_trgm_ops)');
+  await knex.raw(
+    'CREATE INDEX IF NOT EXISTS search_documents_trgm ON search_documents USING gin (trgm_text gin_trgm_ops)',
+  );
   await knex.raw(`
     CREATE OR REPLACE FUNCTION search_trigram(q text, min_similarity real, depth integer)
     RETURNS TABLE (group_id text, r real)

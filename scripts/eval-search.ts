@@ -35,7 +35,14 @@ void withDb(async (db) => {
   const v = await readVersions(db);
   const catalog = await loadCatalog(db, v.catalog);
   const index = await ensureSearchIndex(db, catalog, createDefaultEmbedder(), pino({ level: 'warn' }));
-  const ctx = { db, index, catalog, prices: await loadPrices(db, v.prices), inventory: await loadInventory(db, v.inventory), now: new Date() };
+  const ctx = {
+    db,
+    index,
+    catalog,
+    prices: await loadPrices(db, v.prices),
+    inventory: await loadInventory(db, v.inventory),
+    now: new Date(),
+  };
   const reports: Record<string, EvalReport> = {};
   const timings: number[] = [];
 
@@ -46,29 +53,39 @@ void withDb(async (db) => {
       evaluate(judgments, async (q) => {
         const t0 = performance.now();
         const ranked = await rank(ctx, q);
-        const ids = (weights === RANKER_WEIGHTS ? order(ranked, weights) : fuse(ranked.lists, weights)).map((r) => r.groupId);
+        const ids = (weights === RANKER_WEIGHTS ? order(ranked, weights) : fuse(ranked.lists, weights)).map(
+          (r) => r.groupId,
+        );
         timings.push(performance.now() - t0);
         return ids;
       });
     const fused = await run(RANKER_WEIGHTS);
     reports[set.key] = fused;
     if (args.has('--json')) continue;
-    out(`\n== ${set.name}: ${judgments.length} judged queries, catalog version ${v.catalog}, embedder ${index.embedder.id}\n`);
+    out(
+      `\n== ${set.name}: ${judgments.length} judged queries, catalog version ${v.catalog}, embedder ${index.embedder.id}\n`,
+    );
     if (args.has('--verbose')) {
       for (const q of fused.queries) {
         const j = judgments.find((x) => x.query === q.query)!;
-        out(`${pct(q.ndcg)} ${pct(q.recall)}  ${q.kind.padEnd(14)} ${q.query}  [${q.top.map((id) => (j.relevant[id] ? `${id}:${j.relevant[id]}` : id)).join(' ')}]\n`);
+        out(
+          `${pct(q.ndcg)} ${pct(q.recall)}  ${q.kind.padEnd(14)} ${q.query}  [${q.top.map((id) => (j.relevant[id] ? `${id}:${j.relevant[id]}` : id)).join(' ')}]\n`,
+        );
       }
       out('\n');
     }
-    const line = (name: string, r: { ndcg: number; recall: number }) => `${name.padEnd(26)} nDCG@10 ${pct(r.ndcg)}  recall@10 ${pct(r.recall)}\n`;
+    const line = (name: string, r: { ndcg: number; recall: number }) =>
+      `${name.padEnd(26)} nDCG@10 ${pct(r.ndcg)}  recall@10 ${pct(r.recall)}\n`;
     out(line('hybrid (RRF)', fused));
     for (const [key, g] of Object.entries(fused.groups)) out(line(`  ${key} (${g.n})`, g));
     if (args.has('--no-rankers')) continue;
     out('Each ranker alone:\n');
     for (const ranker of Object.keys(RANKER_WEIGHTS) as Ranker[]) {
       if (ranker === 'exact') continue;
-      const alone = Object.fromEntries(Object.keys(RANKER_WEIGHTS).map((r) => [r, r === ranker ? 1 : 0])) as Record<Ranker, number>;
+      const alone = Object.fromEntries(Object.keys(RANKER_WEIGHTS).map((r) => [r, r === ranker ? 1 : 0])) as Record<
+        Ranker,
+        number
+      >;
       out(line(`  ${ranker}`, await run(alone)));
     }
   }

@@ -25,10 +25,14 @@ if (fs.existsSync(built)) {
   try {
     register = require('tsx/cjs/api').register;
   } catch {
-    process.stderr.write(`talat: no build (${path.relative(root, built)} is missing) and no tsx to run the sources: run \`npm run build\` first\n`);
+    process.stderr.write(
+      `talat: no build (${path.relative(root, built)} is missing) and no tsx to run the sources: run \`npm run build\` first\n`,
+    );
     process.exit(1);
   }
-  process.stderr.write(`talat: no build in dist/: running ${path.relative(root, source)} with tsx (\`npm run build\` for the compiled one)\n`);
+  process.stderr.write(
+    `talat: no build in dist/: running ${path.relative(root, source)} with tsx (\`npm run build\` for the compiled one)\n`,
+  );
   register();
   require(source);
 }

@@ -29,11 +29,19 @@ async function identity<T>(base: string, target: string, body: unknown): Promise
 async function main() {
   const config = loadConfig();
   const base = arg('base', `http://${config.host}:${config.port}`).replace(/\/+$/, '');
-  const { IdentityId } = await identity<{ IdentityId: string }>(base, 'GetId', { Logins: { 'talat.dev': arg('login', 'dev-user') } });
-  const { Credentials } = await identity<{ Credentials: { AccessKeyId: string; SecretKey: string; SessionToken: string } }>(base, 'GetCredentialsForIdentity', { IdentityId });
+  const { IdentityId } = await identity<{ IdentityId: string }>(base, 'GetId', {
+    Logins: { 'talat.dev': arg('login', 'dev-user') },
+  });
+  const { Credentials } = await identity<{
+    Credentials: { AccessKeyId: string; SecretKey: string; SessionToken: string };
+  }>(base, 'GetCredentialsForIdentity', { IdentityId });
   const url = await presignUrl({
     url: `${base}/auth/apikey/get`,
-    credentials: { accessKeyId: Credentials.AccessKeyId, secretAccessKey: Credentials.SecretKey, sessionToken: Credentials.SessionToken },
+    credentials: {
+      accessKeyId: Credentials.AccessKeyId,
+      secretAccessKey: Credentials.SecretKey,
+      sessionToken: Credentials.SessionToken,
+    },
     region: config.storefront.sigv4.region,
     service: config.storefront.sigv4.service,
     expiresIn: 300,

@@ -22,7 +22,12 @@ export interface AlertThrottle {
 
 const MAX_KEYS = 10_000;
 
-export function createAlertThrottle(opts: { notifier: Notifier; logger: Logger; windowMs?: number; clock?: () => number }): AlertThrottle {
+export function createAlertThrottle(opts: {
+  notifier: Notifier;
+  logger: Logger;
+  windowMs?: number;
+  clock?: () => number;
+}): AlertThrottle {
   const { notifier, logger } = opts;
   const windowMs = opts.windowMs ?? 3_600_000;
   const clock = opts.clock ?? Date.now;
@@ -31,7 +36,9 @@ export function createAlertThrottle(opts: { notifier: Notifier; logger: Logger; 
 
   const flushDigest = async () => {
     if (suppressed.size === 0) return;
-    const lines = [...suppressed.entries()].map(([key, s]) => `${String(s.count).padStart(6)} x  ${s.subject}  (${key})`);
+    const lines = [...suppressed.entries()].map(
+      ([key, s]) => `${String(s.count).padStart(6)} x  ${s.subject}  (${key})`,
+    );
     const total = [...suppressed.values()].reduce((n, s) => n + s.count, 0);
     suppressed.clear();
     try {

@@ -20,7 +20,9 @@ const optionalUrl = z
   .url()
   .optional()
   .or(z.literal('').transform(() => undefined));
-const bucketName = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)');
+const bucketName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)');
 const csv = z
   .string()
   .default('')
@@ -105,13 +107,25 @@ const envSchema = z.object({
   SENTRY_DSN: optionalUrl,
 
   SHOP_ORIGIN: z.string().min(1).default('http://localhost:5173'),
-  SCHEMA_BASE_PATH: z.string().regex(/^(\/[A-Za-z0-9._-]+)*$/, 'a path such as /schema or empty').default('/schema'),
-  SCHEMA_NAME: z.string().regex(/^[A-Za-z0-9._-]+$/).default('talat'),
+  SCHEMA_BASE_PATH: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._-]+)*$/, 'a path such as /schema or empty')
+    .default('/schema'),
+  SCHEMA_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/)
+    .default('talat'),
   STOREFRONT_KEY_SECRET: z.string().min(32, 'at least 32 characters').optional(),
   IDENTITY_SECRET: z.string().min(32, 'at least 32 characters').optional(),
-  IDENTITY_REGION: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'a region such as ap-southeast-1').default('ap-southeast-1'),
+  IDENTITY_REGION: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'a region such as ap-southeast-1')
+    .default('ap-southeast-1'),
   IDENTITY_CREDENTIALS_TTL_S: positiveInt.min(60).max(43_200).default(3600),
-  SIGV4_SERVICE: z.string().regex(/^[a-z0-9-]+$/).default('execute-api'),
+  SIGV4_SERVICE: z
+    .string()
+    .regex(/^[a-z0-9-]+$/)
+    .default('execute-api'),
   STOREFRONT_AUTH_RATE_PER_MIN: positiveInt.default(60),
   SEARCH_MAX_QUERY_LENGTH: positiveInt.max(1000).default(200),
   WEBHOOK_SECRET_KEY: z
@@ -124,14 +138,15 @@ const envSchema = z.object({
   SMTP_TIMEOUT_MS: positiveInt.max(120_000).default(5000),
   SMTP_SINK_PORT: port.default(2525),
   SIMULATOR_DELAY_S: positiveInt.max(3600).default(20),
-  SIMULATORS: z
-    .enum(['on', 'off', 'auto'])
-    .default('auto'),
+  SIMULATORS: z.enum(['on', 'off', 'auto']).default('auto'),
 
   // storefront assets in an S3-compatible object store (README "Storefront assets")
   S3_ENDPOINT: optionalUrl,
   S3_PUBLIC_ENDPOINT: optionalUrl,
-  S3_REGION: z.string().regex(/^[a-z0-9-]{2,40}$/, 'a region such as us-east-1').default('us-east-1'),
+  S3_REGION: z
+    .string()
+    .regex(/^[a-z0-9-]{2,40}$/, 'a region such as us-east-1')
+    .default('us-east-1'),
   S3_ACCESS_KEY_ID: z.string().min(3).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(8).optional(),
   S3_BUCKET_PRICES: bucketName.default('talat-prices'),
@@ -166,7 +181,9 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(
-      parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message} (got ${JSON.stringify(env[String(i.path[0])])})`),
+      parsed.error.issues.map(
+        (i) => `${i.path.join('.')}: ${i.message} (got ${JSON.stringify(env[String(i.path[0])])})`,
+      ),
     );
   }
   const e = parsed.data;
@@ -188,13 +205,19 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     for (const cidr of ips) if (!isCidr(cidr)) issues.push(`${ipsVar}: ${JSON.stringify(cidr)} is not a CIDR range`);
     providers[name] = { secret, ips };
   }
-  for (const cidr of e.TRUSTED_PROXIES) if (!isCidr(cidr)) issues.push(`TRUSTED_PROXIES: ${JSON.stringify(cidr)} is not a CIDR range`);
-  for (const cidr of e.WALLET_RATE_ALLOW) if (!isCidr(cidr)) issues.push(`WALLET_RATE_ALLOW: ${JSON.stringify(cidr)} is not a CIDR range`);
+  for (const cidr of e.TRUSTED_PROXIES)
+    if (!isCidr(cidr)) issues.push(`TRUSTED_PROXIES: ${JSON.stringify(cidr)} is not a CIDR range`);
+  for (const cidr of e.WALLET_RATE_ALLOW)
+    if (!isCidr(cidr)) issues.push(`WALLET_RATE_ALLOW: ${JSON.stringify(cidr)} is not a CIDR range`);
   if (production && !e.STOREFRONT_KEY_SECRET) issues.push('STOREFRONT_KEY_SECRET: required in production');
   if (production && !e.IDENTITY_SECRET) issues.push('IDENTITY_SECRET: required in production');
-  if (production && !e.WEBHOOK_SECRET_KEY) issues.push('WEBHOOK_SECRET_KEY: required in production (32 random bytes, hex or base64)');
+  if (production && !e.WEBHOOK_SECRET_KEY)
+    issues.push('WEBHOOK_SECRET_KEY: required in production (32 random bytes, hex or base64)');
   let codecKeys: KeyRing | undefined;
-  if (production && !e.TEMPORAL_CODEC_KEYS) issues.push('TEMPORAL_CODEC_KEYS: required in production (<id>:<32 random bytes, base64 or hex>, comma-separated, the first encrypts)');
+  if (production && !e.TEMPORAL_CODEC_KEYS)
+    issues.push(
+      'TEMPORAL_CODEC_KEYS: required in production (<id>:<32 random bytes, base64 or hex>, comma-separated, the first encrypts)',
+    );
   else {
     try {
       codecKeys = parseKeyRing(e.TEMPORAL_CODEC_KEYS ?? DEV_CODEC_KEYS);
@@ -227,7 +250,9 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       /** the payload codec's key ring (AES-256-GCM; the first key encrypts) */
       codecKeys: codecKeys!,
       /** origins of Temporal Web allowed to call /codec from the browser */
-      webOrigins: e.TEMPORAL_WEB_ORIGIN.length ? e.TEMPORAL_WEB_ORIGIN.map((o) => o.replace(/\/+$/, '')) : [`http://127.0.0.1:${e.TEMPORAL_UI_PORT}`, `http://localhost:${e.TEMPORAL_UI_PORT}`],
+      webOrigins: e.TEMPORAL_WEB_ORIGIN.length
+        ? e.TEMPORAL_WEB_ORIGIN.map((o) => o.replace(/\/+$/, ''))
+        : [`http://127.0.0.1:${e.TEMPORAL_UI_PORT}`, `http://localhost:${e.TEMPORAL_UI_PORT}`],
     },
     roles: {
       workerHttpPort: e.WORKER_HTTP_PORT,
@@ -260,10 +285,19 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       trustedProxies: e.TRUSTED_PROXIES,
       providers,
     },
-    mail: { smtpUrl: e.SMTP_URL, adminEmail: e.ADMIN_EMAIL, from: e.MAIL_FROM, timeoutMs: e.SMTP_TIMEOUT_MS, sinkPort: e.SMTP_SINK_PORT },
+    mail: {
+      smtpUrl: e.SMTP_URL,
+      adminEmail: e.ADMIN_EMAIL,
+      from: e.MAIL_FROM,
+      timeoutMs: e.SMTP_TIMEOUT_MS,
+      sinkPort: e.SMTP_SINK_PORT,
+    },
     webhooks: {
       /** AES-256-GCM key of the endpoint secrets at rest */
-      secretKey: Buffer.from(e.WEBHOOK_SECRET_KEY ?? DEV_WEBHOOK_SECRET_KEY, /^[0-9a-fA-F]{64}$/.test(e.WEBHOOK_SECRET_KEY ?? '') ? 'hex' : 'base64'),
+      secretKey: Buffer.from(
+        e.WEBHOOK_SECRET_KEY ?? DEV_WEBHOOK_SECRET_KEY,
+        /^[0-9a-fA-F]{64}$/.test(e.WEBHOOK_SECRET_KEY ?? '') ? 'hex' : 'base64',
+      ),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'auto' ? !production : e.WEBHOOK_ALLOW_PRIVATE_URLS === 'on',
     },
@@ -271,7 +305,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     /** the same administrator alert is e-mailed at most once per window; repeats go into a digest */
     alertWindowSeconds: e.ALERT_WINDOW_S,
     /** /wallet/callback per client address; addresses in `allow` (the wallet gateway) are not limited */
-    walletRateLimit: { perMinute: e.WALLET_RATE_PER_MINUTE, perSecond: e.WALLET_RATE_PER_SECOND, allow: e.WALLET_RATE_ALLOW },
+    walletRateLimit: {
+      perMinute: e.WALLET_RATE_PER_MINUTE,
+      perSecond: e.WALLET_RATE_PER_SECOND,
+      allow: e.WALLET_RATE_ALLOW,
+    },
     simulatorDelaySeconds: e.SIMULATOR_DELAY_S,
     sentryDsn: e.SENTRY_DSN,
     storefront: {
@@ -286,14 +324,21 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       /** Credential scope that /auth/apikey/get accepts: <date>/<region>/<service>/aws4_request. */
       sigv4: { region: e.IDENTITY_REGION, service: e.SIGV4_SERVICE },
     },
-    identity: { secret: e.IDENTITY_SECRET ?? DEV_IDENTITY_SECRET, region: e.IDENTITY_REGION, credentialsTtlSeconds: e.IDENTITY_CREDENTIALS_TTL_S },
+    identity: {
+      secret: e.IDENTITY_SECRET ?? DEV_IDENTITY_SECRET,
+      region: e.IDENTITY_REGION,
+      credentialsTtlSeconds: e.IDENTITY_CREDENTIALS_TTL_S,
+    },
     simulators: e.SIMULATORS === 'auto' ? !production : e.SIMULATORS === 'on',
     objectStore: objectStoreConfig(e, production),
   };
 }
 
 /** Development credentials of the embedded object store: documented, loopback only. */
-export const DEV_OBJECT_STORE_CREDENTIALS = { accessKeyId: 'talat-dev', secretAccessKey: 'talat-dev-object-store-secret' } as const;
+export const DEV_OBJECT_STORE_CREDENTIALS = {
+  accessKeyId: 'talat-dev',
+  secretAccessKey: 'talat-dev-object-store-secret',
+} as const;
 
 /**
  * The object store of the storefront's assets. S3_ENDPOINT unset: the embedded store of `npm start`

@@ -9,4 +9,5 @@ export type LogFields = Record<string, string>;
 
 export const logContext = new AsyncLocalStorage<LogFields>();
 
-export const withLogFields = <T>(fields: LogFields, fn: () => T): T => logContext.run({ ...logContext.getStore(), ...fields }, fn);
+export const withLogFields = <T>(fields: LogFields, fn: () => T): T =>
+  logContext.run({ ...logContext.getStore(), ...fields }, fn);

@@ -21,5 +21,13 @@ export const REDACT_PATHS = [
 ];
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, mixin: () => logContext.getStore() ?? {}, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'talat' } }, destination);
+  return pino(
+    {
+      level,
+      mixin: () => logContext.getStore() ?? {},
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      base: { service: 'talat' },
+    },
+    destination,
+  );
 }

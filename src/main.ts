@@ -24,7 +24,6 @@ import { connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
 import { createWorker } from './temporal/worker';
 
-
 async function main(config: Config) {
   const logger = createLogger(config.logLevel);
   const stoppers: Stopper[] = [];
@@ -49,8 +48,11 @@ async function main(config: Config) {
       // development only: smtp-server is a devDependency, loaded here and nowhere on the production path
       const { startSmtpSink } = await import('./simulators/smtp-sink');
       const dir = path.join(config.dataDir, 'mail');
-      const onMail = (m: { to: string[]; subject: string }) => logger.info({ to: m.to, subject: m.subject, dir }, 'e-mail caught by the development SMTP sink');
-      const sink = await startSmtpSink({ port: config.mail.sinkPort, dir, onMail }).catch(() => startSmtpSink({ port: 0, dir, onMail }));
+      const onMail = (m: { to: string[]; subject: string }) =>
+        logger.info({ to: m.to, subject: m.subject, dir }, 'e-mail caught by the development SMTP sink');
+      const sink = await startSmtpSink({ port: config.mail.sinkPort, dir, onMail }).catch(() =>
+        startSmtpSink({ port: 0, dir, onMail }),
+      );
       config = { ...config, mail: { ...config.mail, smtpUrl: sink.url } };
       mailSink = `${sink.url} (messages in ${dir})`;
       stoppers.push({ name: 'smtp sink', stop: () => sink.stop() });
@@ -60,7 +62,12 @@ async function main(config: Config) {
 
     let databaseUrl = config.database.url;
     if (!databaseUrl) {
-      const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), port: config.database.embeddedPort, database: 'talat', log: say });
+      const pg = await startEmbeddedPostgres({
+        dataDir: path.join(config.dataDir, 'pg'),
+        port: config.database.embeddedPort,
+        database: 'talat',
+        log: say,
+      });
       databaseUrl = pg.url;
       if (pg.startedByUs) stoppers.push({ name: 'postgres', stop: () => pg.stop() });
     }
@@ -97,11 +104,15 @@ async function main(config: Config) {
     const publisher = startAssetPublisher({ db, config, logger });
     stoppers.push({ name: 'asset publisher', stop: publisher.stop });
 
-    const client = await connectClient(temporalAddress, config.temporal.namespace, { codecKeys: config.temporal.codecKeys });
+    const client = await connectClient(temporalAddress, config.temporal.namespace, {
+      codecKeys: config.temporal.codecKeys,
+    });
     stoppers.push({ name: 'temporal client', stop: () => client.connection.close() });
     if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
 
-    installTemporalRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', { metricsPort: config.temporal.metricsPort });
+    installTemporalRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', {
+      metricsPort: config.temporal.metricsPort,
+    });
     const { worker, connection } = await createWorker({
       address: temporalAddress,
       namespace: config.temporal.namespace,
@@ -133,7 +144,12 @@ async function main(config: Config) {
     if (config.simulators) {
       const { startCallbackSimulator } = await import('./simulators/callbacks');
       const loopback = ['0.0.0.0', '::', 'localhost'].includes(config.host) ? '127.0.0.1' : config.host;
-      const simulator = startCallbackSimulator({ db, config, logger, gatewayUrl: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${config.port}` });
+      const simulator = startCallbackSimulator({
+        db,
+        config,
+        logger,
+        gatewayUrl: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${config.port}`,
+      });
       stoppers.push({ name: 'sandbox simulators', stop: () => simulator.stop() });
     }
 
@@ -149,7 +165,9 @@ async function main(config: Config) {
       `  worker         task queue ${config.temporal.taskQueue}`,
       `  object store   ${objectStore.describe}`,
       ...(mailSink ? [`  smtp sink      ${mailSink}`] : []),
-      ...(config.simulators ? ['  simulators     sandbox card, card network, bank app, QR and wallet providers post callbacks'] : []),
+      ...(config.simulators
+        ? ['  simulators     sandbox card, card network, bank app, QR and wallet providers post callbacks']
+        : []),
       'Press Ctrl-C to stop.',
       '',
     ];

@@ -32,7 +32,12 @@ export interface Notifier {
 export function createNotifier({ config, logger }: { config: Config; logger: Logger }): Notifier {
   const { smtpUrl, adminEmail, from, timeoutMs } = config.mail;
   const transport = smtpUrl
-    ? nodemailer.createTransport({ url: smtpUrl, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs * 2 } as never)
+    ? nodemailer.createTransport({
+        url: smtpUrl,
+        connectionTimeout: timeoutMs,
+        greetingTimeout: timeoutMs,
+        socketTimeout: timeoutMs * 2,
+      } as never)
     : undefined;
 
   let sentry: { client: Sentry.NodeClient; scope: Sentry.Scope } | undefined;

@@ -13,7 +13,11 @@ export interface Representation {
   gzip?: Buffer;
 }
 
-export function representation(body: Buffer | string, contentType: string, opts: { gzip?: boolean } = {}): Representation {
+export function representation(
+  body: Buffer | string,
+  contentType: string,
+  opts: { gzip?: boolean } = {},
+): Representation {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`;
   return { body: bytes, contentType, etag, gzip: opts.gzip ? gzipSync(bytes, { level: 9 }) : undefined };

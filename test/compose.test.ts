@@ -44,11 +44,17 @@ describe('docker-compose.yml', () => {
     // this schema version predates the spec's top-level `name`; everything else is checked as is
     // (and carries draft-04's informative `id`s, which ajv 8 refuses: dropped)
     const { $schema: _draft, ...rest } = withoutIds(composeSchema) as typeof composeSchema & { $schema: string };
-    const schema = { ...rest, properties: { ...rest.properties, name: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*$' } } };
+    const schema = {
+      ...rest,
+      properties: { ...rest.properties, name: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]*$' } },
+    };
     const ajv = new Ajv({ allErrors: true, strict: false });
     // the spec's custom formats, as compose reads them
     ajv.addFormat('duration', /^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$/);
-    ajv.addFormat('ports', /^((\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):)?(\d+(-\d+)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+    ajv.addFormat(
+      'ports',
+      /^((\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):)?(\d+(-\d+)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/,
+    );
     ajv.addFormat('expose', /^\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
     ajv.addFormat('subnet_ip_address', /^[0-9a-fA-F:.]+\/\d{1,3}$/);
     const validate = ajv.compile(schema);
@@ -58,7 +64,15 @@ describe('docker-compose.yml', () => {
   });
 
   it('has postgres, temporal (on that postgres), temporal-ui, a one-shot migrate, and gateway and worker as separate services', () => {
-    expect(Object.keys(services).sort()).toEqual(['gateway', 'migrate', 'minio', 'postgres', 'temporal', 'temporal-ui', 'worker']);
+    expect(Object.keys(services).sort()).toEqual([
+      'gateway',
+      'migrate',
+      'minio',
+      'postgres',
+      'temporal',
+      'temporal-ui',
+      'worker',
+    ]);
     expect(services.temporal.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgres' });
     expect(services.migrate.command).toEqual(['node', 'dist/src/cli/migrate.js', '--seed-if-empty']);
     expect(services.migrate.restart).toBe('no');
@@ -72,7 +86,11 @@ describe('docker-compose.yml', () => {
       if (name !== 'migrate') expect({ name, test: svc.healthcheck?.test }).toEqual({ name, test: expect.any(Array) });
       for (const [dep, cond] of Object.entries(svc.depends_on ?? {})) {
         expect(services[dep]).toBeDefined();
-        expect({ name, dep, condition: cond.condition }).toEqual({ name, dep, condition: dep === 'migrate' ? 'service_completed_successfully' : 'service_healthy' });
+        expect({ name, dep, condition: cond.condition }).toEqual({
+          name,
+          dep,
+          condition: dep === 'migrate' ? 'service_completed_successfully' : 'service_healthy',
+        });
       }
     }
     for (const role of ['gateway', 'worker']) expect(services[role].depends_on?.migrate).toBeDefined();
@@ -86,8 +104,17 @@ describe('docker-compose.yml', () => {
       expect(env.DATABASE_URL).toMatch(/@postgres:5432\//);
       expect(env.SIMULATORS).toBeUndefined();
       // every secret is required from the environment: ${VAR:?message}, never a default
-      for (const v of ['WEBHOOK_SECRET_KEY', 'STOREFRONT_KEY_SECRET', 'IDENTITY_SECRET', ...['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'].flatMap((p) => [`PROVIDER_SECRET_${p}`, `PROVIDER_IPS_${p}`])]) {
-        expect({ name, v, value: env[v] }).toEqual({ name, v, value: expect.stringMatching(new RegExp(`^\\$\\{${v}:\\?[^}]+\\}$`)) });
+      for (const v of [
+        'WEBHOOK_SECRET_KEY',
+        'STOREFRONT_KEY_SECRET',
+        'IDENTITY_SECRET',
+        ...['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'].flatMap((p) => [`PROVIDER_SECRET_${p}`, `PROVIDER_IPS_${p}`]),
+      ]) {
+        expect({ name, v, value: env[v] }).toEqual({
+          name,
+          v,
+          value: expect.stringMatching(new RegExp(`^\\$\\{${v}:\\?[^}]+\\}$`)),
+        });
       }
       expect(env.DATABASE_URL).toContain('${POSTGRES_PASSWORD:?');
     }
@@ -100,7 +127,8 @@ describe('docker-compose.yml', () => {
   it('publishes Temporal and its Web UI on loopback only', () => {
     expect(services.temporal.ports).toEqual(['127.0.0.1:7233:7233']);
     expect(services['temporal-ui'].ports).toEqual(['127.0.0.1:8233:8080']);
-    for (const name of ['postgres', 'worker', 'migrate']) expect({ name, ports: services[name].ports }).toEqual({ name, ports: undefined });
+    for (const name of ['postgres', 'worker', 'migrate'])
+      expect({ name, ports: services[name].ports }).toEqual({ name, ports: undefined });
   });
 });
 
@@ -119,6 +147,7 @@ describe('Dockerfile', () => {
     expect(runtime).toMatch(/^HEALTHCHECK .*scripts\/healthcheck\.cjs/m);
     expect(runtime).not.toMatch(/tsx|npm ci\s*$/m);
     expect(runtime).toMatch(/^CMD \["node", "dist\/src\/roles\/gateway\.js"\]/m);
-    for (const f of ['scripts/run.cjs', 'scripts/healthcheck.cjs', 'tsconfig.build.json']) expect(fs.existsSync(path.join(root, f))).toBe(true);
+    for (const f of ['scripts/run.cjs', 'scripts/healthcheck.cjs', 'tsconfig.build.json'])
+      expect(fs.existsSync(path.join(root, f))).toBe(true);
   });
 });

@@ -6,18 +6,30 @@ describe('config', () => {
     const c = loadConfig({});
     expect(c.port).toBe(3000);
     expect(c.host).toBe('127.0.0.1');
-    expect(c.temporal).toMatchObject({ namespace: 'default', uiPort: 8233, taskQueue: 'talat-payments', address: undefined });
+    expect(c.temporal).toMatchObject({
+      namespace: 'default',
+      uiPort: 8233,
+      taskQueue: 'talat-payments',
+      address: undefined,
+    });
     expect(c.database.url).toBeUndefined();
     expect(c.payments.qrExpirySeconds).toBe(900);
     expect(c.callbacks.maxAgeSeconds).toBe(300);
     expect(c.callbacks.providers.QR.ips).toEqual(['127.0.0.0/8', '::1/128']);
     expect(c.simulators).toBe(true);
     expect(c.payments).toMatchObject({ merchantName: 'SALA MARKET', merchantCity: undefined, billerId: undefined });
-    expect(loadConfig({ PROMPTPAY_BILLER_ID: '010552300935002', MERCHANT_CITY: 'BANGKOK' }).payments).toMatchObject({ billerId: '010552300935002', merchantCity: 'BANGKOK' });
+    expect(loadConfig({ PROMPTPAY_BILLER_ID: '010552300935002', MERCHANT_CITY: 'BANGKOK' }).payments).toMatchObject({
+      billerId: '010552300935002',
+      merchantCity: 'BANGKOK',
+    });
   });
 
   it('uses given values', () => {
-    const c = loadConfig({ PORT: '8080', TEMPORAL_ADDRESS: 'temporal:7233', DATABASE_URL: 'postgres://u@db:5432/talat' });
+    const c = loadConfig({
+      PORT: '8080',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      DATABASE_URL: 'postgres://u@db:5432/talat',
+    });
     expect(c.port).toBe(8080);
     expect(c.temporal.address).toBe('temporal:7233');
     expect(c.database.url).toBe('postgres://u@db:5432/talat');
@@ -60,7 +72,11 @@ describe('config', () => {
   });
 
   it('stops the process with the variable named when started with a bad value', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: 'abc' }, encoding: 'utf8', timeout: 30000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, PORT: 'abc' },
+      encoding: 'utf8',
+      timeout: 30000,
+    });
     expect(r.status).toBe(78);
     expect(r.stderr).toMatch(/PORT/);
   });

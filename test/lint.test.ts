@@ -36,7 +36,12 @@ function lintAs(file: string, code: string): () => string[] {
 
 // the type-aware rules build a TypeScript program of the whole project: allow for a loaded machine
 beforeAll(() => {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', LINT_ALL], { cwd: root, input: JSON.stringify(probes), encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', LINT_ALL], {
+    cwd: root,
+    input: JSON.stringify(probes),
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
   if (r.status !== 0) throw new Error(`eslint failed: ${r.stderr}`);
   results = JSON.parse(r.stdout) as string[][];
 }, 300_000);
@@ -50,9 +55,15 @@ describe('lint: workflows stay deterministic', () => {
     ["import { createActivities } from '../activities';\nexport const x = createActivities;\n", 'activities'],
     ["import { createDb } from '../src/db/knex';\nexport const x = createDb;\n", 'src/db'],
     ['export const x = process.env.HOME;\n', 'process'],
-    ["import { processCallback } from '../src/callbacks/processor';\nexport const x = processCallback;\n", 'src/callbacks/processor'],
+    [
+      "import { processCallback } from '../src/callbacks/processor';\nexport const x = processCallback;\n",
+      'src/callbacks/processor',
+    ],
     ["import { postWebhook } from '../src/webhooks/http';\nexport const x = postWebhook;\n", 'src/webhooks/http'],
-    ["import { startBankSimulator } from '../src/simulators/bank';\nexport const x = startBankSimulator;\n", 'src/simulators/bank'],
+    [
+      "import { startBankSimulator } from '../src/simulators/bank';\nexport const x = startBankSimulator;\n",
+      'src/simulators/bank',
+    ],
     ["import client from 'prom-client';\nexport const x = client;\n", 'prom-client'],
     ["import { newId } from '../src/ids';\nexport const x = newId;\n", 'src/ids'],
     ["import { z } from 'zod';\nexport const x = z;\n", 'zod'],
@@ -102,12 +113,18 @@ describe('lint: no floating promises in workflows/ and activities/ (type-aware)'
     expect(missingAwait().join('\n')).toMatch(/@typescript-eslint\/no-floating-promises/);
   });
 
-  const awaited = lintAs('workflows/probe.ts', floatingActivityCall.replace('  recordPayment(', '  await recordPayment('));
+  const awaited = lintAs(
+    'workflows/probe.ts',
+    floatingActivityCall.replace('  recordPayment(', '  await recordPayment('),
+  );
   it('accepts the same call awaited', () => {
     expect(awaited()).toEqual([]);
   });
 
-  const inActivity = lintAs('activities/probe.ts', 'export async function later(): Promise<void> {}\nexport async function probe(): Promise<void> {\n  later();\n}\n');
+  const inActivity = lintAs(
+    'activities/probe.ts',
+    'export async function later(): Promise<void> {}\nexport async function probe(): Promise<void> {\n  later();\n}\n',
+  );
   it('rejects a floating promise in an activity', () => {
     expect(inActivity().join('\n')).toMatch(/@typescript-eslint\/no-floating-promises/);
   });
@@ -126,7 +143,10 @@ describe('lint: src/domain imports nothing outside itself', () => {
     expect(messages().join('\n')).toContain(what);
   });
 
-  const allowed = lintAs('src/domain/probe.ts', "import { transition } from './payment-state';\nimport { defineSignal } from '@temporalio/workflow';\nexport const x = [transition, defineSignal];\n");
+  const allowed = lintAs(
+    'src/domain/probe.ts',
+    "import { transition } from './payment-state';\nimport { defineSignal } from '@temporalio/workflow';\nexport const x = [transition, defineSignal];\n",
+  );
   it('accepts imports within src/domain and of the pure libraries', () => {
     expect(allowed()).toEqual([]);
   });

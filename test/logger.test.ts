@@ -17,7 +17,14 @@ describe('logger redaction', () => {
   it('redacts secrets in request headers and bodies', () => {
     const { logger, lines } = capture();
     logger.info({
-      req: { headers: { 'x-api-key': 'tk_live_SECRET1', authorization: 'Bearer SECRET2', 'x-signature': 'SECRET3', host: 'x' } },
+      req: {
+        headers: {
+          'x-api-key': 'tk_live_SECRET1',
+          authorization: 'Bearer SECRET2',
+          'x-signature': 'SECRET3',
+          host: 'x',
+        },
+      },
       body: { token: 'SECRET4', signature: 'SECRET5', secret: 'SECRET6', orderId: 'ORD-1' },
     });
     const out = lines.join('');

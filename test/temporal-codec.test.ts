@@ -27,7 +27,9 @@ describe('AesGcmCodec', () => {
   it('rotates: a ring with a new first key still reads what the old key wrote', async () => {
     const [old] = await new AesGcmCodec(parseKeyRing(K1)).encode([clear]);
     const rotated = new AesGcmCodec(parseKeyRing(`${K2},${K1}`));
-    expect(defaultPayloadConverter.fromPayload((await rotated.decode([old]))[0])).toMatchObject({ token: 'tok_secret_4242' });
+    expect(defaultPayloadConverter.fromPayload((await rotated.decode([old]))[0])).toMatchObject({
+      token: 'tok_secret_4242',
+    });
     await expect(new AesGcmCodec(parseKeyRing(K2)).decode([old])).rejects.toThrow(/k1/);
   });
 
@@ -41,7 +43,9 @@ describe('AesGcmCodec', () => {
 
   it('is required in production and checked', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/TEMPORAL_CODEC_KEYS/);
-    expect(() => loadConfig({ TEMPORAL_CODEC_KEYS: 'k1:short' })).toThrow(/TEMPORAL_CODEC_KEYS: key k1 is not 32 bytes/);
+    expect(() => loadConfig({ TEMPORAL_CODEC_KEYS: 'k1:short' })).toThrow(
+      /TEMPORAL_CODEC_KEYS: key k1 is not 32 bytes/,
+    );
   });
 });
 
@@ -55,9 +59,16 @@ describe('a card payment in Temporal', () => {
   it('its history holds no card token and no user id in clear; the search attributes stay readable', async () => {
     const orderId = uniq('ord');
     const token = `tok_test_${uniq('secret')}`;
-    const res = await request(stack.app.callback()).post('/cardpayment').type('form').send({ orderId, userId: 'user-in-clear-check', amount: '250.50', token });
+    const res = await request(stack.app.callback())
+      .post('/cardpayment')
+      .type('form')
+      .send({ orderId, userId: 'user-in-clear-check', amount: '250.50', token });
     expect(res.status).toBe(200);
-    const row = await waitFor(() => stack.db('payments').where({ order_id: orderId }).whereNotNull('provider_ref').first(), 20_000, 'card charge');
+    const row = await waitFor(
+      () => stack.db('payments').where({ order_id: orderId }).whereNotNull('provider_ref').first(),
+      20_000,
+      'card charge',
+    );
     const history = await stack.client.workflow.getHandle(row.workflow_id).fetchHistory();
     // every byte string of the history (payload data and metadata), as text
     const bytes: string[] = [];
@@ -78,22 +89,56 @@ describe('a card payment in Temporal', () => {
   });
 
   it('the codec endpoint decodes what the worker wrote, for Temporal Web (CORS) and for keys with the scope codec', async () => {
-    const sealed = (await new AesGcmCodec(stack.config.temporal.codecKeys).encode([defaultPayloadConverter.toPayload({ orderId: 'ORD-1' })]))[0];
-    const wire = { payloads: [{ metadata: Object.fromEntries(Object.entries(sealed.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(sealed.data!).toString('base64') }] };
-    const res = await request(stack.app.callback()).post('/codec/decode').set('Origin', 'http://127.0.0.1:8233').send(wire);
+    const sealed = (
+      await new AesGcmCodec(stack.config.temporal.codecKeys).encode([
+        defaultPayloadConverter.toPayload({ orderId: 'ORD-1' }),
+      ])
+    )[0];
+    const wire = {
+      payloads: [
+        {
+          metadata: Object.fromEntries(
+            Object.entries(sealed.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+          ),
+          data: Buffer.from(sealed.data!).toString('base64'),
+        },
+      ],
+    };
+    const res = await request(stack.app.callback())
+      .post('/codec/decode')
+      .set('Origin', 'http://127.0.0.1:8233')
+      .send(wire);
     expect(res.status).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe('http://127.0.0.1:8233');
     expect(JSON.parse(Buffer.from(res.body.payloads[0].data, 'base64').toString())).toEqual({ orderId: 'ORD-1' });
     const back = await request(stack.app.callback()).post('/codec/encode').send(res.body);
     expect(Buffer.from(back.body.payloads[0].metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
 
-    const pre = await request(stack.app.callback()).options('/codec/decode').set('Origin', 'http://127.0.0.1:8233').set('Access-Control-Request-Method', 'POST');
+    const pre = await request(stack.app.callback())
+      .options('/codec/decode')
+      .set('Origin', 'http://127.0.0.1:8233')
+      .set('Access-Control-Request-Method', 'POST');
     expect(pre.status).toBe(204);
-    expect((await request(stack.app.callback()).options('/codec/decode').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'POST')).status).toBe(403);
+    expect(
+      (
+        await request(stack.app.callback())
+          .options('/codec/decode')
+          .set('Origin', 'https://evil.example')
+          .set('Access-Control-Request-Method', 'POST')
+      ).status,
+    ).toBe(403);
     const { key } = await newKey(stack.db, { scopes: ['payments:read'] });
-    expect((await request(stack.app.callback()).post('/codec/decode').set('Authorization', `Bearer ${key}`).send(wire)).status).toBe(403);
+    expect(
+      (await request(stack.app.callback()).post('/codec/decode').set('Authorization', `Bearer ${key}`).send(wire))
+        .status,
+    ).toBe(403);
     const codecKey = (await newKey(stack.db, { scopes: ['codec'] })).key;
-    expect((await request(stack.app.callback()).post('/codec/decode').set('Authorization', `Bearer ${codecKey}`).send(wire)).status).toBe(200);
-    expect((await request(stack.app.callback()).post('/codec/decode').set('X-API-Key', 'nope').send(wire)).status).toBe(401);
+    expect(
+      (await request(stack.app.callback()).post('/codec/decode').set('Authorization', `Bearer ${codecKey}`).send(wire))
+        .status,
+    ).toBe(200);
+    expect((await request(stack.app.callback()).post('/codec/decode').set('X-API-Key', 'nope').send(wire)).status).toBe(
+      401,
+    );
   });
 });

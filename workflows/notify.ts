@@ -11,7 +11,12 @@
 import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { PaymentStatusEvent } from '../src/domain/events';
 import { OrderIdKey } from '../src/domain/search-attributes';
-import { webhookDeliveryWorkflowId, WorkflowType, type WebhookDeliveryWorkflow, type WebhookRetryWorkflow } from '../src/domain/workflow-contract';
+import {
+  webhookDeliveryWorkflowId,
+  WorkflowType,
+  type WebhookDeliveryWorkflow,
+  type WebhookRetryWorkflow,
+} from '../src/domain/workflow-contract';
 
 const childOptions = (event: PaymentStatusEvent) => ({
   workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status, event.refundId),
@@ -24,7 +29,11 @@ export async function emitPaymentStatusUpdated(event: PaymentStatusEvent): Promi
 }
 
 /** lean-payment-v1: the retries of the deliveries whose first attempt failed. */
-export async function retryWebhookDeliveries(event: PaymentStatusEvent, deliveryIds: string[], firstAttemptAt?: number): Promise<void> {
+export async function retryWebhookDeliveries(
+  event: PaymentStatusEvent,
+  deliveryIds: string[],
+  firstAttemptAt?: number,
+): Promise<void> {
   if (deliveryIds.length === 0) return;
   await startChild<WebhookRetryWorkflow>(WorkflowType.webhookRetry, {
     ...childOptions(event),

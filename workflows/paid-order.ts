@@ -34,10 +34,15 @@ export async function paidOrderProcessingWorkflow(input: PaidOrderInput): Promis
   }
   const unwrapped = unwrapHandlerBody(parsed);
   const valid = unwrapped.ok ? validateHandlerBody(unwrapped.body) : unwrapped;
-  if (!valid.ok) throw new Error(`paid-order processing got a body the wallet handler should have refused: ${valid.error}`);
+  if (!valid.ok)
+    throw new Error(`paid-order processing got a body the wallet handler should have refused: ${valid.error}`);
   const event = valid.value;
 
-  const decide = async (status: PaidOrderOutcome['status'], reason: string, payment?: OrderPayment): Promise<PaidOrderOutcome> => {
+  const decide = async (
+    status: PaidOrderOutcome['status'],
+    reason: string,
+    payment?: OrderPayment,
+  ): Promise<PaidOrderOutcome> => {
     await recordPaidOrder({
       orderId: event.orderId,
       paymentId: payment?.id ?? event.paymentId,
@@ -64,8 +69,10 @@ export async function paidOrderProcessingWorkflow(input: PaidOrderInput): Promis
 
   let payment = await loadOrderPayment(event.orderId);
   if (!payment) return decide('rejected', 'no payment exists for this order');
-  if (event.paymentId !== payment.id && event.paymentId !== payment.providerRef) return decide('rejected', `payment ${event.paymentId} is not the payment of this order`, payment);
-  if (event.amountSatang > 0 && event.amountSatang !== payment.amountSatang) return decide('rejected', 'amount differs from the payment amount', payment);
+  if (event.paymentId !== payment.id && event.paymentId !== payment.providerRef)
+    return decide('rejected', `payment ${event.paymentId} is not the payment of this order`, payment);
+  if (event.amountSatang > 0 && event.amountSatang !== payment.amountSatang)
+    return decide('rejected', 'amount differs from the payment amount', payment);
 
   const deadline = Date.now() + input.confirmWindowSeconds * 1000;
   let wait = 1000;
@@ -75,5 +82,11 @@ export async function paidOrderProcessingWorkflow(input: PaidOrderInput): Promis
     payment = (await loadOrderPayment(event.orderId))!;
   }
   if (payment.status === 'paid') return decide('confirmed', 'payment confirmed paid', payment);
-  return decide('rejected', payment.status === 'pending' ? 'payment not confirmed paid within the confirmation window' : `payment is ${payment.status}`, payment);
+  return decide(
+    'rejected',
+    payment.status === 'pending'
+      ? 'payment not confirmed paid within the confirmation window'
+      : `payment is ${payment.status}`,
+    payment,
+  );
 }

@@ -10,7 +10,12 @@ import { ActivityFailureType, type BankCall, type BankOutcome } from '../src/dom
 
 const { callBank } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '300 milliseconds', backoffCoefficient: 2, maximumInterval: '2 seconds', maximumAttempts: 3 },
+  retry: {
+    initialInterval: '300 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '2 seconds',
+    maximumAttempts: 3,
+  },
 });
 
 export async function bankRequestWorkflow(call: BankCall): Promise<BankOutcome> {

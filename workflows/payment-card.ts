@@ -3,9 +3,21 @@
  * card provider (update `charge` answers once it exists), settles at once when the provider
  * decided, else waits for the provider's callback (signal `paymentResult`) until the timeout.
  */
-import { ActivityFailure, ApplicationFailure, condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { ActivityFailureType, chargeUpdate, type CardPaymentInput, type PaymentOutcome } from '../src/domain/workflow-contract';
+import {
+  ActivityFailureType,
+  chargeUpdate,
+  type CardPaymentInput,
+  type PaymentOutcome,
+} from '../src/domain/workflow-contract';
 import { paymentMachine, recordActivities } from './payment-machine';
 
 const { attachCharge } = recordActivities;
@@ -13,13 +25,23 @@ const { attachCharge } = recordActivities;
 /** Provider calls: a few quick retries for network errors and 5xx; a 4xx is non-retryable (thrown as such). */
 const { createCardCharge } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 4 },
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    maximumAttempts: 4,
+  },
 });
 
 /** lean-payment-v1: the charge and its id on the payments row in one local activity, same retries. */
 const { chargeCard } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 4 },
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    maximumAttempts: 4,
+  },
 });
 
 /** A provider failure as a short reason for the payment's history. */
@@ -54,7 +76,11 @@ export async function cardPaymentWorkflow(input: CardPaymentInput): Promise<Paym
     if (m.lean) charge = await chargeCard(chargeInput);
     else {
       charge = await createCardCharge(chargeInput);
-      await attachCharge({ paymentId: input.paymentId, providerRef: charge.id, details: { charge: { status: charge.status, authorizeUri: charge.authorizeUri } } });
+      await attachCharge({
+        paymentId: input.paymentId,
+        providerRef: charge.id,
+        details: { charge: { status: charge.status, authorizeUri: charge.authorizeUri } },
+      });
     }
     m.view.charge = charge;
     // a charge may be decided at once (no 3-D Secure step): settle without waiting for a callback

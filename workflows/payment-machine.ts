@@ -55,7 +55,9 @@ const { settlePayment } = proxyLocalActivities<Activities>({
 });
 
 const isValidResult = (r: unknown): r is PaymentResult =>
-  typeof r === 'object' && r !== null && ((r as PaymentResult).status === 'success' || (r as PaymentResult).status === 'failed');
+  typeof r === 'object' &&
+  r !== null &&
+  ((r as PaymentResult).status === 'success' || (r as PaymentResult).status === 'failed');
 
 /** State, handlers and the settle step shared by the payment workflows. */
 export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
@@ -93,7 +95,11 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     if (!next) return;
     const at = new Date().toISOString();
     const event = isTerminal(next) ? statusEvent(next, at) : undefined;
-    const { retry, firstAttemptAt } = await settlePayment({ change: { paymentId: input.paymentId, from, to: next, reason }, payment: row(), event });
+    const { retry, firstAttemptAt } = await settlePayment({
+      change: { paymentId: input.paymentId, from, to: next, reason },
+      payment: row(),
+      event,
+    });
     view.status = next;
     view.history.push({ status: next, at, reason });
     if (next === 'failed' || next === 'expired') view.failureReason = reason;
@@ -134,7 +140,10 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     const arrived = await resultWithin(timeoutMs);
     if (arrived) {
       const r = box.result!;
-      await settle(r.status === 'success' ? 'paid' : 'failed', `${r.provider}: ${r.status}${r.message ? ` (${r.message})` : ''}`);
+      await settle(
+        r.status === 'success' ? 'paid' : 'failed',
+        `${r.provider}: ${r.status}${r.message ? ` (${r.message})` : ''}`,
+      );
     } else {
       await settle('expired', expiredReason);
     }

@@ -14,9 +14,24 @@
  * The workflow ends after `idleSeconds` without a refund, or continues as new when its history
  * grows long; a later refund starts it again.
  */
-import { ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { ActivityFailureType, refundUpdate, type RefundOutcome, type RefundRequest, type RefundsInput } from '../src/domain/workflow-contract';
+import {
+  ActivityFailureType,
+  refundUpdate,
+  type RefundOutcome,
+  type RefundRequest,
+  type RefundsInput,
+} from '../src/domain/workflow-contract';
 import { emitPaymentStatusUpdated } from './notify';
 
 const { loadRefundablePayment, recordRefund, settleRefund } = proxyActivities<Activities>({
@@ -26,34 +41,88 @@ const { loadRefundablePayment, recordRefund, settleRefund } = proxyActivities<Ac
 /** Provider calls: a few quick retries for network errors and 5xx; a 4xx is non-retryable. */
 const { requestProviderRefund } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 4 },
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    maximumAttempts: 4,
+  },
 });
 
 function providerFailure(e: unknown): string {
   const cause = e instanceof ActivityFailure ? e.cause : e;
-  if (cause instanceof ApplicationFailure && (cause.type === ActivityFailureType.RefundRejected || cause.type === ActivityFailureType.ProviderNotConfigured)) return `refund refused: ${cause.message}`;
+  if (
+    cause instanceof ApplicationFailure &&
+    (cause.type === ActivityFailureType.RefundRejected || cause.type === ActivityFailureType.ProviderNotConfigured)
+  )
+    return `refund refused: ${cause.message}`;
   return 'refund provider unavailable';
 }
 
 async function refundOnce(orderId: string, req: RefundRequest): Promise<RefundOutcome> {
   const p = await loadRefundablePayment(orderId);
-  if (!p || (p.apiKeyId !== null && req.apiKeyId !== undefined && p.apiKeyId !== req.apiKeyId)) return { ok: false, code: 'NOT_FOUND', message: `No payment for order ${orderId}`, details: { orderId } };
-  if (p.status !== 'paid') return { ok: false, code: 'CONFLICT', message: `Only a paid payment can be refunded; this one is ${p.status}`, details: { orderId, status: p.status } };
+  if (!p || (p.apiKeyId !== null && req.apiKeyId !== undefined && p.apiKeyId !== req.apiKeyId))
+    return { ok: false, code: 'NOT_FOUND', message: `No payment for order ${orderId}`, details: { orderId } };
+  if (p.status !== 'paid')
+    return {
+      ok: false,
+      code: 'CONFLICT',
+      message: `Only a paid payment can be refunded; this one is ${p.status}`,
+      details: { orderId, status: p.status },
+    };
   const rest = p.amountSatang - p.refundedSatang;
   const amountSatang = req.amountSatang ?? rest;
   if (amountSatang <= 0 || amountSatang > rest) {
-    return { ok: false, code: 'INVALID_INPUT', message: `amount: at most ${rest / 100} THB can still be refunded`, details: { field: 'amount', refundable: rest / 100 } };
+    return {
+      ok: false,
+      code: 'INVALID_INPUT',
+      message: `amount: at most ${rest / 100} THB can still be refunded`,
+      details: { field: 'amount', refundable: rest / 100 },
+    };
   }
-  await recordRefund({ refundId: req.refundId, paymentId: p.paymentId, orderId, amountSatang, reason: req.reason, apiKeyId: req.apiKeyId });
+  await recordRefund({
+    refundId: req.refundId,
+    paymentId: p.paymentId,
+    orderId,
+    amountSatang,
+    reason: req.reason,
+    apiKeyId: req.apiKeyId,
+  });
   let providerRef: string;
   try {
-    ({ providerRef } = await requestProviderRefund({ refundId: req.refundId, paymentId: p.paymentId, orderId, method: p.method, mode: p.mode, providerRef: p.providerRef, amountSatang, reason: req.reason }));
+    ({ providerRef } = await requestProviderRefund({
+      refundId: req.refundId,
+      paymentId: p.paymentId,
+      orderId,
+      method: p.method,
+      mode: p.mode,
+      providerRef: p.providerRef,
+      amountSatang,
+      reason: req.reason,
+    }));
   } catch (e) {
     const failureReason = providerFailure(e);
-    const after = await settleRefund({ refundId: req.refundId, paymentId: p.paymentId, status: 'failed', failureReason });
-    return { ok: true, refundId: req.refundId, status: 'failed', amountSatang, failureReason, payment: { paymentId: p.paymentId, ...after } };
+    const after = await settleRefund({
+      refundId: req.refundId,
+      paymentId: p.paymentId,
+      status: 'failed',
+      failureReason,
+    });
+    return {
+      ok: true,
+      refundId: req.refundId,
+      status: 'failed',
+      amountSatang,
+      failureReason,
+      payment: { paymentId: p.paymentId, ...after },
+    };
   }
-  const after = await settleRefund({ refundId: req.refundId, paymentId: p.paymentId, status: 'succeeded', providerRef });
+  const after = await settleRefund({
+    refundId: req.refundId,
+    paymentId: p.paymentId,
+    status: 'succeeded',
+    providerRef,
+  });
   await emitPaymentStatusUpdated({
     paymentId: p.paymentId,
     orderId,
@@ -64,7 +133,13 @@ async function refundOnce(orderId: string, req: RefundRequest): Promise<RefundOu
     apiKeyId: p.apiKeyId ?? undefined,
     refundId: req.refundId,
   });
-  return { ok: true, refundId: req.refundId, status: 'succeeded', amountSatang, payment: { paymentId: p.paymentId, ...after } };
+  return {
+    ok: true,
+    refundId: req.refundId,
+    status: 'succeeded',
+    amountSatang,
+    payment: { paymentId: p.paymentId, ...after },
+  };
 }
 
 export async function orderRefundsWorkflow(input: RefundsInput): Promise<void> {

@@ -9,7 +9,12 @@
  */
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { AttemptResult, RecoverOutcome, WebhookRecoverInput, WebhookResendInput } from '../src/domain/workflow-contract';
+import type {
+  AttemptResult,
+  RecoverOutcome,
+  WebhookRecoverInput,
+  WebhookResendInput,
+} from '../src/domain/workflow-contract';
 
 const { failedWebhookMessages } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -42,10 +47,17 @@ export async function webhookRecoverWorkflow(input: WebhookRecoverInput): Promis
   const totals: RecoverOutcome = { ...(input.totals ?? { resent: 0, delivered: 0, failed: 0 }) };
   let cursor = input.cursor;
   for (let batch = 0; batch < BATCHES_PER_RUN; batch++) {
-    const messages = await failedWebhookMessages({ endpointId: input.endpointId, since: input.since, cursor, limit: BATCH });
+    const messages = await failedWebhookMessages({
+      endpointId: input.endpointId,
+      since: input.since,
+      cursor,
+      limit: BATCH,
+    });
     if (messages.length === 0) return totals;
     for (let i = 0; i < messages.length; i += PARALLEL) {
-      const results = await Promise.all(messages.slice(i, i + PARALLEL).map((m) => resendOnce({ messageId: m.id, kind: 'recover' })));
+      const results = await Promise.all(
+        messages.slice(i, i + PARALLEL).map((m) => resendOnce({ messageId: m.id, kind: 'recover' })),
+      );
       for (const r of results) {
         totals.resent++;
         if (r.ok) totals.delivered++;

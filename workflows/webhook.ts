@@ -54,7 +54,10 @@ async function deliver(deliveryId: string, from = 1, firstAttemptAt?: number): P
     if (last.cancelled) return { deliveryId, state: 'cancelled', attempts: attempt };
   }
   const attempts = WEBHOOK_RETRY_DELAYS_MS.length + 1;
-  const deadLetterId = await deadLetterWebhook({ deliveryId, reason: `${attempts} attempts failed; last: ${last.error ?? 'no response'}` });
+  const deadLetterId = await deadLetterWebhook({
+    deliveryId,
+    reason: `${attempts} attempts failed; last: ${last.error ?? 'no response'}`,
+  });
   return { deliveryId, state: 'dead', attempts, deadLetterId };
 }
 

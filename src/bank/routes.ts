@@ -15,7 +15,16 @@ import { callBankViaWorkflow } from './service';
 import { requireApiKey } from '../http/middleware/api-key';
 import { envelope, registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
-import { Amount, apiErrors, guards, Id, idempotencyHeader, rateLimitHeaders, requireProvider, security } from '../http/guards';
+import {
+  Amount,
+  apiErrors,
+  guards,
+  Id,
+  idempotencyHeader,
+  rateLimitHeaders,
+  requireProvider,
+  security,
+} from '../http/guards';
 
 export const BankCreateUserRequest = registry.register(
   'BankCreateUserRequest',
@@ -68,7 +77,10 @@ const BankUserOut = registry.register(
     phone: z.string().nullable(),
     status: z.string(),
     createdAt: z.string(),
-    orders: z.array(BankOrderOut).optional().openapi({ description: 'GET /bank/user only: the orders of the user at the bank' }),
+    orders: z
+      .array(BankOrderOut)
+      .optional()
+      .openapi({ description: 'GET /bank/user only: the orders of the user at the bank' }),
   }),
 );
 
@@ -84,7 +96,11 @@ registry.registerPath({
   security,
   request: { headers: idempotencyHeader, body: { content: { 'application/json': { schema: BankCreateUserRequest } } } },
   responses: {
-    200: { description: 'the user at the bank', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(BankUserOut) } } },
+    200: {
+      description: 'the user at the bank',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(BankUserOut) } },
+    },
     ...apiErrors([400, 401, 403, 409, 413, 422, 429, 503]),
   },
 });
@@ -96,9 +112,16 @@ registry.registerPath({
   description: `${bankDescription} The user must exist at the bank (404 otherwise). The same order again returns it; other details -> 409. Scope bank:write.`,
   tags: ['bank'],
   security,
-  request: { headers: idempotencyHeader, body: { content: { 'application/json': { schema: BankCreateOrderRequest } } } },
+  request: {
+    headers: idempotencyHeader,
+    body: { content: { 'application/json': { schema: BankCreateOrderRequest } } },
+  },
   responses: {
-    200: { description: 'the order at the bank', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(BankOrderOut) } } },
+    200: {
+      description: 'the order at the bank',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(BankOrderOut) } },
+    },
     ...apiErrors([400, 401, 403, 404, 409, 413, 422, 429, 503]),
   },
 });
@@ -112,7 +135,11 @@ registry.registerPath({
   security,
   request: { params: z.object({ userId: Id }) },
   responses: {
-    200: { description: 'the user at the bank', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(BankUserOut) } } },
+    200: {
+      description: 'the user at the bank',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(BankUserOut) } },
+    },
     ...apiErrors([400, 401, 403, 404, 429, 503]),
   },
 });
@@ -149,10 +176,12 @@ function userOut(u: Json) {
 /** The bank's answer -> the response body, or the payment API error it stands for. */
 function unwrap(outcome: BankOutcome, subject: Record<string, string>): Json {
   if (outcome.ok) {
-    if (!outcome.body || typeof outcome.body !== 'object') throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The bank answered something unreadable', { service: 'bank' });
+    if (!outcome.body || typeof outcome.body !== 'object')
+      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The bank answered something unreadable', { service: 'bank' });
     return outcome.body as Json;
   }
-  if (outcome.kind === 'unavailable') throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The bank is unavailable, try again later', { service: 'bank' });
+  if (outcome.kind === 'unavailable')
+    throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The bank is unavailable, try again later', { service: 'bank' });
   const body = (outcome.body && typeof outcome.body === 'object' ? outcome.body : {}) as Json;
   const details = { ...subject, service: 'bank', bankCode: str(body.code) ?? undefined };
   switch (outcome.status) {
@@ -165,7 +194,10 @@ function unwrap(outcome: BankOutcome, subject: Record<string, string>): Json {
       // our credentials at the bank: not something the caller can fix
       throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The bank refused our credentials', { service: 'bank' });
     default:
-      throw new AppError(ErrorCode.INVALID_INPUT, `The bank rejected the request: ${outcome.message}`, { ...details, field: str(body.field) ?? undefined });
+      throw new AppError(ErrorCode.INVALID_INPUT, `The bank rejected the request: ${outcome.message}`, {
+        ...details,
+        field: str(body.field) ?? undefined,
+      });
   }
 }
 
@@ -174,7 +206,11 @@ export function bankRoutes(deps: AppDeps): Router {
   const { limited, idempotent } = guards(deps);
   const call = (c: BankCall) => {
     requireProvider(deps, 'bank', c.mode);
-    return callBankViaWorkflow(deps.temporal.client, { taskQueue: deps.temporal.taskQueue, call: c, providerTimeoutMs: deps.config.payments.providerTimeoutMs });
+    return callBankViaWorkflow(deps.temporal.client, {
+      taskQueue: deps.temporal.taskQueue,
+      call: c,
+      providerTimeoutMs: deps.config.payments.providerTimeoutMs,
+    });
   };
 
   r.post('/bank/createuser', limited, requireApiKey('bank:write'), idempotent, async (ctx) => {
@@ -188,7 +224,13 @@ export function bankRoutes(deps: AppDeps): Router {
     const outcome = await call({
       op: 'createOrder',
       mode: ctx.state.apiKey!.mode,
-      body: { orderId: req.orderId, userId: req.userId, amountSatang: req.amount, currency: 'THB', description: req.description },
+      body: {
+        orderId: req.orderId,
+        userId: req.userId,
+        amountSatang: req.amount,
+        currency: 'THB',
+        description: req.description,
+      },
     });
     ctx.body = { statusCode: 200, body: orderOut(unwrap(outcome, { orderId: req.orderId, userId: req.userId })) };
   });

@@ -5,14 +5,23 @@
  */
 import type { Client } from '@temporalio/client';
 import { AppError, ErrorCode } from '../domain/errors';
-import { bankRequestWorkflowId, WorkflowType, type BankCall, type BankRequestWorkflow, type BankOutcome } from '../domain/workflow-contract';
+import {
+  bankRequestWorkflowId,
+  WorkflowType,
+  type BankCall,
+  type BankRequestWorkflow,
+  type BankOutcome,
+} from '../domain/workflow-contract';
 import { newId } from '../ids';
 import { withinDeadline } from '../temporal/payments';
 
 /** Upper bound of a bank call as the client sees it: 3 attempts of at most PROVIDER_TIMEOUT_MS plus back-off. */
 export const bankDeadlineMs = (providerTimeoutMs: number): number => 3 * providerTimeoutMs + 5_000;
 
-export async function callBankViaWorkflow(client: Client, opts: { taskQueue: string; call: BankCall; providerTimeoutMs: number }): Promise<BankOutcome> {
+export async function callBankViaWorkflow(
+  client: Client,
+  opts: { taskQueue: string; call: BankCall; providerTimeoutMs: number },
+): Promise<BankOutcome> {
   const ms = bankDeadlineMs(opts.providerTimeoutMs);
   return withinDeadline(
     client,
@@ -26,7 +35,9 @@ export async function callBankViaWorkflow(client: Client, opts: { taskQueue: str
         memo: { op: opts.call.op, mode: opts.call.mode },
       }),
     () => {
-      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The bank did not answer in time, try again later', { service: 'bank' });
+      throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The bank did not answer in time, try again later', {
+        service: 'bank',
+      });
     },
   );
 }

@@ -19,7 +19,13 @@ const FIELD_SIGNED = new Set<ProviderName>(['QR', 'WALLET']);
 function correctlySigned(ctx: Context, config: Config, provider: ProviderName): boolean {
   const secret = config.callbacks.providers[provider].secret;
   const body = ctx.request.body;
-  if (FIELD_SIGNED.has(provider)) return typeof body === 'object' && body !== null && !Array.isArray(body) && verifyFieldSignature(secret, body as Record<string, unknown>);
+  if (FIELD_SIGNED.has(provider))
+    return (
+      typeof body === 'object' &&
+      body !== null &&
+      !Array.isArray(body) &&
+      verifyFieldSignature(secret, body as Record<string, unknown>)
+    );
   return verifyHeaderSignature(secret, ctx.get('X-Timestamp'), rawBodyOf(ctx) ?? '', ctx.get('X-Signature'));
 }
 
@@ -37,7 +43,10 @@ export function callbackInputRefused(deps: { config: Config; logger: Logger; ale
     const signed = correctlySigned(ctx, deps.config, provider);
     const orderId = orderIdOf(ctx.request.body);
     const field = printableField(v.field);
-    deps.logger.warn({ requestId: ctx.state.requestId, provider, orderId, field, reason: v.reason, signed }, 'callback refused: a field Postgres cannot store');
+    deps.logger.warn(
+      { requestId: ctx.state.requestId, provider, orderId, field, reason: v.reason, signed },
+      'callback refused: a field Postgres cannot store',
+    );
     if (!signed) return;
     deps.alerts
       .alert(`callback-input:${provider}:${orderId}:${field}`, {

@@ -57,7 +57,10 @@ export interface ProcessorDeps {
 
 const SIGNAL_TIMEOUT_MS = 5_000;
 
-export async function processCallback(deps: ProcessorDeps, cb: VerifiedCallback): Promise<{ response: StoredResponse; duplicate: boolean }> {
+export async function processCallback(
+  deps: ProcessorDeps,
+  cb: VerifiedCallback,
+): Promise<{ response: StoredResponse; duplicate: boolean }> {
   // a committed receipt always holds its response: a duplicate that comes later needs no lock
   const known = await storedResponse(deps, cb);
   if (known) {
@@ -87,8 +90,23 @@ export async function processCallback(deps: ProcessorDeps, cb: VerifiedCallback)
     const response = cb.respond(outcome);
     await trx('callback_receipts')
       .where({ id })
-      .update({ outcome, response_status: response.status, response_body: JSON.stringify(response.body), response_location: response.location ?? null });
-    deps.logger.info({ provider: cb.provider, paymentId: cb.payment.id, orderId: cb.payment.orderId, status: cb.status, outcome, receipt: id }, 'callback accepted');
+      .update({
+        outcome,
+        response_status: response.status,
+        response_body: JSON.stringify(response.body),
+        response_location: response.location ?? null,
+      });
+    deps.logger.info(
+      {
+        provider: cb.provider,
+        paymentId: cb.payment.id,
+        orderId: cb.payment.orderId,
+        status: cb.status,
+        outcome,
+        receipt: id,
+      },
+      'callback accepted',
+    );
     return response;
   });
   if (first) {
@@ -104,12 +122,20 @@ export async function processCallback(deps: ProcessorDeps, cb: VerifiedCallback)
 }
 
 async function storedResponse(deps: ProcessorDeps, cb: VerifiedCallback): Promise<StoredResponse | undefined> {
-  const row = await deps.db('callback_receipts')
+  const row = await deps
+    .db('callback_receipts')
     .where({ provider: cb.provider, payment_id: cb.payment.id, status: cb.status })
     .first('response_status', 'response_body', 'response_location');
   if (!row) return undefined;
-  deps.logger.info({ provider: cb.provider, paymentId: cb.payment.id, status: cb.status }, 'duplicate callback: first response returned');
-  return { status: Number(row.response_status), body: row.response_body, ...(row.response_location ? { location: String(row.response_location) } : {}) };
+  deps.logger.info(
+    { provider: cb.provider, paymentId: cb.payment.id, status: cb.status },
+    'duplicate callback: first response returned',
+  );
+  return {
+    status: Number(row.response_status),
+    body: row.response_body,
+    ...(row.response_location ? { location: String(row.response_location) } : {}),
+  };
 }
 
 async function signal(deps: ProcessorDeps, cb: VerifiedCallback): Promise<Outcome> {
@@ -121,12 +147,19 @@ async function signal(deps: ProcessorDeps, cb: VerifiedCallback): Promise<Outcom
   };
   const handle = deps.client.workflow.getHandle(cb.payment.workflowId);
   try {
-    await withTemporal(() => deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () => handle.signal(paymentResultSignal, result)));
+    await withTemporal(() =>
+      deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () =>
+        handle.signal(paymentResultSignal, result),
+      ),
+    );
     return 'signalled';
   } catch (e) {
     if (e instanceof WorkflowNotFoundError) {
       // the payment workflow has ended (expired, or already decided): keep the receipt for the operator
-      deps.logger.warn({ provider: cb.provider, paymentId: cb.payment.id, status: cb.status, paymentStatus: cb.payment.status }, 'callback for a payment that has ended');
+      deps.logger.warn(
+        { provider: cb.provider, paymentId: cb.payment.id, status: cb.status, paymentStatus: cb.payment.status },
+        'callback for a payment that has ended',
+      );
       return 'payment_closed';
     }
     throw e;

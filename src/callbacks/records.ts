@@ -10,7 +10,13 @@ import type { HandlerEvent } from '../domain/handler-form';
 export type HandlerStore = 'wallet_callbacks' | 'cardnet_callbacks' | 'bankapp_callbacks';
 
 /** Saves the record; resolves to false when an identical record was there already. */
-export async function saveHandlerRecord(q: Knex | Knex.Transaction, table: HandlerStore, e: HandlerEvent, event: unknown, body: unknown): Promise<boolean> {
+export async function saveHandlerRecord(
+  q: Knex | Knex.Transaction,
+  table: HandlerStore,
+  e: HandlerEvent,
+  event: unknown,
+  body: unknown,
+): Promise<boolean> {
   const result = await q.raw(
     `insert into ?? (order_id, payment_id, success, user_id, message, amount_satang, event, body)
      values (?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)
@@ -19,7 +25,19 @@ export async function saveHandlerRecord(q: Knex | Knex.Transaction, table: Handl
        amount_satang = excluded.amount_satang, event = excluded.event, body = excluded.body, updated_at = now()
      where (??.payment_id, ??.success) is distinct from (excluded.payment_id, excluded.success)
      returning order_id`,
-    [table, e.orderId, e.paymentId, e.succeeded, e.userId, e.message, e.amountSatang, JSON.stringify(event ?? null), JSON.stringify(body ?? null), table, table],
+    [
+      table,
+      e.orderId,
+      e.paymentId,
+      e.succeeded,
+      e.userId,
+      e.message,
+      e.amountSatang,
+      JSON.stringify(event ?? null),
+      JSON.stringify(body ?? null),
+      table,
+      table,
+    ],
   );
   return (result.rows as unknown[]).length > 0;
 }

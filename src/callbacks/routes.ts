@@ -10,12 +10,24 @@ import type { AppDeps } from '../http/deps';
 import { rawBodyOf } from '../http/middleware/body';
 import type { Notifier } from '../notifier';
 import { paymentByOrderId, paymentByProviderRef, paymentMatches, type PaymentRef } from '../payments/repository';
-import { processCallback, type CallbackProvider, type CallbackStatus, type Outcome, type StoredResponse } from './processor';
+import {
+  processCallback,
+  type CallbackProvider,
+  type CallbackStatus,
+  type Outcome,
+  type StoredResponse,
+} from './processor';
 import { saveHandlerRecord } from './records';
 import { requireBodyType, verifySignatureHeaders, verifySignedPayload } from './verify';
 import { handleWalletCallback } from './wallet-handler';
 import { providerNameOf } from '../domain/providers';
-import { CALLBACK_ENDPOINTS, CALLBACK_PATH_OF, endpointsWithSchema, WALLET_HANDLER_PATH, type CallbackSchema } from '../domain/callback-paths';
+import {
+  CALLBACK_ENDPOINTS,
+  CALLBACK_PATH_OF,
+  endpointsWithSchema,
+  WALLET_HANDLER_PATH,
+  type CallbackSchema,
+} from '../domain/callback-paths';
 import { AppError, ErrorCode } from '../domain/errors';
 import { unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import { thbToSatang } from '../domain/money';
@@ -25,13 +37,14 @@ import type { AlertThrottle } from '../alerts';
 import { createRateLimiter, rateLimit } from '../http/middleware/rate-limit';
 import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../http/ip';
 
-
 /** `tok_test_4242` -> `…4242`: enough for an operator to match a receipt, useless to anyone else. */
 export const maskToken = (token: string): string => `…${token.slice(-4)}`;
 
 const Ref = z.string().min(1).max(256);
 const IsoTimestamp = z.string().openapi({ example: '2026-11-22T08:00:00Z', description: 'ISO 8601 UTC' });
-const Signature = z.string().openapi({ description: 'hex HMAC-SHA256 over the canonical JSON of the payload without `signature`' });
+const Signature = z
+  .string()
+  .openapi({ description: 'hex HMAC-SHA256 over the canonical JSON of the payload without `signature`' });
 const WireAmount = z.number().openapi({ example: 250.5, description: 'THB; must equal the payment amount' });
 
 const CardCallback = registry.register(
@@ -52,11 +65,25 @@ const CardTestCallback = z.object({
 });
 const QrCallback = registry.register(
   'QrCallback',
-  z.object({ paymentId: Ref, status: z.enum(['success', 'failed']), amount: WireAmount, orderId: Ref, timestamp: IsoTimestamp, signature: Signature }),
+  z.object({
+    paymentId: Ref,
+    status: z.enum(['success', 'failed']),
+    amount: WireAmount,
+    orderId: Ref,
+    timestamp: IsoTimestamp,
+    signature: Signature,
+  }),
 );
 const WalletGatewayCallback = registry.register(
   'WalletGatewayCallback',
-  z.object({ walletId: Ref, status: z.enum(['success', 'failed']), amount: WireAmount, orderId: Ref, timestamp: IsoTimestamp, signature: Signature }),
+  z.object({
+    walletId: Ref,
+    status: z.enum(['success', 'failed']),
+    amount: WireAmount,
+    orderId: Ref,
+    timestamp: IsoTimestamp,
+    signature: Signature,
+  }),
 );
 const HandlerForm = registry.register(
   'HandlerFormCallback',
@@ -69,20 +96,39 @@ const HandlerForm = registry.register(
       amount: z.number().optional().openapi({ description: 'THB, defaults to 0' }),
       message: z.string().optional().openapi({ description: "defaults to ''" }),
     })
-    .openapi({ description: 'The event; it may also arrive as a JSON string, or wrapped as {"body": <event or JSON string>}' }),
+    .openapi({
+      description: 'The event; it may also arrive as a JSON string, or wrapped as {"body": <event or JSON string>}',
+    }),
 );
 const CallbackAccepted = registry.register(
   'CallbackAccepted',
-  z.object({ statusCode: z.literal(200), body: z.object({ message: z.string(), orderId: z.string(), status: z.enum(['success', 'failed', 'unprocessed']) }) }),
+  z.object({
+    statusCode: z.literal(200),
+    body: z.object({ message: z.string(), orderId: z.string(), status: z.enum(['success', 'failed', 'unprocessed']) }),
+  }),
 );
 const WalletOk = registry.register(
   'WalletHandlerSuccess',
-  z.object({ success: z.literal(true), message: z.string(), orderId: z.string(), paymentId: z.string(), amount: z.number() }),
+  z.object({
+    success: z.literal(true),
+    message: z.string(),
+    orderId: z.string(),
+    paymentId: z.string(),
+    amount: z.number(),
+  }),
 );
-const WalletFailed = registry.register('WalletHandlerFailure', z.object({ success: z.literal(false), error: z.string(), message: z.string() }));
+const WalletFailed = registry.register(
+  'WalletHandlerFailure',
+  z.object({ success: z.literal(false), error: z.string(), message: z.string() }),
+);
 
 /** The body schema of each callback endpoint (src/domain/callback-paths names it). */
-const SCHEMAS = { card: CardCallback, handler: HandlerForm, qr: QrCallback, walletGateway: WalletGatewayCallback } satisfies Record<CallbackSchema, z.ZodTypeAny>;
+const SCHEMAS = {
+  card: CardCallback,
+  handler: HandlerForm,
+  qr: QrCallback,
+  walletGateway: WalletGatewayCallback,
+} satisfies Record<CallbackSchema, z.ZodTypeAny>;
 const SUMMARIES: Record<CallbackProvider, string> = {
   card: 'Card provider result (IP-restricted, X-Signature); 303 to the payment callback URL when there is one',
   cardnet: 'Card network result, handler form (IP-restricted, X-Signature)',
@@ -95,7 +141,12 @@ const signedHeaders = z.object({
   'X-Timestamp': z.string().openapi({ description: 'unix seconds' }),
   'X-Signature': z.string().openapi({ description: 'hex HMAC-SHA256 over `<X-Timestamp>.<raw body>`' }),
 });
-const accepted = { 200: { description: 'recorded (or the first response of a duplicate)', content: { 'application/json': { schema: CallbackAccepted } } } };
+const accepted = {
+  200: {
+    description: 'recorded (or the first response of a duplicate)',
+    content: { 'application/json': { schema: CallbackAccepted } },
+  },
+};
 for (const { path, provider, schema, body, signature } of CALLBACK_ENDPOINTS) {
   const type = body === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
   registry.registerPath({
@@ -103,10 +154,15 @@ for (const { path, provider, schema, body, signature } of CALLBACK_ENDPOINTS) {
     path,
     summary: SUMMARIES[provider],
     tags: ['callback'],
-    request: { ...(signature === 'header' ? { headers: signedHeaders } : {}), body: { content: { [type]: { schema: SCHEMAS[schema] } } } },
+    request: {
+      ...(signature === 'header' ? { headers: signedHeaders } : {}),
+      body: { content: { [type]: { schema: SCHEMAS[schema] } } },
+    },
     responses: {
       ...accepted,
-      ...(path === CALLBACK_PATH_OF.card ? { 303: { description: 'see the payment callback URL (?orderId=&status=)' } } : {}),
+      ...(path === CALLBACK_PATH_OF.card
+        ? { 303: { description: 'see the payment callback URL (?orderId=&status=)' } }
+        : {}),
       ...errorResponses([400, 401, 403, 404, 413, 415, 503], CallbackError),
     },
   });
@@ -119,18 +175,26 @@ registry.registerPath({
   request: { body: { content: { 'application/json': { schema: HandlerForm } } } },
   responses: {
     200: { description: 'recorded', content: { 'application/json': { schema: WalletOk } } },
-    500: { description: 'validation or saving failed (logged, reported, e-mailed: once per order and error per ALERT_WINDOW_S, then in a digest)', content: { 'application/json': { schema: WalletFailed } } },
+    500: {
+      description:
+        'validation or saving failed (logged, reported, e-mailed: once per order and error per ALERT_WINDOW_S, then in a digest)',
+      content: { 'application/json': { schema: WalletFailed } },
+    },
     ...errorResponses([400, 413, 415, 429], CallbackError),
   },
 });
 
 function orderNotFound(orderId: string, paymentId?: string): never {
-  throw new AppError(ErrorCode.ORDER_NOT_FOUND, paymentId ? `No payment ${paymentId} for order ${orderId}` : `Order ${orderId} not found`);
+  throw new AppError(
+    ErrorCode.ORDER_NOT_FOUND,
+    paymentId ? `No payment ${paymentId} for order ${orderId}` : `Order ${orderId} not found`,
+  );
 }
 
 function assertAmount(wire: unknown, payment: PaymentRef): void {
   const r = thbToSatang(wire);
-  if (!r.ok || r.satang !== payment.amountSatang) throw new AppError(ErrorCode.INVALID_INPUT, 'amount does not match the payment amount');
+  if (!r.ok || r.satang !== payment.amountSatang)
+    throw new AppError(ErrorCode.INVALID_INPUT, 'amount does not match the payment amount');
 }
 
 function generalResponse(orderId: string, status: CallbackStatus, outcome: Outcome): StoredResponse {
@@ -156,7 +220,12 @@ function send(ctx: Context, r: StoredResponse): void {
  */
 function walletRateLimit(deps: AppDeps) {
   const { walletRateLimit: limits, callbacks } = deps.config;
-  const limiter = createRateLimiter({ db: deps.db, clock: deps.clock, perSecond: limits.perSecond, perMinute: limits.perMinute });
+  const limiter = createRateLimiter({
+    db: deps.db,
+    clock: deps.clock,
+    perSecond: limits.perSecond,
+    perMinute: limits.perMinute,
+  });
   const allow = compileCidrs(limits.allow);
   const proxies = compileCidrs(callbacks.trustedProxies);
   return rateLimit(limiter, {
@@ -230,7 +299,8 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
       const e = valid.value;
       const payment = await paymentByOrderId(db, e.orderId);
       if (!payment || !paymentMatches(payment, e.paymentId)) orderNotFound(e.orderId, e.paymentId);
-      if (e.amountSatang > 0 && e.amountSatang !== payment.amountSatang) throw new AppError(ErrorCode.INVALID_INPUT, 'amount does not match the payment amount');
+      if (e.amountSatang > 0 && e.amountSatang !== payment.amountSatang)
+        throw new AppError(ErrorCode.INVALID_INPUT, 'amount does not match the payment amount');
       const status: CallbackStatus = e.success === true ? 'success' : e.success === false ? 'failed' : 'unprocessed';
       const { response } = await processCallback(processorDeps, {
         provider,
@@ -240,7 +310,8 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
         request: unwrapped.event,
         reference: e.paymentId,
         message: e.message || undefined,
-        record: (trx) => saveHandlerRecord(trx, `${provider}_callbacks`, e, unwrapped.event, unwrapped.body).then(() => undefined),
+        record: (trx) =>
+          saveHandlerRecord(trx, `${provider}_callbacks`, e, unwrapped.event, unwrapped.body).then(() => undefined),
         respond: (outcome) => generalResponse(payment.orderId, status, outcome),
       });
       send(ctx, response);
@@ -248,16 +319,29 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
   }
 
   // QR and wallet gateway form: JSON with a `signature` field; QR names our payment, the wallet its own transaction
-  type FieldSigned = { orderId: string; status: 'success' | 'failed'; amount: number; paymentId?: string; walletId?: string };
-  const fieldSigned: { path: string; provider: CallbackProvider; schema: z.ZodType<FieldSigned, z.ZodTypeDef, unknown> }[] = endpointsWithSchema('qr', 'walletGateway').map(
-    (e) => ({ path: e.path, provider: e.provider, schema: SCHEMAS[e.schema] }),
-  );
+  type FieldSigned = {
+    orderId: string;
+    status: 'success' | 'failed';
+    amount: number;
+    paymentId?: string;
+    walletId?: string;
+  };
+  const fieldSigned: {
+    path: string;
+    provider: CallbackProvider;
+    schema: z.ZodType<FieldSigned, z.ZodTypeDef, unknown>;
+  }[] = endpointsWithSchema('qr', 'walletGateway').map((e) => ({
+    path: e.path,
+    provider: e.provider,
+    schema: SCHEMAS[e.schema],
+  }));
   for (const { path, provider, schema } of fieldSigned) {
     r.post(path, async (ctx) => {
       requireBodyType(ctx, 'json');
       const c = validate(schema, verifySignedPayload(ctx.request.body, config, providerNameOf(provider)));
       const payment = await paymentByOrderId(db, c.orderId);
-      if (!payment || (c.paymentId !== undefined && !paymentMatches(payment, c.paymentId))) orderNotFound(c.orderId, c.paymentId);
+      if (!payment || (c.paymentId !== undefined && !paymentMatches(payment, c.paymentId)))
+        orderNotFound(c.orderId, c.paymentId);
       assertAmount(c.amount, payment);
       const { response } = await processCallback(processorDeps, {
         provider,

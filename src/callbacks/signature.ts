@@ -11,7 +11,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { signedPayloadText } from './canonical-json';
 
-export const hmacSha256Hex = (secret: string, message: string): string => createHmac('sha256', secret).update(message, 'utf8').digest('hex');
+export const hmacSha256Hex = (secret: string, message: string): string =>
+  createHmac('sha256', secret).update(message, 'utf8').digest('hex');
 
 const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
 
@@ -24,8 +25,12 @@ export function hexDigestEquals(expectedHex: string, givenHex: unknown): boolean
 export const verifyFieldSignature = (secret: string, payload: Record<string, unknown>): boolean =>
   hexDigestEquals(hmacSha256Hex(secret, signedPayloadText(payload)), payload.signature);
 
-export const verifyHeaderSignature = (secret: string, timestamp: string, rawBody: string, signature: unknown): boolean =>
-  hexDigestEquals(hmacSha256Hex(secret, `${timestamp}.${rawBody}`), signature);
+export const verifyHeaderSignature = (
+  secret: string,
+  timestamp: string,
+  rawBody: string,
+  signature: unknown,
+): boolean => hexDigestEquals(hmacSha256Hex(secret, `${timestamp}.${rawBody}`), signature);
 
 /** Adds the `signature` field to a JSON payload (QR and wallet gateway forms). */
 export function signPayload<T extends Record<string, unknown>>(secret: string, payload: T): T & { signature: string } {
@@ -33,7 +38,11 @@ export function signPayload<T extends Record<string, unknown>>(secret: string, p
 }
 
 /** The X-Timestamp and X-Signature headers for a raw body (card, card network, bank app). */
-export function signatureHeaders(secret: string, rawBody: string, unixSeconds = Math.floor(Date.now() / 1000)): Record<'X-Timestamp' | 'X-Signature', string> {
+export function signatureHeaders(
+  secret: string,
+  rawBody: string,
+  unixSeconds = Math.floor(Date.now() / 1000),
+): Record<'X-Timestamp' | 'X-Signature', string> {
   const ts = String(unixSeconds);
   return { 'X-Timestamp': ts, 'X-Signature': hmacSha256Hex(secret, `${ts}.${rawBody}`) };
 }

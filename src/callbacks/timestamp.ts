@@ -35,5 +35,8 @@ export function assertFresh(ms: number | undefined, window: TimestampWindow, now
   if (ms < nowMs - window.maxAgeSeconds * 1000)
     throw new AppError(ErrorCode.INVALID_TIMESTAMP, `timestamp is older than ${window.maxAgeSeconds} seconds`);
   if (ms > nowMs + window.maxFutureSeconds * 1000)
-    throw new AppError(ErrorCode.INVALID_TIMESTAMP, `timestamp is more than ${window.maxFutureSeconds} seconds in the future`);
+    throw new AppError(
+      ErrorCode.INVALID_TIMESTAMP,
+      `timestamp is more than ${window.maxFutureSeconds} seconds in the future`,
+    );
 }

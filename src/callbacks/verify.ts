@@ -14,7 +14,9 @@ import { verifyFieldSignature, verifyHeaderSignature } from './signature';
 import { assertFresh, parseIsoUtc, parseUnixSeconds } from './timestamp';
 
 /** The IP-restricted paths and whose allow-list and secret apply (/wallet/callback is public). */
-export const RESTRICTED_PATHS: Readonly<Record<string, ProviderName>> = Object.fromEntries(CALLBACK_ENDPOINTS.map((e) => [e.path, providerNameOf(e.provider)]));
+export const RESTRICTED_PATHS: Readonly<Record<string, ProviderName>> = Object.fromEntries(
+  CALLBACK_ENDPOINTS.map((e) => [e.path, providerNameOf(e.provider)]),
+);
 
 declare module 'koa' {
   interface DefaultState {
@@ -26,13 +28,23 @@ declare module 'koa' {
 /** Middleware placed before the body parser: a disallowed source gets INVALID_IP and its body is never read. */
 export function callbackIpGuard(config: Config, logger: Logger) {
   const trusted = compileCidrs(config.callbacks.trustedProxies);
-  const allowed = Object.fromEntries(PROVIDERS.map((p) => [p, compileCidrs(config.callbacks.providers[p].ips)])) as Record<ProviderName, ReturnType<typeof compileCidrs>>;
+  const allowed = Object.fromEntries(
+    PROVIDERS.map((p) => [p, compileCidrs(config.callbacks.providers[p].ips)]),
+  ) as Record<ProviderName, ReturnType<typeof compileCidrs>>;
   return async (ctx: Context, next: Next) => {
     const provider = RESTRICTED_PATHS[ctx.path.replace(/\/+$/, '').toLowerCase()];
     if (!provider) return next();
     const address = clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, trusted);
     if (!inCidrs(address, allowed[provider])) {
-      logger.warn({ requestId: ctx.state.requestId, provider, address: formatAddress(address), peer: ctx.req.socket.remoteAddress }, 'callback from a disallowed address');
+      logger.warn(
+        {
+          requestId: ctx.state.requestId,
+          provider,
+          address: formatAddress(address),
+          peer: ctx.req.socket.remoteAddress,
+        },
+        'callback from a disallowed address',
+      );
       throw new AppError(ErrorCode.INVALID_IP, 'Request from an unauthorised IP address');
     }
     ctx.state.clientIp = formatAddress(address);
@@ -49,7 +61,10 @@ export function requireBodyType(ctx: Context, kind: 'json' | 'form'): void {
     );
 }
 
-const windowOf = (config: Config) => ({ maxAgeSeconds: config.callbacks.maxAgeSeconds, maxFutureSeconds: config.callbacks.maxFutureSeconds });
+const windowOf = (config: Config) => ({
+  maxAgeSeconds: config.callbacks.maxAgeSeconds,
+  maxFutureSeconds: config.callbacks.maxFutureSeconds,
+});
 
 /** X-Signature over `<X-Timestamp>.<raw body>` (card form, card network, bank app). */
 export function verifySignatureHeaders(ctx: Context, config: Config, provider: ProviderName, rawBody: string): void {
@@ -62,14 +77,18 @@ export function verifySignatureHeaders(ctx: Context, config: Config, provider: P
   assertFresh(parseUnixSeconds(timestamp), windowOf(config));
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `signature` field over the canonical JSON of the rest, `timestamp` field ISO 8601 UTC (QR, wallet gateway form). */
 export function verifySignedPayload(body: unknown, config: Config, provider: ProviderName): Record<string, unknown> {
   if (!isPlainObject(body)) throw new AppError(ErrorCode.INVALID_INPUT, 'Request body must be a JSON object');
-  if (body.signature === undefined || body.signature === null || body.signature === '') throw new AppError(ErrorCode.MISSING_FIELD, 'signature is required');
-  if (!verifyFieldSignature(config.callbacks.providers[provider].secret, body)) throw new AppError(ErrorCode.INVALID_SIGNATURE, 'HMAC signature invalid');
-  if (body.timestamp === undefined || body.timestamp === null || body.timestamp === '') throw new AppError(ErrorCode.MISSING_FIELD, 'timestamp is required');
+  if (body.signature === undefined || body.signature === null || body.signature === '')
+    throw new AppError(ErrorCode.MISSING_FIELD, 'signature is required');
+  if (!verifyFieldSignature(config.callbacks.providers[provider].secret, body))
+    throw new AppError(ErrorCode.INVALID_SIGNATURE, 'HMAC signature invalid');
+  if (body.timestamp === undefined || body.timestamp === null || body.timestamp === '')
+    throw new AppError(ErrorCode.MISSING_FIELD, 'timestamp is required');
   assertFresh(parseIsoUtc(body.timestamp), windowOf(config));
   return body;
 }

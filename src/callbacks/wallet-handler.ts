@@ -10,7 +10,12 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
-import { paidOrderWorkflowId, WorkflowType, type PaidOrderInput, type PaidOrderProcessingWorkflow } from '../domain/workflow-contract';
+import {
+  paidOrderWorkflowId,
+  WorkflowType,
+  type PaidOrderInput,
+  type PaidOrderProcessingWorkflow,
+} from '../domain/workflow-contract';
 import { idsOf, unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import { OrderIdKey } from '../domain/search-attributes';
 import type { Logger } from '../logger';
@@ -46,7 +51,12 @@ class WalletFailure extends Error {
   }
 }
 
-export async function handleWalletCallback(deps: WalletHandlerDeps, requestBody: unknown, rawBody: string, requestId: string): Promise<WalletReply> {
+export async function handleWalletCallback(
+  deps: WalletHandlerDeps,
+  requestBody: unknown,
+  rawBody: string,
+  requestId: string,
+): Promise<WalletReply> {
   const unwrapped = unwrapHandlerBody(requestBody);
   try {
     if (!unwrapped.ok) throw new WalletFailure(unwrapped.error);
@@ -61,7 +71,11 @@ export async function handleWalletCallback(deps: WalletHandlerDeps, requestBody:
     }
 
     if (e.succeeded) {
-      const input: PaidOrderInput = { body: rawBody, source: 'wallet', confirmWindowSeconds: deps.config.paidOrders.confirmWindowSeconds };
+      const input: PaidOrderInput = {
+        body: rawBody,
+        source: 'wallet',
+        confirmWindowSeconds: deps.config.paidOrders.confirmWindowSeconds,
+      };
       try {
         await withTemporal(() =>
           deps.client.workflow.start<PaidOrderProcessingWorkflow>(WorkflowType.paidOrder, {
@@ -79,12 +93,17 @@ export async function handleWalletCallback(deps: WalletHandlerDeps, requestBody:
           throw new WalletFailure('Could not start paid-order processing', err);
       }
     }
-    deps.logger.info({ requestId, orderId: e.orderId, paymentId: e.paymentId, success: e.succeeded }, 'wallet callback recorded');
+    deps.logger.info(
+      { requestId, orderId: e.orderId, paymentId: e.paymentId, success: e.succeeded },
+      'wallet callback recorded',
+    );
     return {
       status: 200,
       body: {
         success: true,
-        message: e.succeeded ? 'Wallet callback processed successfully' : 'Wallet callback recorded; payment not successful, nothing to process',
+        message: e.succeeded
+          ? 'Wallet callback processed successfully'
+          : 'Wallet callback recorded; payment not successful, nothing to process',
         orderId: e.orderId,
         paymentId: e.paymentId,
         amount: e.amount,
@@ -97,7 +116,13 @@ export async function handleWalletCallback(deps: WalletHandlerDeps, requestBody:
   }
 }
 
-async function reportFailure(deps: WalletHandlerDeps, failure: WalletFailure, body: unknown, event: unknown, requestId: string): Promise<void> {
+async function reportFailure(
+  deps: WalletHandlerDeps,
+  failure: WalletFailure,
+  body: unknown,
+  event: unknown,
+  requestId: string,
+): Promise<void> {
   // the error log must take what the record store could not (Postgres text holds no NUL)
   const noNul = (v: string | null) => v && v.split('\u0000').join('\uFFFD');
   const ids = idsOf(body);
@@ -114,7 +139,16 @@ async function reportFailure(deps: WalletHandlerDeps, failure: WalletFailure, bo
   })();
 
   const results = await Promise.allSettled([
-    deps.db('callback_errors').insert({ source: 'wallet', order_id: orderId, payment_id: paymentId, error: failure.message, request, request_id: requestId }),
+    deps
+      .db('callback_errors')
+      .insert({
+        source: 'wallet',
+        order_id: orderId,
+        payment_id: paymentId,
+        error: failure.message,
+        request,
+        request_id: requestId,
+      }),
     deps.notifier.reportError({
       message: `Wallet callback failed: ${failure.message}`,
       tags: { source: 'wallet', orderId: orderId ?? 'unknown', paymentId: paymentId ?? 'unknown' },
@@ -139,7 +173,11 @@ async function reportFailure(deps: WalletHandlerDeps, failure: WalletFailure, bo
   ]);
   const names = ['error log', 'error tracker', 'administrator e-mail'];
   results.forEach((r, i) => {
-    if (r.status === 'rejected') deps.logger.error({ requestId, orderId, paymentId, err: r.reason }, `wallet callback failure: ${names[i]} failed`);
+    if (r.status === 'rejected')
+      deps.logger.error(
+        { requestId, orderId, paymentId, err: r.reason },
+        `wallet callback failure: ${names[i]} failed`,
+      );
   });
 }
 

@@ -55,7 +55,15 @@ async function main() {
       if (keys.length === 0) process.stdout.write('no API keys\n');
       for (const k of keys) {
         process.stdout.write(
-          [k.id, `${k.prefix}...`, k.mode, JSON.stringify(k.name), k.scopes.join(','), k.created_at.toISOString(), k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : 'active'].join('  ') + '\n',
+          [
+            k.id,
+            `${k.prefix}...`,
+            k.mode,
+            JSON.stringify(k.name),
+            k.scopes.join(','),
+            k.created_at.toISOString(),
+            k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : 'active',
+          ].join('  ') + '\n',
         );
       }
     });

@@ -4,7 +4,10 @@ import { ConfigError, loadConfig, type Config } from '../config';
 import { createDb, migrateLatest, type Db } from '../db/knex';
 import { startEmbeddedPostgres } from '../stack/postgres';
 
-export async function withDb<T>(fn: (db: Db, config: Config) => Promise<T>, opts: { migrate?: boolean } = {}): Promise<T> {
+export async function withDb<T>(
+  fn: (db: Db, config: Config) => Promise<T>,
+  opts: { migrate?: boolean } = {},
+): Promise<T> {
   let config: Config;
   try {
     config = loadConfig();
@@ -18,7 +21,11 @@ export async function withDb<T>(fn: (db: Db, config: Config) => Promise<T>, opts
   let url = config.database.url;
   let stop: (() => Promise<void>) | undefined;
   if (!url) {
-    const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), port: config.database.embeddedPort, database: 'talat' });
+    const pg = await startEmbeddedPostgres({
+      dataDir: path.join(config.dataDir, 'pg'),
+      port: config.database.embeddedPort,
+      database: 'talat',
+    });
     url = pg.url;
     if (pg.startedByUs) stop = () => pg.stop();
   }

@@ -11,7 +11,8 @@ withDb(
   async (db) => {
     const applied = await migrateLatest(db);
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
-    if (process.argv.includes('--seed-if-empty') && (await isCatalogEmpty(db))) process.stdout.write(`seeded the catalog: ${JSON.stringify(await seedCatalog(db))}\n`);
+    if (process.argv.includes('--seed-if-empty') && (await isCatalogEmpty(db)))
+      process.stdout.write(`seeded the catalog: ${JSON.stringify(await seedCatalog(db))}\n`);
   },
   { migrate: false },
 ).catch((e) => {

@@ -74,7 +74,8 @@ export function describePayload(payload: string): { lines: string[]; crcValid: b
   const lines: string[] = [];
   for (const f of parsed.fields) {
     lines.push(`${f.tag}  ${f.sub ? '' : f.value.padEnd(20)}  ${NAMES[f.tag] ?? ''}`.trimEnd());
-    for (const s of f.sub ?? []) lines.push(`  ${s.tag}  ${s.value.padEnd(20)}  ${SUB_NAMES[f.tag]?.[s.tag] ?? ''}`.trimEnd());
+    for (const s of f.sub ?? [])
+      lines.push(`  ${s.tag}  ${s.value.padEnd(20)}  ${SUB_NAMES[f.tag]?.[s.tag] ?? ''}`.trimEnd());
   }
   lines.push(`CRC ${parsed.crcValid ? 'valid' : 'INVALID'}`);
   return { lines, crcValid: parsed.crcValid };

@@ -4,5 +4,9 @@ import { seedCatalog } from '../db/seed';
 
 void withDb(async (db) => {
   const counts = await seedCatalog(db);
-  process.stdout.write(`catalog loaded: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+  process.stdout.write(
+    `catalog loaded: ${Object.entries(counts)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ')}\n`,
+  );
 });

@@ -11,7 +11,11 @@ import type { Branch, Group, Product } from './catalog-types';
 import type { Db } from './knex';
 
 /** data/catalog of the project: two levels up from src/db, three from the compiled dist/src/db. */
-export const CATALOG_DIR = [path.resolve(__dirname, '..', '..', 'data', 'catalog'), path.resolve(__dirname, '..', '..', '..', 'data', 'catalog')].find((d) => fs.existsSync(d)) ?? path.resolve(__dirname, '..', '..', 'data', 'catalog');
+export const CATALOG_DIR =
+  [
+    path.resolve(__dirname, '..', '..', 'data', 'catalog'),
+    path.resolve(__dirname, '..', '..', '..', 'data', 'catalog'),
+  ].find((d) => fs.existsSync(d)) ?? path.resolve(__dirname, '..', '..', 'data', 'catalog');
 
 interface CategoryNode {
   id: string;
@@ -91,23 +95,46 @@ export async function isCatalogEmpty(db: Db): Promise<boolean> {
 }
 
 export async function seedCatalog(db: Db): Promise<Record<string, number>> {
-  const cats = readJson<{ categories: CategoryNode[]; collections: Collection[]; iconOrder: string[] }>('categories.json');
+  const cats = readJson<{ categories: CategoryNode[]; collections: Collection[]; iconOrder: string[] }>(
+    'categories.json',
+  );
   const groups = readJsonl<Group>('groups.jsonl');
   const products = readJsonl<SeedProduct>('products.jsonl');
   const branches = readJson<Branch[]>('branches.json');
   const promotions = readJson<SeedPromotion[]>('promotions.json');
-  const banners = readJson<{ stickyBanner: Banner; bannerTree: { home: Banner[]; categories: { categoryId: string; banners: Banner[] }[] } }>(
-    'banners.json',
-  );
+  const banners = readJson<{
+    stickyBanner: Banner;
+    bannerTree: { home: Banner[]; categories: { categoryId: string; banners: Banner[] }[] };
+  }>('banners.json');
   const iconIndex = (slug: string) => {
     const i = cats.iconOrder.indexOf(slug);
     return i < 0 ? null : i + 1;
   };
 
-  type CategoryRow = { id: string; slug: string; kind: string; parent_id: string | null; name_en: string; name_th: string; position: number; icon: string | null; icon_order: number | null };
+  type CategoryRow = {
+    id: string;
+    slug: string;
+    kind: string;
+    parent_id: string | null;
+    name_en: string;
+    name_th: string;
+    position: number;
+    icon: string | null;
+    icon_order: number | null;
+  };
   const categoryRows: CategoryRow[] = [
     ...cats.categories.flatMap((a) => [
-      { id: a.id, slug: a.slug, kind: 'aisle', parent_id: null, name_en: a.nameEn, name_th: a.nameTh, position: a.position, icon: a.icon ?? a.slug, icon_order: iconIndex(a.slug) },
+      {
+        id: a.id,
+        slug: a.slug,
+        kind: 'aisle',
+        parent_id: null,
+        name_en: a.nameEn,
+        name_th: a.nameTh,
+        position: a.position,
+        icon: a.icon ?? a.slug,
+        icon_order: iconIndex(a.slug),
+      },
       ...(a.children ?? []).map((c) => ({
         id: c.id,
         slug: c.slug,
@@ -132,10 +159,17 @@ export async function seedCatalog(db: Db): Promise<Record<string, number>> {
       icon_order: iconIndex(c.slug),
     })),
   ];
-  const allBanners = [banners.stickyBanner, ...banners.bannerTree.home, ...banners.bannerTree.categories.flatMap((c) => c.banners.map((b) => ({ ...b, categoryId: b.categoryId ?? c.categoryId })))];
+  const allBanners = [
+    banners.stickyBanner,
+    ...banners.bannerTree.home,
+    ...banners.bannerTree.categories.flatMap((c) =>
+      c.banners.map((b) => ({ ...b, categoryId: b.categoryId ?? c.categoryId })),
+    ),
+  ];
 
   await db.transaction(async (trx) => {
-    for (const t of ['banners', 'promotions', 'inventory', 'prices', 'products', 'product_groups', 'branches']) await trx(t).del();
+    for (const t of ['banners', 'promotions', 'inventory', 'prices', 'products', 'product_groups', 'branches'])
+      await trx(t).del();
     await trx('categories').whereNotNull('parent_id').del();
     await trx('categories').del();
     await trx.batchInsert('categories', categoryRows, 200);
@@ -172,7 +206,11 @@ export async function seedCatalog(db: Db): Promise<Record<string, number>> {
       })),
       200,
     );
-    await trx.batchInsert('prices', products.map((p) => ({ product_id: p.productId, price_satang: p.priceSatang })), 500);
+    await trx.batchInsert(
+      'prices',
+      products.map((p) => ({ product_id: p.productId, price_satang: p.priceSatang })),
+      500,
+    );
     await trx.batchInsert(
       'branches',
       branches.map((b) => ({
@@ -188,7 +226,13 @@ export async function seedCatalog(db: Db): Promise<Record<string, number>> {
     );
     await trx.batchInsert(
       'inventory',
-      branches.flatMap((b) => products.map((p) => ({ branch_id: b.branchId, product_id: p.productId, quantity: syntheticStock(b.branchId, p.productId) }))),
+      branches.flatMap((b) =>
+        products.map((p) => ({
+          branch_id: b.branchId,
+          product_id: p.productId,
+          quantity: syntheticStock(b.branchId, p.productId),
+        })),
+      ),
       1000,
     );
     await trx.batchInsert(

@@ -7,7 +7,15 @@
  */
 import { MODES, type Mode } from './mode';
 
-export const SCOPES = ['payments:write', 'payments:read', 'cost:read', 'bank:write', 'bank:read', 'webhooks:manage', 'codec'] as const;
+export const SCOPES = [
+  'payments:write',
+  'payments:read',
+  'cost:read',
+  'bank:write',
+  'bank:read',
+  'webhooks:manage',
+  'codec',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 export const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);
 

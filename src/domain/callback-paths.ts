@@ -32,7 +32,9 @@ export const CALLBACK_PATHS: readonly string[] = [...CALLBACK_ENDPOINTS.map((e) 
 
 /** The restricted endpoints whose body has the given schema. */
 export const endpointsWithSchema = <S extends CallbackSchema>(...schemas: S[]) =>
-  CALLBACK_ENDPOINTS.filter((e): e is Extract<CallbackEndpoint, { schema: S }> => (schemas as readonly CallbackSchema[]).includes(e.schema));
+  CALLBACK_ENDPOINTS.filter((e): e is Extract<CallbackEndpoint, { schema: S }> =>
+    (schemas as readonly CallbackSchema[]).includes(e.schema),
+  );
 
 /** The restricted endpoint of each provider. */
 export const CALLBACK_PATH_OF = Object.fromEntries(CALLBACK_ENDPOINTS.map((e) => [e.provider, e.path])) as {

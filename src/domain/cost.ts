@@ -102,19 +102,43 @@ export interface CostBreakdown {
   deliveryOption: DeliveryOption;
   paymentMethod: CostPaymentMethod;
   lines: CostLine[];
-  promotions: { promotionId: string; type: PromotionType; title: string; titleTh: string; applications: number; discount: Money }[];
-  charges: { code: 'delivery' | 'heavy_surcharge' | 'payment_fee'; description: string; vatable: boolean; amount: Money }[];
+  promotions: {
+    promotionId: string;
+    type: PromotionType;
+    title: string;
+    titleTh: string;
+    applications: number;
+    discount: Money;
+  }[];
+  charges: {
+    code: 'delivery' | 'heavy_surcharge' | 'payment_fee';
+    description: string;
+    vatable: boolean;
+    amount: Money;
+  }[];
   weightGrams: number;
-  totals: { itemsGross: Money; discount: Money; items: Money; charges: Money; total: Money; vatable: Money; vat: Money; exempt: Money };
+  totals: {
+    itemsGross: Money;
+    discount: Money;
+    items: Money;
+    charges: Money;
+    total: Money;
+    vatable: Money;
+    vat: Money;
+    exempt: Money;
+  };
 }
 
 /** VAT portion of a VAT-inclusive amount: amount * 7/107 rounded half up. */
-export const vatPortion = (satang: number): number => Math.floor((2 * satang * VAT_PERCENT + (100 + VAT_PERCENT)) / (2 * (100 + VAT_PERCENT)));
+export const vatPortion = (satang: number): number =>
+  Math.floor((2 * satang * VAT_PERCENT + (100 + VAT_PERCENT)) / (2 * (100 + VAT_PERCENT)));
 
 export const isActive = (p: CatalogPromotion, at: number): boolean => p.startsAt <= at && at <= p.endsAt;
 
 export const covers = (p: CatalogPromotion, product: CatalogProduct): boolean =>
-  p.productIds && p.productIds.length > 0 ? p.productIds.includes(product.productId) : p.groupIds.includes(product.groupId);
+  p.productIds && p.productIds.length > 0
+    ? p.productIds.includes(product.productId)
+    : p.groupIds.includes(product.groupId);
 
 /** Effective unit price of a product under a promotion (for choosing among overlapping deals). */
 function effectiveUnitPrice(p: CatalogPromotion, product: CatalogProduct): number {
@@ -124,14 +148,21 @@ function effectiveUnitPrice(p: CatalogPromotion, product: CatalogProduct): numbe
     case 'percent_off':
       return product.priceSatang - percentOf(product.priceSatang, p.percentBasisPoints ?? 0);
     case 'multi_buy':
-      return Math.min(product.priceSatang, (p.payPriceSatang ?? product.priceSatang * p.buyQuantity) / Math.max(1, p.buyQuantity));
+      return Math.min(
+        product.priceSatang,
+        (p.payPriceSatang ?? product.priceSatang * p.buyQuantity) / Math.max(1, p.buyQuantity),
+      );
   }
 }
 
 /** amount * bp / 10000, rounded half up. */
 const percentOf = (satang: number, basisPoints: number): number => Math.floor((satang * basisPoints + 5_000) / 10_000);
 
-export function choosePromotion(product: CatalogProduct, promotions: CatalogPromotion[], at: number): CatalogPromotion | null {
+export function choosePromotion(
+  product: CatalogProduct,
+  promotions: CatalogPromotion[],
+  at: number,
+): CatalogPromotion | null {
   let best: CatalogPromotion | null = null;
   let bestPrice = Infinity;
   for (const p of promotions) {
@@ -145,15 +176,25 @@ export function choosePromotion(product: CatalogProduct, promotions: CatalogProm
   return best;
 }
 
-export function deliveryCharges(option: DeliveryOption, itemsTotalSatang: number, weightGrams: number): CostBreakdown['charges'] {
-  if (option === 'pickup') return [{ code: 'delivery', description: 'Pick-up at the branch', vatable: true, amount: money(0) }];
+export function deliveryCharges(
+  option: DeliveryOption,
+  itemsTotalSatang: number,
+  weightGrams: number,
+): CostBreakdown['charges'] {
+  if (option === 'pickup')
+    return [{ code: 'delivery', description: 'Pick-up at the branch', vatable: true, amount: money(0) }];
   const f = DELIVERY_FEES;
   const base =
     option === 'express' ? f.expressSatang : itemsTotalSatang >= f.standardFreeFromSatang ? 0 : f.standardSatang;
   const charges: CostBreakdown['charges'] = [
     {
       code: 'delivery',
-      description: option === 'express' ? 'Express delivery' : base === 0 ? 'Standard delivery (free from 1,000 THB)' : 'Standard delivery',
+      description:
+        option === 'express'
+          ? 'Express delivery'
+          : base === 0
+            ? 'Standard delivery (free from 1,000 THB)'
+            : 'Standard delivery',
       vatable: true,
       amount: money(base),
     },
@@ -161,7 +202,12 @@ export function deliveryCharges(option: DeliveryOption, itemsTotalSatang: number
   const over = weightGrams - f.heavyThresholdGrams;
   if (over > 0) {
     const steps = Math.ceil(over / f.heavyStepGrams);
-    charges.push({ code: 'heavy_surcharge', description: `Heavy order: ${steps} x 5 kg above 20 kg`, vatable: true, amount: money(steps * f.heavyStepSatang) });
+    charges.push({
+      code: 'heavy_surcharge',
+      description: `Heavy order: ${steps} x 5 kg above 20 kg`,
+      vatable: true,
+      amount: money(steps * f.heavyStepSatang),
+    });
   }
   return charges;
 }
@@ -219,7 +265,9 @@ export function calculateCost(input: {
     const p = list[0].promotion!;
     const n = Math.max(1, p.buyQuantity);
     const pay = p.payPriceSatang!;
-    const pool = [...list].sort((a, b) => b.product.priceSatang - a.product.priceSatang || a.product.productId.localeCompare(b.product.productId));
+    const pool = [...list].sort(
+      (a, b) => b.product.priceSatang - a.product.priceSatang || a.product.productId.localeCompare(b.product.productId),
+    );
     const left = pool.map((r) => r.item.quantity);
     let deals = 0;
     let saved = 0;
@@ -266,7 +314,14 @@ export function calculateCost(input: {
       total: money(total),
       vat: money(product.vatable ? vatPortion(total) : 0),
       promotion:
-        promotion && discount > 0 ? { promotionId: promotion.promotionId, type: promotion.type, title: promotion.titleEn, titleTh: promotion.titleTh } : null,
+        promotion && discount > 0
+          ? {
+              promotionId: promotion.promotionId,
+              type: promotion.type,
+              title: promotion.titleEn,
+              titleTh: promotion.titleTh,
+            }
+          : null,
     };
   });
 
@@ -276,11 +331,17 @@ export function calculateCost(input: {
   const weightGrams = rows.reduce((s, r) => s + r.product.weightGrams * r.item.quantity, 0);
   const charges = [
     ...deliveryCharges(input.deliveryOption, items, weightGrams),
-    { code: 'payment_fee' as const, description: `Payment fee (${input.paymentMethod})`, vatable: true, amount: money(PAYMENT_FEES_SATANG[input.paymentMethod]) },
+    {
+      code: 'payment_fee' as const,
+      description: `Payment fee (${input.paymentMethod})`,
+      vatable: true,
+      amount: money(PAYMENT_FEES_SATANG[input.paymentMethod]),
+    },
   ];
   const chargesTotal = charges.reduce((s, c) => s + c.amount.satang, 0);
   const vatable =
-    lines.filter((l) => l.vatable).reduce((s, l) => s + l.total.satang, 0) + charges.filter((c) => c.vatable).reduce((s, c) => s + c.amount.satang, 0);
+    lines.filter((l) => l.vatable).reduce((s, l) => s + l.total.satang, 0) +
+    charges.filter((c) => c.vatable).reduce((s, c) => s + c.amount.satang, 0);
   const total = items + chargesTotal;
 
   return {

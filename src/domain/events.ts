@@ -23,7 +23,13 @@ export interface PaymentStatusEvent {
 export function webhookBody(e: PaymentStatusEvent) {
   return {
     event: 'payment.status.updated' as const,
-    data: { orderId: e.orderId, status: e.status, amount: e.amountSatang / 100, timestamp: e.timestamp, ...(e.refundId ? { refundId: e.refundId } : {}) },
+    data: {
+      orderId: e.orderId,
+      status: e.status,
+      amount: e.amountSatang / 100,
+      timestamp: e.timestamp,
+      ...(e.refundId ? { refundId: e.refundId } : {}),
+    },
   };
 }
 

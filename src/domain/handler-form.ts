@@ -32,10 +32,12 @@ export interface HandlerEvent {
   message: string;
 }
 
-export type Unwrapped = { ok: true; event: unknown; body: Record<string, unknown> } | { ok: false; error: string; event: unknown };
+export type Unwrapped =
+  { ok: true; event: unknown; body: Record<string, unknown> } | { ok: false; error: string; event: unknown };
 export type Validated = { ok: true; value: HandlerEvent } | { ok: false; error: string; missing: boolean };
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
 function parseJsonText(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -66,12 +68,14 @@ export function unwrapHandlerBody(requestBody: unknown): Unwrapped {
 }
 
 const absent = (v: unknown): boolean => v === undefined || v === null;
-const pick = (body: Record<string, unknown>, name: string, alias: string): unknown => (absent(body[name]) ? body[alias] : body[name]);
+const pick = (body: Record<string, unknown>, name: string, alias: string): unknown =>
+  absent(body[name]) ? body[alias] : body[name];
 
 /** Best-effort ids of a body that may not validate, for the error log. */
 export function idsOf(body: unknown): { orderId: string | null; paymentId: string | null } {
   if (!isPlainObject(body)) return { orderId: null, paymentId: null };
-  const text = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 256 ? v : typeof v === 'number' ? String(v) : null);
+  const text = (v: unknown) =>
+    typeof v === 'string' && v.length > 0 && v.length <= 256 ? v : typeof v === 'number' ? String(v) : null;
   return { orderId: text(pick(body, 'orderId', 'order_id')), paymentId: text(pick(body, 'paymentId', 'payment_id')) };
 }
 
@@ -79,23 +83,30 @@ const MAX_ID = 256;
 
 /** Step 2: the four required fields in SPEC.md's order, then the optional ones. */
 export function validateHandlerBody(body: Record<string, unknown>): Validated {
-  const missing = (field: keyof typeof HANDLER_ERRORS): Validated => ({ ok: false, error: HANDLER_ERRORS[field], missing: true });
+  const missing = (field: keyof typeof HANDLER_ERRORS): Validated => ({
+    ok: false,
+    error: HANDLER_ERRORS[field],
+    missing: true,
+  });
   const invalid = (error: string): Validated => ({ ok: false, error, missing: false });
 
   const orderId = pick(body, 'orderId', 'order_id');
   if (absent(orderId) || orderId === '') return missing('orderId');
-  if (typeof orderId !== 'string' || orderId.length > MAX_ID) return invalid(`orderId must be a string of at most ${MAX_ID} characters`);
+  if (typeof orderId !== 'string' || orderId.length > MAX_ID)
+    return invalid(`orderId must be a string of at most ${MAX_ID} characters`);
 
   const paymentId = pick(body, 'paymentId', 'payment_id');
   if (absent(paymentId)) return missing('paymentId');
-  if (typeof paymentId !== 'string' || paymentId.length > MAX_ID) return invalid(`paymentId must be a string of at most ${MAX_ID} characters`);
+  if (typeof paymentId !== 'string' || paymentId.length > MAX_ID)
+    return invalid(`paymentId must be a string of at most ${MAX_ID} characters`);
 
   const success = body.success;
   if (absent(success)) return missing('success');
 
   const userId = pick(body, 'userId', 'user_id');
   if (absent(userId) || userId === '') return missing('userId');
-  if (typeof userId !== 'string' || userId.length > MAX_ID) return invalid(`userId must be a string of at most ${MAX_ID} characters`);
+  if (typeof userId !== 'string' || userId.length > MAX_ID)
+    return invalid(`userId must be a string of at most ${MAX_ID} characters`);
 
   let amount = 0;
   let amountSatang = 0;
@@ -112,5 +123,8 @@ export function validateHandlerBody(body: Record<string, unknown>): Validated {
   const message = absent(body.message) ? '' : body.message;
   if (typeof message !== 'string') return invalid('message must be a string');
 
-  return { ok: true, value: { orderId, paymentId, success, succeeded: success === true, userId, amount, amountSatang, message } };
+  return {
+    ok: true,
+    value: { orderId, paymentId, success, succeeded: success === true, userId, amount, amountSatang, message },
+  };
 }

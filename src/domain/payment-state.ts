@@ -20,7 +20,13 @@ export type PaymentStatus = (typeof PaymentStatus)[keyof typeof PaymentStatus];
 export const PAYMENT_STATUSES = Object.values(PaymentStatus);
 
 /** A payment's method: one per provider (src/domain/providers), the same wire and DB value. */
-export const PaymentMethod: { readonly [P in CallbackProvider]: P } = { card: 'card', qr: 'qr', wallet: 'wallet', cardnet: 'cardnet', bankapp: 'bankapp' };
+export const PaymentMethod: { readonly [P in CallbackProvider]: P } = {
+  card: 'card',
+  qr: 'qr',
+  wallet: 'wallet',
+  cardnet: 'cardnet',
+  bankapp: 'bankapp',
+};
 export type PaymentMethod = CallbackProvider;
 
 const transitions: { readonly [S in PaymentStatus]: readonly PaymentStatus[] } = {
@@ -33,7 +39,8 @@ const transitions: { readonly [S in PaymentStatus]: readonly PaymentStatus[] } =
 
 export const canTransition = (from: PaymentStatus, to: PaymentStatus): boolean => transitions[from].includes(to);
 
-export const isTerminal = (s: PaymentStatus): boolean => s === 'failed' || s === 'expired' || s === 'refunded' || s === 'paid';
+export const isTerminal = (s: PaymentStatus): boolean =>
+  s === 'failed' || s === 'expired' || s === 'refunded' || s === 'paid';
 
 /** Returns the next state, or null when the transition is not allowed (the event is ignored). */
 export function transition(from: PaymentStatus, to: PaymentStatus): PaymentStatus | null {

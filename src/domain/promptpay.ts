@@ -100,7 +100,8 @@ export function promptPayAccount(id: string): { kind: PromptPayIdKind; subTag: s
 }
 
 /** "1234.50" from satang: the EMVCo amount field (THB with 2 decimals). */
-export const formatAmount = (satang: number): string => `${Math.floor(satang / 100)}.${String(satang % 100).padStart(2, '0')}`;
+export const formatAmount = (satang: number): string =>
+  `${Math.floor(satang / 100)}.${String(satang % 100).padStart(2, '0')}`;
 
 export interface PromptPayPayload {
   payload: string;
@@ -119,7 +120,8 @@ export interface MerchantTags {
 
 function checkAmount(amountSatang: number | null | undefined): number | null {
   const amount = amountSatang ?? null;
-  if (amount !== null && (!Number.isInteger(amount) || amount <= 0)) throw new Error('PromptPay amount must be a positive integer of satang');
+  if (amount !== null && (!Number.isInteger(amount) || amount <= 0))
+    throw new Error('PromptPay amount must be a positive integer of satang');
   return amount;
 }
 
@@ -158,7 +160,11 @@ export function promptPayPayload(opts: { id: string; amountSatang?: number | nul
   const account = promptPayAccount(opts.id);
   if (!/\d/.test(opts.id)) throw new Error('invalid PromptPay id: no digits');
   const amount = checkAmount(opts.amountSatang);
-  return assemble(tlv(Tag.merchantPromptPay, tlv(SubTag.aid, PROMPTPAY_AID) + tlv(account.subTag, account.value)), amount, opts);
+  return assemble(
+    tlv(Tag.merchantPromptPay, tlv(SubTag.aid, PROMPTPAY_AID) + tlv(account.subTag, account.value)),
+    amount,
+    opts,
+  );
 }
 
 /** A biller id: 15 digits (13-digit tax id + 2-digit suffix); a 13-digit tax id alone gets suffix 00. */
@@ -175,13 +181,22 @@ export function isBillRef(ref: string): boolean {
 }
 
 /** Build a tag-30 bill payment: biller id, Ref1, optional Ref2 and amount (integer satang, > 0). */
-export function billPaymentPayload(opts: { billerId: string; ref1: string; ref2?: string; amountSatang?: number | null } & MerchantTags): PromptPayPayload {
+export function billPaymentPayload(
+  opts: { billerId: string; ref1: string; ref2?: string; amountSatang?: number | null } & MerchantTags,
+): PromptPayPayload {
   const billerId = billerIdOf(opts.billerId);
-  for (const [name, ref] of [['Ref1', opts.ref1], ['Ref2', opts.ref2]] as const) {
+  for (const [name, ref] of [
+    ['Ref1', opts.ref1],
+    ['Ref2', opts.ref2],
+  ] as const) {
     if (ref !== undefined && !isBillRef(ref)) throw new Error(`invalid ${name}: 1 to 20 upper-case letters or digits`);
   }
   const amount = checkAmount(opts.amountSatang);
-  const template = tlv(BillSubTag.aid, BILL_PAYMENT_AID) + tlv(BillSubTag.billerId, billerId) + tlv(BillSubTag.ref1, opts.ref1) + (opts.ref2 ? tlv(BillSubTag.ref2, opts.ref2) : '');
+  const template =
+    tlv(BillSubTag.aid, BILL_PAYMENT_AID) +
+    tlv(BillSubTag.billerId, billerId) +
+    tlv(BillSubTag.ref1, opts.ref1) +
+    (opts.ref2 ? tlv(BillSubTag.ref2, opts.ref2) : '');
   return assemble(tlv(Tag.billPayment, template), amount, opts);
 }
 
@@ -201,7 +216,10 @@ function fnv1a64(text: string): bigint {
  */
 export function orderReference(orderId: string): string {
   if (/^[A-Z0-9]{1,20}$/.test(orderId)) return orderId;
-  const head = orderId.toUpperCase().replace(/[^A-Z0-9]/g, '').slice(0, 10);
+  const head = orderId
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, '')
+    .slice(0, 10);
   const tail = (fnv1a64(orderId) & ((1n << 50n) - 1n)).toString(32).toUpperCase().padStart(10, '0');
   return head + tail;
 }
@@ -214,14 +232,17 @@ export interface ParsedPayload {
 
 /** Parse a payload: TLV fields, templates one level down, and whether its CRC is right. */
 export function parsePayload(payload: string): ParsedPayload {
-  const fields = parseTlv(payload).map((f) => (TEMPLATE_TAGS.has(f.tag as never) ? { ...f, sub: parseTlv(f.value) } : f));
+  const fields = parseTlv(payload).map((f) =>
+    TEMPLATE_TAGS.has(f.tag as never) ? { ...f, sub: parseTlv(f.value) } : f,
+  );
   return { fields, crcValid: verifyCrc(payload) };
 }
 
 /** The fields as a map (templates as maps of their sub-tags): tag order does not matter. */
 export function payloadFields(payload: string): Record<string, string | Record<string, string>> {
   const out: Record<string, string | Record<string, string>> = {};
-  for (const f of parsePayload(payload).fields) out[f.tag] = f.sub ? Object.fromEntries(f.sub.map((s) => [s.tag, s.value])) : f.value;
+  for (const f of parsePayload(payload).fields)
+    out[f.tag] = f.sub ? Object.fromEntries(f.sub.map((s) => [s.tag, s.value])) : f.value;
   return out;
 }
 

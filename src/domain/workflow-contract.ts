@@ -148,7 +148,11 @@ export type QrPaymentWorkflow = (input: QrPaymentInput) => Promise<PaymentOutcom
 export type BankCall =
   | { op: 'createUser'; mode: Mode; body: { userId: string; name: string; email?: string; phone?: string } }
   | { op: 'getUser'; mode: Mode; userId: string }
-  | { op: 'createOrder'; mode: Mode; body: { orderId: string; userId: string; amountSatang: number; currency: 'THB'; description?: string } };
+  | {
+      op: 'createOrder';
+      mode: Mode;
+      body: { orderId: string; userId: string; amountSatang: number; currency: 'THB'; description?: string };
+    };
 
 export type BankOutcome =
   | { ok: true; status: number; body: unknown }

@@ -35,8 +35,28 @@ export function createApp(deps: AppDeps): Koa {
   const bodyLimit = `${deps.config.bodyLimitBytes}b`;
   const router = new Router();
   const notifier = deps.notifier ?? createNotifier(deps);
-  const alerts = deps.alerts ?? createAlertThrottle({ notifier, logger: deps.logger, windowMs: deps.config.alertWindowSeconds * 1000, clock: deps.clock });
-  for (const r of [systemRoutes(deps), metricsRoutes(deps), codecRoutes(deps), paymentRoutes(deps), timelineRoutes(deps), callbackRoutes({ ...deps, notifier, alerts }), webhookRoutes(deps), costRoutes(deps), bankRoutes(deps), storefrontRoutes(deps), objectStoreRoutes(deps)]) router.use(r.routes());
+  const alerts =
+    deps.alerts ??
+    createAlertThrottle({
+      notifier,
+      logger: deps.logger,
+      windowMs: deps.config.alertWindowSeconds * 1000,
+      clock: deps.clock,
+    });
+  for (const r of [
+    systemRoutes(deps),
+    metricsRoutes(deps),
+    codecRoutes(deps),
+    paymentRoutes(deps),
+    timelineRoutes(deps),
+    callbackRoutes({ ...deps, notifier, alerts }),
+    webhookRoutes(deps),
+    costRoutes(deps),
+    bankRoutes(deps),
+    storefrontRoutes(deps),
+    objectStoreRoutes(deps),
+  ])
+    router.use(r.routes());
 
   app.use(httpMetrics());
   app.use(requestId());

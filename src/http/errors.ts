@@ -21,7 +21,9 @@ export const areaOf = (path: string): Area =>
 
 export function errorEnvelope(area: Area, err: AppError) {
   const body =
-    area === 'callback' ? { error: err.code, message: err.message } : { error: err.message, code: err.code, details: err.details };
+    area === 'callback'
+      ? { error: err.code, message: err.message }
+      : { error: err.message, code: err.code, details: err.details };
   return { statusCode: err.status, body };
 }
 
@@ -31,7 +33,19 @@ export function sendError(ctx: Context, err: AppError): void {
   ctx.body = errorEnvelope(ctx.state.area ?? areaOf(ctx.path), err);
 }
 
-const PG_UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN', 'EPIPE', '53300', '57P01', '57P02', '57P03']);
+const PG_UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+  '53300',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
 
 /** Postgres (or the pool in front of it) is down, restarting or full: the request may work later. */
 export function isDatabaseUnavailable(e: unknown): boolean {
@@ -39,7 +53,10 @@ export function isDatabaseUnavailable(e: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   if (err.name === 'KnexTimeoutError') return true;
   if (typeof err.code === 'string' && (PG_UNAVAILABLE_CODES.has(err.code) || err.code.startsWith('08'))) return true;
-  return typeof err.message === 'string' && /Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/.test(err.message);
+  return (
+    typeof err.message === 'string' &&
+    /Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/.test(err.message)
+  );
 }
 
 /** Map anything thrown below the error middleware to a safe AppError. */
@@ -48,17 +65,36 @@ export function toAppError(e: unknown): { error: AppError; unexpected: boolean }
   // a backstop of the input rule: a value Postgres refused (data exception, class 22) is the client's
   const pgCode = (e as { code?: unknown } | undefined)?.code;
   if (typeof pgCode === 'string' && /^22[0-9A-Z]{3}$/.test(pgCode))
-    return { error: new AppError(ErrorCode.INVALID_INPUT, 'A value of the request cannot be stored', { reason: 'data exception' }), unexpected: true };
-  if (isDatabaseUnavailable(e)) return { error: new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The database is unavailable; try again later', {}, { 'Retry-After': '5' }), unexpected: true };
+    return {
+      error: new AppError(ErrorCode.INVALID_INPUT, 'A value of the request cannot be stored', {
+        reason: 'data exception',
+      }),
+      unexpected: true,
+    };
+  if (isDatabaseUnavailable(e))
+    return {
+      error: new AppError(
+        ErrorCode.SERVICE_UNAVAILABLE,
+        'The database is unavailable; try again later',
+        {},
+        { 'Retry-After': '5' },
+      ),
+      unexpected: true,
+    };
   const err = e as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
   const status = err?.status ?? err?.statusCode;
   if (status === 413 || err?.type === 'entity.too.large')
     return { error: new AppError(ErrorCode.PAYLOAD_TOO_LARGE, 'Request body is too large', {}), unexpected: false };
-  if (status === 415) return { error: new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Unsupported content type'), unexpected: false };
+  if (status === 415)
+    return { error: new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Unsupported content type'), unexpected: false };
   if (status === 400 || err?.type === 'entity.parse.failed' || e instanceof SyntaxError)
-    return { error: new AppError(ErrorCode.INVALID_INPUT, 'Malformed request body', { reason: 'body could not be parsed' }), unexpected: false };
+    return {
+      error: new AppError(ErrorCode.INVALID_INPUT, 'Malformed request body', { reason: 'body could not be parsed' }),
+      unexpected: false,
+    };
   if (status && status >= 400 && status < 500) {
-    const code = (Object.keys(httpStatusOf) as ErrorCode[]).find((c) => httpStatusOf[c] === status) ?? ErrorCode.INVALID_INPUT;
+    const code =
+      (Object.keys(httpStatusOf) as ErrorCode[]).find((c) => httpStatusOf[c] === status) ?? ErrorCode.INVALID_INPUT;
     return { error: new AppError(code, err.expose && err.message ? err.message : 'Bad request'), unexpected: false };
   }
   return { error: new AppError(ErrorCode.INTERNAL_ERROR, 'Internal server error'), unexpected: true };

@@ -24,7 +24,10 @@ export function limiterOf(deps: AppDeps): RateLimiter {
 }
 
 export function guards(deps: AppDeps): { limited: Middleware; idempotent: Middleware } {
-  return { limited: rateLimit(limiterOf(deps), { trustedProxies: deps.config.callbacks.trustedProxies }), idempotent: idempotency(deps.db) };
+  return {
+    limited: rateLimit(limiterOf(deps), { trustedProxies: deps.config.callbacks.trustedProxies }),
+    idempotent: idempotency(deps.db),
+  };
 }
 
 export const clockOf = (deps: AppDeps): (() => number) => deps.clock ?? Date.now;
@@ -39,7 +42,10 @@ export function requireProvider(deps: AppDeps, provider: 'card-provider' | 'bank
   if (!ok) {
     throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, `The ${provider} is not available in ${mode} mode`, {
       service: provider,
-      reason: mode === 'sandbox' ? 'simulators are off' : `${provider === 'bank' ? 'BANK_API_URL' : 'CARD_PROVIDER_URL'} is not configured`,
+      reason:
+        mode === 'sandbox'
+          ? 'simulators are off'
+          : `${provider === 'bank' ? 'BANK_API_URL' : 'CARD_PROVIDER_URL'} is not configured`,
     });
   }
 }
@@ -50,19 +56,31 @@ export const Amount = z
   .transform((v: unknown, ctx) => {
     if (v === undefined) {
       // reported like any absent field (MISSING_FIELD), which a union would not do
-      ctx.addIssue({ code: z.ZodIssueCode.invalid_type, expected: 'number', received: 'undefined', message: 'Required' });
+      ctx.addIssue({
+        code: z.ZodIssueCode.invalid_type,
+        expected: 'number',
+        received: 'undefined',
+        message: 'Required',
+      });
       return z.NEVER;
     }
     const r = thbToSatang(v);
     if (!r.ok) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `amount is invalid (${r.reason}): a positive THB amount with at most 2 decimals, up to 1,000,000` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `amount is invalid (${r.reason}): a positive THB amount with at most 2 decimals, up to 1,000,000`,
+      });
       return z.NEVER;
     }
     return r.satang;
   })
   .openapi({ type: 'number', example: 250.5, description: 'THB, at most 2 decimals, > 0, <= 1,000,000' });
 
-export const Id = z.string().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+export const Id = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
 
 export const HttpUrl = z
   .string()
@@ -75,9 +93,16 @@ export const HttpUrl = z
 export const security = [{ [ApiKeyAuth.name]: [] as string[] }];
 
 export const rateLimitHeaders = {
-  'X-RateLimit-Limit': { description: 'requests allowed in the reported window (100 per second or 1000 per minute: the window closest to running out)', schema: { type: 'integer' as const } },
+  'X-RateLimit-Limit': {
+    description:
+      'requests allowed in the reported window (100 per second or 1000 per minute: the window closest to running out)',
+    schema: { type: 'integer' as const },
+  },
   'X-RateLimit-Remaining': { description: 'requests left in that window', schema: { type: 'integer' as const } },
-  'X-RateLimit-Reset': { description: 'unix time (seconds) when that window resets', schema: { type: 'integer' as const } },
+  'X-RateLimit-Reset': {
+    description: 'unix time (seconds) when that window resets',
+    schema: { type: 'integer' as const },
+  },
 };
 
 export const idempotencyHeader = z.object({
@@ -85,11 +110,21 @@ export const idempotencyHeader = z.object({
     .string()
     .max(255)
     .optional()
-    .openapi({ description: 'Same key and body within 24 h -> the first response replayed; another body -> 422; still running -> 409' }),
+    .openapi({
+      description:
+        'Same key and body within 24 h -> the first response replayed; another body -> 422; still running -> 409',
+    }),
 });
 
 /** Error responses of the payment API, each with the rate-limit headers. */
 export const apiErrors = (codes: number[]) =>
   Object.fromEntries(
-    codes.map((c) => [String(c), { description: `error (${c})`, headers: rateLimitHeaders, content: { 'application/json': { schema: PaymentError } } }]),
+    codes.map((c) => [
+      String(c),
+      {
+        description: `error (${c})`,
+        headers: rateLimitHeaders,
+        content: { 'application/json': { schema: PaymentError } },
+      },
+    ]),
   );

@@ -57,4 +57,5 @@ export function findUnstorable(value: unknown, root = ''): Unstorable | undefine
 }
 
 /** A printable rendering of a field name that may itself hold the bad character. */
-export const printableField = (field: string): string => JSON.stringify(field.replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD')).slice(1, -1);
+export const printableField = (field: string): string =>
+  JSON.stringify(field.replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD')).slice(1, -1);

@@ -12,7 +12,10 @@ export type CidrList = [Address, number][];
 /** IPv4-mapped IPv6 (::ffff:127.0.0.1) is treated as the IPv4 address it carries. */
 function parseAddress(text: string | undefined): Address | undefined {
   if (!text) return undefined;
-  const t = text.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  const t = text
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/%.*$/, '');
   return ipaddr.isValid(t) ? ipaddr.process(t) : undefined;
 }
 
@@ -20,7 +23,8 @@ export const compileCidrs = (cidrs: readonly string[]): CidrList =>
   cidrs.map((c) => {
     const [addr, bits] = ipaddr.parseCIDR(c);
     // ::ffff:10.0.0.0/104 is the IPv4 range 10.0.0.0/8
-    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) return [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96];
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96)
+      return [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96];
     return [addr, bits];
   });
 
@@ -33,10 +37,17 @@ export function inCidrs(address: Address | undefined, list: CidrList): boolean {
  * The address a request comes from: the socket peer, or, when the peer is a trusted proxy,
  * the right-most X-Forwarded-For entry that is not a trusted proxy.
  */
-export function clientAddress(socketAddress: string | undefined, forwardedFor: string | undefined, trustedProxies: CidrList): Address | undefined {
+export function clientAddress(
+  socketAddress: string | undefined,
+  forwardedFor: string | undefined,
+  trustedProxies: CidrList,
+): Address | undefined {
   let current = parseAddress(socketAddress);
   if (!current || !forwardedFor || !inCidrs(current, trustedProxies)) return current;
-  const hops = forwardedFor.split(',').map((s) => s.trim()).filter(Boolean);
+  const hops = forwardedFor
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = parseAddress(hops[i]);
     if (!hop) return undefined; // a garbled chain from a trusted proxy: no address we can vouch for

@@ -14,7 +14,8 @@ export const ApiKeyAuth = registry.registerComponent('securitySchemes', 'ApiKeyA
   type: 'apiKey',
   in: 'header',
   name: 'X-API-Key',
-  description: 'An API key (`npm run apikey -- create --name N --scopes a,b [--sandbox]`); scopes decide what it may call (missing scope: 403 FORBIDDEN).',
+  description:
+    'An API key (`npm run apikey -- create --name N --scopes a,b [--sandbox]`); scopes decide what it may call (missing scope: 403 FORBIDDEN).',
 });
 
 registry.registerComponent('securitySchemes', 'CallbackSignature', {
@@ -22,11 +23,23 @@ registry.registerComponent('securitySchemes', 'CallbackSignature', {
   in: 'header',
   name: 'X-Signature',
   description:
-    'Callback HMAC (card, card network, bank app): `X-Signature` = hex HMAC-SHA256 with the provider\'s shared secret over `<X-Timestamp>.<raw body>`, `X-Timestamp` = unix seconds (at most CALLBACK_MAX_AGE_S old, 60 s ahead). The QR and wallet gateway forms carry a `signature` field instead: hex HMAC-SHA256 over the canonical JSON of the payload without `signature` (keys sorted recursively, no whitespace). Requests come only from the provider\'s IP ranges.',
+    "Callback HMAC (card, card network, bank app): `X-Signature` = hex HMAC-SHA256 with the provider's shared secret over `<X-Timestamp>.<raw body>`, `X-Timestamp` = unix seconds (at most CALLBACK_MAX_AGE_S old, 60 s ahead). The QR and wallet gateway forms carry a `signature` field instead: hex HMAC-SHA256 over the canonical JSON of the payload without `signature` (keys sorted recursively, no whitespace). Requests come only from the provider's IP ranges.",
 });
 
 const ALL_CODES = Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]];
-const CALLBACK_NAMES = ['INVALID_INPUT', 'MISSING_FIELD', 'INVALID_SIGNATURE', 'INVALID_IP', 'INVALID_TIMESTAMP', 'ORDER_NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'SERVICE_UNAVAILABLE', 'RATE_LIMITED', 'INTERNAL_ERROR'] as const;
+const CALLBACK_NAMES = [
+  'INVALID_INPUT',
+  'MISSING_FIELD',
+  'INVALID_SIGNATURE',
+  'INVALID_IP',
+  'INVALID_TIMESTAMP',
+  'ORDER_NOT_FOUND',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'SERVICE_UNAVAILABLE',
+  'RATE_LIMITED',
+  'INTERNAL_ERROR',
+] as const;
 
 export const PaymentError = registry.register(
   'PaymentError',
@@ -47,7 +60,10 @@ export const CallbackError = registry.register(
   z
     .object({
       statusCode: z.number().int().openapi({ example: 401 }),
-      body: z.object({ error: z.enum(CALLBACK_NAMES).openapi({ example: 'INVALID_SIGNATURE' }), message: z.string().openapi({ example: 'HMAC signature invalid' }) }),
+      body: z.object({
+        error: z.enum(CALLBACK_NAMES).openapi({ example: 'INVALID_SIGNATURE' }),
+        message: z.string().openapi({ example: 'HMAC signature invalid' }),
+      }),
     })
     .openapi({ description: 'Callback API error envelope; the HTTP status equals statusCode' }),
 );
@@ -71,15 +87,22 @@ registry.registerWebhook({
       required: true,
       content: {
         'application/json': {
-          schema: z.object({
-            event: z.literal('payment.status.updated'),
-            data: z.object({
-              orderId: z.string(),
-              status: z.enum(['paid', 'failed', 'expired', 'refunded', 'partially_refunded']),
-              amount: z.number().openapi({ description: 'THB' }),
-              timestamp: z.string().openapi({ description: 'ISO 8601 UTC' }),
+          schema: z
+            .object({
+              event: z.literal('payment.status.updated'),
+              data: z.object({
+                orderId: z.string(),
+                status: z.enum(['paid', 'failed', 'expired', 'refunded', 'partially_refunded']),
+                amount: z.number().openapi({ description: 'THB' }),
+                timestamp: z.string().openapi({ description: 'ISO 8601 UTC' }),
+              }),
+            })
+            .openapi({
+              example: {
+                event: 'payment.status.updated',
+                data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:03Z' },
+              },
             }),
-          }).openapi({ example: { event: 'payment.status.updated', data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:03Z' } } }),
         },
       },
     },
@@ -91,9 +114,17 @@ registry.registerWebhook({
 export const envelope = <T extends z.ZodTypeAny>(body: T) => z.object({ statusCode: z.literal(200), body });
 
 export const errorResponses = (codes: number[], schema: z.ZodTypeAny = PaymentError) =>
-  Object.fromEntries(codes.map((c) => [String(c), { description: `error (${c})`, content: { 'application/json': { schema } } }]));
+  Object.fromEntries(
+    codes.map((c) => [String(c), { description: `error (${c})`, content: { 'application/json': { schema } } }]),
+  );
 
-type Operation = { operationId?: string; security?: unknown[]; requestBody?: { required?: boolean }; tags?: string[]; responses?: Record<string, unknown> };
+type Operation = {
+  operationId?: string;
+  security?: unknown[];
+  requestBody?: { required?: boolean };
+  tags?: string[];
+  responses?: Record<string, unknown>;
+};
 
 /** `post /bank/user/{userId}` -> `postBankUserByUserId` */
 const operationIdOf = (method: string, path: string): string =>
@@ -101,7 +132,9 @@ const operationIdOf = (method: string, path: string): string =>
   path
     .split(/[^A-Za-z0-9{}]+/)
     .filter(Boolean)
-    .map((w) => (w.startsWith('{') ? `By${w.slice(1, 2).toUpperCase()}${w.slice(2, -1)}` : w[0].toUpperCase() + w.slice(1)))
+    .map((w) =>
+      w.startsWith('{') ? `By${w.slice(1, 2).toUpperCase()}${w.slice(2, -1)}` : w[0].toUpperCase() + w.slice(1),
+    )
     .join('');
 
 const CALLBACK_HEADER_SIGNED = new Set(['/callback', '/cardnetcallback', '/bankappcallback']);
@@ -118,7 +151,10 @@ function finish(doc: { paths?: Record<string, Record<string, Operation>> }): voi
       if (op.requestBody) op.requestBody.required = true;
       op.security ??= CALLBACK_HEADER_SIGNED.has(path) ? [{ CallbackSignature: [] }] : [];
       if (op.responses && !Object.keys(op.responses).some((c) => c.startsWith('4')))
-        op.responses['404'] = { description: 'not found', content: { 'application/json': { schema: { $ref: '#/components/schemas/PaymentError' } } } };
+        op.responses['404'] = {
+          description: 'not found',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/PaymentError' } } },
+        };
     }
 }
 

@@ -11,7 +11,8 @@ import { AppError, ErrorCode } from '../domain/errors';
  */
 export function validate<T>(schema: ZodType<T, ZodTypeDef, unknown>, input: unknown, root?: string): T {
   const fieldOf = (i: ZodIssue): string =>
-    [root, ...i.path].filter((p) => p !== undefined).join('.') || (i.code === 'unrecognized_keys' ? i.keys.join(',') : '(body)');
+    [root, ...i.path].filter((p) => p !== undefined).join('.') ||
+    (i.code === 'unrecognized_keys' ? i.keys.join(',') : '(body)');
   const r = schema.safeParse(root === undefined ? (input ?? {}) : input);
   if (r.success) return r.data;
   const issues = r.error.issues;

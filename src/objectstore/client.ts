@@ -22,21 +22,29 @@ export type ObjectStoreConfig = Config['objectStore'];
 
 /** Object keys (README "Storefront assets"). */
 export const priceKey = (branchId: string): string => `${branchId}.gz`;
-export const imageKey = (groupId: string, imageId: string, format: ImageFormat): string => `${groupId}/${imageId}.${format}`;
+export const imageKey = (groupId: string, imageId: string, format: ImageFormat): string =>
+  `${groupId}/${imageId}.${format}`;
 /** `<branchId>.gz` -> branchId; anything else -> undefined. */
 export const branchOfPriceKey = (key: string): string | undefined => /^([A-Za-z0-9_-]{1,40})\.gz$/.exec(key)?.[1];
-export const isImageKey = (key: string): boolean => /^[A-Za-z0-9_-]{1,40}\/[A-Za-z0-9_-]{1,60}\.(webp|png|jpg)$/.test(key);
+export const isImageKey = (key: string): boolean =>
+  /^[A-Za-z0-9_-]{1,40}\/[A-Za-z0-9_-]{1,60}\.(webp|png|jpg)$/.test(key);
 
 /** Whether the object store is usable (the embedded one has started, or one is configured). */
 export const objectStoreReady = (c: ObjectStoreConfig): c is ObjectStoreConfig & { endpoint: string } => !!c.endpoint;
 
-export function createS3Client(c: ObjectStoreConfig, opts: { maxAttempts?: number; requestTimeoutMs?: number } = {}): S3Client {
+export function createS3Client(
+  c: ObjectStoreConfig,
+  opts: { maxAttempts?: number; requestTimeoutMs?: number } = {},
+): S3Client {
   if (!c.endpoint) throw new Error('the object store has no endpoint yet');
   return new S3Client({
     endpoint: c.endpoint,
     region: c.region,
     forcePathStyle: c.forcePathStyle,
-    credentials: c.accessKeyId && c.secretAccessKey ? { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey } : undefined,
+    credentials:
+      c.accessKeyId && c.secretAccessKey
+        ? { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey }
+        : undefined,
     maxAttempts: opts.maxAttempts ?? 3,
     // uploads carry Content-MD5; the SDK's extra CRC32 trailers are not understood by every S3 implementation
     requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -48,7 +56,11 @@ export function createS3Client(c: ObjectStoreConfig, opts: { maxAttempts?: numbe
 /** node:crypto behind the Checksum interface the SigV4 signer expects (HMAC when given a secret). */
 type SourceData = string | ArrayBuffer | ArrayBufferView;
 const bytesOf = (d: SourceData): string | Uint8Array =>
-  typeof d === 'string' ? d : d instanceof ArrayBuffer ? new Uint8Array(d) : new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+  typeof d === 'string'
+    ? d
+    : d instanceof ArrayBuffer
+      ? new Uint8Array(d)
+      : new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
 class NodeSha256 {
   private readonly h: Hash | Hmac;
   constructor(secret?: SourceData) {
@@ -81,10 +93,16 @@ export interface Presigner {
   bucketUrl(bucket: string): string;
 }
 
-export function createPresigner(c: ObjectStoreConfig & { endpoint: string }, credentials?: S3Client['config']['credentials']): Presigner {
+export function createPresigner(
+  c: ObjectStoreConfig & { endpoint: string },
+  credentials?: S3Client['config']['credentials'],
+): Presigner {
   const base = new URL(c.publicEndpoint ?? c.endpoint);
   // static keys, else the SDK's default chain (environment, shared files, instance role) as an S3 client resolves it
-  const creds = c.accessKeyId && c.secretAccessKey ? { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey } : (credentials ?? createS3Client(c).config.credentials);
+  const creds =
+    c.accessKeyId && c.secretAccessKey
+      ? { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey }
+      : (credentials ?? createS3Client(c).config.credentials);
   const signer = new S3RequestPresigner({ credentials: creds, region: c.region, sha256: NodeSha256 });
   const windowSeconds = Math.max(1, Math.floor(c.presignExpirySeconds / 3));
   const prefix = base.pathname.replace(/\/+$/, '');
@@ -114,9 +132,14 @@ export function createPresigner(c: ObjectStoreConfig & { endpoint: string }, cre
       });
       const signed = await signer.presign(req, { expiresIn: expiresInSeconds, signingDate: signedAt });
       const query = Object.entries(signed.query ?? {})
-        .flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => `${encodeURIComponent(k)}=${encodeURIComponent(String(x ?? ''))}`))
+        .flatMap(([k, v]) =>
+          (Array.isArray(v) ? v : [v]).map((x) => `${encodeURIComponent(k)}=${encodeURIComponent(String(x ?? ''))}`),
+        )
         .join('&');
-      return { url: `${base.protocol}//${hostHeader(l.hostname)}${l.path}?${query}`, expiresAt: new Date(signedAt.getTime() + expiresInSeconds * 1000) };
+      return {
+        url: `${base.protocol}//${hostHeader(l.hostname)}${l.path}?${query}`,
+        expiresAt: new Date(signedAt.getTime() + expiresInSeconds * 1000),
+      };
     },
   };
 }

@@ -75,10 +75,19 @@ export function createAssetLinks(config: Config): AssetLinks | undefined {
       const groups = [];
       for (const g of body.groups) {
         const variants = [];
-        for (const v of g.variants) variants.push({ ...v, imageUrl: await signedImage(v.image, at), cdnImage: cdnPath(c.cdnBaseUrl, v.productId) });
+        for (const v of g.variants)
+          variants.push({
+            ...v,
+            imageUrl: await signedImage(v.image, at),
+            cdnImage: cdnPath(c.cdnBaseUrl, v.productId),
+          });
         groups.push({ ...g, imageUrl: await signedImage(g.image, at), variants });
       }
-      return { ...body, groups, imageUrlsExpireAt: new Date(at.getTime() + c.presignExpirySeconds * 1000).toISOString() };
+      return {
+        ...body,
+        groups,
+        imageUrlsExpireAt: new Date(at.getTime() + c.presignExpirySeconds * 1000).toISOString(),
+      };
     },
 
     async group(body, now) {
@@ -87,11 +96,17 @@ export function createAssetLinks(config: Config): AssetLinks | undefined {
       const imagesOut = [];
       for (const img of body.images) {
         const urls: Record<string, string> = {};
-        for (const f of formats) urls[f] = (await presigner.url(images, imageKey(body.groupId, img.imageId, f), at)).url;
-        imagesOut.push({ ...img, urls, cdn: Object.fromEntries(formats.map((f) => [f, cdnPath(c.cdnBaseUrl, img.imageId, f)])) });
+        for (const f of formats)
+          urls[f] = (await presigner.url(images, imageKey(body.groupId, img.imageId, f), at)).url;
+        imagesOut.push({
+          ...img,
+          urls,
+          cdn: Object.fromEntries(formats.map((f) => [f, cdnPath(c.cdnBaseUrl, img.imageId, f)])),
+        });
       }
       const variants = [];
-      for (const v of body.variants) variants.push({ ...v, imageUrl: await signedImage(v.image, at), cdnImage: cdnPath(c.cdnBaseUrl, v.productId) });
+      for (const v of body.variants)
+        variants.push({ ...v, imageUrl: await signedImage(v.image, at), cdnImage: cdnPath(c.cdnBaseUrl, v.productId) });
       return {
         ...body,
         imageUrl: await signedImage(body.image, at),
@@ -104,7 +119,8 @@ export function createAssetLinks(config: Config): AssetLinks | undefined {
     async firstPage(body, s, now) {
       const at = windowOf(now);
       const priceUrls: Record<string, string> = {};
-      for (const branchId of s.branches.keys()) priceUrls[branchId] = (await presigner.url(prices, priceKey(branchId), at)).url;
+      for (const branchId of s.branches.keys())
+        priceUrls[branchId] = (await presigner.url(prices, priceKey(branchId), at)).url;
       return {
         ...body,
         objectStore: {

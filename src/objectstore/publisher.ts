@@ -17,13 +17,27 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { CreateBucketCommand, DeleteObjectsCommand, HeadBucketCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectsCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import { satangToThb } from '../domain/money';
 import type { Logger } from '../logger';
 import { createImageStore, productSvg } from '../storefront/images';
-import { loadCatalog, loadInventory, loadPrices, type CatalogSnapshot, type InventorySnapshot, type PriceSnapshot } from '../storefront/snapshot';
+import {
+  loadCatalog,
+  loadInventory,
+  loadPrices,
+  type CatalogSnapshot,
+  type InventorySnapshot,
+  type PriceSnapshot,
+} from '../storefront/snapshot';
 import { readVersions, type Versions } from '../storefront/versions';
 import { IMAGE_FORMATS, imageIdsOf, type ImageFormat } from '../storefront/views';
 import { branchOfPriceKey, createS3Client, imageKey, isImageKey, priceKey } from './client';
@@ -33,10 +47,17 @@ export const IMAGE_CACHE_CONTROL = 'public, max-age=86400';
 const MIME: Record<ImageFormat, string> = { webp: 'image/webp', png: 'image/png', jpg: 'image/jpeg' };
 
 /** The price file of a branch: every product's price (THB) and the branch's stock, keys sorted. */
-export function priceFileBody(branchId: string, s: CatalogSnapshot, prices: PriceSnapshot, inventory: InventorySnapshot) {
+export function priceFileBody(
+  branchId: string,
+  s: CatalogSnapshot,
+  prices: PriceSnapshot,
+  inventory: InventorySnapshot,
+) {
   const stock = inventory.byBranch.get(branchId) ?? new Map<string, number>();
   const ids = [...s.products.keys()].sort();
-  const times = [prices.updatedAt, inventory.updatedAt.get(branchId)].filter((d): d is Date => !!d).map((d) => d.getTime());
+  const times = [prices.updatedAt, inventory.updatedAt.get(branchId)]
+    .filter((d): d is Date => !!d)
+    .map((d) => d.getTime());
   return {
     branchId,
     currency: 'THB',
@@ -52,7 +73,8 @@ export function priceFileBody(branchId: string, s: CatalogSnapshot, prices: Pric
 }
 
 /** gzip of the price file's JSON (deterministic: gzip header without a time). */
-export const priceFileBytes = (body: ReturnType<typeof priceFileBody>): Buffer => gzipSync(Buffer.from(JSON.stringify(body), 'utf8'), { level: 9 });
+export const priceFileBytes = (body: ReturnType<typeof priceFileBody>): Buffer =>
+  gzipSync(Buffer.from(JSON.stringify(body), 'utf8'), { level: 9 });
 
 interface Wanted {
   bucket: string;
@@ -196,12 +218,18 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
   async function publishLocked(startedAt: Date): Promise<PublishResult> {
     const t0 = performance.now();
     const v = await readVersions(db);
-    const [s, p, inv] = await Promise.all([loadCatalog(db, v.catalog), loadPrices(db, v.prices), loadInventory(db, v.inventory)]);
+    const [s, p, inv] = await Promise.all([
+      loadCatalog(db, v.catalog),
+      loadPrices(db, v.prices),
+      loadInventory(db, v.inventory),
+    ]);
     await ensureBuckets();
     const [listedPrices, listedImages] = await Promise.all([listEtags(buckets.prices), listEtags(buckets.images)]);
     const listed = (bucket: string) => (bucket === buckets.prices ? listedPrices : listedImages);
     const manifest = new Map<string, { source_hash: string; etag: string }>();
-    for (const r of await db('storefront_assets').whereIn('bucket', [buckets.prices, buckets.images]).select('bucket', 'key', 'source_hash', 'etag'))
+    for (const r of await db('storefront_assets')
+      .whereIn('bucket', [buckets.prices, buckets.images])
+      .select('bucket', 'key', 'source_hash', 'etag'))
       manifest.set(`${r.bucket}/${r.key}`, r);
 
     const all = wanted(s, p, inv);
@@ -213,7 +241,15 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
       if (batch.length) await db('storefront_assets').insert(batch).onConflict(['bucket', 'key']).merge();
     };
     const record = (w: Wanted, etag: string, bytes: number) =>
-      rows.push({ bucket: w.bucket, key: w.key, source_hash: w.source, etag, bytes, content_type: w.contentType, published_at: new Date() });
+      rows.push({
+        bucket: w.bucket,
+        key: w.key,
+        source_hash: w.source,
+        etag,
+        bytes,
+        content_type: w.contentType,
+        published_at: new Date(),
+      });
 
     try {
       // price files first: they are small, and what the shop's clients wait for
@@ -263,16 +299,25 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
     if (s.branches.size && s.products.size) {
       const want = new Set(all.map((w) => `${w.bucket}/${w.key}`));
       const stale = [
-        ...[...listedPrices.keys()].filter((k) => branchOfPriceKey(k) && !want.has(`${buckets.prices}/${k}`)).map((k) => [buckets.prices, k] as const),
+        ...[...listedPrices.keys()]
+          .filter((k) => branchOfPriceKey(k) && !want.has(`${buckets.prices}/${k}`))
+          .map((k) => [buckets.prices, k] as const),
         ...[...listedImages.keys()]
-          .filter((k) => isImageKey(k) && !want.has(`${buckets.images}/${k}`) && (!deps.imageGroups || deps.imageGroups(k.slice(0, k.indexOf('/')))))
+          .filter(
+            (k) =>
+              isImageKey(k) &&
+              !want.has(`${buckets.images}/${k}`) &&
+              (!deps.imageGroups || deps.imageGroups(k.slice(0, k.indexOf('/')))),
+          )
           .map((k) => [buckets.images, k] as const),
       ];
       for (const Bucket of [buckets.prices, buckets.images]) {
         const keys = stale.filter(([b]) => b === Bucket).map(([, k]) => k);
         for (let i = 0; i < keys.length; i += 1000) {
           const chunk = keys.slice(i, i + 1000);
-          await s3.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }));
+          await s3.send(
+            new DeleteObjectsCommand({ Bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }),
+          );
           await db('storefront_assets').where({ bucket: Bucket }).whereIn('key', chunk).delete();
           deleted.push(...chunk.map((k) => `${Bucket}/${k}`));
         }
@@ -289,10 +334,18 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
     return result;
   }
 
-  async function logRun(startedAt: Date, r: Omit<PublishResult, 'skipped'> | null, error: string | null, versions?: Versions) {
+  async function logRun(
+    startedAt: Date,
+    r: Omit<PublishResult, 'skipped'> | null,
+    error: string | null,
+    versions?: Versions,
+  ) {
     await db('storefront_asset_runs').insert({
       started_at: startedAt,
-      versions: JSON.stringify(r?.versions ?? (versions ? { catalog: versions.catalog, prices: versions.prices, inventory: versions.inventory } : {})),
+      versions: JSON.stringify(
+        r?.versions ??
+          (versions ? { catalog: versions.catalog, prices: versions.prices, inventory: versions.inventory } : {}),
+      ),
       ok: !error,
       uploaded: r?.uploaded.length ?? 0,
       unchanged: r?.unchanged ?? 0,
@@ -312,13 +365,25 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
         const { rows } = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtext(?)) AS locked', [lockKey]);
         if (!rows[0].locked) {
           const v = await readVersions(trx);
-          return { versions: { catalog: v.catalog, prices: v.prices, inventory: v.inventory }, uploaded: [], unchanged: 0, deleted: [], ms: 0, skipped: true };
+          return {
+            versions: { catalog: v.catalog, prices: v.prices, inventory: v.inventory },
+            uploaded: [],
+            unchanged: 0,
+            deleted: [],
+            ms: 0,
+            skipped: true,
+          };
         }
         return publishLocked(startedAt);
       });
     } catch (e) {
       bucketsReady = false;
-      await logRun(startedAt, null, (e as Error).message?.slice(0, 500) || String(e), await readVersions(db).catch(() => undefined)).catch(() => undefined);
+      await logRun(
+        startedAt,
+        null,
+        (e as Error).message?.slice(0, 500) || String(e),
+        await readVersions(db).catch(() => undefined),
+      ).catch(() => undefined);
       throw e;
     }
   }
@@ -343,13 +408,26 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
       status.lastError = undefined;
       status.failures = 0;
       status.nextAttemptAt = undefined;
-      logger.info({ versions: r.versions, uploaded: r.uploaded.length, unchanged: r.unchanged, deleted: r.deleted.length, ms: r.ms }, 'published storefront assets');
+      logger.info(
+        {
+          versions: r.versions,
+          uploaded: r.uploaded.length,
+          unchanged: r.unchanged,
+          deleted: r.deleted.length,
+          ms: r.ms,
+        },
+        'published storefront assets',
+      );
     } catch (e) {
       status.failures++;
-      const delay = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (status.failures - 1)) * (0.75 + Math.random() * 0.25);
+      const delay =
+        Math.min(backoff.maxMs, backoff.baseMs * 2 ** (status.failures - 1)) * (0.75 + Math.random() * 0.25);
       status.nextAttemptAt = new Date(Date.now() + delay);
       status.lastError = (e as Error).message || String(e);
-      logger.warn({ err: e, failures: status.failures, retryInMs: Math.round(delay) }, 'publishing storefront assets failed; will retry');
+      logger.warn(
+        { err: e, failures: status.failures, retryInMs: Math.round(delay) },
+        'publishing storefront assets failed; will retry',
+      );
     }
   }
 

@@ -17,11 +17,23 @@ import { createPresigner, createS3Client, imageKey, objectStoreReady, priceKey }
 import { parseCdnFile } from './links';
 
 const BranchId = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - (at most 40)');
-const PriceUrlParams = z.object({ timestamp: z.string().regex(/^\d{1,16}(\.\d{1,6})?$/, 'a number (e.g. unix milliseconds)').optional() }).strict();
+const PriceUrlParams = z
+  .object({
+    timestamp: z
+      .string()
+      .regex(/^\d{1,16}(\.\d{1,6})?$/, 'a number (e.g. unix milliseconds)')
+      .optional(),
+  })
+  .strict();
 
 const statusOf = (e: unknown) => (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 const unavailable = (what: string, e?: unknown) =>
-  new AppError(ErrorCode.SERVICE_UNAVAILABLE, `${what}: the object store is not reachable`, e ? { reason: (e as Error).name || 'error' } : {}, { 'Retry-After': '5' });
+  new AppError(
+    ErrorCode.SERVICE_UNAVAILABLE,
+    `${what}: the object store is not reachable`,
+    e ? { reason: (e as Error).name || 'error' } : {},
+    { 'Retry-After': '5' },
+  );
 
 export function objectStoreRoutes(deps: AppDeps): Router {
   const r = new Router();
@@ -43,7 +55,12 @@ export function objectStoreRoutes(deps: AppDeps): Router {
       head = await s3.send(new HeadObjectCommand({ Bucket: c.buckets.prices, Key: key }));
     } catch (e) {
       if (statusOf(e) === 404)
-        throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The price file of this branch is not published yet', { branchId }, { 'Retry-After': '5' });
+        throw new AppError(
+          ErrorCode.SERVICE_UNAVAILABLE,
+          'The price file of this branch is not published yet',
+          { branchId },
+          { 'Retry-After': '5' },
+        );
       throw unavailable('Price file URL', e);
     }
     const signed = await presigner.url(c.buckets.prices, key, presigner.windowStart(clock()));
@@ -65,7 +82,11 @@ export function objectStoreRoutes(deps: AppDeps): Router {
     let obj;
     try {
       obj = await s3.send(
-        new GetObjectCommand({ Bucket: c.buckets.images, Key: imageKey(f.groupId, f.productId, f.format), IfNoneMatch: ctx.get('If-None-Match') || undefined }),
+        new GetObjectCommand({
+          Bucket: c.buckets.images,
+          Key: imageKey(f.groupId, f.productId, f.format),
+          IfNoneMatch: ctx.get('If-None-Match') || undefined,
+        }),
       );
     } catch (e) {
       const status = statusOf(e);
@@ -89,9 +110,17 @@ export function objectStoreRoutes(deps: AppDeps): Router {
 }
 
 const tags = ['storefront'];
-const ErrorBody = z.object({ statusCode: z.number().int(), body: z.object({ error: z.string(), code: z.string(), details: z.record(z.unknown()) }) });
+const ErrorBody = z.object({
+  statusCode: z.number().int(),
+  body: z.object({ error: z.string(), code: z.string(), details: z.record(z.unknown()) }),
+});
 const errorResponses = (codes: number[]) =>
-  Object.fromEntries(codes.map((code) => [String(code), { description: `error (${code})`, content: { 'application/json': { schema: ErrorBody } } }]));
+  Object.fromEntries(
+    codes.map((code) => [
+      String(code),
+      { description: `error (${code})`, content: { 'application/json': { schema: ErrorBody } } },
+    ]),
+  );
 registry.registerPath({
   method: 'get',
   path: '/api/price/url/{branchId}',
@@ -128,5 +157,9 @@ registry.registerPath({
     'CDN_BASE_URL/{productId} (webp) or CDN_BASE_URL/{productId}-{variant} (variant webp, png or jpg), served from the image bucket; in production a CDN fronts this path. 503 while the object store is down.',
   tags,
   request: { params: z.object({ file: z.string().openapi({ example: 'G872104-1-png' }) }) },
-  responses: { 200: { description: 'the image (image/webp, image/png or image/jpeg)' }, 304: { description: 'not modified' }, ...errorResponses([404, 503]) },
+  responses: {
+    200: { description: 'the image (image/webp, image/png or image/jpeg)' },
+    304: { description: 'not modified' },
+    ...errorResponses([404, 503]),
+  },
 });

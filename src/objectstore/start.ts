@@ -19,7 +19,10 @@ const portFree = (port: number) =>
   });
 
 /** Starts the embedded store when configured so; returns the config with its endpoint filled in. */
-export async function startObjectStore(config: Config, log: (msg: string) => void): Promise<{ config: Config; describe: string; stop?: () => Promise<void> }> {
+export async function startObjectStore(
+  config: Config,
+  log: (msg: string) => void,
+): Promise<{ config: Config; describe: string; stop?: () => Promise<void> }> {
   const c = config.objectStore;
   if (!c.embedded) return { config, describe: `${c.endpoint} (external)` };
   let port = c.embedded.port;

@@ -41,12 +41,19 @@ export const CalculateCostRequest = registry.register(
         .superRefine((items, ctx) => {
           const seen = new Set<string>();
           items.forEach((it, i) => {
-            if (seen.has(it.productId)) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [i, 'productId'], message: 'each product once: put the total in quantity' });
+            if (seen.has(it.productId))
+              ctx.addIssue({
+                code: z.ZodIssueCode.custom,
+                path: [i, 'productId'],
+                message: 'each product once: put the total in quantity',
+              });
             seen.add(it.productId);
           });
         }),
       branchId: z.string().min(1).max(16).openapi({ example: 'B001' }),
-      deliveryOption: z.enum(DELIVERY_OPTIONS).openapi({ description: 'standard (40 THB, free from 1,000 THB), express (99 THB) or pickup (free)' }),
+      deliveryOption: z
+        .enum(DELIVERY_OPTIONS)
+        .openapi({ description: 'standard (40 THB, free from 1,000 THB), express (99 THB) or pickup (free)' }),
       paymentMethod: z.enum(COST_PAYMENT_METHODS),
     })
     .strict(),
@@ -75,13 +82,29 @@ const CostBreakdownOut = registry.register(
         discount: Money,
         total: Money,
         vat: Money.openapi({ description: 'VAT included in this line (7/107 of total for vatable goods)' }),
-        promotion: z.object({ promotionId: z.string(), type: PromotionType, title: z.string(), titleTh: z.string() }).nullable(),
+        promotion: z
+          .object({ promotionId: z.string(), type: PromotionType, title: z.string(), titleTh: z.string() })
+          .nullable(),
       }),
     ),
     promotions: z.array(
-      z.object({ promotionId: z.string(), type: PromotionType, title: z.string(), titleTh: z.string(), applications: z.number().int(), discount: Money }),
+      z.object({
+        promotionId: z.string(),
+        type: PromotionType,
+        title: z.string(),
+        titleTh: z.string(),
+        applications: z.number().int(),
+        discount: Money,
+      }),
     ),
-    charges: z.array(z.object({ code: z.enum(['delivery', 'heavy_surcharge', 'payment_fee']), description: z.string(), vatable: z.boolean(), amount: Money })),
+    charges: z.array(
+      z.object({
+        code: z.enum(['delivery', 'heavy_surcharge', 'payment_fee']),
+        description: z.string(),
+        vatable: z.boolean(),
+        amount: Money,
+      }),
+    ),
     weightGrams: z.number().int(),
     totals: z.object({
       itemsGross: Money,
@@ -106,7 +129,11 @@ registry.registerPath({
   security,
   request: { headers: idempotencyHeader, body: { content: { 'application/json': { schema: CalculateCostRequest } } } },
   responses: {
-    200: { description: 'the breakdown', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(CostBreakdownOut) } } },
+    200: {
+      description: 'the breakdown',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(CostBreakdownOut) } },
+    },
     ...apiErrors([400, 401, 403, 404, 409, 413, 422, 429]),
   },
 });
@@ -132,7 +159,11 @@ export function costRoutes(deps: AppDeps): Router {
     const at = clock();
 
     const branch = await deps.db('branches').where({ branch_id: req.branchId }).first('branch_id');
-    if (!branch) throw new AppError(ErrorCode.NOT_FOUND, `Unknown branch ${req.branchId}`, { field: 'branchId', branchId: req.branchId });
+    if (!branch)
+      throw new AppError(ErrorCode.NOT_FOUND, `Unknown branch ${req.branchId}`, {
+        field: 'branchId',
+        branchId: req.branchId,
+      });
 
     const ids = req.items.map((i) => i.productId);
     const rows = await deps
@@ -142,27 +173,51 @@ export function costRoutes(deps: AppDeps): Router {
         this.on('inv.product_id', '=', 'p.product_id').andOn('inv.branch_id', '=', deps.db.raw('?', [req.branchId]));
       })
       .whereIn('p.product_id', ids)
-      .select<ProductRow[]>('p.product_id', 'p.group_id', 'p.name_en', 'p.name_th', 'p.vatable', 'p.weight_grams', 'pr.price_satang', 'inv.quantity');
+      .select<ProductRow[]>(
+        'p.product_id',
+        'p.group_id',
+        'p.name_en',
+        'p.name_th',
+        'p.vatable',
+        'p.weight_grams',
+        'pr.price_satang',
+        'inv.quantity',
+      );
     const byId = new Map(rows.map((row) => [row.product_id, row]));
 
-    const unknown = req.items.map((it, index) => ({ ...it, index })).filter((it) => !byId.get(it.productId)?.price_satang);
+    const unknown = req.items
+      .map((it, index) => ({ ...it, index }))
+      .filter((it) => !byId.get(it.productId)?.price_satang);
     if (unknown.length) {
-      throw new AppError(ErrorCode.NOT_FOUND, `Unknown product${unknown.length > 1 ? 's' : ''}: ${unknown.map((u) => u.productId).join(', ')}`, {
-        field: `items.${unknown[0].index}.productId`,
-        productIds: unknown.map((u) => u.productId),
-      });
+      throw new AppError(
+        ErrorCode.NOT_FOUND,
+        `Unknown product${unknown.length > 1 ? 's' : ''}: ${unknown.map((u) => u.productId).join(', ')}`,
+        {
+          field: `items.${unknown[0].index}.productId`,
+          productIds: unknown.map((u) => u.productId),
+        },
+      );
     }
 
     const short = req.items
-      .map((it, index) => ({ index, productId: it.productId, requested: it.quantity, available: byId.get(it.productId)!.quantity ?? 0 }))
+      .map((it, index) => ({
+        index,
+        productId: it.productId,
+        requested: it.quantity,
+        available: byId.get(it.productId)!.quantity ?? 0,
+      }))
       .filter((it) => it.requested > it.available);
     if (short.length) {
-      throw new AppError(ErrorCode.INVALID_INPUT, `Not enough stock at branch ${req.branchId} for ${short.map((s) => s.productId).join(', ')}`, {
-        field: `items.${short[0].index}.quantity`,
-        reason: 'out_of_stock',
-        branchId: req.branchId,
-        items: short.map(({ productId, requested, available }) => ({ productId, requested, available })),
-      });
+      throw new AppError(
+        ErrorCode.INVALID_INPUT,
+        `Not enough stock at branch ${req.branchId} for ${short.map((s) => s.productId).join(', ')}`,
+        {
+          field: `items.${short[0].index}.quantity`,
+          reason: 'out_of_stock',
+          branchId: req.branchId,
+          items: short.map(({ productId, requested, available }) => ({ productId, requested, available })),
+        },
+      );
     }
 
     const products = new Map<string, CatalogProduct>(
@@ -182,7 +237,14 @@ export function costRoutes(deps: AppDeps): Router {
     const when = new Date(at);
     const promotions: CatalogPromotion[] = (await readPromotions(deps.db, when)).map(catalogPromotionOf);
 
-    const breakdown = calculateCost({ items: req.items, products, promotions, deliveryOption: req.deliveryOption, paymentMethod: req.paymentMethod, at });
+    const breakdown = calculateCost({
+      items: req.items,
+      products,
+      promotions,
+      deliveryOption: req.deliveryOption,
+      paymentMethod: req.paymentMethod,
+      at,
+    });
     ctx.body = { statusCode: 200, body: { branchId: req.branchId, pricedAt: when.toISOString(), ...breakdown } };
   });
 

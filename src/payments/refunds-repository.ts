@@ -48,9 +48,19 @@ export async function refundablePayment(db: Db, orderId: string): Promise<Refund
 }
 
 /** The pending refund row; a retry finds it and does nothing. */
-export async function insertRefund(db: Db, r: { refundId: string; paymentId: string; orderId: string; amountSatang: number; reason?: string; apiKeyId?: string }): Promise<void> {
+export async function insertRefund(
+  db: Db,
+  r: { refundId: string; paymentId: string; orderId: string; amountSatang: number; reason?: string; apiKeyId?: string },
+): Promise<void> {
   await db('refunds')
-    .insert({ id: r.refundId, payment_id: r.paymentId, order_id: r.orderId, amount_satang: r.amountSatang, reason: r.reason ?? null, api_key_id: r.apiKeyId ?? null })
+    .insert({
+      id: r.refundId,
+      payment_id: r.paymentId,
+      order_id: r.orderId,
+      amount_satang: r.amountSatang,
+      reason: r.reason ?? null,
+      api_key_id: r.apiKeyId ?? null,
+    })
     .onConflict('id')
     .ignore();
 }
@@ -63,21 +73,40 @@ export async function insertRefund(db: Db, r: { refundId: string; paymentId: str
  */
 export async function settleRefund(
   db: Db,
-  s: { refundId: string; paymentId: string; status: 'succeeded' | 'failed'; providerRef?: string; failureReason?: string },
+  s: {
+    refundId: string;
+    paymentId: string;
+    status: 'succeeded' | 'failed';
+    providerRef?: string;
+    failureReason?: string;
+  },
 ): Promise<{ status: PaymentStatus; refundedSatang: number; amountSatang: number }> {
   return db.transaction(async (trx) => {
     const [refund] = await trx('refunds')
       .where({ id: s.refundId, status: 'pending' })
-      .update({ status: s.status, provider_ref: s.providerRef ?? null, failure_reason: s.failureReason ?? null, updated_at: trx.fn.now() })
+      .update({
+        status: s.status,
+        provider_ref: s.providerRef ?? null,
+        failure_reason: s.failureReason ?? null,
+        updated_at: trx.fn.now(),
+      })
       .returning(['amount_satang']);
     if (refund && s.status === 'succeeded') {
       const [p] = await trx('payments')
         .where({ id: s.paymentId })
-        .update({ refunded_satang: trx.raw('refunded_satang + ?', [Number(refund.amount_satang)]), updated_at: trx.fn.now() })
+        .update({
+          refunded_satang: trx.raw('refunded_satang + ?', [Number(refund.amount_satang)]),
+          updated_at: trx.fn.now(),
+        })
         .returning(['status', 'amount_satang', 'refunded_satang']);
       if (Number(p.refunded_satang) === Number(p.amount_satang) && canTransition(p.status, 'refunded')) {
         await trx('payments').where({ id: s.paymentId, status: p.status }).update({ status: 'refunded' });
-        await trx('payment_events').insert({ payment_id: s.paymentId, from_status: p.status, to_status: 'refunded', reason: `refunded in full (${s.refundId})` });
+        await trx('payment_events').insert({
+          payment_id: s.paymentId,
+          from_status: p.status,
+          to_status: 'refunded',
+          reason: `refunded in full (${s.refundId})`,
+        });
       }
     }
     const now = await trx('payments').where({ id: s.paymentId }).first('status', 'amount_satang', 'refunded_satang');
@@ -86,7 +115,9 @@ export async function settleRefund(
 }
 
 export async function refundsOf(db: Db, paymentId: string): Promise<RefundRow[]> {
-  const rows = await db('refunds').where({ payment_id: paymentId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+  const rows = await db('refunds')
+    .where({ payment_id: paymentId })
+    .orderBy([{ column: 'created_at' }, { column: 'id' }]);
   return rows.map((r: Record<string, unknown>) => ({
     id: String(r.id),
     amountSatang: Number(r.amount_satang),

@@ -16,12 +16,18 @@ import { paymentByOrderId } from './repository';
 import type { RefundCreated, RefundRequest } from './schemas';
 
 export function createRefundService({ db, temporal }: { db: Db; temporal: TemporalDeps }) {
-  async function refund(req: RefundRequest, key: ApiKeyInfo, idempotencyKey: string | undefined): Promise<RefundCreated> {
+  async function refund(
+    req: RefundRequest,
+    key: ApiKeyInfo,
+    idempotencyKey: string | undefined,
+  ): Promise<RefundCreated> {
     const p = await paymentByOrderId(db, req.orderId);
     if (!p || p.mode !== key.mode || (p.apiKeyId !== null && p.apiKeyId !== key.id)) {
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${req.orderId}`, { orderId: req.orderId });
     }
-    const refundId = idempotencyKey ? `re_${createHash('sha256').update(`${key.id}\n${idempotencyKey}`).digest('hex').slice(0, 32)}` : newId('re');
+    const refundId = idempotencyKey
+      ? `re_${createHash('sha256').update(`${key.id}\n${idempotencyKey}`).digest('hex').slice(0, 32)}`
+      : newId('re');
     const out = await executeRefund(temporal.client, {
       taskQueue: temporal.taskQueue,
       orderId: req.orderId,
@@ -37,7 +43,11 @@ export function createRefundService({ db, temporal }: { db: Db; temporal: Tempor
       currency: 'THB',
       ...(req.reason ? { reason: req.reason } : {}),
       ...(out.failureReason ? { failureReason: out.failureReason } : {}),
-      payment: { status: out.payment.status, amount: satangToThb(out.payment.amountSatang), refundedAmount: satangToThb(out.payment.refundedSatang) },
+      payment: {
+        status: out.payment.status,
+        amount: satangToThb(out.payment.amountSatang),
+        refundedAmount: satangToThb(out.payment.refundedSatang),
+      },
     };
   }
   return { refund };

@@ -59,19 +59,23 @@ const toPayment = (r: Row | undefined): Payment | undefined =>
     updatedAt: r.updated_at as Date,
   };
 
-export const paymentByOrderId = async (db: Db, orderId: string): Promise<Payment | undefined> => toPayment(await db('payments').where({ order_id: orderId }).first());
+export const paymentByOrderId = async (db: Db, orderId: string): Promise<Payment | undefined> =>
+  toPayment(await db('payments').where({ order_id: orderId }).first());
 
 export const paymentByProviderRef = async (db: Db, ref: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ provider_ref: ref }).orderBy('created_at', 'desc').first());
 
-export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> => toPayment(await db('payments').where({ id }).first());
+export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> =>
+  toPayment(await db('payments').where({ id }).first());
 
 /**
  * A provider may name the payment by our id or by the reference we gave it: the charge id, or for
  * a QR payment the order reference in its QR (bill payment Ref1, tag 62 reference label).
  */
 export const paymentMatches = (p: PaymentRef, given: string): boolean =>
-  given === p.id || (p.providerRef !== null && given === p.providerRef) || (p.method === 'qr' && given === orderReference(p.orderId));
+  given === p.id ||
+  (p.providerRef !== null && given === p.providerRef) ||
+  (p.method === 'qr' && given === orderReference(p.orderId));
 
 export interface PaymentFilter {
   apiKeyId: string;
@@ -95,18 +99,28 @@ export async function listPayments(db: Db, f: PaymentFilter): Promise<Page<Payme
       if (f.createdLt) x.where('p.created_at', '<', f.createdLt);
     })
     .select('p.*');
-  return pageOf(afterCursor(q, { alias: 'p', table: 'payments', cursor: f.startingAfter, order: 'desc' }), f.limit, (r: Row) => toPayment(r)!);
+  return pageOf(
+    afterCursor(q, { alias: 'p', table: 'payments', cursor: f.startingAfter, order: 'desc' }),
+    f.limit,
+    (r: Row) => toPayment(r)!,
+  );
 }
 
 /** The payment's history, oldest first. */
 export async function paymentHistory(db: Db, paymentId: string): Promise<PaymentEvent[]> {
-  const rows = await db('payment_events').where({ payment_id: paymentId }).orderBy('id').select<{ to_status: PaymentStatus; reason: string; created_at: Date }[]>('to_status', 'reason', 'created_at');
+  const rows = await db('payment_events')
+    .where({ payment_id: paymentId })
+    .orderBy('id')
+    .select<{ to_status: PaymentStatus; reason: string; created_at: Date }[]>('to_status', 'reason', 'created_at');
   return rows.map((e) => ({ status: e.to_status, at: e.created_at, reason: e.reason }));
 }
 
 /** The reason of the payment's latest transition. */
 export async function lastTransitionReason(db: Db, paymentId: string): Promise<string | undefined> {
-  const row = await db('payment_events').where({ payment_id: paymentId }).orderBy('id', 'desc').first<{ reason: string } | undefined>('reason');
+  const row = await db('payment_events')
+    .where({ payment_id: paymentId })
+    .orderBy('id', 'desc')
+    .first<{ reason: string } | undefined>('reason');
   return row?.reason;
 }
 
@@ -157,7 +171,12 @@ export async function insertPayment(db: Db, input: NewPayment): Promise<void> {
       .ignore()
       .returning('id');
     if (inserted.length > 0) {
-      await trx('payment_events').insert({ payment_id: input.paymentId, from_status: null, to_status: 'pending', reason: 'created' });
+      await trx('payment_events').insert({
+        payment_id: input.paymentId,
+        from_status: null,
+        to_status: 'pending',
+        reason: 'created',
+      });
     }
   });
 }
@@ -189,7 +208,12 @@ export async function createPendingPayment(db: Db, input: NewPayment): Promise<{
       .ignore()
       .returning('*');
     if (inserted.length > 0) {
-      await trx('payment_events').insert({ payment_id: input.paymentId, from_status: null, to_status: 'pending', reason: 'created' });
+      await trx('payment_events').insert({
+        payment_id: input.paymentId,
+        from_status: null,
+        to_status: 'pending',
+        reason: 'created',
+      });
       return { created: true, payment: toPayment(inserted[0])! };
     }
     return { created: false, payment: toPayment(await trx('payments').where({ order_id: input.orderId }).first())! };
@@ -199,7 +223,11 @@ export async function createPendingPayment(db: Db, input: NewPayment): Promise<{
 /** Undo createPendingPayment when the workflow could not be started (nothing else refers to the row yet). */
 export async function removeUnstartedPayment(db: Db, paymentId: string): Promise<void> {
   await db.transaction(async (trx) => {
-    const still = await trx('payments').where({ id: paymentId, status: 'pending' }).whereNull('provider_ref').forUpdate().first('id');
+    const still = await trx('payments')
+      .where({ id: paymentId, status: 'pending' })
+      .whereNull('provider_ref')
+      .forUpdate()
+      .first('id');
     if (!still) return;
     await trx('payment_events').where({ payment_id: paymentId }).delete();
     await trx('payments').where({ id: paymentId }).delete();
@@ -207,10 +235,17 @@ export async function removeUnstartedPayment(db: Db, paymentId: string): Promise
 }
 
 /** Card: note the provider's charge id (provider_ref, which the callback API looks up) and its details. */
-export async function attachProviderRef(db: Db, input: { paymentId: string; providerRef: string; details: Record<string, unknown> }): Promise<void> {
+export async function attachProviderRef(
+  db: Db,
+  input: { paymentId: string; providerRef: string; details: Record<string, unknown> },
+): Promise<void> {
   await db('payments')
     .where({ id: input.paymentId })
-    .update({ provider_ref: input.providerRef, details: db.raw('details || ?::jsonb', [JSON.stringify(input.details)]), updated_at: db.fn.now() });
+    .update({
+      provider_ref: input.providerRef,
+      details: db.raw('details || ?::jsonb', [JSON.stringify(input.details)]),
+      updated_at: db.fn.now(),
+    });
 }
 
 /** Apply a transition decided by the workflow; guarded on the current status, so a retry is a no-op. */
@@ -222,7 +257,12 @@ export async function applyTransition(db: Db, change: StatusChange): Promise<voi
       .update({ status: change.to, updated_at: trx.fn.now() })
       .returning(['id', 'method']);
     if (updated.length > 0) {
-      await trx('payment_events').insert({ payment_id: change.paymentId, from_status: change.from, to_status: change.to, reason: change.reason });
+      await trx('payment_events').insert({
+        payment_id: change.paymentId,
+        from_status: change.from,
+        to_status: change.to,
+        reason: change.reason,
+      });
     }
     return (updated[0] as { method?: string } | undefined)?.method;
   });

@@ -16,7 +16,12 @@ import { createPaymentService } from './service';
 export function paymentRoutes(deps: AppDeps): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
-  const payments = createPaymentService({ config: deps.config, db: deps.db, temporal: deps.temporal, clock: clockOf(deps) });
+  const payments = createPaymentService({
+    config: deps.config,
+    db: deps.db,
+    temporal: deps.temporal,
+    clock: clockOf(deps),
+  });
 
   r.post('/cardpayment', limited, optionalApiKey('payments:write'), idempotent, async (ctx) => {
     const req = validate(CardPaymentRequest, ctx.request.body);
@@ -39,7 +44,10 @@ export function paymentRoutes(deps: AppDeps): Router {
   const refunds = createRefundService({ db: deps.db, temporal: deps.temporal });
   r.post('/refund', limited, requireApiKey('payments:write'), idempotent, async (ctx) => {
     const req = validate(RefundRequest, ctx.request.body);
-    ctx.body = { statusCode: 200, body: await refunds.refund(req, ctx.state.apiKey!, ctx.get('Idempotency-Key') || undefined) };
+    ctx.body = {
+      statusCode: 200,
+      body: await refunds.refund(req, ctx.state.apiKey!, ctx.get('Idempotency-Key') || undefined),
+    };
   });
 
   r.get('/payments', limited, requireApiKey('payments:read'), async (ctx) => {

@@ -14,8 +14,14 @@ export const CardPaymentRequest = registry.register(
       orderId: Id,
       userId: Id,
       amount: Amount,
-      token: z.string().min(1).max(256).openapi({ description: "one-time card token from the card provider's client library" }),
-      callback: HttpUrl.optional().openapi({ description: 'where the user is redirected after the card callback (http or https URL)' }),
+      token: z
+        .string()
+        .min(1)
+        .max(256)
+        .openapi({ description: "one-time card token from the card provider's client library" }),
+      callback: HttpUrl.optional().openapi({
+        description: 'where the user is redirected after the card callback (http or https URL)',
+      }),
     })
     .strict(),
 );
@@ -32,7 +38,10 @@ export const QrPaymentRequest = registry.register(
         .string()
         .regex(/^[A-Z0-9]{1,20}$/, '1 to 20 upper-case letters or digits')
         .optional()
-        .openapi({ description: 'bill payment Ref2 (only with PROMPTPAY_BILLER_ID): 1 to 20 upper-case letters or digits', example: 'BRANCH01' }),
+        .openapi({
+          description: 'bill payment Ref2 (only with PROMPTPAY_BILLER_ID): 1 to 20 upper-case letters or digits',
+          example: 'BRANCH01',
+        }),
     })
     .strict(),
 );
@@ -48,7 +57,6 @@ const RefundOut = z.object({
   createdAt: z.string(),
 });
 
-
 export const CardPaymentCreated = registry.register(
   'CardPaymentCreated',
   z.object({
@@ -58,8 +66,14 @@ export const CardPaymentCreated = registry.register(
     status: Status,
     amount: z.number(),
     currency: z.literal('THB'),
-    chargeId: z.string().nullable().openapi({ description: "the provider's charge id (objectId in its callback); null if not created yet" }),
-    authorizeUri: z.string().nullable().openapi({ description: 'where to send the user for 3-D Secure, when the provider asks for it' }),
+    chargeId: z
+      .string()
+      .nullable()
+      .openapi({ description: "the provider's charge id (objectId in its callback); null if not created yet" }),
+    authorizeUri: z
+      .string()
+      .nullable()
+      .openapi({ description: 'where to send the user for 3-D Secure, when the provider asks for it' }),
     failureReason: z.string().optional(),
   }),
 );
@@ -74,14 +88,21 @@ export const QrPaymentCreated = registry.register(
     amount: z.number(),
     currency: z.literal('THB'),
     customerId: z.string(),
-    expiresAt: z.string().openapi({ description: 'ISO 8601 UTC; the payment ends `expired` when no result arrived by then' }),
+    expiresAt: z
+      .string()
+      .openapi({ description: 'ISO 8601 UTC; the payment ends `expired` when no result arrived by then' }),
     qr: z.object({
       payload: z.string().openapi({
         description:
           'PromptPay (EMVCo) payload: tags 00 01, 29 (PROMPTPAY_ID) or 30 (bill payment: PROMPTPAY_BILLER_ID, Ref1 = the order reference, Ref2), 58 53 54, 59 merchant name, 60 city, 62 reference label, 63 CRC. Top-level tags may come in any order.',
         example: '00020101021229370016A000000677010111011300668012345675802TH530376454044.226304E469',
       }),
-      reference: z.string().openapi({ description: 'the order reference (bill payment Ref1, tag 62 reference label): a QR callback may name the payment by it' }),
+      reference: z
+        .string()
+        .openapi({
+          description:
+            'the order reference (bill payment Ref1, tag 62 reference label): a QR callback may name the payment by it',
+        }),
       crc: z.string().openapi({ description: 'CRC16 (CCITT-FALSE) of the payload: its last 4 characters' }),
       image: z.string().openapi({ description: 'the payload as a QR code: PNG data URL' }),
     }),
@@ -104,7 +125,9 @@ export const PaymentStatusOut = registry.register(
     providerRef: z.string().nullable(),
     history: z.array(z.object({ status: Status, at: z.string(), reason: z.string() })),
     refundedAmount: z.number().openapi({ description: 'THB refunded so far (succeeded refunds)' }),
-    refunds: z.array(RefundOut).openapi({ description: 'every refund request, oldest first; failed ones count nothing' }),
+    refunds: z
+      .array(RefundOut)
+      .openapi({ description: 'every refund request, oldest first; failed ones count nothing' }),
   }),
 );
 
@@ -115,9 +138,16 @@ registry.registerPath({
   description:
     'Starts the payment workflow payment-<orderId>; an activity creates the charge at the card provider (sandbox simulator unless live). Waits up to 10 s for the charge, then answers. The same order and amount again returns the existing payment; another amount is 409. An X-API-Key is optional: with one, the payment belongs to that key (its mode, its webhooks).',
   tags: ['payment'],
-  request: { headers: idempotencyHeader, body: { content: { 'application/x-www-form-urlencoded': { schema: CardPaymentRequest } } } },
+  request: {
+    headers: idempotencyHeader,
+    body: { content: { 'application/x-www-form-urlencoded': { schema: CardPaymentRequest } } },
+  },
   responses: {
-    200: { description: 'payment started (or the existing payment of this order)', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(CardPaymentCreated) } } },
+    200: {
+      description: 'payment started (or the existing payment of this order)',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(CardPaymentCreated) } },
+    },
     ...apiErrors([400, 401, 403, 409, 413, 422, 429, 503]),
   },
 });
@@ -132,7 +162,11 @@ registry.registerPath({
   security,
   request: { headers: idempotencyHeader, body: { content: { 'application/json': { schema: QrPaymentRequest } } } },
   responses: {
-    200: { description: 'the QR payment', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(QrPaymentCreated) } } },
+    200: {
+      description: 'the QR payment',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(QrPaymentCreated) } },
+    },
     ...apiErrors([400, 401, 403, 409, 413, 422, 429, 503]),
   },
 });
@@ -147,7 +181,11 @@ registry.registerPath({
   security,
   request: { params: z.object({ orderId: Id }) },
   responses: {
-    200: { description: 'status and history', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(PaymentStatusOut) } } },
+    200: {
+      description: 'status and history',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(PaymentStatusOut) } },
+    },
     ...apiErrors([400, 401, 403, 404, 429, 503]),
   },
 });
@@ -169,7 +207,9 @@ export const RefundCreated = registry.register(
     refundId: z.string(),
     orderId: z.string(),
     paymentId: z.string(),
-    status: z.enum(['succeeded', 'failed']).openapi({ description: 'failed: the provider refused or could not be reached; no money was refunded' }),
+    status: z
+      .enum(['succeeded', 'failed'])
+      .openapi({ description: 'failed: the provider refused or could not be reached; no money was refunded' }),
     amount: z.number(),
     currency: z.literal('THB'),
     reason: z.string().optional(),
@@ -188,7 +228,11 @@ registry.registerPath({
   security,
   request: { headers: idempotencyHeader, body: { content: { 'application/json': { schema: RefundRequest } } } },
   responses: {
-    200: { description: 'the refund and the payment after it', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(RefundCreated) } } },
+    200: {
+      description: 'the refund and the payment after it',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(RefundCreated) } },
+    },
     ...apiErrors([400, 401, 403, 404, 409, 413, 422, 429, 503]),
   },
 });
@@ -196,7 +240,11 @@ registry.registerPath({
 export const PaymentListQuery = PageQuery.extend({
   status: Status.optional(),
   method: z.enum(['card', 'qr', 'wallet', 'cardnet', 'bankapp']).optional(),
-  created_gte: z.string().datetime({ offset: true }).optional().openapi({ description: 'created at or after (ISO 8601)' }),
+  created_gte: z
+    .string()
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: 'created at or after (ISO 8601)' }),
   created_lt: z.string().datetime({ offset: true }).optional().openapi({ description: 'created before (ISO 8601)' }),
 }).strict();
 
@@ -215,18 +263,26 @@ export const PaymentSummary = registry.register(
     updatedAt: z.string(),
   }),
 );
-export const PaymentList = registry.register('PaymentList', z.object({ payments: z.array(PaymentSummary), ...pageFields }));
+export const PaymentList = registry.register(
+  'PaymentList',
+  z.object({ payments: z.array(PaymentSummary), ...pageFields }),
+);
 
 registry.registerPath({
   method: 'get',
   path: '/payments',
   summary: "The key's own payments, newest first",
-  description: 'Payments created with this API key (its mode), filtered by status, method and creation time; cursor pagination (limit, starting_after = nextCursor). Scope payments:read.',
+  description:
+    'Payments created with this API key (its mode), filtered by status, method and creation time; cursor pagination (limit, starting_after = nextCursor). Scope payments:read.',
   tags: ['payment'],
   security,
   request: { query: PaymentListQuery },
   responses: {
-    200: { description: 'one page', headers: rateLimitHeaders, content: { 'application/json': { schema: envelope(PaymentList) } } },
+    200: {
+      description: 'one page',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(PaymentList) } },
+    },
     ...apiErrors([400, 401, 403, 429]),
   },
 });

@@ -27,13 +27,22 @@ import {
   type NewPayment,
   type Payment,
 } from './repository';
-import type { CardPaymentCreated, CardPaymentRequest, PaymentList, PaymentListQuery, PaymentStatusOut, QrPaymentCreated, QrPaymentRequest } from './schemas';
+import type {
+  CardPaymentCreated,
+  CardPaymentRequest,
+  PaymentList,
+  PaymentListQuery,
+  PaymentStatusOut,
+  QrPaymentCreated,
+  QrPaymentRequest,
+} from './schemas';
 
 /**
  * The payload as a QR code, PNG data URL: error correction M, 4-pixel modules, the standard
  * 4-module quiet zone (about 212 px square; scaling in the encoder costs more CPU than it saves bytes).
  */
-export const qrImage = (payload: string): Promise<string> => QRCode.toDataURL(payload, { errorCorrectionLevel: 'M', margin: 4, scale: 4 });
+export const qrImage = (payload: string): Promise<string> =>
+  QRCode.toDataURL(payload, { errorCorrectionLevel: 'M', margin: 4, scale: 4 });
 
 /** How long POST /cardpayment waits for the charge to exist at the provider before answering without it. */
 export const CARD_CHARGE_WAIT_MS = 10_000;
@@ -50,13 +59,21 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
   const { client, taskQueue } = temporal;
 
   /** The card view of a payment whose workflow has ended: its record is final. */
-  async function recordedCardView(orderId: string): Promise<Pick<PaymentView, 'status' | 'charge' | 'failureReason'> | undefined> {
+  async function recordedCardView(
+    orderId: string,
+  ): Promise<Pick<PaymentView, 'status' | 'charge' | 'failureReason'> | undefined> {
     const p = await paymentByOrderId(db, orderId);
     if (!p) return undefined;
     const reason = await lastTransitionReason(db, p.id);
     return {
       status: p.status,
-      charge: p.providerRef ? { id: p.providerRef, status: p.details.charge?.status ?? 'pending', authorizeUri: p.details.charge?.authorizeUri ?? null } : undefined,
+      charge: p.providerRef
+        ? {
+            id: p.providerRef,
+            status: p.details.charge?.status ?? 'pending',
+            authorizeUri: p.details.charge?.authorizeUri ?? null,
+          }
+        : undefined,
       failureReason: p.status === 'failed' || p.status === 'expired' ? reason : undefined,
     };
   }
@@ -67,16 +84,26 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
    * amount get that payment (its workflow started again if an earlier start failed); anything
    * else is a 409 CONFLICT. A start that fails (Temporal unavailable) undoes the new row.
    */
-  async function createOrFind<T>(row: NewPayment, key: ApiKeyInfo | undefined, launch: (existing: Payment) => Promise<T>): Promise<{ payment: Payment; launched: T }> {
+  async function createOrFind<T>(
+    row: NewPayment,
+    key: ApiKeyInfo | undefined,
+    launch: (existing: Payment) => Promise<T>,
+  ): Promise<{ payment: Payment; launched: T }> {
     const { created, payment } = await createPendingPayment(db, row);
     if (!created) {
       if ((payment.apiKeyId ?? null) !== (key?.id ?? null) || payment.mode !== row.mode)
-        throw new AppError(ErrorCode.CONFLICT, 'This order id is already used by another payment', { orderId: row.orderId });
-      if (payment.amountSatang !== row.amountSatang || payment.method !== row.method)
-        throw new AppError(ErrorCode.CONFLICT, 'A payment for this order already exists with another amount or method', {
+        throw new AppError(ErrorCode.CONFLICT, 'This order id is already used by another payment', {
           orderId: row.orderId,
-          existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
         });
+      if (payment.amountSatang !== row.amountSatang || payment.method !== row.method)
+        throw new AppError(
+          ErrorCode.CONFLICT,
+          'A payment for this order already exists with another amount or method',
+          {
+            orderId: row.orderId,
+            existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
+          },
+        );
     }
     try {
       return { payment, launched: await launch(payment) };
@@ -87,7 +114,11 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
   }
 
   /** POST /cardpayment: start (or find) the order's card payment and wait briefly for its charge. */
-  async function createCardPayment(req: CardPaymentRequest, key: ApiKeyInfo | undefined, mode: Mode): Promise<CardPaymentCreated> {
+  async function createCardPayment(
+    req: CardPaymentRequest,
+    key: ApiKeyInfo | undefined,
+    mode: Mode,
+  ): Promise<CardPaymentCreated> {
     const row: NewPayment = {
       paymentId: newId('pay'),
       orderId: req.orderId,
@@ -103,7 +134,14 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       startCardPayment(client, {
         taskQueue,
         waitMs: CARD_CHARGE_WAIT_MS,
-        memo: { paymentId: p.id, orderId: p.orderId, method: 'card', amountSatang: p.amountSatang, mode: p.mode, apiKeyId: p.apiKeyId },
+        memo: {
+          paymentId: p.id,
+          orderId: p.orderId,
+          method: 'card',
+          amountSatang: p.amountSatang,
+          mode: p.mode,
+          apiKeyId: p.apiKeyId,
+        },
         input: {
           paymentId: p.id,
           orderId: p.orderId,
@@ -159,17 +197,29 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       customerId: req.customerId,
       apiKeyId: key.id,
       expiresAt: new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString(),
-      details: { qr: { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, ...(qr.billerId ? { billerId: qr.billerId } : {}) } },
+      details: {
+        qr: { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, ...(qr.billerId ? { billerId: qr.billerId } : {}) },
+      },
     };
     const qrOf = (p: Payment) => {
       const stored = (p.details as { qr?: { payload?: string; crc?: string; ref1?: string; billerId?: string } }).qr;
       return stored?.payload
-        ? { payload: stored.payload, crc: stored.crc ?? stored.payload.slice(-4), ref1: stored.ref1 ?? qr.ref1, billerId: stored.billerId }
+        ? {
+            payload: stored.payload,
+            crc: stored.crc ?? stored.payload.slice(-4),
+            ref1: stored.ref1 ?? qr.ref1,
+            billerId: stored.billerId,
+          }
         : { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, billerId: qr.billerId };
     };
     const qrInput = (p: Payment) => {
       const q = qrOf(p);
-      return { payload: q.payload, crc: q.crc, promptPayId: config.payments.promptPayId, ...(q.billerId ? { billerId: q.billerId, ref1: q.ref1 } : {}) };
+      return {
+        payload: q.payload,
+        crc: q.crc,
+        promptPayId: config.payments.promptPayId,
+        ...(q.billerId ? { billerId: q.billerId, ref1: q.ref1 } : {}),
+      };
     };
     const expiresAtOf = (p: Payment) => (p.expiresAt ? p.expiresAt.toISOString() : row.expiresAt!);
     const { payment } = await createOrFind(row, key, (p) =>
@@ -178,15 +228,15 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
         start: {
           type: WorkflowType.qr,
           input: {
-          paymentId: p.id,
-          orderId: p.orderId,
-          userId: p.userId,
-          customerId: req.customerId,
-          amountSatang: p.amountSatang,
-          mode: p.mode,
-          apiKeyId: p.apiKeyId ?? undefined,
-          expiresAt: expiresAtOf(p),
-          qr: qrInput(p),
+            paymentId: p.id,
+            orderId: p.orderId,
+            userId: p.userId,
+            customerId: req.customerId,
+            amountSatang: p.amountSatang,
+            mode: p.mode,
+            apiKeyId: p.apiKeyId ?? undefined,
+            expiresAt: expiresAtOf(p),
+            qr: qrInput(p),
           },
         },
         memo: {

@@ -17,7 +17,16 @@ import { validate } from '../http/validate';
 
 const Entry = z.object({
   at: z.string().openapi({ description: 'ISO 8601 UTC' }),
-  type: z.enum(['payment.created', 'payment.status_changed', 'callback.received', 'webhook.delivery', 'webhook.attempt', 'webhook.dead_letter', 'webhook.replayed', 'refund']),
+  type: z.enum([
+    'payment.created',
+    'payment.status_changed',
+    'callback.received',
+    'webhook.delivery',
+    'webhook.attempt',
+    'webhook.dead_letter',
+    'webhook.replayed',
+    'refund',
+  ]),
   details: z.record(z.unknown()),
 });
 const Timeline = registry.register(
@@ -40,9 +49,27 @@ const Timeline = registry.register(
         temporalWebUrl: 'http://127.0.0.1:8233/namespaces/default/workflows/payment-ORD-2001',
         entries: [
           { at: '2026-11-22T08:00:00.000Z', type: 'payment.created', details: { method: 'qr', amount: 120.5 } },
-          { at: '2026-11-22T08:00:01.000Z', type: 'callback.received', details: { provider: 'qr', status: 'success', outcome: 'signalled', sourceIp: '127.0.0.1', receiptId: 'evt_1' } },
-          { at: '2026-11-22T08:00:01.100Z', type: 'payment.status_changed', details: { from: 'pending', to: 'paid', reason: 'qr callback' } },
-          { at: '2026-11-22T08:00:01.300Z', type: 'webhook.attempt', details: { deliveryId: 'msg_1', endpointId: 'ep_1', attempt: 1, statusCode: 200, durationMs: 12 } },
+          {
+            at: '2026-11-22T08:00:01.000Z',
+            type: 'callback.received',
+            details: {
+              provider: 'qr',
+              status: 'success',
+              outcome: 'signalled',
+              sourceIp: '127.0.0.1',
+              receiptId: 'evt_1',
+            },
+          },
+          {
+            at: '2026-11-22T08:00:01.100Z',
+            type: 'payment.status_changed',
+            details: { from: 'pending', to: 'paid', reason: 'qr callback' },
+          },
+          {
+            at: '2026-11-22T08:00:01.300Z',
+            type: 'webhook.attempt',
+            details: { deliveryId: 'msg_1', endpointId: 'ep_1', attempt: 1, statusCode: 200, durationMs: 12 },
+          },
         ],
       },
     }),
@@ -56,7 +83,10 @@ registry.registerPath({
   tags: ['payment'],
   security: [{ [ApiKeyAuth.name]: [] }],
   request: { params: z.object({ orderId: z.string() }) },
-  responses: { 200: { description: 'the timeline, oldest first', content: { 'application/json': { schema: envelope(Timeline) } } }, ...errorResponses([400, 401, 403, 404, 429]) },
+  responses: {
+    200: { description: 'the timeline, oldest first', content: { 'application/json': { schema: envelope(Timeline) } } },
+    ...errorResponses([400, 401, 403, 404, 429]),
+  },
 });
 
 const iso = (d: unknown) => new Date(d as string).toISOString();
@@ -76,13 +106,29 @@ export function timelineRoutes(deps: AppDeps): Router {
 
     const [events, receipts, deliveries, attempts, deadLetters, refunds] = await Promise.all([
       db('payment_events').where({ payment_id: p.id }).orderBy('id'),
-      db('callback_receipts').where({ payment_id: p.id }).select('id', 'provider', 'status', 'outcome', 'source_ip', 'response_status', 'created_at'),
-      db('webhook_deliveries').where({ payment_id: p.id }).select('id', 'endpoint_id', 'event_status', 'state', 'attempts', 'created_at'),
+      db('callback_receipts')
+        .where({ payment_id: p.id })
+        .select('id', 'provider', 'status', 'outcome', 'source_ip', 'response_status', 'created_at'),
+      db('webhook_deliveries')
+        .where({ payment_id: p.id })
+        .select('id', 'endpoint_id', 'event_status', 'state', 'attempts', 'created_at'),
       db('webhook_attempts as a')
         .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
         .where('d.payment_id', p.id)
-        .select('a.delivery_id', 'd.endpoint_id', 'a.attempt', 'a.kind', 'a.started_at', 'a.duration_ms', 'a.status_code', 'a.error'),
-      db('webhook_dead_letters as l').join('webhook_deliveries as d', 'd.id', 'l.delivery_id').where('d.payment_id', p.id).select('l.*'),
+        .select(
+          'a.delivery_id',
+          'd.endpoint_id',
+          'a.attempt',
+          'a.kind',
+          'a.started_at',
+          'a.duration_ms',
+          'a.status_code',
+          'a.error',
+        ),
+      db('webhook_dead_letters as l')
+        .join('webhook_deliveries as d', 'd.id', 'l.delivery_id')
+        .where('d.payment_id', p.id)
+        .select('l.*'),
       db.schema.hasTable('refunds').then((has) => (has ? db('refunds').where({ payment_id: p.id }) : [])),
     ]);
 
@@ -91,27 +137,86 @@ export function timelineRoutes(deps: AppDeps): Router {
     for (const e of events)
       entries.push(
         e.from_status === null
-          ? { at: iso(e.created_at), type: 'payment.created', details: { method: p.method, amount: Number(p.amount_satang) / 100, status: e.to_status, reason: e.reason } }
-          : { at: iso(e.created_at), type: 'payment.status_changed', details: { from: e.from_status, to: e.to_status, reason: e.reason } },
+          ? {
+              at: iso(e.created_at),
+              type: 'payment.created',
+              details: {
+                method: p.method,
+                amount: Number(p.amount_satang) / 100,
+                status: e.to_status,
+                reason: e.reason,
+              },
+            }
+          : {
+              at: iso(e.created_at),
+              type: 'payment.status_changed',
+              details: { from: e.from_status, to: e.to_status, reason: e.reason },
+            },
       );
     if (!events.some((e: { from_status: string | null }) => e.from_status === null))
-      entries.push({ at: iso(p.created_at), type: 'payment.created', details: { method: p.method, amount: Number(p.amount_satang) / 100 } });
+      entries.push({
+        at: iso(p.created_at),
+        type: 'payment.created',
+        details: { method: p.method, amount: Number(p.amount_satang) / 100 },
+      });
     for (const c of receipts)
-      entries.push({ at: iso(c.created_at), type: 'callback.received', details: { provider: c.provider, status: c.status, outcome: c.outcome, responseStatus: c.response_status, sourceIp: c.source_ip, receiptId: c.id } });
+      entries.push({
+        at: iso(c.created_at),
+        type: 'callback.received',
+        details: {
+          provider: c.provider,
+          status: c.status,
+          outcome: c.outcome,
+          responseStatus: c.response_status,
+          sourceIp: c.source_ip,
+          receiptId: c.id,
+        },
+      });
     for (const d of deliveries)
-      entries.push({ at: iso(d.created_at), type: 'webhook.delivery', details: { deliveryId: d.id, endpointId: d.endpoint_id, event: d.event_status, state: d.state, attempts: d.attempts } });
+      entries.push({
+        at: iso(d.created_at),
+        type: 'webhook.delivery',
+        details: {
+          deliveryId: d.id,
+          endpointId: d.endpoint_id,
+          event: d.event_status,
+          state: d.state,
+          attempts: d.attempts,
+        },
+      });
     for (const a of attempts)
       entries.push({
         at: iso(a.started_at),
         type: 'webhook.attempt',
-        details: { deliveryId: a.delivery_id, endpointId: a.endpoint_id, attempt: a.attempt, kind: a.kind, statusCode: a.status_code, error: a.error, durationMs: a.duration_ms },
+        details: {
+          deliveryId: a.delivery_id,
+          endpointId: a.endpoint_id,
+          attempt: a.attempt,
+          kind: a.kind,
+          statusCode: a.status_code,
+          error: a.error,
+          durationMs: a.duration_ms,
+        },
       });
     for (const l of deadLetters) {
-      entries.push({ at: iso(l.created_at), type: 'webhook.dead_letter', details: { deadLetterId: l.id, deliveryId: l.delivery_id, reason: l.reason, status: l.status } });
-      if (l.replayed_at) entries.push({ at: iso(l.replayed_at), type: 'webhook.replayed', details: { deadLetterId: l.id, replays: l.replays, delivered: l.status === 'delivered' } });
+      entries.push({
+        at: iso(l.created_at),
+        type: 'webhook.dead_letter',
+        details: { deadLetterId: l.id, deliveryId: l.delivery_id, reason: l.reason, status: l.status },
+      });
+      if (l.replayed_at)
+        entries.push({
+          at: iso(l.replayed_at),
+          type: 'webhook.replayed',
+          details: { deadLetterId: l.id, replays: l.replays, delivered: l.status === 'delivered' },
+        });
     }
     for (const f of refunds as Record<string, unknown>[])
-      entries.push({ at: iso(f.created_at), type: 'refund', details: Object.fromEntries(Object.entries(f).filter(([k]) => !['payment_id', 'created_at'].includes(k))) });
+      entries.push({
+        at: iso(f.created_at),
+        type: 'refund',
+        details: Object.fromEntries(Object.entries(f).filter(([k]) => !['payment_id', 'created_at'].includes(k))),
+      });
     entries.sort((a, b) => a.at.localeCompare(b.at));
 
     ctx.body = {
@@ -121,7 +226,9 @@ export function timelineRoutes(deps: AppDeps): Router {
         paymentId: p.id,
         status: p.status,
         workflowId: p.workflow_id,
-        temporalWebUrl: webBase ? `${webBase}/namespaces/${encodeURIComponent(config.temporal.namespace)}/workflows/${encodeURIComponent(p.workflow_id)}` : null,
+        temporalWebUrl: webBase
+          ? `${webBase}/namespaces/${encodeURIComponent(config.temporal.namespace)}/workflows/${encodeURIComponent(p.workflow_id)}`
+          : null,
         entries,
       },
     };

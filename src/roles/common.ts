@@ -58,7 +58,10 @@ const portOpen = (host: string, port: number, timeoutMs = 1000) =>
  * DATABASE_URL and TEMPORAL_ADDRESS, or (outside production, when unset) the embedded ones a
  * running `npm start` exposes on PG_PORT and TEMPORAL_PORT.
  */
-export async function resolveServices(config: Config, role: Role): Promise<{ databaseUrl: string; temporalAddress: string; embedded: string[] }> {
+export async function resolveServices(
+  config: Config,
+  role: Role,
+): Promise<{ databaseUrl: string; temporalAddress: string; embedded: string[] }> {
   const embedded: string[] = [];
   const missing: string[] = [];
   let databaseUrl = config.database.url;
@@ -66,14 +69,20 @@ export async function resolveServices(config: Config, role: Role): Promise<{ dat
     if (!config.production && (await portOpen('127.0.0.1', config.database.embeddedPort))) {
       databaseUrl = `postgres://postgres@127.0.0.1:${config.database.embeddedPort}/talat`;
       embedded.push('postgres');
-    } else missing.push(`DATABASE_URL is not set${config.production ? ' (required in production)' : ` and no embedded Postgres answers on 127.0.0.1:${config.database.embeddedPort} (PG_PORT)`}`);
+    } else
+      missing.push(
+        `DATABASE_URL is not set${config.production ? ' (required in production)' : ` and no embedded Postgres answers on 127.0.0.1:${config.database.embeddedPort} (PG_PORT)`}`,
+      );
   }
   let temporalAddress = config.temporal.address;
   if (!temporalAddress) {
     if (!config.production && (await portOpen('127.0.0.1', config.temporal.embeddedPort))) {
       temporalAddress = `127.0.0.1:${config.temporal.embeddedPort}`;
       embedded.push('temporal');
-    } else missing.push(`TEMPORAL_ADDRESS is not set${config.production ? ' (required in production)' : ` and no embedded Temporal dev server answers on 127.0.0.1:${config.temporal.embeddedPort} (TEMPORAL_PORT)`}`);
+    } else
+      missing.push(
+        `TEMPORAL_ADDRESS is not set${config.production ? ' (required in production)' : ` and no embedded Temporal dev server answers on 127.0.0.1:${config.temporal.embeddedPort} (TEMPORAL_PORT)`}`,
+      );
   }
   if (missing.length || !databaseUrl || !temporalAddress) {
     throw new StartupError(
@@ -111,7 +120,9 @@ export async function connectTemporal(address: string, namespace: string, codecK
     await client.workflowService.describeNamespace({ namespace });
   } catch (e) {
     await client.connection.close().catch(() => undefined);
-    throw new StartupError(`Temporal at ${address} has no namespace ${JSON.stringify(namespace)} (TEMPORAL_NAMESPACE): ${(e as Error).message}`);
+    throw new StartupError(
+      `Temporal at ${address} has no namespace ${JSON.stringify(namespace)} (TEMPORAL_NAMESPACE): ${(e as Error).message}`,
+    );
   }
   return client;
 }
@@ -128,7 +139,10 @@ export async function ensureMigrated(db: Db, config: Config, logger: Logger): Pr
     return;
   }
   const [, pending] = (await db.migrate.list({ migrationSource })) as [unknown[], unknown[]];
-  if (pending.length) throw new StartupError(`the database has ${pending.length} pending migration(s): run \`npm run migrate\` (or the compose \`migrate\` service) first, or set MIGRATE_ON_START=on`);
+  if (pending.length)
+    throw new StartupError(
+      `the database has ${pending.length} pending migration(s): run \`npm run migrate\` (or the compose \`migrate\` service) first, or set MIGRATE_ON_START=on`,
+    );
 }
 
 /** Stops what was started, last first; a failure is logged and the rest still stop. */
@@ -147,7 +161,11 @@ export async function stopInReverse(stoppers: Stopper[], logger: Logger): Promis
  * What both roles start with: Postgres and Temporal found (resolveServices), reached, and the
  * schema current; the pool and the client are stopped with the role.
  */
-export async function connectServices(ctx: RoleContext, role: Role, poolMax = 20): Promise<{ db: Db; client: Client; databaseUrl: string; temporalAddress: string; embedded: string[] }> {
+export async function connectServices(
+  ctx: RoleContext,
+  role: Role,
+  poolMax = 20,
+): Promise<{ db: Db; client: Client; databaseUrl: string; temporalAddress: string; embedded: string[] }> {
   const { config, logger, onStop } = ctx;
   const services = await resolveServices(config, role);
   const db = await connectDb(services.databaseUrl, poolMax);
@@ -161,7 +179,10 @@ export async function connectServices(ctx: RoleContext, role: Role, poolMax = 20
 export async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -215,7 +236,8 @@ export function runRole(role: Role, start: (ctx: RoleContext) => Promise<string[
   start(ctx).then(
     (lines) => {
       started = true;
-      if (!stopping) process.stdout.write(['', `Talat ${role} is running:`, ...lines.map((l) => `  ${l}`), ''].join('\n') + '\n');
+      if (!stopping)
+        process.stdout.write(['', `Talat ${role} is running:`, ...lines.map((l) => `  ${l}`), ''].join('\n') + '\n');
     },
     (e) => void fail(e),
   );

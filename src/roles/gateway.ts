@@ -24,14 +24,21 @@ runRole('gateway', async (ctx) => {
   const server = http.createServer((req, res) => {
     if (draining() && req.url?.split('?')[0] === '/readyz') {
       res.writeHead(503, { 'content-type': 'application/json', connection: 'close' });
-      res.end(JSON.stringify({ statusCode: 503, body: { error: 'SERVICE_UNAVAILABLE', code: 'SERVICE_UNAVAILABLE', details: { draining: true } } }));
+      res.end(
+        JSON.stringify({
+          statusCode: 503,
+          body: { error: 'SERVICE_UNAVAILABLE', code: 'SERVICE_UNAVAILABLE', details: { draining: true } },
+        }),
+      );
       return;
     }
     if (draining()) res.setHeader('connection', 'close');
     void handle(req, res);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (e) => reject(new Error(`cannot listen on ${config.host}:${config.port} (HOST, PORT): ${e.message}`)));
+    server.once('error', (e) =>
+      reject(new Error(`cannot listen on ${config.host}:${config.port} (HOST, PORT): ${e.message}`)),
+    );
     server.listen(config.port, config.host, resolve);
   });
   onStop({
@@ -46,7 +53,12 @@ runRole('gateway', async (ctx) => {
   if (config.roles.simulators) {
     const { startCallbackSimulator } = await import('../simulators/callbacks');
     const host = ['0.0.0.0', '::', 'localhost'].includes(config.host) ? '127.0.0.1' : config.host;
-    const simulator = startCallbackSimulator({ db, config, logger, gatewayUrl: `http://${host.includes(':') ? `[${host}]` : host}:${config.port}` });
+    const simulator = startCallbackSimulator({
+      db,
+      config,
+      logger,
+      gatewayUrl: `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`,
+    });
     onStop({ name: 'sandbox callback simulator', stop: () => simulator.stop() });
   }
 

@@ -23,7 +23,10 @@ runRole('worker', async (ctx) => {
   const { config, logger, onStop, draining, fail } = ctx;
   const { db, client, databaseUrl, temporalAddress, embedded } = await connectServices(ctx, 'worker');
   await ensureSearchAttributes(client, config.temporal.namespace).catch((e) =>
-    logger.warn({ err: e }, 'could not check or register the search attributes OrderId, PaymentMethod, PaymentStatus: register them on the cluster (see README "Deploy")'),
+    logger.warn(
+      { err: e },
+      'could not check or register the search attributes OrderId, PaymentMethod, PaymentStatus: register them on the cluster (see README "Deploy")',
+    ),
   );
 
   // development without SMTP_URL: the SMTP sink of a running `npm start`, when there is one
@@ -51,11 +54,22 @@ runRole('worker', async (ctx) => {
       const state = running.worker?.getState() ?? 'STARTING';
       const checks = { postgres: pg ? 'ok' : 'unreachable', temporal: temporal ? 'ok' : 'unreachable', worker: state };
       const ready = pg && temporal && state === 'RUNNING' && !draining();
-      reply(ready ? 200 : 503, ready ? { status: 'ready', checks } : { statusCode: 503, body: { error: 'SERVICE_UNAVAILABLE', details: { checks, draining: draining() } } });
+      reply(
+        ready ? 200 : 503,
+        ready
+          ? { status: 'ready', checks }
+          : { statusCode: 503, body: { error: 'SERVICE_UNAVAILABLE', details: { checks, draining: draining() } } },
+      );
     })();
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (e) => reject(new Error(`cannot listen on ${config.host}:${config.roles.workerHttpPort} (HOST, WORKER_HTTP_PORT): ${e.message}`)));
+    server.once('error', (e) =>
+      reject(
+        new Error(
+          `cannot listen on ${config.host}:${config.roles.workerHttpPort} (HOST, WORKER_HTTP_PORT): ${e.message}`,
+        ),
+      ),
+    );
     server.listen(config.roles.workerHttpPort, config.host, resolve);
   });
   onStop({ name: 'health server', stop: () => new Promise<void>((r) => server.close(() => r())) });

@@ -81,7 +81,11 @@ const orderOut = (o: OrderRow) => ({
 function invalid(ctx: Koa.Context, error: z.ZodError) {
   const issue = error.issues[0];
   ctx.status = 400;
-  ctx.body = { code: 'invalid_request', message: `${issue.path.join('.')}: ${issue.message}`, field: issue.path.join('.') };
+  ctx.body = {
+    code: 'invalid_request',
+    message: `${issue.path.join('.')}: ${issue.message}`,
+    field: issue.path.join('.'),
+  };
 }
 
 export function createBankSimulator({ db }: { db: Db }): Koa {
@@ -92,7 +96,13 @@ export function createBankSimulator({ db }: { db: Db }): Koa {
     if (!parsed.success) return invalid(ctx, parsed.error);
     const u = parsed.data;
     const inserted = await db('sim_bank_users')
-      .insert({ user_id: u.userId, bank_user_id: newId('usr'), name: u.name, email: u.email ?? null, phone: u.phone ?? null })
+      .insert({
+        user_id: u.userId,
+        bank_user_id: newId('usr'),
+        name: u.name,
+        email: u.email ?? null,
+        phone: u.phone ?? null,
+      })
       .onConflict('user_id')
       .ignore()
       .returning<UserRow[]>('*');
@@ -117,7 +127,10 @@ export function createBankSimulator({ db }: { db: Db }): Koa {
       ctx.body = { code: 'user_not_found', message: `no user ${ctx.params.userId}` };
       return;
     }
-    const orders = await db('sim_bank_orders').where({ user_id: user.user_id }).orderBy('created_at').select<OrderRow[]>('*');
+    const orders = await db('sim_bank_orders')
+      .where({ user_id: user.user_id })
+      .orderBy('created_at')
+      .select<OrderRow[]>('*');
     ctx.body = { ...userOut(user), orders: orders.map(orderOut) };
   });
 
@@ -150,7 +163,11 @@ export function createBankSimulator({ db }: { db: Db }): Koa {
       return;
     }
     const existing = await db('sim_bank_orders').where({ order_id: o.orderId }).first<OrderRow>();
-    if (existing.user_id !== o.userId || Number(existing.amount_satang) !== o.amountSatang || existing.description !== (o.description ?? null)) {
+    if (
+      existing.user_id !== o.userId ||
+      Number(existing.amount_satang) !== o.amountSatang ||
+      existing.description !== (o.description ?? null)
+    ) {
       ctx.status = 409;
       ctx.body = { code: 'order_exists', message: `order ${o.orderId} exists with other details` };
       return;
@@ -171,10 +188,16 @@ export function createBankSimulator({ db }: { db: Db }): Koa {
       return;
     }
     ctx.status = 201;
-    ctx.body = { refundId: simulatedRefundId(ctx.get('Idempotency-Key') || newId('req')), paymentId: parsed.data.paymentId, amountSatang: parsed.data.amountSatang, status: 'succeeded' };
+    ctx.body = {
+      refundId: simulatedRefundId(ctx.get('Idempotency-Key') || newId('req')),
+      paymentId: parsed.data.paymentId,
+      amountSatang: parsed.data.amountSatang,
+      status: 'succeeded',
+    };
   });
 
   return simulatorApp(r, (code, message) => ({ code, message }));
 }
 
-export const startBankSimulator = (opts: { db: Db; port?: number }) => serveOnLoopback(createBankSimulator(opts), opts.port);
+export const startBankSimulator = (opts: { db: Db; port?: number }) =>
+  serveOnLoopback(createBankSimulator(opts), opts.port);

@@ -78,28 +78,60 @@ export function buildCallbacks(config: Config, p: PendingPayment, outcome: Sandb
   const ok = outcome !== 'fail';
   const amount = satangToThb(Number(p.amount_satang));
   const now = () => new Date().toISOString();
-  const headerSigned = (path: string, name: 'CARD' | 'CARDNET' | 'BANKAPP', body: string, contentType: Post['contentType']): Post => ({
+  const headerSigned = (
+    path: string,
+    name: 'CARD' | 'CARDNET' | 'BANKAPP',
+    body: string,
+    contentType: Post['contentType'],
+  ): Post => ({
     path,
     contentType,
     body,
     headers: signatureHeaders(secret(name), body),
   });
-  const handlerForm = { orderId: p.order_id, paymentId: p.id, success: ok, userId: p.user_id, amount, message: ok ? 'approved' : 'declined by the sandbox' };
+  const handlerForm = {
+    orderId: p.order_id,
+    paymentId: p.id,
+    success: ok,
+    userId: p.user_id,
+    amount,
+    message: ok ? 'approved' : 'declined by the sandbox',
+  };
 
   if (p.method === 'card' && outcome !== 'alternate') {
-    const form = new URLSearchParams({ objectId: p.provider_ref ?? '', token: 'tok_sandbox', status: String(ok), message: ok ? '' : 'declined by the sandbox', saveCard: 'false' });
+    const form = new URLSearchParams({
+      objectId: p.provider_ref ?? '',
+      token: 'tok_sandbox',
+      status: String(ok),
+      message: ok ? '' : 'declined by the sandbox',
+      saveCard: 'false',
+    });
     return [headerSigned('/callback', 'CARD', form.toString(), 'application/x-www-form-urlencoded')];
   }
-  if (p.method === 'card' || p.method === 'cardnet') return [headerSigned('/cardnetcallback', 'CARDNET', JSON.stringify(handlerForm), 'application/json')];
-  if (p.method === 'bankapp' || outcome === 'alternate') return [headerSigned('/bankappcallback', 'BANKAPP', JSON.stringify(handlerForm), 'application/json')];
+  if (p.method === 'card' || p.method === 'cardnet')
+    return [headerSigned('/cardnetcallback', 'CARDNET', JSON.stringify(handlerForm), 'application/json')];
+  if (p.method === 'bankapp' || outcome === 'alternate')
+    return [headerSigned('/bankappcallback', 'BANKAPP', JSON.stringify(handlerForm), 'application/json')];
   if (p.method === 'wallet' || outcome === 'wallet') {
-    const gateway = signPayload(secret('WALLET'), { walletId: `wal_sandbox_${p.id.slice(-12)}`, status: ok ? 'success' : 'failed', amount, orderId: p.order_id, timestamp: now() });
+    const gateway = signPayload(secret('WALLET'), {
+      walletId: `wal_sandbox_${p.id.slice(-12)}`,
+      status: ok ? 'success' : 'failed',
+      amount,
+      orderId: p.order_id,
+      timestamp: now(),
+    });
     return [
       { path: '/walletcallback', contentType: 'application/json', body: JSON.stringify(gateway), headers: {} },
       { path: '/wallet/callback', contentType: 'application/json', body: JSON.stringify(handlerForm), headers: {} },
     ];
   }
-  const qr = signPayload(secret('QR'), { paymentId: p.id, status: ok ? 'success' : 'failed', amount, orderId: p.order_id, timestamp: now() });
+  const qr = signPayload(secret('QR'), {
+    paymentId: p.id,
+    status: ok ? 'success' : 'failed',
+    amount,
+    orderId: p.order_id,
+    timestamp: now(),
+  });
   return [{ path: '/qrcallback', contentType: 'application/json', body: JSON.stringify(qr), headers: {} }];
 }
 
@@ -137,10 +169,16 @@ export function startCallbackSimulator(opts: CallbackSimulatorOptions): Callback
           status = res.status;
           await res.arrayBuffer();
         } catch (e) {
-          logger.warn({ err: (e as Error).message, path: post.path, orderId: p.order_id }, 'sandbox callback: no answer');
+          logger.warn(
+            { err: (e as Error).message, path: post.path, orderId: p.order_id },
+            'sandbox callback: no answer',
+          );
         }
         if (status !== undefined && status < 500) {
-          logger.info({ path: post.path, orderId: p.order_id, paymentId: p.id, outcome, status }, 'sandbox callback sent');
+          logger.info(
+            { path: post.path, orderId: p.order_id, paymentId: p.id, outcome, status },
+            'sandbox callback sent',
+          );
           break;
         }
         if (attempt >= RETRY_DELAYS_MS.length) {

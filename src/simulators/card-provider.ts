@@ -34,7 +34,8 @@ const RefundIn = z.object({ amount: z.number().int().positive(), reason: z.strin
 /** Sandbox rule of both simulators: a refund amount ending in .99 THB is declined. */
 export const isDeclinedRefund = (amountSatang: number): boolean => amountSatang % 100 === 99;
 /** A refund id that follows from the Idempotency-Key: a retried refund is the same refund. */
-export const simulatedRefundId = (idempotencyKey: string): string => `rfnd_test_${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 24)}`;
+export const simulatedRefundId = (idempotencyKey: string): string =>
+  `rfnd_test_${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 24)}`;
 
 interface ChargeRow {
   id: string;
@@ -95,7 +96,9 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
       .onConflict('idempotency_key')
       .ignore()
       .returning<ChargeRow[]>('*');
-    ctx.body = chargeOut(inserted[0] ?? (await db('sim_card_charges').where({ idempotency_key: idem }).first<ChargeRow>()));
+    ctx.body = chargeOut(
+      inserted[0] ?? (await db('sim_card_charges').where({ idempotency_key: idem }).first<ChargeRow>()),
+    );
   });
 
   r.post('/charges/:id/refunds', async (ctx) => {
@@ -116,7 +119,13 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
       ctx.body = { object: 'error', code: 'refund_declined', message: 'the refund was declined' };
       return;
     }
-    ctx.body = { object: 'refund', id: simulatedRefundId(ctx.get('Idempotency-Key') || randomBytes(12).toString('hex')), charge: c.id, amount: parsed.data.amount, status: 'succeeded' };
+    ctx.body = {
+      object: 'refund',
+      id: simulatedRefundId(ctx.get('Idempotency-Key') || randomBytes(12).toString('hex')),
+      charge: c.id,
+      amount: parsed.data.amount,
+      status: 'succeeded',
+    };
   });
 
   r.get('/charges/:id', async (ctx) => {
@@ -132,4 +141,5 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
   return simulatorApp(r, (code, message) => ({ object: 'error', code, message }));
 }
 
-export const startCardProviderSimulator = (opts: { db: Db; port?: number }) => serveOnLoopback(createCardProviderSimulator(opts), opts.port);
+export const startCardProviderSimulator = (opts: { db: Db; port?: number }) =>
+  serveOnLoopback(createCardProviderSimulator(opts), opts.port);

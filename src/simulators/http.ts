@@ -15,7 +15,10 @@ import { koaBody } from 'koa-body';
  * simulated API's own error format (code `invalid_request` with message `bad request` for a 4xx,
  * `internal_error` with `simulator error` otherwise).
  */
-export function simulatorApp(router: Router, errorBody: (code: string, message: string) => Record<string, unknown>): Koa {
+export function simulatorApp(
+  router: Router,
+  errorBody: (code: string, message: string) => Record<string, unknown>,
+): Koa {
   const app = new Koa();
   app.silent = true;
   app.use(async (ctx, next) => {
@@ -24,7 +27,10 @@ export function simulatorApp(router: Router, errorBody: (code: string, message: 
     } catch (e) {
       const status = (e as { status?: number }).status;
       ctx.status = status && status < 500 ? status : 500;
-      ctx.body = errorBody(ctx.status < 500 ? 'invalid_request' : 'internal_error', ctx.status < 500 ? 'bad request' : 'simulator error');
+      ctx.body = errorBody(
+        ctx.status < 500 ? 'invalid_request' : 'internal_error',
+        ctx.status < 500 ? 'bad request' : 'simulator error',
+      );
     }
   });
   app.use(koaBody({ json: true, urlencoded: false, multipart: false, jsonLimit: '64kb' }));

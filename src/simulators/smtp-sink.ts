@@ -35,7 +35,9 @@ const headerOf = (raw: string, name: string): string => {
   return new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
 };
 
-export async function startSmtpSink(opts: { port?: number; dir?: string; rejecting?: boolean; onMail?: (m: SunkMail) => void } = {}): Promise<SmtpSink> {
+export async function startSmtpSink(
+  opts: { port?: number; dir?: string; rejecting?: boolean; onMail?: (m: SunkMail) => void } = {},
+): Promise<SmtpSink> {
   const messages: SunkMail[] = [];
   if (opts.dir) fs.mkdirSync(opts.dir, { recursive: true });
   const server = new SMTPServer({
@@ -47,20 +49,32 @@ export async function startSmtpSink(opts: { port?: number; dir?: string; rejecti
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        if (opts.rejecting) return callback(Object.assign(new Error('mailbox unavailable (test sink rejects every message)'), { responseCode: 550 }));
+        if (opts.rejecting)
+          return callback(
+            Object.assign(new Error('mailbox unavailable (test sink rejects every message)'), { responseCode: 550 }),
+          );
         const raw = Buffer.concat(chunks).toString('utf8');
         const mail: SunkMail = {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           subject: headerOf(raw, 'Subject'),
           text: (() => {
-            const body = raw.split(/\r?\n\r?\n/).slice(1).join('\n\n');
-            return /quoted-printable/i.test(headerOf(raw, 'Content-Transfer-Encoding')) ? decodeQuotedPrintable(body) : body;
+            const body = raw
+              .split(/\r?\n\r?\n/)
+              .slice(1)
+              .join('\n\n');
+            return /quoted-printable/i.test(headerOf(raw, 'Content-Transfer-Encoding'))
+              ? decodeQuotedPrintable(body)
+              : body;
           })(),
           raw,
         };
         messages.push(mail);
-        if (opts.dir) fs.writeFileSync(path.join(opts.dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${messages.length}.eml`), raw);
+        if (opts.dir)
+          fs.writeFileSync(
+            path.join(opts.dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${messages.length}.eml`),
+            raw,
+          );
         opts.onMail?.(mail);
         callback();
       });

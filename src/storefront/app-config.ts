@@ -9,7 +9,14 @@ import type { CatalogSnapshot, Category } from './snapshot';
 import { groupCounts, iconPath, IMAGE_FORMATS } from './views';
 
 /** The shop's name in the seed data (data/catalog/README.md). */
-export const SHOP = { nameEn: 'Sala Market', nameTh: 'ศาลา มาร์เก็ต', currency: 'THB', locales: ['th', 'en'], defaultLocale: 'th', timezone: 'Asia/Bangkok' };
+export const SHOP = {
+  nameEn: 'Sala Market',
+  nameTh: 'ศาลา มาร์เก็ต',
+  currency: 'THB',
+  locales: ['th', 'en'],
+  defaultLocale: 'th',
+  timezone: 'Asia/Bangkok',
+};
 
 export const schemaFilePath = (config: Config, file: 'config.yaml' | 'firstPageCat.yaml'): string =>
   `${config.storefront.schemaBasePath}/${config.storefront.schemaName}/master/webData/${file}`;
@@ -50,7 +57,15 @@ function firstPageCategories(s: CatalogSnapshot) {
       link: link(c),
       groupCount: counts.get(c.id) ?? 0,
       ...(c.kind === 'aisle'
-        ? { children: (s.childrenOf.get(c.id) ?? []).map((sub) => ({ id: sub.id, slug: sub.slug, nameEn: sub.nameEn, nameTh: sub.nameTh, link: link(sub) })) }
+        ? {
+            children: (s.childrenOf.get(c.id) ?? []).map((sub) => ({
+              id: sub.id,
+              slug: sub.slug,
+              nameEn: sub.nameEn,
+              nameTh: sub.nameTh,
+              link: link(sub),
+            })),
+          }
         : {}),
     }));
 }
@@ -60,7 +75,10 @@ const branches = (s: CatalogSnapshot) => [...s.branches.values()].map((b) => ({ 
 export function appFirstPage(s: CatalogSnapshot, config: Config) {
   return {
     shop: SHOP,
-    schema: { config: schemaFilePath(config, 'config.yaml'), firstPageCat: schemaFilePath(config, 'firstPageCat.yaml') },
+    schema: {
+      config: schemaFilePath(config, 'config.yaml'),
+      firstPageCat: schemaFilePath(config, 'firstPageCat.yaml'),
+    },
     api: API_PATHS,
     loadOrder: ['config', 'schema', 'catalogTree', 'banners', 'productList', 'inventory', 'prices'],
     iconOrder: s.iconOrder,
@@ -75,15 +93,35 @@ export function configYaml(s: CatalogSnapshot, config: Config): string {
     version: 1,
     shop: SHOP,
     api: { paths: API_PATHS },
-    images: { groupImage: API_PATHS.groupImage, formats: [...IMAGE_FORMATS], defaultFormat: 'webp', categoryIcon: API_PATHS.categoryIcon },
-    search: { path: API_PATHS.search, parameter: 'query', maxQueryLength: config.storefront.searchMaxQueryLength, languages: ['th', 'en'] },
+    images: {
+      groupImage: API_PATHS.groupImage,
+      formats: [...IMAGE_FORMATS],
+      defaultFormat: 'webp',
+      categoryIcon: API_PATHS.categoryIcon,
+    },
+    search: {
+      path: API_PATHS.search,
+      parameter: 'query',
+      maxQueryLength: config.storefront.searchMaxQueryLength,
+      languages: ['th', 'en'],
+    },
     inventory: { path: API_PATHS.inventory, cacheBuster: 'timestamp' },
-    prices: { path: API_PATHS.prices, method: 'POST', contentType: 'application/json', contentEncoding: 'gzip', unit: 'THB' },
+    prices: {
+      path: API_PATHS.prices,
+      method: 'POST',
+      contentType: 'application/json',
+      contentEncoding: 'gzip',
+      unit: 'THB',
+    },
     auth: {
       apiKey: API_PATHS.apiKey,
       invalidate: API_PATHS.invalidate,
       apiKeyHeader: 'X-API-Key',
-      signature: { algorithm: 'AWS4-HMAC-SHA256', region: config.storefront.sigv4.region, service: config.storefront.sigv4.service },
+      signature: {
+        algorithm: 'AWS4-HMAC-SHA256',
+        region: config.storefront.sigv4.region,
+        service: config.storefront.sigv4.service,
+      },
     },
     storage: ['ambient', 'chilled', 'frozen'],
     branches: branches(s),

@@ -18,11 +18,33 @@ const MIME: Record<ImageFormat, string> = { webp: 'image/webp', png: 'image/png'
 
 /** Colours per aisle and collection icon (falls back to a hash-picked colour). */
 const PALETTE: Record<string, string> = {
-  beef: '#9b2226', pork: '#e07a5f', chicken: '#e9a23b', lamb: '#8d6346', seafood: '#1d6fa3', delicatessen: '#7f4f24',
-  'frozen-food': '#4ea8de', dairy: '#5e81ac', bakery: '#c08552', fruit_new: '#e76f51', veg: '#2a9d8f', health: '#52b788',
-  grocery: '#b08968', confectionery: '#d6336c', drinks: '#0077b6', baby: '#f4a261', pet: '#6d597a', beauty: '#b5838d',
-  'grab-go': '#ef8354', brand_only: '#14532d', 'new-arrival': '#7209b7', 'special-offer': '#d00000', 'best-seller': '#ffb703',
-  'partnership-shops': '#386641', 'gourmet-line': '#3d405b', 'pre-order': '#457b9d', 'buy-again': '#2b9348',
+  beef: '#9b2226',
+  pork: '#e07a5f',
+  chicken: '#e9a23b',
+  lamb: '#8d6346',
+  seafood: '#1d6fa3',
+  delicatessen: '#7f4f24',
+  'frozen-food': '#4ea8de',
+  dairy: '#5e81ac',
+  bakery: '#c08552',
+  fruit_new: '#e76f51',
+  veg: '#2a9d8f',
+  health: '#52b788',
+  grocery: '#b08968',
+  confectionery: '#d6336c',
+  drinks: '#0077b6',
+  baby: '#f4a261',
+  pet: '#6d597a',
+  beauty: '#b5838d',
+  'grab-go': '#ef8354',
+  brand_only: '#14532d',
+  'new-arrival': '#7209b7',
+  'special-offer': '#d00000',
+  'best-seller': '#ffb703',
+  'partnership-shops': '#386641',
+  'gourmet-line': '#3d405b',
+  'pre-order': '#457b9d',
+  'buy-again': '#2b9348',
 };
 const FALLBACK = ['#264653', '#2a9d8f', '#e9c46a', '#f4a261', '#e76f51', '#6d597a'];
 
@@ -97,7 +119,13 @@ export function createImageStore(opts: { cacheDir: string; logger: Logger; memor
       // not cached yet
     }
     const img = sharp(Buffer.from(svg));
-    const bytes = await (format === 'webp' ? img.webp({ quality: 82 }) : format === 'png' ? img.png({ compressionLevel: 9 }) : img.flatten({ background: '#ffffff' }).jpeg({ quality: 85 })).toBuffer();
+    const bytes = await (
+      format === 'webp'
+        ? img.webp({ quality: 82 })
+        : format === 'png'
+          ? img.png({ compressionLevel: 9 })
+          : img.flatten({ background: '#ffffff' }).jpeg({ quality: 85 })
+    ).toBuffer();
     try {
       await fs.promises.mkdir(path.dirname(file), { recursive: true });
       const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
@@ -119,7 +147,11 @@ export function createImageStore(opts: { cacheDir: string; logger: Logger; memor
         memory.set(key, hit);
         return hit;
       }
-      const file = path.join(opts.cacheDir, name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 2), `${name.replace(/[^A-Za-z0-9_-]/g, '_')}.${hash}.${format}`);
+      const file = path.join(
+        opts.cacheDir,
+        name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 2),
+        `${name.replace(/[^A-Za-z0-9_-]/g, '_')}.${hash}.${format}`,
+      );
       const value = convert(svg, format, file).then((bytes) => representation(bytes, MIME[format]));
       memory.set(key, value);
       value.catch(() => memory.delete(key));

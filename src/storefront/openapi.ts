@@ -4,15 +4,29 @@ import { PaymentError, z } from '../http/openapi';
 
 const StorefrontError = PaymentError;
 const errors = (codes: number[]) =>
-  Object.fromEntries(codes.map((c) => [String(c), { description: `error (${c})`, content: { 'application/json': { schema: StorefrontError } } }]));
+  Object.fromEntries(
+    codes.map((c) => [
+      String(c),
+      { description: `error (${c})`, content: { 'application/json': { schema: StorefrontError } } },
+    ]),
+  );
 const cached = {
-  ETag: { description: 'strong validator of the representation (gzip twin: -gz suffix)', schema: { type: 'string' as const } },
+  ETag: {
+    description: 'strong validator of the representation (gzip twin: -gz suffix)',
+    schema: { type: 'string' as const },
+  },
   'Cache-Control': { description: 'how long the answer may be reused', schema: { type: 'string' as const } },
 };
 const rateLimitHeaders = {
-  'X-RateLimit-Limit': { description: 'requests allowed per minute and client address', schema: { type: 'integer' as const } },
+  'X-RateLimit-Limit': {
+    description: 'requests allowed per minute and client address',
+    schema: { type: 'integer' as const },
+  },
   'X-RateLimit-Remaining': { description: 'requests left in the current minute', schema: { type: 'integer' as const } },
-  'X-RateLimit-Reset': { description: 'unix time (seconds) when the window resets', schema: { type: 'integer' as const } },
+  'X-RateLimit-Reset': {
+    description: 'unix time (seconds) when the window resets',
+    schema: { type: 'integer' as const },
+  },
 };
 const notModified = { 304: { description: 'If-None-Match matched: not modified', headers: cached } };
 const ifNoneMatch = z.object({ 'if-none-match': z.string().optional() });
@@ -23,7 +37,14 @@ const json = (schema: z.ZodTypeAny, description: string, headers: Headers = cach
   content: { 'application/json': { schema } },
 });
 
-const CategoryNode = z.object({ id: z.string(), slug: z.string(), nameEn: z.string(), nameTh: z.string(), position: z.number().int(), groupCount: z.number().int() });
+const CategoryNode = z.object({
+  id: z.string(),
+  slug: z.string(),
+  nameEn: z.string(),
+  nameTh: z.string(),
+  position: z.number().int(),
+  groupCount: z.number().int(),
+});
 const CatalogTree = z.object({
   aisles: z.array(CategoryNode.extend({ icon: z.string(), children: z.array(CategoryNode) })),
   collections: z.array(CategoryNode.extend({ icon: z.string() })),
@@ -79,7 +100,16 @@ const Promotion = z.object({
   titleTh: z.string(),
   startsAt: z.string(),
   endsAt: z.string(),
-  items: z.array(z.object({ productId: z.string(), groupId: z.string(), variant: z.string(), nameEn: z.string(), nameTh: z.string(), price: Price })),
+  items: z.array(
+    z.object({
+      productId: z.string(),
+      groupId: z.string(),
+      variant: z.string(),
+      nameEn: z.string(),
+      nameTh: z.string(),
+      price: Price,
+    }),
+  ),
 });
 const SearchResult = z.object({
   query: z.string(),
@@ -99,17 +129,48 @@ const SearchResult = z.object({
       inStock: z.boolean(),
       onPromotion: z.boolean(),
       variantCount: z.number().int(),
-      variants: z.array(z.object({ productId: z.string(), variant: z.string(), nameEn: z.string(), nameTh: z.string(), price: Price, inStock: z.boolean(), onPromotion: z.boolean() })),
+      variants: z.array(
+        z.object({
+          productId: z.string(),
+          variant: z.string(),
+          nameEn: z.string(),
+          nameTh: z.string(),
+          price: Price,
+          inStock: z.boolean(),
+          onPromotion: z.boolean(),
+        }),
+      ),
     }),
   ),
 });
 
 export function register(registry: OpenAPIRegistry): void {
   const tags = ['storefront'];
-  const get = (path: string, summary: string, description: string, response: Record<string, unknown>, codes: number[], request?: Record<string, unknown>) =>
-    registry.registerPath({ method: 'get', path, summary, description, tags, request: { headers: ifNoneMatch, ...request }, responses: { 200: response, ...notModified, ...errors(codes) } as never });
+  const get = (
+    path: string,
+    summary: string,
+    description: string,
+    response: Record<string, unknown>,
+    codes: number[],
+    request?: Record<string, unknown>,
+  ) =>
+    registry.registerPath({
+      method: 'get',
+      path,
+      summary,
+      description,
+      tags,
+      request: { headers: ifNoneMatch, ...request },
+      responses: { 200: response, ...notModified, ...errors(codes) } as never,
+    });
 
-  get('/api/v2/catalog-tree/catalog-tree', 'The catalog tree', 'Aisles with their subcategories and group counts, and the merchandising collections, with icon paths.', json(registry.register('CatalogTree', CatalogTree), 'the tree'), [500]);
+  get(
+    '/api/v2/catalog-tree/catalog-tree',
+    'The catalog tree',
+    'Aisles with their subcategories and group counts, and the merchandising collections, with icon paths.',
+    json(registry.register('CatalogTree', CatalogTree), 'the tree'),
+    [500],
+  );
   get(
     '/api/v2/catalog-tree/sticky-banner',
     'The sticky banner',
@@ -121,14 +182,25 @@ export function register(registry: OpenAPIRegistry): void {
     '/api/v2/catalog-tree/banner-tree',
     'Home and category banners',
     'Banners running now (startsAt <= now <= endsAt), home first, then per category in catalog order.',
-    json(z.object({ home: z.array(Banner), categories: z.array(z.object({ categoryId: z.string(), slug: z.string().nullable(), banners: z.array(Banner) })) }), 'the banners'),
+    json(
+      z.object({
+        home: z.array(Banner),
+        categories: z.array(
+          z.object({ categoryId: z.string(), slug: z.string().nullable(), banners: z.array(Banner) }),
+        ),
+      }),
+      'the banners',
+    ),
     [500],
   );
   get(
     '/api/product/productlist/onlineData',
     'The product list',
     'Every product group with its variants; prices (getallgz) and stock (inventory2) come separately. gzip when Accept-Encoding allows it.',
-    json(z.object({ count: z.number().int(), groups: z.array(GroupSummary.extend({ variants: z.array(Variant) })) }), 'the list'),
+    json(
+      z.object({ count: z.number().int(), groups: z.array(GroupSummary.extend({ variants: z.array(Variant) })) }),
+      'the list',
+    ),
     [500],
   );
   registry.registerPath({
@@ -140,7 +212,9 @@ export function register(registry: OpenAPIRegistry): void {
     tags,
     request: {
       query: z.object({
-        query: z.string().openapi({ description: 'required, 1 to SEARCH_MAX_QUERY_LENGTH (200) characters after trimming' }),
+        query: z
+          .string()
+          .openapi({ description: 'required, 1 to SEARCH_MAX_QUERY_LENGTH (200) characters after trimming' }),
         limit: z.number().int().min(1).max(50).optional().openapi({ description: 'default 20' }),
         branchId: z.string().optional(),
       }),
@@ -151,7 +225,15 @@ export function register(registry: OpenAPIRegistry): void {
     '/api/group/read/{groupId}',
     'A product group',
     'Names, descriptions, category path, images, variants with prices and stock (any branch), promotions running now.',
-    json(GroupSummary.extend({ descriptionEn: z.string(), descriptionTh: z.string(), variants: z.array(Variant.extend({ price: Price, inStock: z.boolean() })), promotions: z.array(Promotion) }), 'the group'),
+    json(
+      GroupSummary.extend({
+        descriptionEn: z.string(),
+        descriptionTh: z.string(),
+        variants: z.array(Variant.extend({ price: Price, inStock: z.boolean() })),
+        promotions: z.array(Promotion),
+      }),
+      'the group',
+    ),
     [400, 404],
     { params: z.object({ groupId: z.string() }) },
   );
@@ -159,7 +241,15 @@ export function register(registry: OpenAPIRegistry): void {
     '/api/group/image/{groupId}/{imageId}',
     'An image of a group',
     'imageId is <groupId>-<n> (one image per variant) with .webp (default), .png or .jpg (.jpeg). Generated from the catalog with sharp and cached.',
-    { description: 'the image', headers: cached, content: { 'image/webp': { schema: { type: 'string', format: 'binary' } }, 'image/png': { schema: { type: 'string', format: 'binary' } }, 'image/jpeg': { schema: { type: 'string', format: 'binary' } } } },
+    {
+      description: 'the image',
+      headers: cached,
+      content: {
+        'image/webp': { schema: { type: 'string', format: 'binary' } },
+        'image/png': { schema: { type: 'string', format: 'binary' } },
+        'image/jpeg': { schema: { type: 'string', format: 'binary' } },
+      },
+    },
     [400, 404],
     { params: z.object({ groupId: z.string(), imageId: z.string() }) },
   );
@@ -167,7 +257,10 @@ export function register(registry: OpenAPIRegistry): void {
     '/api/inventory2/{branchId}',
     'Stock of a branch',
     'Quantity per product id at the branch (0 = out of stock). timestamp is a cache-buster, accepted and ignored.',
-    json(z.object({ branchId: z.string(), updatedAt: z.string().nullable(), products: z.record(z.number().int()) }), 'the stock'),
+    json(
+      z.object({ branchId: z.string(), updatedAt: z.string().nullable(), products: z.record(z.number().int()) }),
+      'the stock',
+    ),
     [400, 404],
     { params: z.object({ branchId: z.string() }), query: z.object({ timestamp: z.number().optional() }) },
   );
@@ -178,9 +271,15 @@ export function register(registry: OpenAPIRegistry): void {
     description:
       'Precomputed once per price change. Default: Content-Type application/json with Content-Encoding gzip (HTTP clients decompress it). With Accept: application/gzip: the .gz file itself (Content-Type application/gzip). Accept-Encoding that refuses gzip: plain JSON. If-None-Match -> 304 (a read, though sent as POST). Body: {} or {timestamp}.',
     tags,
-    request: { headers: ifNoneMatch, body: { content: { 'application/json': { schema: z.object({ timestamp: z.number().optional() }) } } } },
+    request: {
+      headers: ifNoneMatch,
+      body: { content: { 'application/json': { schema: z.object({ timestamp: z.number().optional() }) } } },
+    },
     responses: {
-      200: json(z.object({ currency: z.literal('THB'), updatedAt: z.string().nullable(), prices: z.record(z.number()) }), 'the prices (THB per product id)'),
+      200: json(
+        z.object({ currency: z.literal('THB'), updatedAt: z.string().nullable(), prices: z.record(z.number()) }),
+        'the prices (THB per product id)',
+      ),
       ...notModified,
       ...errors([400, 415]),
     },
@@ -197,17 +296,31 @@ export function register(registry: OpenAPIRegistry): void {
     '/public/image/category/{name}.webp',
     'A category icon',
     'The 27 icons of the app (iconOrder of the catalog tree): 19 aisles and 8 collections.',
-    { description: 'the icon', headers: cached, content: { 'image/webp': { schema: { type: 'string', format: 'binary' } } } },
+    {
+      description: 'the icon',
+      headers: cached,
+      content: { 'image/webp': { schema: { type: 'string', format: 'binary' } } },
+    },
     [404],
     { params: z.object({ name: z.string() }) },
   );
-  get('/app-first-page.json', 'App start-up configuration', 'Shop settings, schema file paths, API paths, icon row, branches.', json(z.record(z.unknown()), 'the configuration'), [500]);
+  get(
+    '/app-first-page.json',
+    'App start-up configuration',
+    'Shop settings, schema file paths, API paths, icon row, branches.',
+    json(z.record(z.unknown()), 'the configuration'),
+    [500],
+  );
   for (const file of ['config.yaml', 'firstPageCat.yaml'])
     get(
       `/schema/talat/master/webData/${file}`,
       `Schema file ${file}`,
       `Served at SCHEMA_BASE_PATH/SCHEMA_NAME/master/webData/${file} (defaults shown). YAML built from the catalog.`,
-      { description: 'YAML', headers: cached, content: { 'application/yaml': { schema: { type: 'object', description: 'the YAML document' } } } },
+      {
+        description: 'YAML',
+        headers: cached,
+        content: { 'application/yaml': { schema: { type: 'object', description: 'the YAML document' } } },
+      },
       [500],
     );
 
@@ -218,9 +331,29 @@ export function register(registry: OpenAPIRegistry): void {
     description:
       'Query: X-Amz-Algorithm (AWS4-HMAC-SHA256), X-Amz-Credential (<key id>/<yyyymmdd>/<IDENTITY_REGION>/<SIGV4_SERVICE>/aws4_request), X-Amz-Date, X-Amz-Expires (<= 604800), X-Amz-SignedHeaders (must include host), X-Amz-Security-Token, X-Amz-Signature: a presigned GET of this path with temporary credentials of the identity service. Returns the active key of the identity, or issues one. 400: a parameter missing or malformed; 401: the signature does not authenticate (details.reason).',
     tags,
-    request: { query: z.object({ 'X-Amz-Algorithm': z.string(), 'X-Amz-Credential': z.string(), 'X-Amz-Date': z.string(), 'X-Amz-Expires': z.string(), 'X-Amz-SignedHeaders': z.string(), 'X-Amz-Security-Token': z.string(), 'X-Amz-Signature': z.string() }) },
+    request: {
+      query: z.object({
+        'X-Amz-Algorithm': z.string(),
+        'X-Amz-Credential': z.string(),
+        'X-Amz-Date': z.string(),
+        'X-Amz-Expires': z.string(),
+        'X-Amz-SignedHeaders': z.string(),
+        'X-Amz-Security-Token': z.string(),
+        'X-Amz-Signature': z.string(),
+      }),
+    },
     responses: {
-      200: json(z.object({ apiKey: z.string(), keyId: z.string(), identityId: z.string(), createdAt: z.string(), created: z.boolean() }), 'the key', rateLimitHeaders),
+      200: json(
+        z.object({
+          apiKey: z.string(),
+          keyId: z.string(),
+          identityId: z.string(),
+          createdAt: z.string(),
+          created: z.boolean(),
+        }),
+        'the key',
+        rateLimitHeaders,
+      ),
       ...errors([400, 401, 429]),
     },
   });
@@ -228,11 +361,21 @@ export function register(registry: OpenAPIRegistry): void {
     method: 'post',
     path: '/auth/invalidate/invalidate',
     summary: "Invalidate the caller's session",
-    description: 'Authenticate with the storefront API key in X-API-Key. The key and every temporary credential of its identity stop working at once.',
+    description:
+      'Authenticate with the storefront API key in X-API-Key. The key and every temporary credential of its identity stop working at once.',
     tags,
     request: { headers: z.object({ 'x-api-key': z.string() }) },
     responses: {
-      200: json(z.object({ invalidated: z.literal(true), keyId: z.string(), identityId: z.string(), revokedCredentials: z.number().int() }), 'invalidated', rateLimitHeaders),
+      200: json(
+        z.object({
+          invalidated: z.literal(true),
+          keyId: z.string(),
+          identityId: z.string(),
+          revokedCredentials: z.number().int(),
+        }),
+        'invalidated',
+        rateLimitHeaders,
+      ),
       ...errors([401, 429]),
     },
   });
@@ -243,7 +386,13 @@ export function register(registry: OpenAPIRegistry): void {
     description:
       'Only with SIMULATORS on (default outside production). X-Amz-Target AWSCognitoIdentityService.GetId with {Logins?: {<provider>: <subject>}} -> {IdentityId} (the same identity for the same login; a new guest without one); AWSCognitoIdentityService.GetCredentialsForIdentity with {IdentityId} -> {IdentityId, Credentials: {AccessKeyId, SecretKey, SessionToken, Expiration (unix s)}}.',
     tags,
-    request: { headers: z.object({ 'x-amz-target': z.string() }), body: { content: { 'application/json': { schema: z.record(z.unknown()) } } } },
-    responses: { 200: json(z.record(z.unknown()), 'the operation result', rateLimitHeaders), ...errors([400, 404, 429]) },
+    request: {
+      headers: z.object({ 'x-amz-target': z.string() }),
+      body: { content: { 'application/json': { schema: z.record(z.unknown()) } } },
+    },
+    responses: {
+      200: json(z.record(z.unknown()), 'the operation result', rateLimitHeaders),
+      ...errors([400, 404, 429]),
+    },
   });
 }

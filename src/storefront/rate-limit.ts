@@ -34,7 +34,12 @@ export function authRateLimit(db: Db, pointsPerMinute: number, clock: () => Date
       if (!(e instanceof RateLimiterRes)) throw e;
       headers(ctx, e);
       const retryAfter = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
-      throw new AppError(ErrorCode.RATE_LIMITED, 'Too many sign-in requests; try again later', { retryAfterSeconds: retryAfter, limit: pointsPerMinute }, { 'Retry-After': String(retryAfter) });
+      throw new AppError(
+        ErrorCode.RATE_LIMITED,
+        'Too many sign-in requests; try again later',
+        { retryAfterSeconds: retryAfter, limit: pointsPerMinute },
+        { 'Retry-After': String(retryAfter) },
+      );
     }
     headers(ctx, res);
     await next();

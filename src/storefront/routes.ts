@@ -29,7 +29,10 @@ const CACHE = {
 const GroupId = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - (at most 40)');
 const BranchId = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - (at most 40)');
 /** SPEC.md: "timestamp: number, optional, cache-busting"; accepted and ignored. */
-const Timestamp = z.string().regex(/^\d{1,16}(\.\d{1,6})?$/, 'a number (e.g. unix milliseconds)').optional();
+const Timestamp = z
+  .string()
+  .regex(/^\d{1,16}(\.\d{1,6})?$/, 'a number (e.g. unix milliseconds)')
+  .optional();
 
 export const SearchParams = (maxLength: number) =>
   z
@@ -37,7 +40,9 @@ export const SearchParams = (maxLength: number) =>
       query: z
         .string()
         .transform((s) => s.trim())
-        .pipe(z.string().min(1, 'query must not be empty').max(maxLength, `query must be at most ${maxLength} characters`)),
+        .pipe(
+          z.string().min(1, 'query must not be empty').max(maxLength, `query must be at most ${maxLength} characters`),
+        ),
       limit: z.coerce.number().int().min(1).max(50).default(20),
       branchId: BranchId.optional(),
     })
@@ -54,7 +59,9 @@ export function storefrontRoutes(deps: AppDeps): Router {
   const sf = createStorefront({ db: deps.db, config: deps.config, logger: deps.logger, clock });
   const r = new Router();
 
-  r.get('/api/v2/catalog-tree/catalog-tree', async (ctx) => sendRepresentation(ctx, await sf.catalogTree(), { cacheControl: CACHE.catalog }));
+  r.get('/api/v2/catalog-tree/catalog-tree', async (ctx) =>
+    sendRepresentation(ctx, await sf.catalogTree(), { cacheControl: CACHE.catalog }),
+  );
 
   for (const [route, which] of [
     ['/api/v2/catalog-tree/sticky-banner', 'sticky'],
@@ -66,7 +73,9 @@ export function storefrontRoutes(deps: AppDeps): Router {
     });
   }
 
-  r.get('/api/product/productlist/onlineData', async (ctx) => sendRepresentation(ctx, await sf.productList(), { cacheControl: sf.assetCacheControl(300) }));
+  r.get('/api/product/productlist/onlineData', async (ctx) =>
+    sendRepresentation(ctx, await sf.productList(), { cacheControl: sf.assetCacheControl(300) }),
+  );
 
   r.get('/api/search2/semantic_search', async (ctx) => {
     const q = validate(SearchParams(deps.config.storefront.searchMaxQueryLength), ctx.query);
@@ -82,9 +91,18 @@ export function storefrontRoutes(deps: AppDeps): Router {
   r.get('/api/group/image/:groupId/:imageId', async (ctx) => {
     const groupId = validate(GroupId, ctx.params.groupId, 'groupId');
     const m = IMAGE_ID.exec(ctx.params.imageId);
-    if (!m) throw new AppError(ErrorCode.INVALID_INPUT, 'imageId must be <groupId>-<n>, optionally with .webp, .png or .jpg', { field: 'imageId' });
+    if (!m)
+      throw new AppError(
+        ErrorCode.INVALID_INPUT,
+        'imageId must be <groupId>-<n>, optionally with .webp, .png or .jpg',
+        { field: 'imageId' },
+      );
     const format = m[2] === undefined ? 'webp' : EXT[m[2]];
-    if (!format) throw new AppError(ErrorCode.INVALID_INPUT, 'image format must be webp, png or jpg', { field: 'imageId', supported: Object.keys(EXT) });
+    if (!format)
+      throw new AppError(ErrorCode.INVALID_INPUT, 'image format must be webp, png or jpg', {
+        field: 'imageId',
+        supported: Object.keys(EXT),
+      });
     sendRepresentation(ctx, await sf.groupImage(groupId, m[1], format), { cacheControl: CACHE.image });
   });
 
@@ -96,11 +114,14 @@ export function storefrontRoutes(deps: AppDeps): Router {
 
   r.post('/api/price/getallgz', async (ctx) => {
     if (ctx.request.length && !ctx.is('application/json'))
-      throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json', { contentType: ctx.get('Content-Type') || null });
+      throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json', {
+        contentType: ctx.get('Content-Type') || null,
+      });
     validate(PricesBody, ctx.request.body);
     const { json, file } = await sf.prices();
     // Accept: application/gzip asks for the .gz file itself (as the price files of the object store)
-    if (ctx.accepts('application/json', 'application/gzip') === 'application/gzip') sendRepresentation(ctx, file, { cacheControl: CACHE.prices });
+    if (ctx.accepts('application/json', 'application/gzip') === 'application/gzip')
+      sendRepresentation(ctx, file, { cacheControl: CACHE.prices });
     else sendRepresentation(ctx, json, { cacheControl: CACHE.prices, gzipByDefault: true });
   });
 
@@ -116,9 +137,15 @@ export function storefrontRoutes(deps: AppDeps): Router {
     sendRepresentation(ctx, await sf.categoryIcon(m[1]), { cacheControl: CACHE.image });
   });
 
-  r.get('/app-first-page.json', async (ctx) => sendRepresentation(ctx, await sf.appFirstPage(), { cacheControl: sf.assetCacheControl(300) }));
-  r.get(schemaFilePath(deps.config, 'config.yaml'), async (ctx) => sendRepresentation(ctx, await sf.configYaml(), { cacheControl: CACHE.catalog }));
-  r.get(schemaFilePath(deps.config, 'firstPageCat.yaml'), async (ctx) => sendRepresentation(ctx, await sf.firstPageCatYaml(), { cacheControl: CACHE.catalog }));
+  r.get('/app-first-page.json', async (ctx) =>
+    sendRepresentation(ctx, await sf.appFirstPage(), { cacheControl: sf.assetCacheControl(300) }),
+  );
+  r.get(schemaFilePath(deps.config, 'config.yaml'), async (ctx) =>
+    sendRepresentation(ctx, await sf.configYaml(), { cacheControl: CACHE.catalog }),
+  );
+  r.get(schemaFilePath(deps.config, 'firstPageCat.yaml'), async (ctx) =>
+    sendRepresentation(ctx, await sf.firstPageCatYaml(), { cacheControl: CACHE.catalog }),
+  );
 
   r.use(storefrontAuthRoutes(deps, sf, clock).routes());
   return r;
@@ -127,7 +154,12 @@ export function storefrontRoutes(deps: AppDeps): Router {
 /** Paths that answer CORS for the shop's origin. */
 export function isStorefrontPath(deps: Pick<AppDeps, 'config'>, path: string): boolean {
   const { schemaBasePath, schemaName } = deps.config.storefront;
-  return /^\/(api|auth|public)\//.test(path) || path === '/app-first-page.json' || path.startsWith(`${schemaBasePath}/${schemaName}/`) || path === '/dev/identity';
+  return (
+    /^\/(api|auth|public)\//.test(path) ||
+    path === '/app-first-page.json' ||
+    path.startsWith(`${schemaBasePath}/${schemaName}/`) ||
+    path === '/dev/identity'
+  );
 }
 
 docs.register(registry);

@@ -93,14 +93,26 @@ export async function loadCatalog(db: Db, version: number): Promise<CatalogSnaps
   const categories = new Map<string, Category>(
     cats.map((c) => [
       c.id,
-      { id: c.id, slug: c.slug, kind: c.kind, parentId: c.parent_id, nameEn: c.name_en, nameTh: c.name_th, position: c.position, icon: c.icon, iconOrder: c.icon_order },
+      {
+        id: c.id,
+        slug: c.slug,
+        kind: c.kind,
+        parentId: c.parent_id,
+        nameEn: c.name_en,
+        nameTh: c.name_th,
+        position: c.position,
+        icon: c.icon,
+        iconOrder: c.icon_order,
+      },
     ]),
   );
   const byPos = (a: Category, b: Category) => a.position - b.position || a.id.localeCompare(b.id);
   const all = [...categories.values()];
   const aisles = all.filter((c) => c.kind === 'aisle').sort(byPos);
   const collections = all.filter((c) => c.kind === 'collection').sort(byPos);
-  const childrenOf = new Map<string, Category[]>(aisles.map((a) => [a.id, all.filter((c) => c.parentId === a.id).sort(byPos)]));
+  const childrenOf = new Map<string, Category[]>(
+    aisles.map((a) => [a.id, all.filter((c) => c.parentId === a.id).sort(byPos)]),
+  );
   const iconOrder = all
     .filter((c) => c.iconOrder !== null && c.icon)
     .sort((a, b) => a.iconOrder! - b.iconOrder!)
@@ -183,28 +195,32 @@ export async function loadCatalog(db: Db, version: number): Promise<CatalogSnaps
         .sort((a, b) => a.branchId.localeCompare(b.branchId))
         .map((b) => [b.branchId, b]),
     ),
-    promotions: promotions.sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime() || a.promotionId.localeCompare(b.promotionId)),
+    promotions: promotions.sort(
+      (a, b) => a.startsAt.getTime() - b.startsAt.getTime() || a.promotionId.localeCompare(b.promotionId),
+    ),
     banners: banners
-      .map(
-        (b): Banner => ({
-          id: b.id,
-          placement: b.placement,
-          categoryId: b.category_id,
-          titleEn: b.title_en,
-          titleTh: b.title_th,
-          imageKey: b.image_key,
-          link: b.link,
-          position: b.position,
-          startsAt: b.starts_at,
-          endsAt: b.ends_at,
-        }),
-      )
+      .map((b): Banner => ({
+        id: b.id,
+        placement: b.placement,
+        categoryId: b.category_id,
+        titleEn: b.title_en,
+        titleTh: b.title_th,
+        imageKey: b.image_key,
+        link: b.link,
+        position: b.position,
+        startsAt: b.starts_at,
+        endsAt: b.ends_at,
+      }))
       .sort((a, b) => a.position - b.position || a.id.localeCompare(b.id)),
   };
 }
 
 export async function loadPrices(db: Db, version: number): Promise<PriceSnapshot> {
-  const rows = await db('prices').select<{ product_id: string; price_satang: string; updated_at: Date }[]>('product_id', 'price_satang', 'updated_at');
+  const rows = await db('prices').select<{ product_id: string; price_satang: string; updated_at: Date }[]>(
+    'product_id',
+    'price_satang',
+    'updated_at',
+  );
   let updatedAt: Date | null = null;
   const satang = new Map<string, number>();
   for (const r of rows) {
@@ -215,12 +231,9 @@ export async function loadPrices(db: Db, version: number): Promise<PriceSnapshot
 }
 
 export async function loadInventory(db: Db, version: number): Promise<InventorySnapshot> {
-  const rows = await db('inventory').select<{ branch_id: string; product_id: string; quantity: number; updated_at: Date }[]>(
-    'branch_id',
-    'product_id',
-    'quantity',
-    'updated_at',
-  );
+  const rows = await db('inventory').select<
+    { branch_id: string; product_id: string; quantity: number; updated_at: Date }[]
+  >('branch_id', 'product_id', 'quantity', 'updated_at');
   const byBranch = new Map<string, Map<string, number>>();
   const updatedAt = new Map<string, Date>();
   const inStockSomewhere = new Set<string>();

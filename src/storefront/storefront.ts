@@ -23,7 +23,15 @@ import { createDefaultEmbedder, type Embedder, type FittableEmbedder } from './s
 import { ensureSearchIndex, type SearchIndex } from './search/index';
 import { rank, search, type RankedLists, type SearchQuery } from './search/search';
 import { normalize } from './search/text';
-import { activePromotions, loadCatalog, loadInventory, loadPrices, type CatalogSnapshot, type InventorySnapshot, type PriceSnapshot } from './snapshot';
+import {
+  activePromotions,
+  loadCatalog,
+  loadInventory,
+  loadPrices,
+  type CatalogSnapshot,
+  type InventorySnapshot,
+  type PriceSnapshot,
+} from './snapshot';
 import { cachedVersions, type Versions } from './versions';
 import * as views from './views';
 
@@ -35,7 +43,8 @@ export interface StorefrontDeps {
   embedder?: Embedder | FittableEmbedder;
 }
 
-const notFound = (what: string, details: Record<string, unknown>) => new AppError(ErrorCode.NOT_FOUND, `${what} not found`, details);
+const notFound = (what: string, details: Record<string, unknown>) =>
+  new AppError(ErrorCode.NOT_FOUND, `${what} not found`, details);
 
 export function createStorefront(deps: StorefrontDeps) {
   const { db, config, logger, clock } = deps;
@@ -56,10 +65,16 @@ export function createStorefront(deps: StorefrontDeps) {
   const catalog = (v: Versions) => catalogs.get('catalog', v.catalog, () => loadCatalog(db, v.catalog));
   const prices = (v: Versions) => priceSnaps.get('prices', v.prices, () => loadPrices(db, v.prices));
   const inventory = (v: Versions) => stock.get('inventory', v.inventory, () => loadInventory(db, v.inventory));
-  const catalogRep = async (name: string, build: (s: CatalogSnapshot, now: Date) => Representation | Promise<Representation>, perSigningWindow = false) => {
+  const catalogRep = async (
+    name: string,
+    build: (s: CatalogSnapshot, now: Date) => Representation | Promise<Representation>,
+    perSigningWindow = false,
+  ) => {
     const v = await readVersions();
     const now = clock();
-    return reps.get(name, perSigningWindow && assets ? `${v.catalog}:${assets.windowKey(now)}` : v.catalog, async () => build(await catalog(v), now));
+    return reps.get(name, perSigningWindow && assets ? `${v.catalog}:${assets.windowKey(now)}` : v.catalog, async () =>
+      build(await catalog(v), now),
+    );
   };
 
   return {
@@ -68,12 +83,31 @@ export function createStorefront(deps: StorefrontDeps) {
 
     catalogTree: () => catalogRep('catalog-tree', (s) => jsonRepresentation(views.catalogTreeBody(s))),
     productList: () =>
-      catalogRep('product-list', async (s, now) => jsonRepresentation(assets ? await assets.productList(views.productListBody(s), now) : views.productListBody(s), { gzip: true }), true),
-    appFirstPage: () => catalogRep('app-first-page', async (s, now) => jsonRepresentation(assets ? await assets.firstPage(appFirstPage(s, config), s, now) : appFirstPage(s, config)), true),
+      catalogRep(
+        'product-list',
+        async (s, now) =>
+          jsonRepresentation(
+            assets ? await assets.productList(views.productListBody(s), now) : views.productListBody(s),
+            { gzip: true },
+          ),
+        true,
+      ),
+    appFirstPage: () =>
+      catalogRep(
+        'app-first-page',
+        async (s, now) =>
+          jsonRepresentation(
+            assets ? await assets.firstPage(appFirstPage(s, config), s, now) : appFirstPage(s, config),
+          ),
+        true,
+      ),
     /** Cache-Control of answers that carry presigned URLs: never cached past their signing window */
-    assetCacheControl: (maxAgeSeconds: number) => (assets ? assets.cacheControl(maxAgeSeconds, clock()) : `public, max-age=${maxAgeSeconds}`),
-    configYaml: () => catalogRep('config.yaml', (s) => representation(configYaml(s, config), 'application/yaml; charset=utf-8')),
-    firstPageCatYaml: () => catalogRep('firstPageCat.yaml', (s) => representation(firstPageCatYaml(s), 'application/yaml; charset=utf-8')),
+    assetCacheControl: (maxAgeSeconds: number) =>
+      assets ? assets.cacheControl(maxAgeSeconds, clock()) : `public, max-age=${maxAgeSeconds}`,
+    configYaml: () =>
+      catalogRep('config.yaml', (s) => representation(configYaml(s, config), 'application/yaml; charset=utf-8')),
+    firstPageCatYaml: () =>
+      catalogRep('firstPageCat.yaml', (s) => representation(firstPageCatYaml(s), 'application/yaml; charset=utf-8')),
 
     /** Banners live now; `maxAge` is the time (s) until the set of live banners next changes. */
     async banners(which: 'sticky' | 'tree'): Promise<{ rep: Representation; maxAge: number | null }> {
@@ -84,7 +118,10 @@ export function createStorefront(deps: StorefrontDeps) {
       const rep = await reps.get(`banners-${which}`, key, () =>
         jsonRepresentation(which === 'sticky' ? views.stickyBannerBody(live) : views.bannerTreeBody(s, live)),
       );
-      return { rep, maxAge: nextChange ? Math.max(0, Math.floor((nextChange.getTime() - now.getTime()) / 1000)) : null };
+      return {
+        rep,
+        maxAge: nextChange ? Math.max(0, Math.floor((nextChange.getTime() - now.getTime()) / 1000)) : null,
+      };
     },
 
     async group(groupId: string): Promise<Representation> {
@@ -114,13 +151,17 @@ export function createStorefront(deps: StorefrontDeps) {
       const v = await readVersions();
       const s = await catalog(v);
       if (!s.branches.has(branchId)) throw notFound('Branch', { branchId });
-      return reps.get(`inventory:${branchId}`, `${v.inventory}`, async () => jsonRepresentation(views.inventoryBody(branchId, await inventory(v))));
+      return reps.get(`inventory:${branchId}`, `${v.inventory}`, async () =>
+        jsonRepresentation(views.inventoryBody(branchId, await inventory(v))),
+      );
     },
 
     /** All prices: JSON with its gzip twin, and the same gzip bytes as a file; built once per price version. */
     async prices(): Promise<{ json: Representation; file: Representation }> {
       const v = await readVersions();
-      const json = await reps.get('prices', v.prices, async () => jsonRepresentation(views.pricesBody(await prices(v)), { gzip: true }));
+      const json = await reps.get('prices', v.prices, async () =>
+        jsonRepresentation(views.pricesBody(await prices(v)), { gzip: true }),
+      );
       const file = await reps.get('prices.gz', json.etag, () => representation(json.gzip!, 'application/gzip'));
       return { json, file };
     },

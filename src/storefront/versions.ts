@@ -9,7 +9,11 @@ export type VersionName = 'catalog' | 'prices' | 'inventory';
 export type Versions = Record<VersionName, number> & { changedAt: Record<VersionName, Date> };
 
 export async function readVersions(db: Db): Promise<Versions> {
-  const rows = await db('storefront_versions').select<{ name: VersionName; version: string; changed_at: Date }[]>('name', 'version', 'changed_at');
+  const rows = await db('storefront_versions').select<{ name: VersionName; version: string; changed_at: Date }[]>(
+    'name',
+    'version',
+    'changed_at',
+  );
   const v = { catalog: 0, prices: 0, inventory: 0, changedAt: {} as Record<VersionName, Date> } as Versions;
   for (const r of rows) {
     v[r.name] = Number(r.version);
@@ -22,7 +26,11 @@ export async function readVersions(db: Db): Promise<Versions> {
  * readVersions reused for `ttlMs` (0: read every time), one query in flight at a time: the
  * catalog's hot answers need no query of their own. A change made anywhere shows within `ttlMs`.
  */
-export function cachedVersions(db: Db, ttlMs: number, now: () => number = () => performance.now()): () => Promise<Versions> {
+export function cachedVersions(
+  db: Db,
+  ttlMs: number,
+  now: () => number = () => performance.now(),
+): () => Promise<Versions> {
   let cached: { at: number; v: Promise<Versions> } | undefined;
   return () => {
     if (ttlMs <= 0) return readVersions(db);

@@ -21,12 +21,15 @@ export const IMAGE_FORMATS = ['webp', 'png', 'jpg'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 
 export const iconPath = (slug: string): string => `/public/image/category/${slug}.webp`;
-export const imagePath = (groupId: string, imageId: string, ext: ImageFormat = 'webp'): string => `/api/group/image/${groupId}/${imageId}.${ext}`;
+export const imagePath = (groupId: string, imageId: string, ext: ImageFormat = 'webp'): string =>
+  `/api/group/image/${groupId}/${imageId}.${ext}`;
 
 /** Image ids of a group: one per variant, `<groupId>-<n>` (the variant's product id). */
-export const imageIdsOf = (s: CatalogSnapshot, groupId: string): string[] => (s.productsOf.get(groupId) ?? []).map((p) => p.productId);
+export const imageIdsOf = (s: CatalogSnapshot, groupId: string): string[] =>
+  (s.productsOf.get(groupId) ?? []).map((p) => p.productId);
 
-const categoryRef = (c: Category | undefined) => (c ? { id: c.id, slug: c.slug, nameEn: c.nameEn, nameTh: c.nameTh } : null);
+const categoryRef = (c: Category | undefined) =>
+  c ? { id: c.id, slug: c.slug, nameEn: c.nameEn, nameTh: c.nameTh } : null;
 
 /** Group counts per category id (subcategories, aisles and collections). */
 export function groupCounts(s: CatalogSnapshot): Map<string, number> {
@@ -43,9 +46,20 @@ export function groupCounts(s: CatalogSnapshot): Map<string, number> {
 
 export function catalogTreeBody(s: CatalogSnapshot) {
   const counts = groupCounts(s);
-  const node = (c: Category) => ({ id: c.id, slug: c.slug, nameEn: c.nameEn, nameTh: c.nameTh, position: c.position, groupCount: counts.get(c.id) ?? 0 });
+  const node = (c: Category) => ({
+    id: c.id,
+    slug: c.slug,
+    nameEn: c.nameEn,
+    nameTh: c.nameTh,
+    position: c.position,
+    groupCount: counts.get(c.id) ?? 0,
+  });
   return {
-    aisles: s.aisles.map((a) => ({ ...node(a), icon: iconPath(a.icon ?? a.slug), children: (s.childrenOf.get(a.id) ?? []).map(node) })),
+    aisles: s.aisles.map((a) => ({
+      ...node(a),
+      icon: iconPath(a.icon ?? a.slug),
+      children: (s.childrenOf.get(a.id) ?? []).map(node),
+    })),
     collections: s.collections.map((c) => ({ ...node(c), icon: iconPath(c.icon ?? c.slug) })),
     iconOrder: s.iconOrder,
   };
@@ -71,7 +85,8 @@ export function liveBanners(s: CatalogSnapshot, now: Date): { live: Banner[]; ne
   const live = s.banners.filter((b) => isLive(b, now));
   let next: number | null = null;
   for (const b of s.banners) {
-    for (const t of [b.startsAt.getTime(), b.endsAt.getTime() + 1]) if (t > now.getTime() && (next === null || t < next)) next = t;
+    for (const t of [b.startsAt.getTime(), b.endsAt.getTime() + 1])
+      if (t > now.getTime() && (next === null || t < next)) next = t;
   }
   return { live, nextChange: next === null ? null : new Date(next) };
 }
@@ -95,7 +110,11 @@ export function bannerTreeBody(s: CatalogSnapshot, live: Banner[]) {
     home: live.filter((b) => b.placement === 'home').map(bannerBody),
     categories: [...byCategory.entries()]
       .sort(([a], [b]) => categoryOrder(a) - categoryOrder(b))
-      .map(([categoryId, banners]) => ({ categoryId, slug: s.categories.get(categoryId)?.slug ?? null, banners: banners.map(bannerBody) })),
+      .map(([categoryId, banners]) => ({
+        categoryId,
+        slug: s.categories.get(categoryId)?.slug ?? null,
+        banners: banners.map(bannerBody),
+      })),
   };
 }
 
@@ -129,12 +148,17 @@ const groupSummary = (s: CatalogSnapshot, g: Group) => ({
 export function productListBody(s: CatalogSnapshot) {
   return {
     count: s.groupList.length,
-    groups: s.groupList.map((g) => ({ ...groupSummary(s, g), variants: (s.productsOf.get(g.groupId) ?? []).map(variantBody) })),
+    groups: s.groupList.map((g) => ({
+      ...groupSummary(s, g),
+      variants: (s.productsOf.get(g.groupId) ?? []).map(variantBody),
+    })),
   };
 }
 
 export function promotionBody(s: CatalogSnapshot, p: Promotion, prices: PriceSnapshot) {
-  const items = p.groupIds.flatMap((gid) => (s.productsOf.get(gid) ?? []).filter((v) => !p.productIds || p.productIds.includes(v.productId)));
+  const items = p.groupIds.flatMap((gid) =>
+    (s.productsOf.get(gid) ?? []).filter((v) => !p.productIds || p.productIds.includes(v.productId)),
+  );
   return {
     promotionId: p.promotionId,
     type: p.type,
@@ -165,7 +189,13 @@ export const priceOf = (prices: PriceSnapshot, productId: string): number | null
 };
 
 /** Details of one group: names, descriptions, category path, images, variants with prices, live promotions. */
-export function groupBody(s: CatalogSnapshot, g: Group, prices: PriceSnapshot, inventory: InventorySnapshot, now: Date) {
+export function groupBody(
+  s: CatalogSnapshot,
+  g: Group,
+  prices: PriceSnapshot,
+  inventory: InventorySnapshot,
+  now: Date,
+) {
   const sub = s.categories.get(g.categoryId);
   const variants = s.productsOf.get(g.groupId) ?? [];
   return {
@@ -181,7 +211,11 @@ export function groupBody(s: CatalogSnapshot, g: Group, prices: PriceSnapshot, i
       png: imagePath(g.groupId, imageId, 'png'),
       jpg: imagePath(g.groupId, imageId, 'jpg'),
     })),
-    variants: variants.map((v) => ({ ...variantBody(v), price: priceOf(prices, v.productId), inStock: inventory.inStockSomewhere.has(v.productId) })),
+    variants: variants.map((v) => ({
+      ...variantBody(v),
+      price: priceOf(prices, v.productId),
+      inStock: inventory.inStockSomewhere.has(v.productId),
+    })),
     promotions: activePromotions(s, now)
       .filter((p) => p.groupIds.includes(g.groupId))
       .map((p) => promotionBody(s, p, prices)),
@@ -201,6 +235,10 @@ export function pricesBody(prices: PriceSnapshot) {
   return {
     currency: 'THB',
     updatedAt: prices.updatedAt?.toISOString() ?? null,
-    prices: Object.fromEntries([...prices.satang.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([id, satang]) => [id, satangToThb(satang)])),
+    prices: Object.fromEntries(
+      [...prices.satang.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([id, satang]) => [id, satangToThb(satang)]),
+    ),
   };
 }

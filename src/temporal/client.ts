@@ -8,9 +8,17 @@ export interface TemporalDeps {
 }
 
 /** With `codecKeys`, payloads are encrypted (src/temporal/codec.ts): give the worker the same keys. */
-export async function connectClient(address: string, namespace: string, opts: { codecKeys?: KeyRing } = {}): Promise<Client> {
+export async function connectClient(
+  address: string,
+  namespace: string,
+  opts: { codecKeys?: KeyRing } = {},
+): Promise<Client> {
   const connection = await Connection.connect({ address, connectTimeout: '10s' });
-  return new Client({ connection, namespace, ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}) });
+  return new Client({
+    connection,
+    namespace,
+    ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}),
+  });
 }
 
 /**
@@ -19,7 +27,9 @@ export async function connectClient(address: string, namespace: string, opts: { 
  */
 export async function ensureSearchAttributes(client: Client, namespace: string): Promise<void> {
   const existing = await client.connection.operatorService.listSearchAttributes({ namespace });
-  const missing = [OrderIdKey, PaymentMethodKey, PaymentStatusKey].filter((k) => !(k.name in (existing.customAttributes ?? {})));
+  const missing = [OrderIdKey, PaymentMethodKey, PaymentStatusKey].filter(
+    (k) => !(k.name in (existing.customAttributes ?? {})),
+  );
   if (missing.length === 0) return;
   await client.connection.operatorService.addSearchAttributes({
     namespace,
@@ -30,7 +40,9 @@ export async function ensureSearchAttributes(client: Client, namespace: string):
 /** True when the Temporal frontend answers within `timeoutMs`. */
 export async function temporalReachable(client: Client, timeoutMs = 2000): Promise<boolean> {
   try {
-    await client.connection.withDeadline(Date.now() + timeoutMs, () => client.connection.workflowService.getSystemInfo({}));
+    await client.connection.withDeadline(Date.now() + timeoutMs, () =>
+      client.connection.workflowService.getSystemInfo({}),
+    );
     return true;
   } catch {
     return false;

@@ -34,7 +34,10 @@ export interface KeyRing {
 export function parseKeyRing(text: string): KeyRing {
   const keys = new Map<string, Buffer>();
   let current: string | undefined;
-  for (const entry of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([A-Za-z0-9._-]{1,64}):(.+)$/.exec(entry);
     if (!m) throw new Error(`"${entry.split(':')[0]}:…" is not <id>:<key>`);
     const [, id, material] = m;

@@ -50,11 +50,15 @@ export function isUnavailable(e: unknown): boolean {
   const err = e as { code?: number; cause?: unknown; message?: string; name?: string };
   if (!err) return false;
   if (err.code === 14 || err.code === 4) return true;
-  if (err.name === 'ServiceError' && /UNAVAILABLE|DEADLINE|ECONNREFUSED|connect/i.test(String(err.message))) return true;
+  if (err.name === 'ServiceError' && /UNAVAILABLE|DEADLINE|ECONNREFUSED|connect/i.test(String(err.message)))
+    return true;
   return err.cause !== undefined && err.cause !== e ? isUnavailable(err.cause) : false;
 }
 
-const unavailable = () => new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'Payment engine is unavailable, try again later', { service: 'temporal' });
+const unavailable = () =>
+  new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'Payment engine is unavailable, try again later', {
+    service: 'temporal',
+  });
 
 export async function withTemporal<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -74,7 +78,12 @@ export const PROBE_AFTER_MS = 1_000;
  * unreachable server for a long time, so a call that has not finished after PROBE_AFTER_MS is
  * checked with a short reachability probe: Temporal down -> 503 at once instead of at the deadline.
  */
-export async function withinDeadline<T>(client: Client, ms: number, fn: () => Promise<T>, onTimeout?: () => T): Promise<T> {
+export async function withinDeadline<T>(
+  client: Client,
+  ms: number,
+  fn: () => Promise<T>,
+  onTimeout?: () => T,
+): Promise<T> {
   const ctrl = new AbortController();
   const timers: NodeJS.Timeout[] = [];
   const timedOut = Symbol('timeout');
@@ -85,9 +94,12 @@ export async function withinDeadline<T>(client: Client, ms: number, fn: () => Pr
       new Promise<typeof timedOut>((resolve) => timers.push(setTimeout(() => resolve(timedOut), ms))),
       new Promise<typeof down>((resolve) =>
         timers.push(
-          setTimeout(() => {
-            void temporalReachable(client, 2_000).then((up) => up || resolve(down));
-          }, Math.min(PROBE_AFTER_MS, ms)),
+          setTimeout(
+            () => {
+              void temporalReachable(client, 2_000).then((up) => up || resolve(down));
+            },
+            Math.min(PROBE_AFTER_MS, ms),
+          ),
         ),
       ),
     ]);
@@ -101,7 +113,8 @@ export async function withinDeadline<T>(client: Client, ms: number, fn: () => Pr
 }
 
 /** Which payment workflow to start, with its typed input. */
-export type PaymentStart = { type: typeof WorkflowType.card; input: CardPaymentInput } | { type: typeof WorkflowType.qr; input: QrPaymentInput };
+export type PaymentStart =
+  { type: typeof WorkflowType.card; input: CardPaymentInput } | { type: typeof WorkflowType.qr; input: QrPaymentInput };
 
 const startOptions = (taskQueue: string, memo: PaymentMemo) =>
   ({
@@ -122,12 +135,16 @@ const startOptions = (taskQueue: string, memo: PaymentMemo) =>
  * alone (REJECT_DUPLICATE). The gateway has written and checked the payments row before
  * (idempotency and conflicts come from the row), so the start needs no describe() after it.
  */
-export async function startPaymentWorkflow(client: Client, opts: { taskQueue: string; start: PaymentStart; memo: PaymentMemo }): Promise<void> {
+export async function startPaymentWorkflow(
+  client: Client,
+  opts: { taskQueue: string; start: PaymentStart; memo: PaymentMemo },
+): Promise<void> {
   await withinDeadline(client, TEMPORAL_CALL_TIMEOUT_MS, async () => {
     try {
       const options = startOptions(opts.taskQueue, opts.memo);
       const { start } = opts;
-      if (start.type === WorkflowType.card) await client.workflow.start<CardPaymentWorkflow>(start.type, { ...options, args: [start.input] });
+      if (start.type === WorkflowType.card)
+        await client.workflow.start<CardPaymentWorkflow>(start.type, { ...options, args: [start.input] });
       else await client.workflow.start<QrPaymentWorkflow>(start.type, { ...options, args: [start.input] });
     } catch (e) {
       if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
@@ -157,7 +174,12 @@ export async function startCardPayment(
       () => undefined,
     );
   } catch (e) {
-    if (e instanceof WorkflowExecutionAlreadyStartedError || e instanceof WorkflowUpdateFailedError || e instanceof WorkflowNotFoundError) return 'closed';
+    if (
+      e instanceof WorkflowExecutionAlreadyStartedError ||
+      e instanceof WorkflowUpdateFailedError ||
+      e instanceof WorkflowNotFoundError
+    )
+      return 'closed';
     throw e;
   }
 }

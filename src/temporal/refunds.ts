@@ -5,7 +5,14 @@
  */
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { OrderIdKey } from '../domain/search-attributes';
-import { refundsWorkflowId, refundUpdate, WorkflowType, type OrderRefundsWorkflow, type RefundOutcome, type RefundRequest } from '../domain/workflow-contract';
+import {
+  refundsWorkflowId,
+  refundUpdate,
+  WorkflowType,
+  type OrderRefundsWorkflow,
+  type RefundOutcome,
+  type RefundRequest,
+} from '../domain/workflow-contract';
 import { withinDeadline } from './payments';
 
 /** How long a refunds workflow stays open without a refund. */
@@ -13,7 +20,10 @@ export const REFUNDS_IDLE_SECONDS = 6 * 3600;
 /** How long POST /refund waits for the refund's outcome (provider calls included) before 503. */
 export const REFUND_WAIT_MS = 60_000;
 
-export async function executeRefund(client: Client, opts: { taskQueue: string; orderId: string; request: RefundRequest }): Promise<RefundOutcome> {
+export async function executeRefund(
+  client: Client,
+  opts: { taskQueue: string; orderId: string; request: RefundRequest },
+): Promise<RefundOutcome> {
   return withinDeadline(client, REFUND_WAIT_MS, () => {
     const startWorkflowOperation = new WithStartWorkflowOperation<OrderRefundsWorkflow>(WorkflowType.refunds, {
       taskQueue: opts.taskQueue,
@@ -22,6 +32,10 @@ export async function executeRefund(client: Client, opts: { taskQueue: string; o
       workflowIdConflictPolicy: 'USE_EXISTING',
       typedSearchAttributes: [{ key: OrderIdKey, value: opts.orderId }],
     });
-    return client.workflow.executeUpdateWithStart(refundUpdate, { args: [opts.request], updateId: opts.request.refundId, startWorkflowOperation });
+    return client.workflow.executeUpdateWithStart(refundUpdate, {
+      args: [opts.request],
+      updateId: opts.request.refundId,
+      startWorkflowOperation,
+    });
   });
 }

@@ -15,7 +15,14 @@ export function installTemporalRuntime(level: LogLevel, opts: { metricsPort?: nu
       logger: new DefaultLogger(level),
       shutdownSignals: [],
       ...(opts.metricsPort
-        ? { telemetryOptions: { metrics: { metricPrefix: 'temporal_', prometheus: { bindAddress: `127.0.0.1:${opts.metricsPort}`, useSecondsForDurations: true } } } }
+        ? {
+            telemetryOptions: {
+              metrics: {
+                metricPrefix: 'temporal_',
+                prometheus: { bindAddress: `127.0.0.1:${opts.metricsPort}`, useSecondsForDurations: true },
+              },
+            },
+          }
         : {}),
     });
   } catch {

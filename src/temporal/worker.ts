@@ -16,7 +16,8 @@ export const BUILT_BUNDLE_NAME = 'workflow-bundle.js';
  */
 export function prebuiltWorkflowBundle(explicit?: string): string | undefined {
   if (explicit) {
-    if (!fs.existsSync(explicit)) throw new Error(`WORKFLOW_BUNDLE_PATH: ${explicit} does not exist (run \`npm run build\`)`);
+    if (!fs.existsSync(explicit))
+      throw new Error(`WORKFLOW_BUNDLE_PATH: ${explicit} does not exist (run \`npm run build\`)`);
     return path.resolve(explicit);
   }
   if (!__filename.endsWith('.js')) return undefined;

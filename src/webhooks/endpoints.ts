@@ -99,9 +99,15 @@ const endpointOut = (r: Row): EndpointOut => ({
   createdAt: iso(r.created_at)!,
 });
 
-const eventTypesColumn = (types: string[] | null | undefined) => (types && types.length > 0 ? JSON.stringify([...new Set(types)]) : null);
+const eventTypesColumn = (types: string[] | null | undefined) =>
+  types && types.length > 0 ? JSON.stringify([...new Set(types)]) : null;
 
-export async function createEndpoint(db: Db, config: Config, owner: Owner, input: EndpointIn): Promise<EndpointOut & { secret: string }> {
+export async function createEndpoint(
+  db: Db,
+  config: Config,
+  owner: Owner,
+  input: EndpointIn,
+): Promise<EndpointOut & { secret: string }> {
   const secret = generateWebhookSecret();
   const [row] = await db('webhook_endpoints')
     .insert({
@@ -119,10 +125,20 @@ export async function createEndpoint(db: Db, config: Config, owner: Owner, input
   return { ...endpointOut(row), secret };
 }
 
-const ownEndpoints = (db: Db, owner: Owner) => db('webhook_endpoints as e').where('e.api_key_id', owner.id).whereNull('e.deleted_at');
+const ownEndpoints = (db: Db, owner: Owner) =>
+  db('webhook_endpoints as e').where('e.api_key_id', owner.id).whereNull('e.deleted_at');
 
-export async function listEndpoints(db: Db, owner: Owner, page: { limit: number; startingAfter?: string }): Promise<Page<EndpointOut>> {
-  const q = afterCursor(ownEndpoints(db, owner).select('e.*'), { alias: 'e', table: 'webhook_endpoints', cursor: page.startingAfter, order: 'asc' });
+export async function listEndpoints(
+  db: Db,
+  owner: Owner,
+  page: { limit: number; startingAfter?: string },
+): Promise<Page<EndpointOut>> {
+  const q = afterCursor(ownEndpoints(db, owner).select('e.*'), {
+    alias: 'e',
+    table: 'webhook_endpoints',
+    cursor: page.startingAfter,
+    order: 'asc',
+  });
   return pageOf(q, page.limit, endpointOut);
 }
 
@@ -132,7 +148,12 @@ export async function getEndpoint(db: Db, owner: Owner, id: string): Promise<End
 }
 
 /** Change url, description, publicPayments, eventTypes or disabled; undefined when not found. */
-export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: EndpointPatch): Promise<EndpointOut | undefined> {
+export async function updateEndpoint(
+  db: Db,
+  owner: Owner,
+  id: string,
+  patch: EndpointPatch,
+): Promise<EndpointOut | undefined> {
   const [row] = await db('webhook_endpoints')
     .where({ id, api_key_id: owner.id })
     .whereNull('deleted_at')
@@ -149,7 +170,13 @@ export async function updateEndpoint(db: Db, owner: Owner, id: string, patch: En
 }
 
 /** A new secret (returned once); the current one becomes the previous one and signs for 24 h more. */
-export async function rotateSecret(db: Db, config: Config, owner: Owner, id: string, now = Date.now()): Promise<{ id: string; secret: string; previousSecretExpiresAt: string } | undefined> {
+export async function rotateSecret(
+  db: Db,
+  config: Config,
+  owner: Owner,
+  id: string,
+  now = Date.now(),
+): Promise<{ id: string; secret: string; previousSecretExpiresAt: string } | undefined> {
   const secret = generateWebhookSecret();
   const expires = new Date(now + SECRET_ROTATION_OVERLAP_MS);
   const [row] = await db('webhook_endpoints')
@@ -167,7 +194,10 @@ export async function rotateSecret(db: Db, config: Config, owner: Owner, id: str
 
 /** Removes (soft-deletes) the endpoint: no new deliveries, pending retries stop. False when not found. */
 export async function removeEndpoint(db: Db, owner: Owner, id: string): Promise<boolean> {
-  const n = await db('webhook_endpoints').where({ id, api_key_id: owner.id }).whereNull('deleted_at').update({ deleted_at: db.fn.now() });
+  const n = await db('webhook_endpoints')
+    .where({ id, api_key_id: owner.id })
+    .whereNull('deleted_at')
+    .update({ deleted_at: db.fn.now() });
   return n > 0;
 }
 
@@ -180,7 +210,8 @@ const attemptOut = (r: Row): AttemptOut => ({
   eventStatus: String(r.event_status),
   attempt: Number(r.attempt),
   kind: String(r.kind),
-  status: r.status_code !== null && Number(r.status_code) >= 200 && Number(r.status_code) < 300 ? 'succeeded' : 'failed',
+  status:
+    r.status_code !== null && Number(r.status_code) >= 200 && Number(r.status_code) < 300 ? 'succeeded' : 'failed',
   statusCode: r.status_code === null ? null : Number(r.status_code),
   error: (r.error as string | null) ?? null,
   durationMs: Number(r.duration_ms),
@@ -199,7 +230,8 @@ export async function listAttempts(
     .where('d.endpoint_id', endpointId)
     .modify((x) => {
       if (opts.status === 'succeeded') x.whereBetween('a.status_code', [200, 299]);
-      if (opts.status === 'failed') x.where((w) => w.whereNull('a.status_code').orWhereNotBetween('a.status_code', [200, 299]));
+      if (opts.status === 'failed')
+        x.where((w) => w.whereNull('a.status_code').orWhereNotBetween('a.status_code', [200, 299]));
       if (opts.after) x.where('a.started_at', '>', opts.after);
       if (cursor !== undefined) x.where('a.id', '<', cursor);
     })
@@ -215,7 +247,14 @@ export async function getMessage(db: Db, owner: Owner, messageId: string): Promi
     .where({ 'd.id': messageId, 'e.api_key_id': owner.id })
     .whereNull('e.deleted_at')
     .first('d.id', 'd.endpoint_id', 'd.state', 'e.disabled');
-  return row ? { id: String(row.id), endpointId: String(row.endpoint_id), state: String(row.state), disabled: Boolean(row.disabled) } : undefined;
+  return row
+    ? {
+        id: String(row.id),
+        endpointId: String(row.endpoint_id),
+        state: String(row.state),
+        disabled: Boolean(row.disabled),
+      }
+    : undefined;
 }
 
 const deadLetterQuery = (db: Db, owner: Owner) =>
@@ -261,7 +300,11 @@ const deadLetterOut = (r: Row): DeadLetterOut => ({
   deliveredAt: iso(r.delivered_at),
 });
 
-export async function listDeadLetters(db: Db, owner: Owner, opts: { status?: 'dead' | 'delivered'; limit: number; startingAfter?: string }): Promise<Page<DeadLetterOut>> {
+export async function listDeadLetters(
+  db: Db,
+  owner: Owner,
+  opts: { status?: 'dead' | 'delivered'; limit: number; startingAfter?: string },
+): Promise<Page<DeadLetterOut>> {
   const q = afterCursor(
     deadLetterQuery(db, owner).modify((x) => (opts.status ? x.where('l.status', opts.status) : x)),
     { alias: 'l', table: 'webhook_dead_letters', cursor: opts.startingAfter, order: 'desc' },

@@ -39,14 +39,23 @@ export function urlProblem(raw: string, allowPrivate: boolean): string | undefin
   return undefined;
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
 
 function guardedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, '', 0);
     const list = addresses as dns.LookupAddress[];
     const bad = list.find((a) => !isPublicAddress(a.address));
-    if (bad || list.length === 0) return callback(Object.assign(new Error(`${hostname} resolves to a non-public address`), { code: 'EPRIVATE' }), '', 0);
+    if (bad || list.length === 0)
+      return callback(
+        Object.assign(new Error(`${hostname} resolves to a non-public address`), { code: 'EPRIVATE' }),
+        '',
+        0,
+      );
     if (options.all) return callback(null, list);
     callback(null, list[0].address, list[0].family);
   });
@@ -68,7 +77,8 @@ export function postWebhook(
       return resolve(done({ error: 'invalid url' }));
     }
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (!opts.allowPrivate && net.isIP(host) && !isPublicAddress(host)) return resolve(done({ error: 'refused: non-public address' }));
+    if (!opts.allowPrivate && net.isIP(host) && !isPublicAddress(host))
+      return resolve(done({ error: 'refused: non-public address' }));
     const client = url.protocol === 'https:' ? https : http;
     const req = client.request(
       url,

@@ -54,16 +54,31 @@ const EventTypes = z
   .array(z.enum(EVENT_TYPES))
   .max(EVENT_TYPES.length)
   .nullable()
-  .openapi({ description: 'event types to receive: payment.status.updated (every status) or one status (payment.paid, payment.refunded, ...); null or [] = every type' });
+  .openapi({
+    description:
+      'event types to receive: payment.status.updated (every status) or one status (payment.paid, payment.refunded, ...); null or [] = every type',
+  });
 const endpointFields = {
-  url: z.string().max(2048).openapi({ example: 'https://shop.example/hooks/talat', description: 'http(s); https and a public address in production' }),
+  url: z
+    .string()
+    .max(2048)
+    .openapi({
+      example: 'https://shop.example/hooks/talat',
+      description: 'http(s); https and a public address in production',
+    }),
   description: z.string().max(500).optional(),
   publicPayments: z
     .boolean()
     .optional()
-    .openapi({ description: 'also receive the events of payments made without an API key (public POST /cardpayment) in this key\'s mode' }),
+    .openapi({
+      description:
+        "also receive the events of payments made without an API key (public POST /cardpayment) in this key's mode",
+    }),
   eventTypes: EventTypes.optional(),
-  disabled: z.boolean().optional().openapi({ description: 'a disabled endpoint receives no new messages (default false)' }),
+  disabled: z
+    .boolean()
+    .optional()
+    .openapi({ description: 'a disabled endpoint receives no new messages (default false)' }),
 };
 const EndpointIn = registry.register('WebhookEndpointIn', z.object(endpointFields).strict());
 const EndpointPatch = registry.register('WebhookEndpointPatch', z.object(endpointFields).partial().strict());
@@ -85,7 +100,11 @@ const SecretRotated = registry.register(
   z.object({
     id: z.string(),
     secret: z.string().openapi({ description: 'the new whsec_ secret, shown only in this response' }),
-    previousSecretExpiresAt: z.string().openapi({ description: 'until then every message carries both signatures (space-separated in webhook-signature)' }),
+    previousSecretExpiresAt: z
+      .string()
+      .openapi({
+        description: 'until then every message carries both signatures (space-separated in webhook-signature)',
+      }),
   }),
 );
 const AttemptOut = registry.register(
@@ -108,13 +127,33 @@ const AttemptOut = registry.register(
 );
 const AttemptQuery = PageQuery.extend({
   status: z.enum(['succeeded', 'failed']).optional(),
-  after: z.string().datetime({ offset: true }).optional().openapi({ description: 'only attempts made after this time (ISO 8601)' }),
+  after: z
+    .string()
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: 'only attempts made after this time (ISO 8601)' }),
 });
-const RecoverIn = registry.register('WebhookRecoverIn', z.object({ since: z.string().datetime({ offset: true }).openapi({ description: 'ISO 8601: resend the messages created since then that failed every attempt' }) }).strict());
-const AttemptResultOut = z.object({ ok: z.boolean(), statusCode: z.number().int().optional(), error: z.string().optional() });
+const RecoverIn = registry.register(
+  'WebhookRecoverIn',
+  z
+    .object({
+      since: z
+        .string()
+        .datetime({ offset: true })
+        .openapi({ description: 'ISO 8601: resend the messages created since then that failed every attempt' }),
+    })
+    .strict(),
+);
+const AttemptResultOut = z.object({
+  ok: z.boolean(),
+  statusCode: z.number().int().optional(),
+  error: z.string().optional(),
+});
 const EndpointCreated = registry.register(
   'WebhookEndpointCreated',
-  EndpointOut.extend({ secret: z.string().openapi({ description: 'whsec_<base64>: the signing secret, shown only in this response' }) }),
+  EndpointOut.extend({
+    secret: z.string().openapi({ description: 'whsec_<base64>: the signing secret, shown only in this response' }),
+  }),
 );
 const DeadLetterOut = registry.register(
   'WebhookDeadLetter',
@@ -151,7 +190,11 @@ const IdParam = z.object({ id: z.string() });
 const MsgParam = z.object({ msgId: z.string() });
 
 const ok = <T extends z.ZodTypeAny>(status: number, body: T, description: string) => ({
-  [status]: { description, headers: rateLimitHeaders, content: { 'application/json': { schema: z.object({ statusCode: z.literal(status), body }) } } },
+  [status]: {
+    description,
+    headers: rateLimitHeaders,
+    content: { 'application/json': { schema: z.object({ statusCode: z.literal(status), body }) } },
+  },
 });
 const common = { tags: ['webhooks'], security };
 registry.registerPath({
@@ -168,7 +211,10 @@ registry.registerPath({
   path: '/webhooks/endpoints',
   summary: "The API key's webhook endpoints, oldest first",
   request: { query: PageQuery },
-  responses: { ...ok(200, z.object({ endpoints: z.array(EndpointOut), ...pageFields }), 'endpoints'), ...apiErrors([400, 401, 403, 429]) },
+  responses: {
+    ...ok(200, z.object({ endpoints: z.array(EndpointOut), ...pageFields }), 'endpoints'),
+    ...apiErrors([400, 401, 403, 429]),
+  },
 });
 registry.registerPath({
   ...common,
@@ -200,15 +246,26 @@ registry.registerPath({
   path: '/webhooks/endpoints/{id}/attempts',
   summary: "The endpoint's delivery attempts, newest first",
   request: { params: IdParam, query: AttemptQuery },
-  responses: { ...ok(200, z.object({ attempts: z.array(AttemptOut), ...pageFields }), 'attempts'), ...apiErrors([400, 401, 403, 404, 429]) },
+  responses: {
+    ...ok(200, z.object({ attempts: z.array(AttemptOut), ...pageFields }), 'attempts'),
+    ...apiErrors([400, 401, 403, 404, 429]),
+  },
 });
 registry.registerPath({
   ...common,
   method: 'post',
   path: '/webhooks/endpoints/{id}/recover',
-  summary: 'Resend every message that failed all its attempts since a time (a background workflow; one per endpoint at a time)',
+  summary:
+    'Resend every message that failed all its attempts since a time (a background workflow; one per endpoint at a time)',
   request: { params: IdParam, body: { content: { 'application/json': { schema: RecoverIn } } } },
-  responses: { ...ok(202, z.object({ endpointId: z.string(), since: z.string(), workflowId: z.string() }), 'recovery started (or already running)'), ...apiErrors([400, 401, 403, 404, 409, 429, 503]) },
+  responses: {
+    ...ok(
+      202,
+      z.object({ endpointId: z.string(), since: z.string(), workflowId: z.string() }),
+      'recovery started (or already running)',
+    ),
+    ...apiErrors([400, 401, 403, 404, 409, 429, 503]),
+  },
 });
 registry.registerPath({
   ...common,
@@ -216,7 +273,10 @@ registry.registerPath({
   path: '/webhooks/messages/{msgId}/resend',
   summary: 'Send a message (webhook-id msg_...) to its endpoint again now: one attempt, signed anew',
   request: { params: MsgParam },
-  responses: { ...ok(200, z.object({ messageId: z.string(), attempt: AttemptResultOut }), 'the attempt was made (see attempt.ok)'), ...apiErrors([401, 403, 404, 409, 429, 503]) },
+  responses: {
+    ...ok(200, z.object({ messageId: z.string(), attempt: AttemptResultOut }), 'the attempt was made (see attempt.ok)'),
+    ...apiErrors([401, 403, 404, 409, 429, 503]),
+  },
 });
 registry.registerPath({
   ...common,
@@ -224,7 +284,10 @@ registry.registerPath({
   path: '/webhooks/endpoints/{id}',
   summary: 'Remove a webhook endpoint (its pending retries stop)',
   request: { params: IdParam },
-  responses: { ...ok(200, z.object({ id: z.string(), deleted: z.literal(true) }), 'removed'), ...apiErrors([401, 403, 404, 429]) },
+  responses: {
+    ...ok(200, z.object({ id: z.string(), deleted: z.literal(true) }), 'removed'),
+    ...apiErrors([401, 403, 404, 429]),
+  },
 });
 registry.registerPath({
   ...common,
@@ -232,7 +295,10 @@ registry.registerPath({
   path: '/webhooks/dead-letters',
   summary: 'Deliveries that failed the first attempt and the retries after 1 s, 2 s and 4 s',
   request: { query: DeadLetterQuery },
-  responses: { ...ok(200, z.object({ deadLetters: z.array(DeadLetterOut), ...pageFields }), 'dead letters, newest first'), ...apiErrors([400, 401, 403, 429]) },
+  responses: {
+    ...ok(200, z.object({ deadLetters: z.array(DeadLetterOut), ...pageFields }), 'dead letters, newest first'),
+    ...apiErrors([400, 401, 403, 429]),
+  },
 });
 registry.registerPath({
   ...common,
@@ -240,21 +306,43 @@ registry.registerPath({
   path: '/webhooks/dead-letters/{id}/replay',
   summary: 'Deliver a dead letter again (one attempt, signed anew); success marks it delivered',
   request: { params: IdParam },
-  responses: { ...ok(200, ReplayOut, 'the attempt was made (see attempt.ok)'), ...apiErrors([401, 403, 404, 409, 429, 503]) },
+  responses: {
+    ...ok(200, ReplayOut, 'the attempt was made (see attempt.ok)'),
+    ...apiErrors([401, 403, 404, 409, 429, 503]),
+  },
 });
 
-const attemptOut = (a: AttemptResult) => ({ ok: a.ok, ...(a.statusCode !== undefined ? { statusCode: a.statusCode } : {}), ...(a.error ? { error: a.error } : {}) });
+const attemptOut = (a: AttemptResult) => ({
+  ok: a.ok,
+  ...(a.statusCode !== undefined ? { statusCode: a.statusCode } : {}),
+  ...(a.error ? { error: a.error } : {}),
+});
 
 /**
  * Start (or join) a workflow that makes one attempt and wait for its result. The attempt is
  * bounded by WEBHOOK_TIMEOUT_MS; waiting much longer means no worker is running it: 503.
  */
-async function runOneAttempt(client: Client, timeoutMs: number, id: string, start: (client: Client) => Promise<{ result(): Promise<unknown> }>): Promise<AttemptResult> {
+async function runOneAttempt(
+  client: Client,
+  timeoutMs: number,
+  id: string,
+  start: (client: Client) => Promise<{ result(): Promise<unknown> }>,
+): Promise<AttemptResult> {
   return withTemporal(async () => {
     const handle = await start(client);
     let timer: NodeJS.Timeout | undefined;
     const tooLong = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The attempt is still running; list the attempts later to see its outcome', { id })), timeoutMs + 15_000);
+      timer = setTimeout(
+        () =>
+          reject(
+            new AppError(
+              ErrorCode.SERVICE_UNAVAILABLE,
+              'The attempt is still running; list the attempts later to see its outcome',
+              { id },
+            ),
+          ),
+        timeoutMs + 15_000,
+      );
     });
     try {
       return (await Promise.race([handle.result(), tooLong])) as AttemptResult;
@@ -316,7 +404,12 @@ export function webhookRoutes(deps: AppDeps): Router {
     const q = validate(AttemptQuery, ctx.query);
     const ep = await getEndpoint(db, ctx.state.apiKey!, ctx.params.id);
     if (!ep) throw notFound(ctx.params.id);
-    const page = await listAttempts(db, ep.id, { status: q.status, after: q.after ? new Date(q.after) : undefined, limit: q.limit, startingAfter: q.starting_after });
+    const page = await listAttempts(db, ep.id, {
+      status: q.status,
+      after: q.after ? new Date(q.after) : undefined,
+      limit: q.limit,
+      startingAfter: q.starting_after,
+    });
     ctx.body = { statusCode: 200, body: { attempts: page.items, hasMore: page.hasMore, nextCursor: page.nextCursor } };
   });
 
@@ -324,7 +417,8 @@ export function webhookRoutes(deps: AppDeps): Router {
     const { since } = validate(RecoverIn, ctx.request.body);
     const ep = await getEndpoint(db, ctx.state.apiKey!, ctx.params.id);
     if (!ep) throw notFound(ctx.params.id);
-    if (ep.disabled) throw new AppError(ErrorCode.CONFLICT, 'The endpoint is disabled: enable it before recovering', { id: ep.id });
+    if (ep.disabled)
+      throw new AppError(ErrorCode.CONFLICT, 'The endpoint is disabled: enable it before recovering', { id: ep.id });
     const workflowId = webhookRecoverWorkflowId(ep.id);
     await withTemporal(() =>
       deps.temporal.client.workflow.start<WebhookRecoverWorkflow>(WorkflowType.webhookRecover, {
@@ -342,7 +436,8 @@ export function webhookRoutes(deps: AppDeps): Router {
   r.post('/messages/:msgId/resend', limited, auth, async (ctx) => {
     const msg = await getMessage(db, ctx.state.apiKey!, ctx.params.msgId);
     if (!msg) throw new AppError(ErrorCode.NOT_FOUND, 'No such message', { id: ctx.params.msgId });
-    if (msg.disabled) throw new AppError(ErrorCode.CONFLICT, 'The endpoint is disabled', { id: msg.id, endpointId: msg.endpointId });
+    if (msg.disabled)
+      throw new AppError(ErrorCode.CONFLICT, 'The endpoint is disabled', { id: msg.id, endpointId: msg.endpointId });
     const attempt = await runOneAttempt(deps.temporal.client, config.webhooks.timeoutMs, msg.id, (client) =>
       client.workflow.start<WebhookResendWorkflow>(WorkflowType.webhookResend, {
         taskQueue: deps.temporal.taskQueue,
@@ -356,21 +451,30 @@ export function webhookRoutes(deps: AppDeps): Router {
   });
 
   r.delete('/endpoints/:id', limited, auth, async (ctx) => {
-    if (!(await removeEndpoint(db, ctx.state.apiKey!, ctx.params.id))) throw new AppError(ErrorCode.NOT_FOUND, 'No such webhook endpoint', { id: ctx.params.id });
+    if (!(await removeEndpoint(db, ctx.state.apiKey!, ctx.params.id)))
+      throw new AppError(ErrorCode.NOT_FOUND, 'No such webhook endpoint', { id: ctx.params.id });
     ctx.body = { statusCode: 200, body: { id: ctx.params.id, deleted: true } };
   });
 
   r.get('/dead-letters', limited, auth, async (ctx) => {
     const q = validate(DeadLetterQuery, ctx.query);
-    const page = await listDeadLetters(db, ctx.state.apiKey!, { status: q.status === 'all' ? undefined : q.status, limit: q.limit, startingAfter: q.starting_after });
-    ctx.body = { statusCode: 200, body: { deadLetters: page.items, hasMore: page.hasMore, nextCursor: page.nextCursor } };
+    const page = await listDeadLetters(db, ctx.state.apiKey!, {
+      status: q.status === 'all' ? undefined : q.status,
+      limit: q.limit,
+      startingAfter: q.starting_after,
+    });
+    ctx.body = {
+      statusCode: 200,
+      body: { deadLetters: page.items, hasMore: page.hasMore, nextCursor: page.nextCursor },
+    };
   });
 
   r.post('/dead-letters/:id/replay', limited, auth, async (ctx) => {
     const owner = ctx.state.apiKey!;
     const found = await getDeadLetter(db, owner, ctx.params.id);
     if (!found) throw new AppError(ErrorCode.NOT_FOUND, 'No such dead letter', { id: ctx.params.id });
-    if (found.status === 'delivered') throw new AppError(ErrorCode.CONFLICT, 'This dead letter was delivered already', { id: found.id });
+    if (found.status === 'delivered')
+      throw new AppError(ErrorCode.CONFLICT, 'This dead letter was delivered already', { id: found.id });
     const attempt = await runOneAttempt(deps.temporal.client, config.webhooks.timeoutMs, found.id, (client) =>
       client.workflow.start<WebhookReplayWorkflow>(WorkflowType.webhookReplay, {
         taskQueue: deps.temporal.taskQueue,

@@ -10,14 +10,20 @@ const PREFIX = 'whsec_';
 
 export const generateWebhookSecret = (): string => `${PREFIX}${randomBytes(24).toString('base64')}`;
 
-const keyOf = (secret: string): Buffer => Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
+const keyOf = (secret: string): Buffer =>
+  Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
 
 export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
   return `v1,${createHmac('sha256', keyOf(secret)).update(`${id}.${timestampSeconds}.${body}`, 'utf8').digest('base64')}`;
 }
 
 /** The headers of one message; several secrets (during a rotation) give space-separated signatures. */
-export function webhookHeaders(secret: string | string[], id: string, body: string, timestampSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+export function webhookHeaders(
+  secret: string | string[],
+  id: string,
+  body: string,
+  timestampSeconds = Math.floor(Date.now() / 1000),
+): Record<string, string> {
   const secrets = Array.isArray(secret) ? secret : [secret];
   return {
     'content-type': 'application/json',

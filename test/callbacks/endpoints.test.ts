@@ -8,7 +8,18 @@ import type Koa from 'koa';
 import type { ProviderName } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import { createTestStack, testConfig, testLogger, type TestStack } from '../support/stack';
-import { callbackError, cardPayment, fieldSigned, headerSigned, post, receiptsOf, resultOf, signalsOf, type Sent, type TestPayment } from './helpers';
+import {
+  callbackError,
+  cardPayment,
+  fieldSigned,
+  headerSigned,
+  post,
+  receiptsOf,
+  resultOf,
+  signalsOf,
+  type Sent,
+  type TestPayment,
+} from './helpers';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -18,7 +29,12 @@ afterAll(() => stack.close());
 
 /** The same services with other settings (allow-lists, proxies, limits). */
 const appWith = (env: Record<string, string>): Koa =>
-  createApp({ config: testConfig(env), db: stack.db, temporal: { client: stack.client, taskQueue: stack.taskQueue }, logger: testLogger });
+  createApp({
+    config: testConfig(env),
+    db: stack.db,
+    temporal: { client: stack.client, taskQueue: stack.taskQueue },
+    logger: testLogger,
+  });
 
 interface Endpoint {
   path: string;
@@ -35,7 +51,14 @@ interface Endpoint {
 
 const cfg = () => stack.config;
 const handlerForm = (path: string, provider: ProviderName, store: string): Endpoint => {
-  const body = (p: TestPayment, success = true) => ({ orderId: p.orderId, paymentId: p.paymentId, success, userId: 'u-1', amount: p.amount, message: '' });
+  const body = (p: TestPayment, success = true) => ({
+    orderId: p.orderId,
+    paymentId: p.paymentId,
+    success,
+    userId: 'u-1',
+    amount: p.amount,
+    message: '',
+  });
   return {
     path,
     provider,
@@ -78,9 +101,25 @@ const card: Endpoint = {
   path: '/callback',
   provider: 'CARD',
   valid: (p, o = {}) =>
-    headerSigned(cfg(), 'CARD', 'form', { objectId: p.providerRef, token: 'tok_test_visa', status: String(o.success ?? true), message: '', saveCard: 'false' }, o.offsetSeconds),
-  missing: (p) => ({ sent: headerSigned(cfg(), 'CARD', 'form', { objectId: p.providerRef, status: 'true' }), field: 'token is required' }),
-  unknownOrder: () => headerSigned(cfg(), 'CARD', 'form', { objectId: 'chrg_test_unknown', token: 't', status: 'true' }),
+    headerSigned(
+      cfg(),
+      'CARD',
+      'form',
+      {
+        objectId: p.providerRef,
+        token: 'tok_test_visa',
+        status: String(o.success ?? true),
+        message: '',
+        saveCard: 'false',
+      },
+      o.offsetSeconds,
+    ),
+  missing: (p) => ({
+    sent: headerSigned(cfg(), 'CARD', 'form', { objectId: p.providerRef, status: 'true' }),
+    field: 'token is required',
+  }),
+  unknownOrder: () =>
+    headerSigned(cfg(), 'CARD', 'form', { objectId: 'chrg_test_unknown', token: 't', status: 'true' }),
   tampered: (p) => {
     const s = card.valid(p);
     return { ...s, raw: s.raw.replace('status=true', 'status=false') };
@@ -111,13 +150,27 @@ describe.each(ENDPOINTS)('POST $path', (e) => {
     const p = await cardPayment(stack);
     const res = await post(stack.app, e.path, e.valid(p));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ statusCode: 200, body: { message: 'Callback processed', orderId: p.orderId, status: 'success' } });
+    expect(res.body).toEqual({
+      statusCode: 200,
+      body: { message: 'Callback processed', orderId: p.orderId, status: 'success' },
+    });
     await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
     expect(await receiptsOf(stack, p.paymentId)).toEqual([
-      expect.objectContaining({ provider: e.provider.toLowerCase(), status: 'success', outcome: 'signalled', source_ip: '127.0.0.1', response_status: 200 }),
+      expect.objectContaining({
+        provider: e.provider.toLowerCase(),
+        status: 'success',
+        outcome: 'signalled',
+        source_ip: '127.0.0.1',
+        response_status: 200,
+      }),
     ]);
     expect((await stack.db('payments').where({ id: p.paymentId }).first()).status).toBe('paid');
-    if (e.store) expect(await stack.db(e.store).where({ order_id: p.orderId }).first()).toMatchObject({ payment_id: p.paymentId, success: true, user_id: 'u-1' });
+    if (e.store)
+      expect(await stack.db(e.store).where({ order_id: p.orderId }).first()).toMatchObject({
+        payment_id: p.paymentId,
+        success: true,
+        user_id: 'u-1',
+      });
     // a card token is a credential: the receipt keeps only its last four characters
     expect(JSON.stringify((await receiptsOf(stack, p.paymentId))[0].request)).not.toContain('tok_test_visa');
   });
@@ -150,7 +203,13 @@ describe.each(ENDPOINTS)('POST $path', (e) => {
 
   it('401 INVALID_SIGNATURE when signed with another secret', async () => {
     const config = cfg();
-    const other = { ...config, callbacks: { ...config.callbacks, providers: { ...config.callbacks.providers, [e.provider]: { secret: 'another-secret-of-16+chars', ips: [] } } } };
+    const other = {
+      ...config,
+      callbacks: {
+        ...config.callbacks,
+        providers: { ...config.callbacks.providers, [e.provider]: { secret: 'another-secret-of-16+chars', ips: [] } },
+      },
+    };
     stack.config = other as typeof config;
     const sent = e.valid(shared);
     stack.config = config;
@@ -161,7 +220,11 @@ describe.each(ENDPOINTS)('POST $path', (e) => {
   });
 
   it('400 INVALID_TIMESTAMP for a stale timestamp (older than CALLBACK_MAX_AGE_S)', async () => {
-    const res = await post(stack.app, e.path, e.valid(shared, { offsetSeconds: -(cfg().callbacks.maxAgeSeconds + 30) }));
+    const res = await post(
+      stack.app,
+      e.path,
+      e.valid(shared, { offsetSeconds: -(cfg().callbacks.maxAgeSeconds + 30) }),
+    );
     expect(res.status).toBe(400);
     expect(res.body).toEqual(callbackError('INVALID_TIMESTAMP', 400));
     await expectNothingRecorded(e, shared);
@@ -217,7 +280,9 @@ describe.each(ENDPOINTS)('POST $path', (e) => {
 
   it('415 UNSUPPORTED_MEDIA_TYPE for another content type', async () => {
     const sent = e.valid(shared);
-    const res = await post(stack.app, e.path, sent, { 'Content-Type': sent.type === 'json' ? 'application/x-www-form-urlencoded' : 'application/json' });
+    const res = await post(stack.app, e.path, sent, {
+      'Content-Type': sent.type === 'json' ? 'application/x-www-form-urlencoded' : 'application/json',
+    });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     const text = await post(stack.app, e.path, sent, { 'Content-Type': 'text/plain' });
@@ -229,7 +294,10 @@ describe.each(ENDPOINTS)('POST $path', (e) => {
   it('413 PAYLOAD_TOO_LARGE over BODY_LIMIT_KB', async () => {
     const app = appWith({ BODY_LIMIT_KB: '1' });
     const sent = e.valid(shared);
-    const big = sent.type === 'json' ? { ...sent, raw: sent.raw.replace(/}$/, `,"pad":"${'x'.repeat(2048)}"}`) } : { ...sent, raw: `${sent.raw}&pad=${'x'.repeat(2048)}` };
+    const big =
+      sent.type === 'json'
+        ? { ...sent, raw: sent.raw.replace(/}$/, `,"pad":"${'x'.repeat(2048)}"}`) }
+        : { ...sent, raw: `${sent.raw}&pad=${'x'.repeat(2048)}` };
     const res = await post(app, e.path, big);
     expect(res.status).toBe(413);
     expect(res.body).toEqual(callbackError('PAYLOAD_TOO_LARGE', 413));
@@ -240,10 +308,19 @@ describe.each(ENDPOINTS)('POST $path', (e) => {
     const sent = e.valid(shared);
     // JSON that does not parse never reaches the signature check; a form parser is lenient, so
     // the form is a correctly signed one whose fields are garbage
-    const broken = sent.type === 'json' ? { ...sent, raw: sent.raw.slice(0, -5) } : headerSigned(cfg(), e.provider, 'form', 'objectId[a]=%E0%A4%A&status=%%%&token=');
+    const broken =
+      sent.type === 'json'
+        ? { ...sent, raw: sent.raw.slice(0, -5) }
+        : headerSigned(cfg(), e.provider, 'form', 'objectId[a]=%E0%A4%A&status=%%%&token=');
     const res = await post(stack.app, e.path, broken);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ statusCode: 400, body: { error: sent.type === 'json' ? 'INVALID_INPUT' : expect.stringMatching(/^(INVALID_INPUT|MISSING_FIELD)$/), message: expect.any(String) } });
+    expect(res.body).toEqual({
+      statusCode: 400,
+      body: {
+        error: sent.type === 'json' ? 'INVALID_INPUT' : expect.stringMatching(/^(INVALID_INPUT|MISSING_FIELD)$/),
+        message: expect.any(String),
+      },
+    });
     await expectNothingRecorded(e, shared);
   });
 });
@@ -264,51 +341,97 @@ describe('endpoint-specific rules', () => {
 
   it('/callback accepts the development test form (status, orderId, amount, transactionId)', async () => {
     const p = await cardPayment(stack);
-    const sent = headerSigned(stack.config, 'CARD', 'form', { status: 'success', orderId: p.orderId, amount: String(p.amount), transactionId: 'txn-1' });
+    const sent = headerSigned(stack.config, 'CARD', 'form', {
+      status: 'success',
+      orderId: p.orderId,
+      amount: String(p.amount),
+      transactionId: 'txn-1',
+    });
     const res = await post(stack.app, '/callback', sent);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ statusCode: 200, body: { message: 'Callback processed', orderId: p.orderId, status: 'success' } });
+    expect(res.body).toEqual({
+      statusCode: 200,
+      body: { message: 'Callback processed', orderId: p.orderId, status: 'success' },
+    });
     await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
   });
 
   it('/callback refuses the development test form in production (the card form is required)', async () => {
-    const env: Record<string, string> = { NODE_ENV: 'production', WEBHOOK_SECRET_KEY: 'a'.repeat(64), STOREFRONT_KEY_SECRET: 's'.repeat(32), IDENTITY_SECRET: 'i'.repeat(32), TEMPORAL_CODEC_KEYS: `k1:${'c'.repeat(64)}` };
+    const env: Record<string, string> = {
+      NODE_ENV: 'production',
+      WEBHOOK_SECRET_KEY: 'a'.repeat(64),
+      STOREFRONT_KEY_SECRET: 's'.repeat(32),
+      IDENTITY_SECRET: 'i'.repeat(32),
+      TEMPORAL_CODEC_KEYS: `k1:${'c'.repeat(64)}`,
+    };
     for (const n of ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET']) {
       env[`PROVIDER_SECRET_${n}`] = stack.config.callbacks.providers[n as ProviderName].secret;
       env[`PROVIDER_IPS_${n}`] = '127.0.0.0/8';
     }
     const production = appWith(env);
     const p = await cardPayment(stack);
-    const sent = headerSigned(stack.config, 'CARD', 'form', { status: 'success', orderId: p.orderId, amount: String(p.amount), transactionId: 'txn-1' });
+    const sent = headerSigned(stack.config, 'CARD', 'form', {
+      status: 'success',
+      orderId: p.orderId,
+      amount: String(p.amount),
+      transactionId: 'txn-1',
+    });
     const res = await post(production, '/callback', sent);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ statusCode: 400, body: { error: 'MISSING_FIELD', message: 'objectId is required' } });
     expect(await receiptsOf(stack, p.paymentId)).toHaveLength(0);
   });
 
-  it.each(['/qrcallback', '/walletcallback', '/cardnetcallback'])('%s refuses an amount that is not the payment amount', async (path) => {
-    const p = await cardPayment(stack);
-    const e = ENDPOINTS.find((x) => x.path === path)!;
-    const right = JSON.parse(e.valid(p).raw);
-    const sent = e.store
-      ? headerSigned(stack.config, e.provider, 'json', { ...right, amount: p.amount + 0.01 })
-      : fieldSigned(stack.config, e.provider, { ...right, signature: undefined, timestamp: undefined, amount: p.amount + 0.01 });
-    const res = await post(stack.app, path, sent);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ statusCode: 400, body: { error: 'INVALID_INPUT', message: 'amount does not match the payment amount' } });
-    expect(await receiptsOf(stack, p.paymentId)).toHaveLength(0);
-  });
+  it.each(['/qrcallback', '/walletcallback', '/cardnetcallback'])(
+    '%s refuses an amount that is not the payment amount',
+    async (path) => {
+      const p = await cardPayment(stack);
+      const e = ENDPOINTS.find((x) => x.path === path)!;
+      const right = JSON.parse(e.valid(p).raw);
+      const sent = e.store
+        ? headerSigned(stack.config, e.provider, 'json', { ...right, amount: p.amount + 0.01 })
+        : fieldSigned(stack.config, e.provider, {
+            ...right,
+            signature: undefined,
+            timestamp: undefined,
+            amount: p.amount + 0.01,
+          });
+      const res = await post(stack.app, path, sent);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        statusCode: 400,
+        body: { error: 'INVALID_INPUT', message: 'amount does not match the payment amount' },
+      });
+      expect(await receiptsOf(stack, p.paymentId)).toHaveLength(0);
+    },
+  );
 
-  it('/qrcallback refuses a payment id that is not the order\'s payment (ORDER_NOT_FOUND)', async () => {
+  it("/qrcallback refuses a payment id that is not the order's payment (ORDER_NOT_FOUND)", async () => {
     const p = await cardPayment(stack);
-    const res = await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId: 'pay_other', status: 'success', amount: p.amount, orderId: p.orderId }));
+    const res = await post(
+      stack.app,
+      '/qrcallback',
+      fieldSigned(stack.config, 'QR', {
+        paymentId: 'pay_other',
+        status: 'success',
+        amount: p.amount,
+        orderId: p.orderId,
+      }),
+    );
     expect(res.status).toBe(404);
     expect(res.body).toEqual(callbackError('ORDER_NOT_FOUND', 404));
   });
 
   it('/qrcallback without a signature is MISSING_FIELD and never accepted', async () => {
     const p = await cardPayment(stack);
-    const { signature: _s, ...unsigned } = JSON.parse(fieldSigned(stack.config, 'QR', { paymentId: p.paymentId, status: 'success', amount: p.amount, orderId: p.orderId }).raw);
+    const { signature: _s, ...unsigned } = JSON.parse(
+      fieldSigned(stack.config, 'QR', {
+        paymentId: p.paymentId,
+        status: 'success',
+        amount: p.amount,
+        orderId: p.orderId,
+      }).raw,
+    );
     const res = await post(stack.app, '/qrcallback', { type: 'json', raw: JSON.stringify(unsigned), headers: {} });
     expect(res.body).toEqual({ statusCode: 400, body: { error: 'MISSING_FIELD', message: 'signature is required' } });
     expect(await receiptsOf(stack, p.paymentId)).toHaveLength(0);
@@ -317,32 +440,61 @@ describe('endpoint-specific rules', () => {
   it('header-signed endpoints without X-Signature or X-Timestamp are refused', async () => {
     const p = await cardPayment(stack);
     const sent = card.valid(p);
-    const noSig = await post(stack.app, '/callback', { ...sent, headers: { 'X-Timestamp': sent.headers['X-Timestamp'] } });
+    const noSig = await post(stack.app, '/callback', {
+      ...sent,
+      headers: { 'X-Timestamp': sent.headers['X-Timestamp'] },
+    });
     expect(noSig.body).toEqual(callbackError('INVALID_SIGNATURE', 401));
-    const noTs = await post(stack.app, '/callback', { ...sent, headers: { 'X-Signature': sent.headers['X-Signature'] } });
+    const noTs = await post(stack.app, '/callback', {
+      ...sent,
+      headers: { 'X-Signature': sent.headers['X-Signature'] },
+    });
     expect(noTs.body).toEqual(callbackError('INVALID_TIMESTAMP', 400));
     expect(await receiptsOf(stack, p.paymentId)).toHaveLength(0);
   });
 
   it('card network: a success that is the string "true" is recorded but processes nothing', async () => {
     const p = await cardPayment(stack);
-    const sent = headerSigned(stack.config, 'CARDNET', 'json', { orderId: p.orderId, paymentId: p.paymentId, success: 'true', userId: 'u-1' });
+    const sent = headerSigned(stack.config, 'CARDNET', 'json', {
+      orderId: p.orderId,
+      paymentId: p.paymentId,
+      success: 'true',
+      userId: 'u-1',
+    });
     const res = await post(stack.app, '/cardnetcallback', sent);
     expect(res.status).toBe(200);
     expect(res.body.body).toMatchObject({ orderId: p.orderId, status: 'unprocessed' });
-    expect(await stack.db('cardnet_callbacks').where({ order_id: p.orderId }).first()).toMatchObject({ success: false, amount_satang: '0', message: '' });
-    expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ status: 'unprocessed', outcome: 'recorded' })]);
+    expect(await stack.db('cardnet_callbacks').where({ order_id: p.orderId }).first()).toMatchObject({
+      success: false,
+      amount_satang: '0',
+      message: '',
+    });
+    expect(await receiptsOf(stack, p.paymentId)).toEqual([
+      expect.objectContaining({ status: 'unprocessed', outcome: 'recorded' }),
+    ]);
     expect(await signalsOf(stack, p.workflowId)).toBe(0);
     expect((await stack.db('payments').where({ id: p.paymentId }).first()).status).toBe('pending');
   });
 
   it('bank app: the handler form as a JSON string, wrapped under body, with aliases', async () => {
     const p = await cardPayment(stack);
-    const event = { body: JSON.stringify({ order_id: p.orderId, payment_id: p.paymentId, success: true, user_id: 'u-7' }) };
-    const res = await post(stack.app, '/bankappcallback', headerSigned(stack.config, 'BANKAPP', 'json', JSON.stringify(JSON.stringify(event))));
+    const event = {
+      body: JSON.stringify({ order_id: p.orderId, payment_id: p.paymentId, success: true, user_id: 'u-7' }),
+    };
+    const res = await post(
+      stack.app,
+      '/bankappcallback',
+      headerSigned(stack.config, 'BANKAPP', 'json', JSON.stringify(JSON.stringify(event))),
+    );
     expect(res.status).toBe(200);
     const row = await stack.db('bankapp_callbacks').where({ order_id: p.orderId }).first();
-    expect(row).toMatchObject({ payment_id: p.paymentId, user_id: 'u-7', success: true, event, body: JSON.parse(event.body) });
+    expect(row).toMatchObject({
+      payment_id: p.paymentId,
+      user_id: 'u-7',
+      success: true,
+      event,
+      body: JSON.parse(event.body),
+    });
     await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
   });
 
@@ -351,14 +503,23 @@ describe('endpoint-specific rules', () => {
     await stack.client.workflow.getHandle(p.workflowId).terminate('test: the payment ended');
     const res = await post(stack.app, '/qrcallback', ENDPOINTS[3].valid(p));
     expect(res.status).toBe(200);
-    expect(res.body.body).toEqual({ message: 'Callback recorded; the payment had already ended', orderId: p.orderId, status: 'success' });
+    expect(res.body.body).toEqual({
+      message: 'Callback recorded; the payment had already ended',
+      orderId: p.orderId,
+      status: 'success',
+    });
     expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ outcome: 'payment_closed' })]);
   });
 
   it('503 SERVICE_UNAVAILABLE and no receipt when Temporal cannot take the signal; the retry then succeeds', async () => {
     const p = await cardPayment(stack);
     const connection = Connection.lazy({ address: '127.0.0.1:1' });
-    const down = createApp({ config: stack.config, db: stack.db, temporal: { client: new Client({ connection }), taskQueue: stack.taskQueue }, logger: testLogger });
+    const down = createApp({
+      config: stack.config,
+      db: stack.db,
+      temporal: { client: new Client({ connection }), taskQueue: stack.taskQueue },
+      logger: testLogger,
+    });
     try {
       const res = await post(down, '/qrcallback', ENDPOINTS[3].valid(p));
       expect(res.status).toBe(503);

@@ -48,15 +48,28 @@ describe('validating the event', () => {
   it('reports the first failing rule in SPEC.md order', () => {
     expect(validateHandlerBody({})).toMatchObject({ error: 'orderId is required in body' });
     expect(validateHandlerBody({ orderId: 'o' })).toMatchObject({ error: 'paymentId is required in body' });
-    expect(validateHandlerBody({ orderId: 'o', paymentId: 'p' })).toMatchObject({ error: 'success is required in body' });
-    expect(validateHandlerBody({ orderId: 'o', paymentId: 'p', success: false })).toMatchObject({ error: 'userId is required in body' });
+    expect(validateHandlerBody({ orderId: 'o', paymentId: 'p' })).toMatchObject({
+      error: 'success is required in body',
+    });
+    expect(validateHandlerBody({ orderId: 'o', paymentId: 'p', success: false })).toMatchObject({
+      error: 'userId is required in body',
+    });
   });
 
   it('accepts the aliases order_id, payment_id and user_id', () => {
     const r = validateHandlerBody({ order_id: 'ORD-9', payment_id: 'pay_9', success: false, user_id: 'u-9' });
     expect(r).toEqual({
       ok: true,
-      value: { orderId: 'ORD-9', paymentId: 'pay_9', success: false, succeeded: false, userId: 'u-9', amount: 0, amountSatang: 0, message: '' },
+      value: {
+        orderId: 'ORD-9',
+        paymentId: 'pay_9',
+        success: false,
+        succeeded: false,
+        userId: 'u-9',
+        amount: 0,
+        amountSatang: 0,
+        message: '',
+      },
     });
   });
 

@@ -7,7 +7,6 @@ import { uniq, waitFor, type TestStack } from '../support/stack';
 
 export { waitFor };
 
-
 export interface TestPayment {
   orderId: string;
   paymentId: string;
@@ -17,14 +16,27 @@ export interface TestPayment {
 }
 
 /** A pending card payment through POST /cardpayment, once its charge exists at the (simulated) provider. */
-export async function cardPayment(stack: TestStack, opts: { amount?: number; callback?: string; apiKey?: string } = {}): Promise<TestPayment> {
+export async function cardPayment(
+  stack: TestStack,
+  opts: { amount?: number; callback?: string; apiKey?: string } = {},
+): Promise<TestPayment> {
   const orderId = uniq('ord');
   const amount = opts.amount ?? 250.5;
   const req = request(stack.app.callback()).post('/cardpayment').type('form');
   if (opts.apiKey) req.set('X-API-Key', opts.apiKey);
-  const res = await req.send({ orderId, userId: 'u-1', amount: String(amount), token: 'tok_test_visa', ...(opts.callback ? { callback: opts.callback } : {}) });
+  const res = await req.send({
+    orderId,
+    userId: 'u-1',
+    amount: String(amount),
+    token: 'tok_test_visa',
+    ...(opts.callback ? { callback: opts.callback } : {}),
+  });
   if (res.status !== 200) throw new Error(`POST /cardpayment: ${res.status} ${JSON.stringify(res.body)}`);
-  const row = await waitFor(() => stack.db('payments').where({ order_id: orderId }).whereNotNull('provider_ref').first(), 20_000, 'card charge');
+  const row = await waitFor(
+    () => stack.db('payments').where({ order_id: orderId }).whereNotNull('provider_ref').first(),
+    20_000,
+    'card charge',
+  );
   return { orderId, paymentId: row.id, providerRef: row.provider_ref, amount, workflowId: row.workflow_id };
 }
 
@@ -39,14 +51,33 @@ const unix = (offsetSeconds = 0) => Math.floor(Date.now() / 1000) + offsetSecond
 export const secretOf = (config: Config, p: ProviderName) => config.callbacks.providers[p].secret;
 
 /** A form or JSON body signed with X-Timestamp/X-Signature (card, card network, bank app). */
-export function headerSigned(config: Config, provider: ProviderName, type: 'json' | 'form', body: Record<string, unknown> | string, offsetSeconds = 0): Sent {
-  const raw = typeof body === 'string' ? body : type === 'json' ? JSON.stringify(body) : new URLSearchParams(body as Record<string, string>).toString();
+export function headerSigned(
+  config: Config,
+  provider: ProviderName,
+  type: 'json' | 'form',
+  body: Record<string, unknown> | string,
+  offsetSeconds = 0,
+): Sent {
+  const raw =
+    typeof body === 'string'
+      ? body
+      : type === 'json'
+        ? JSON.stringify(body)
+        : new URLSearchParams(body as Record<string, string>).toString();
   return { type, raw, headers: signatureHeaders(secretOf(config, provider), raw, unix(offsetSeconds)) };
 }
 
 /** A JSON payload with its `signature` field (QR, wallet gateway form). */
-export function fieldSigned(config: Config, provider: ProviderName, payload: Record<string, unknown>, offsetSeconds = 0): Sent {
-  const signed = signPayload(secretOf(config, provider), { ...payload, timestamp: payload.timestamp ?? iso(offsetSeconds) });
+export function fieldSigned(
+  config: Config,
+  provider: ProviderName,
+  payload: Record<string, unknown>,
+  offsetSeconds = 0,
+): Sent {
+  const signed = signPayload(secretOf(config, provider), {
+    ...payload,
+    timestamp: payload.timestamp ?? iso(offsetSeconds),
+  });
   return { type: 'json', raw: JSON.stringify(signed), headers: {} };
 }
 
@@ -59,7 +90,10 @@ export function post(app: Koa, path: string, sent: Sent, extraHeaders: Record<st
 }
 
 /** The callback error envelope of DESIGN.md with this name. */
-export const callbackError = (name: string, status: number) => ({ statusCode: status, body: { error: name, message: expect.any(String) } });
+export const callbackError = (name: string, status: number) => ({
+  statusCode: status,
+  body: { error: name, message: expect.any(String) },
+});
 
 export async function receiptsOf(stack: TestStack, paymentId: string) {
   return stack.db('callback_receipts').where({ payment_id: paymentId });
@@ -68,10 +102,13 @@ export async function receiptsOf(stack: TestStack, paymentId: string) {
 /** How many paymentResult signals the payment's workflow history holds. */
 export async function signalsOf(stack: TestStack, workflowId: string): Promise<number> {
   const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'paymentResult').length;
+  return (history.events ?? []).filter(
+    (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'paymentResult',
+  ).length;
 }
 
-export const resultOf = (stack: TestStack, workflowId: string) => stack.client.workflow.getHandle(workflowId).result() as Promise<{ status: string }>;
+export const resultOf = (stack: TestStack, workflowId: string) =>
+  stack.client.workflow.getHandle(workflowId).result() as Promise<{ status: string }>;
 
 /** A stand-in for the error tracker's ingestion endpoint on loopback: the Sentry SDK posts its envelopes here. */
 export async function startSentrySink(): Promise<{ dsn: string; envelopes: string[]; stop(): Promise<void> }> {
@@ -89,7 +126,11 @@ export async function startSentrySink(): Promise<{ dsn: string; envelopes: strin
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as import('node:net').AddressInfo;
-  return { dsn: `http://publickey@127.0.0.1:${port}/1`, envelopes, stop: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    dsn: `http://publickey@127.0.0.1:${port}/1`,
+    envelopes,
+    stop: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 /** The input a workflow was started with, read back from its history. */

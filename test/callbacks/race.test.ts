@@ -26,9 +26,21 @@ it('a signed QR callback sent the moment /qrpayment answered 200 finds its payme
     Array.from({ length: 4 }, async () => {
       for (let i = 0; i < 25; i++) {
         const orderId = uniq('race');
-        const created = await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u-1', amount: 12.5, customerId: 'c-1' });
+        const created = await request(stack.app.callback())
+          .post('/qrpayment')
+          .set('X-API-Key', key)
+          .send({ orderId, userId: 'u-1', amount: 12.5, customerId: 'c-1' });
         expect(created.status).toBe(200);
-        const res = await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId: created.body.body.paymentId, status: 'success', amount: 12.5, orderId }));
+        const res = await post(
+          stack.app,
+          '/qrcallback',
+          fieldSigned(stack.config, 'QR', {
+            paymentId: created.body.body.paymentId,
+            status: 'success',
+            amount: 12.5,
+            orderId,
+          }),
+        );
         statuses.push(res.status);
         orders.push(orderId);
       }
@@ -37,19 +49,29 @@ it('a signed QR callback sent the moment /qrpayment answered 200 finds its payme
   expect(statuses).toHaveLength(100);
   expect(statuses.filter((s) => s !== 200)).toEqual([]);
   // and each of them is paid, once
-  for (const orderId of orders.slice(0, 10)) await expect(resultOf(stack, `payment-${orderId}`)).resolves.toMatchObject({ status: 'paid' });
+  for (const orderId of orders.slice(0, 10))
+    await expect(resultOf(stack, `payment-${orderId}`)).resolves.toMatchObject({ status: 'paid' });
 });
 
 it('a signed card callback sent the moment /cardpayment answered 200 finds its charge, 20 times out of 20', async () => {
   const statuses: number[] = [];
   for (let i = 0; i < 20; i++) {
     const orderId = uniq('race-card');
-    const created = await request(stack.app.callback()).post('/cardpayment').type('form').send({ orderId, userId: 'u-1', amount: '30', token: 'tok_visa' });
+    const created = await request(stack.app.callback())
+      .post('/cardpayment')
+      .type('form')
+      .send({ orderId, userId: 'u-1', amount: '30', token: 'tok_visa' });
     expect(created.status).toBe(200);
     // the gateway waits up to 10 s for the charge; on a starved machine it may answer without one
     const chargeId: string | null = created.body.body.chargeId;
     if (!chargeId) continue;
-    const form = new URLSearchParams({ objectId: chargeId, token: 'tok_visa', status: 'true', message: '', saveCard: 'false' }).toString();
+    const form = new URLSearchParams({
+      objectId: chargeId,
+      token: 'tok_visa',
+      status: 'true',
+      message: '',
+      saveCard: 'false',
+    }).toString();
     const res = await post(stack.app, '/callback', headerSigned(stack.config, 'CARD', 'form', form));
     statuses.push(res.status);
   }

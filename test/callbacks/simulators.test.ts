@@ -20,7 +20,15 @@ beforeAll(async () => {
   server = http.createServer(stack.app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const gatewayUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  simulator = startCallbackSimulator({ db: stack.db, config: stack.config, logger: testLogger, gatewayUrl, since: new Date(), pollMs: 100, quickDelayMs: 100 });
+  simulator = startCallbackSimulator({
+    db: stack.db,
+    config: stack.config,
+    logger: testLogger,
+    gatewayUrl,
+    since: new Date(),
+    pollMs: 100,
+    quickDelayMs: 100,
+  });
   key = (await apiKey(stack)).key;
 });
 afterAll(async () => {
@@ -31,12 +39,18 @@ afterAll(async () => {
 
 async function qrPayment(amount: number) {
   const orderId = uniq('ord');
-  const res = await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u-1', amount, customerId: 'c-1' });
+  const res = await request(stack.app.callback())
+    .post('/qrpayment')
+    .set('X-API-Key', key)
+    .send({ orderId, userId: 'u-1', amount, customerId: 'c-1' });
   expect(res.status).toBe(200);
   const row = await waitFor(() => stack.db('payments').where({ order_id: orderId }).first());
   return { orderId, paymentId: row.id as string, workflowId: row.workflow_id as string };
 }
-const providersOf = async (paymentId: string) => (await stack.db('callback_receipts').where({ payment_id: paymentId }).orderBy('created_at')).map((r: { provider: string }) => r.provider);
+const providersOf = async (paymentId: string) =>
+  (await stack.db('callback_receipts').where({ payment_id: paymentId }).orderBy('created_at')).map(
+    (r: { provider: string }) => r.provider,
+  );
 
 it.each([
   [10, 'success'],
@@ -59,14 +73,20 @@ it('card: the provider posts /callback for the charge and the payment is paid', 
 it('card, amount .01: the card is declined and the payment fails', async () => {
   const p = await cardPayment(stack, { amount: 30.01 });
   await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'failed' });
-  expect(await stack.db('callback_receipts').where({ payment_id: p.paymentId }).first()).toMatchObject({ provider: 'card', status: 'failed' });
+  expect(await stack.db('callback_receipts').where({ payment_id: p.paymentId }).first()).toMatchObject({
+    provider: 'card',
+    status: 'failed',
+  });
 });
 
 it('card, amount .11: the result comes from the card network', async () => {
   const p = await cardPayment(stack, { amount: 30.11 });
   await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
   expect(await providersOf(p.paymentId)).toEqual(['cardnet']);
-  expect(await stack.db('cardnet_callbacks').where({ order_id: p.orderId }).first()).toMatchObject({ payment_id: p.paymentId, success: true });
+  expect(await stack.db('cardnet_callbacks').where({ order_id: p.orderId }).first()).toMatchObject({
+    payment_id: p.paymentId,
+    success: true,
+  });
 });
 
 it('QR, amount .11: paid from a bank app', async () => {
@@ -80,7 +100,9 @@ it('QR, amount .12: paid from a wallet; the wallet handler then confirms the pai
   await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
   expect(await providersOf(p.paymentId)).toEqual(['wallet']);
   await waitFor(() => stack.db('wallet_callbacks').where({ order_id: p.orderId }).first(), 10_000, 'wallet record');
-  await expect(stack.client.workflow.getHandle(paidOrderWorkflowId(p.orderId)).result()).resolves.toMatchObject({ status: 'confirmed' });
+  await expect(stack.client.workflow.getHandle(paidOrderWorkflowId(p.orderId)).result()).resolves.toMatchObject({
+    status: 'confirmed',
+  });
 });
 
 it('amount .02: the callback comes after SIMULATOR_DELAY_S; amount .03: none comes', async () => {
@@ -99,13 +121,28 @@ it('more than 200 payments that stay pending (.03) do not hide a newer payment f
   // 250 never-paid sandbox payments, older than the new one (rows only: no workflow needs to run)
   const stale = Array.from({ length: 250 }, (_, i) => {
     const orderId = uniq(`stale${i}`);
-    return { id: uniq('pay_stale'), order_id: orderId, user_id: 'u-1', method: 'qr', amount_satang: 1003, mode: 'sandbox', status: 'pending', workflow_id: `payment-${orderId}` };
+    return {
+      id: uniq('pay_stale'),
+      order_id: orderId,
+      user_id: 'u-1',
+      method: 'qr',
+      amount_satang: 1003,
+      mode: 'sandbox',
+      status: 'pending',
+      workflow_id: `payment-${orderId}`,
+    };
   });
   await stack.db('payments').insert(stale);
   try {
     const fresh = await qrPayment(20.05);
     await expect(resultOf(stack, fresh.workflowId)).resolves.toMatchObject({ status: 'paid' });
   } finally {
-    await stack.db('payments').whereIn('id', stale.map((s) => s.id)).delete();
+    await stack
+      .db('payments')
+      .whereIn(
+        'id',
+        stale.map((s) => s.id),
+      )
+      .delete();
   }
 }, 30_000);

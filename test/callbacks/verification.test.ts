@@ -33,7 +33,9 @@ describe('HMAC-SHA256 hex', () => {
 
 describe('canonical JSON', () => {
   it('sorts keys recursively and drops whitespace', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: 'x' } })).toBe('{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: 'x' } })).toBe(
+      '{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it('writes numbers and strings as JSON.stringify (RFC 8785 for parsed JSON)', () => {
@@ -50,7 +52,10 @@ describe('canonical JSON', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (obj) => {
         const reversed = Object.fromEntries(Object.entries(obj).reverse());
-        return canonicalJson(obj) === canonicalJson(reversed) && canonicalJson(JSON.parse(canonicalJson(obj))) === canonicalJson(obj);
+        return (
+          canonicalJson(obj) === canonicalJson(reversed) &&
+          canonicalJson(JSON.parse(canonicalJson(obj))) === canonicalJson(obj)
+        );
       }),
     );
   });
@@ -58,7 +63,13 @@ describe('canonical JSON', () => {
 
 describe('signatures', () => {
   const secret = 'talat-dev-secret-qr';
-  const payload = { paymentId: 'pay_1', status: 'success', amount: 250.5, orderId: 'ORD-1', timestamp: '2026-11-22T08:00:00Z' };
+  const payload = {
+    paymentId: 'pay_1',
+    status: 'success',
+    amount: 250.5,
+    orderId: 'ORD-1',
+    timestamp: '2026-11-22T08:00:00Z',
+  };
 
   it('a signed payload verifies; any change to a signed field or the secret does not', () => {
     const signed = signPayload(secret, payload);
@@ -96,16 +107,26 @@ describe('timestamps', () => {
     }
   };
 
-  it.each(['2026-11-22T08:00:00Z', '2026-11-22T08:00:00.123Z', '2026-11-22T08:00:00+00:00', '2026-11-22T08:00:00.5-0000'])('ISO 8601 UTC %s parses', (t) => {
+  it.each([
+    '2026-11-22T08:00:00Z',
+    '2026-11-22T08:00:00.123Z',
+    '2026-11-22T08:00:00+00:00',
+    '2026-11-22T08:00:00.5-0000',
+  ])('ISO 8601 UTC %s parses', (t) => {
     expect(parseIsoUtc(t)).toBeGreaterThan(0);
   });
 
-  it.each(['2026-11-22T08:00:00', '2026-11-22T15:00:00+07:00', '2026-11-22 08:00:00Z', '2026-02-30T08:00:00Z', 'yesterday', '', 1764000000])(
-    '%p is not an ISO 8601 UTC timestamp',
-    (t) => {
-      expect(parseIsoUtc(t)).toBeUndefined();
-    },
-  );
+  it.each([
+    '2026-11-22T08:00:00',
+    '2026-11-22T15:00:00+07:00',
+    '2026-11-22 08:00:00Z',
+    '2026-02-30T08:00:00Z',
+    'yesterday',
+    '',
+    1764000000,
+  ])('%p is not an ISO 8601 UTC timestamp', (t) => {
+    expect(parseIsoUtc(t)).toBeUndefined();
+  });
 
   it('unix seconds are digits only', () => {
     expect(parseUnixSeconds('1764000000')).toBe(1764000000000);

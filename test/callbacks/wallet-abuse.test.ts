@@ -17,7 +17,12 @@ afterAll(() => stack.close());
 
 function recordingNotifier(): Notifier & { mails: AdminEmail[] } {
   const mails: AdminEmail[] = [];
-  return { mails, sendAdminEmail: async (m) => void mails.push(m), reportError: async () => undefined, close: async () => undefined };
+  return {
+    mails,
+    sendAdminEmail: async (m) => void mails.push(m),
+    reportError: async () => undefined,
+    close: async () => undefined,
+  };
 }
 
 const invalid = (orderId: string) => JSON.stringify({ orderId, paymentId: 'p-1', success: true, userId: '' });
@@ -27,15 +32,27 @@ describe('administrator e-mails of wallet handler failures', () => {
     const notifier = recordingNotifier();
     let now = Date.now();
     const alerts = createAlertThrottle({ notifier, logger: testLogger, windowMs: 3_600_000, clock: () => now });
-    const app = createApp({ config: stack.config, db: stack.db, temporal: { client: stack.client, taskQueue: 'x' }, logger: testLogger, notifier, alerts });
+    const app = createApp({
+      config: stack.config,
+      db: stack.db,
+      temporal: { client: stack.client, taskQueue: 'x' },
+      logger: testLogger,
+      notifier,
+      alerts,
+    });
     const a = uniq('o');
     const b = uniq('o');
     for (const orderId of [a, a, a, b]) {
-      const res = await request(app.callback()).post('/wallet/callback').set('Content-Type', 'application/json').send(invalid(orderId));
+      const res = await request(app.callback())
+        .post('/wallet/callback')
+        .set('Content-Type', 'application/json')
+        .send(invalid(orderId));
       expect(res.status).toBe(500); // SPEC.md's answer is unchanged
     }
     expect(notifier.mails.map((m) => m.subject)).toEqual([expect.stringContaining(a), expect.stringContaining(b)]);
-    expect(await stack.db('callback_errors').where({ order_id: a }).count<{ count: string }[]>('* as count')).toEqual([{ count: '3' }]); // the error log keeps every one
+    expect(await stack.db('callback_errors').where({ order_id: a }).count<{ count: string }[]>('* as count')).toEqual([
+      { count: '3' },
+    ]); // the error log keeps every one
 
     await alerts.flushDigest();
     expect(notifier.mails).toHaveLength(3);
@@ -50,12 +67,23 @@ describe('administrator e-mails of wallet handler failures', () => {
 });
 
 describe('rate limit of /wallet/callback per client address', () => {
-  const post = (app: ReturnType<typeof createApp>) => request(app.callback()).post('/wallet/callback').set('Content-Type', 'application/json').send(invalid(uniq('o')));
+  const post = (app: ReturnType<typeof createApp>) =>
+    request(app.callback())
+      .post('/wallet/callback')
+      .set('Content-Type', 'application/json')
+      .send(invalid(uniq('o')));
 
   it('refuses with 429 RATE_LIMITED in the callback envelope beyond the limit, with the X-RateLimit headers', async () => {
     const notifier = recordingNotifier();
     const t = Date.now() + 1_000_000_000; // a second of its own: no other test shares this bucket window
-    const app = createApp({ config: testConfig({ WALLET_RATE_PER_SECOND: '2' }), db: stack.db, temporal: { client: stack.client, taskQueue: 'x' }, logger: testLogger, notifier, clock: () => t });
+    const app = createApp({
+      config: testConfig({ WALLET_RATE_PER_SECOND: '2' }),
+      db: stack.db,
+      temporal: { client: stack.client, taskQueue: 'x' },
+      logger: testLogger,
+      notifier,
+      clock: () => t,
+    });
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push(await post(app));
     expect(statuses.map((r) => r.status)).toEqual([500, 500, 429]);

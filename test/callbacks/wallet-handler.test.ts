@@ -17,7 +17,14 @@ let sentry: Awaited<ReturnType<typeof startSentrySink>>;
 beforeAll(async () => {
   smtp = await startSmtpSink();
   sentry = await startSentrySink();
-  stack = await createTestStack({ env: { SMTP_URL: smtp.url, SENTRY_DSN: sentry.dsn, ADMIN_EMAIL: 'ops@talat.test', PAID_ORDER_CONFIRM_WINDOW_S: '2' } });
+  stack = await createTestStack({
+    env: {
+      SMTP_URL: smtp.url,
+      SENTRY_DSN: sentry.dsn,
+      ADMIN_EMAIL: 'ops@talat.test',
+      PAID_ORDER_CONFIRM_WINDOW_S: '2',
+    },
+  });
 });
 afterAll(async () => {
   await stack.close();
@@ -26,8 +33,17 @@ afterAll(async () => {
 });
 
 const FAILED = 'Failed to process wallet callback';
-const event = (over: Record<string, unknown> = {}) => ({ orderId: uniq('ord'), paymentId: uniq('pay'), success: true, userId: 'u-1', amount: 99.5, message: 'paid', ...over });
-const send = (raw: string, app = stack.app) => request(app.callback()).post('/wallet/callback').set('Content-Type', 'application/json').send(raw);
+const event = (over: Record<string, unknown> = {}) => ({
+  orderId: uniq('ord'),
+  paymentId: uniq('pay'),
+  success: true,
+  userId: 'u-1',
+  amount: 99.5,
+  message: 'paid',
+  ...over,
+});
+const send = (raw: string, app = stack.app) =>
+  request(app.callback()).post('/wallet/callback').set('Content-Type', 'application/json').send(raw);
 const recordOf = (orderId: string) => stack.db('wallet_callbacks').where({ order_id: orderId }).first();
 const started = async (orderId: string) => {
   try {
@@ -46,7 +62,13 @@ describe('HTTP 200: the record is saved; only boolean true starts paid-order pro
     const res = await send(raw);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(JSON.parse(res.text)).toEqual({ success: true, message: 'Wallet callback processed successfully', orderId: e.orderId, paymentId: e.paymentId, amount: 99.5 });
+    expect(JSON.parse(res.text)).toEqual({
+      success: true,
+      message: 'Wallet callback processed successfully',
+      orderId: e.orderId,
+      paymentId: e.paymentId,
+      amount: 99.5,
+    });
     expect(await recordOf(e.orderId)).toMatchObject({
       payment_id: e.paymentId,
       success: true,
@@ -81,7 +103,9 @@ describe('HTTP 200: the record is saved; only boolean true starts paid-order pro
 
   it('aliases order_id, payment_id, user_id', async () => {
     const e = event();
-    const res = await send(JSON.stringify({ order_id: e.orderId, payment_id: e.paymentId, success: false, user_id: 'u-2' }));
+    const res = await send(
+      JSON.stringify({ order_id: e.orderId, payment_id: e.paymentId, success: false, user_id: 'u-2' }),
+    );
     expect(res.status).toBe(200);
     expect(JSON.parse(res.text)).toMatchObject({ orderId: e.orderId, paymentId: e.paymentId });
     expect(await recordOf(e.orderId)).toMatchObject({ payment_id: e.paymentId, user_id: 'u-2' });
@@ -156,14 +180,21 @@ describe('HTTP 500: the four texts, the error log, the error tracker, the admini
     // the same failure of the same order is e-mailed once per ALERT_WINDOW_S (orderId missing and
     // empty are both order "unknown": the second goes into the digest)
     const mail = await waitFor(
-      async () => smtp.messages.find((m) => (orderId ? m.raw.includes(requestId) : m.subject.includes('unknown') && m.text.includes(`Error:      ${text}`))),
+      async () =>
+        smtp.messages.find((m) =>
+          orderId ? m.raw.includes(requestId) : m.subject.includes('unknown') && m.text.includes(`Error:      ${text}`),
+        ),
       5000,
       'admin e-mail',
     );
     expect(mail.to).toEqual(['ops@talat.test']);
     expect(mail.subject).toContain(orderId ?? 'unknown');
     expect(mail.text).toContain(`Error:      ${text}`);
-    await waitFor(async () => sentry.envelopes.find((env) => env.includes(text) && env.includes(requestId)), 5000, 'error tracker event');
+    await waitFor(
+      async () => sentry.envelopes.find((env) => env.includes(text) && env.includes(requestId)),
+      5000,
+      'error tracker event',
+    );
   });
 
   it.each([
@@ -176,7 +207,11 @@ describe('HTTP 500: the four texts, the error log, the error tracker, the admini
     const res = await send(raw);
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ success: false, error: text, message: FAILED });
-    expect(await stack.db('callback_errors').where({ request_id: res.headers['x-request-id'] }).first()).toMatchObject({ error: text, order_id: null, payment_id: null });
+    expect(await stack.db('callback_errors').where({ request_id: res.headers['x-request-id'] }).first()).toMatchObject({
+      error: text,
+      order_id: null,
+      payment_id: null,
+    });
   });
 
   it('a record that cannot be saved is a 500 too, keyed by its ids in the error log', async () => {
@@ -184,13 +219,17 @@ describe('HTTP 500: the four texts, the error log, the error tracker, the admini
     await stack.db.raw(
       `create or replace function talat_test_refuse() returns trigger language plpgsql as $$ begin if new.payment_id like 'pay_refuse%' then raise exception 'refused by a test trigger'; end if; return new; end $$`,
     );
-    await stack.db.raw('create or replace trigger talat_test_refuse before insert or update on wallet_callbacks for each row execute function talat_test_refuse()');
+    await stack.db.raw(
+      'create or replace trigger talat_test_refuse before insert or update on wallet_callbacks for each row execute function talat_test_refuse()',
+    );
     try {
       const e = event({ paymentId: 'pay_refuse_me' });
       const res = await send(JSON.stringify(e));
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ success: false, error: 'Could not save the wallet callback record', message: FAILED });
-      expect(await stack.db('callback_errors').where({ request_id: res.headers['x-request-id'] }).first()).toMatchObject({ order_id: e.orderId });
+      expect(
+        await stack.db('callback_errors').where({ request_id: res.headers['x-request-id'] }).first(),
+      ).toMatchObject({ order_id: e.orderId });
       expect(await started(e.orderId)).toBe(false);
     } finally {
       await stack.db.raw('drop trigger if exists talat_test_refuse on wallet_callbacks');
@@ -210,10 +249,17 @@ describe('HTTP 500: the four texts, the error log, the error tracker, the admini
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ success: false, error: 'userId is required in body', message: FAILED });
       expect(rejecting.messages).toHaveLength(0);
-      expect(await stack.db('callback_errors').where({ request_id: res.headers['x-request-id'] }).first()).toMatchObject({ error: 'userId is required in body' });
+      expect(
+        await stack.db('callback_errors').where({ request_id: res.headers['x-request-id'] }).first(),
+      ).toMatchObject({ error: 'userId is required in body' });
 
       // and with no mail server at all
-      const unreachable = createApp({ config: testConfig({ SMTP_URL: 'smtp://127.0.0.1:1' }), db: stack.db, temporal: { client: stack.client, taskQueue: stack.taskQueue }, logger: testLogger });
+      const unreachable = createApp({
+        config: testConfig({ SMTP_URL: 'smtp://127.0.0.1:1' }),
+        db: stack.db,
+        temporal: { client: stack.client, taskQueue: stack.taskQueue },
+        logger: testLogger,
+      });
       const res2 = await send(JSON.stringify(event({ orderId: '' })), unreachable);
       expect(res2.status).toBe(500);
       expect(res2.body).toEqual({ success: false, error: 'orderId is required in body', message: FAILED });
@@ -228,12 +274,20 @@ describe('transport errors keep the callback envelope', () => {
     const e = event();
     const res = await request(stack.app.callback()).post('/wallet/callback').type('form').send(e);
     expect(res.status).toBe(415);
-    expect(res.body).toEqual({ statusCode: 415, body: { error: 'UNSUPPORTED_MEDIA_TYPE', message: expect.any(String) } });
+    expect(res.body).toEqual({
+      statusCode: 415,
+      body: { error: 'UNSUPPORTED_MEDIA_TYPE', message: expect.any(String) },
+    });
     expect(await recordOf(e.orderId)).toBeUndefined();
   });
 
   it('413 PAYLOAD_TOO_LARGE over BODY_LIMIT_KB, nothing recorded', async () => {
-    const app = createApp({ config: testConfig({ BODY_LIMIT_KB: '1' }), db: stack.db, temporal: { client: stack.client, taskQueue: stack.taskQueue }, logger: testLogger });
+    const app = createApp({
+      config: testConfig({ BODY_LIMIT_KB: '1' }),
+      db: stack.db,
+      temporal: { client: stack.client, taskQueue: stack.taskQueue },
+      logger: testLogger,
+    });
     const e = event({ message: 'x'.repeat(2048) });
     const res = await send(JSON.stringify(e), app);
     expect(res.status).toBe(413);

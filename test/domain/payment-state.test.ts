@@ -8,7 +8,9 @@ const allowed: [PaymentStatus, PaymentStatus][] = [
 ];
 
 describe('payment state transitions', () => {
-  const pairs = PAYMENT_STATUSES.flatMap((from) => PAYMENT_STATUSES.map((to) => [from, to] as [PaymentStatus, PaymentStatus]));
+  const pairs = PAYMENT_STATUSES.flatMap((from) =>
+    PAYMENT_STATUSES.map((to) => [from, to] as [PaymentStatus, PaymentStatus]),
+  );
   it.each(pairs)('%s -> %s', (from, to) => {
     const ok = allowed.some(([f, t]) => f === from && t === to);
     expect(canTransition(from, to)).toBe(ok);

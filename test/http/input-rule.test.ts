@@ -17,7 +17,13 @@ import { newKey } from '../payments/support';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 
 type Doc = {
-  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Schema }> }; parameters?: { name: string; in: string }[] }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { requestBody?: { content: Record<string, { schema: Schema }> }; parameters?: { name: string; in: string }[] }
+    >
+  >;
   components: { schemas: Record<string, Schema> };
 };
 type Schema = { $ref?: string; properties?: Record<string, Schema>; allOf?: Schema[] };
@@ -34,7 +40,20 @@ const notifier: Notifier = {
 };
 
 // what changes when a request is refused: rows of these tables (rate-limit counters excepted)
-const COUNTED = ['payments', 'payment_events', 'callback_receipts', 'wallet_callbacks', 'cardnet_callbacks', 'bankapp_callbacks', 'callback_errors', 'webhook_endpoints', 'bank_users', 'bank_orders', 'idempotency_keys', 'storefront_sessions'];
+const COUNTED = [
+  'payments',
+  'payment_events',
+  'callback_receipts',
+  'wallet_callbacks',
+  'cardnet_callbacks',
+  'bankapp_callbacks',
+  'callback_errors',
+  'webhook_endpoints',
+  'bank_users',
+  'bank_orders',
+  'idempotency_keys',
+  'storefront_sessions',
+];
 const counted: string[] = [];
 async function counts(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
@@ -61,7 +80,10 @@ afterAll(() => stack.close());
 const resolve = (s: Schema | undefined): Schema => {
   if (!s) return {};
   if (s.$ref) return resolve(doc.components.schemas[s.$ref.split('/').pop()!]);
-  if (s.allOf) return Object.assign({}, ...s.allOf.map(resolve), { properties: Object.assign({}, ...s.allOf.map((x) => resolve(x).properties ?? {})) });
+  if (s.allOf)
+    return Object.assign({}, ...s.allOf.map(resolve), {
+      properties: Object.assign({}, ...s.allOf.map((x) => resolve(x).properties ?? {})),
+    });
   return s;
 };
 
@@ -71,14 +93,23 @@ const resolve = (s: Schema | undefined): Schema => {
  */
 const unstorable = (json: boolean) =>
   fc
-    .tuple(fc.string({ maxLength: 8 }), fc.constantFrom('\u0000', 'a\u0000', ...(json ? ['\ud800', '\udfff'] : [])), fc.string({ maxLength: 8 }))
+    .tuple(
+      fc.string({ maxLength: 8 }),
+      fc.constantFrom('\u0000', 'a\u0000', ...(json ? ['\ud800', '\udfff'] : [])),
+      fc.string({ maxLength: 8 }),
+    )
     .map(([a, bad, b]) => a + bad + b);
 
 /** Near-valid bodies, so a refusal cannot be for another reason than the bad field. */
 const BASE: Record<string, Record<string, unknown>> = {
   '/qrpayment': { orderId: 'o-1', userId: 'u-1', amount: 10, customerId: 'c-1' },
   '/cardpayment': { orderId: 'o-1', userId: 'u-1', amount: '10', token: 'tok_test' },
-  '/calculate-cost': { items: [{ productId: 'G851378-1', quantity: 1 }], branchId: 'B001', deliveryOption: 'pickup', paymentMethod: 'qr' },
+  '/calculate-cost': {
+    items: [{ productId: 'G851378-1', quantity: 1 }],
+    branchId: 'B001',
+    deliveryOption: 'pickup',
+    paymentMethod: 'qr',
+  },
   '/bank/createuser': { userId: 'u-1', name: 'Somchai' },
   '/bank/createorder': { orderId: 'o-1', userId: 'u-1', amount: 10 },
   '/webhooks/endpoints': { url: 'http://127.0.0.1:9/hook' },
@@ -101,14 +132,17 @@ const CALLBACK_PROVIDER: Record<string, 'CARD' | 'CARDNET' | 'BANKAPP' | 'QR' | 
 function send(method: string, path: string, type: string, body: Record<string, unknown>) {
   const provider = CALLBACK_PROVIDER[path];
   if (provider) {
-    const sent = provider === 'QR' || provider === 'WALLET' ? fieldSigned(stack.config, provider, body) : headerSigned(stack.config, provider, type.includes('json') ? 'json' : 'form', body);
+    const sent =
+      provider === 'QR' || provider === 'WALLET'
+        ? fieldSigned(stack.config, provider, body)
+        : headerSigned(stack.config, provider, type.includes('json') ? 'json' : 'form', body);
     return post(app, path, sent);
   }
   const agent = request(app.callback());
-  const req = agent[method as 'post'](path)
-    .set('X-API-Key', key)
-    .set('Content-Type', type);
-  return req.send(type.includes('json') ? JSON.stringify(body) : new URLSearchParams(body as Record<string, string>).toString());
+  const req = agent[method as 'post'](path).set('X-API-Key', key).set('Content-Type', type);
+  return req.send(
+    type.includes('json') ? JSON.stringify(body) : new URLSearchParams(body as Record<string, string>).toString(),
+  );
 }
 
 const isCallback = (path: string) => path in CALLBACK_PROVIDER || path === '/wallet/callback';
@@ -116,7 +150,11 @@ const isCallback = (path: string) => path in CALLBACK_PROVIDER || path === '/wal
 function expectRefused(res: request.Response, path: string, field: string | undefined) {
   expect(res.status).toBe(400);
   if (field === undefined) expect([res.body.body.error, res.body.body.code]).toContain('INVALID_INPUT');
-  else if (isCallback(path)) expect(res.body).toEqual({ statusCode: 400, body: { error: 'INVALID_INPUT', message: expect.stringContaining(field) } });
+  else if (isCallback(path))
+    expect(res.body).toEqual({
+      statusCode: 400,
+      body: { error: 'INVALID_INPUT', message: expect.stringContaining(field) },
+    });
   else expect(res.body).toMatchObject({ statusCode: 400, body: { code: 'INVALID_INPUT', details: { field } } });
 }
 
@@ -131,7 +169,15 @@ describe('findUnstorable', () => {
     for (let i = 0; i < 100_000; i++) cur.push((cur = []));
     cur.push('\u0000');
     expect(findUnstorable(deep)?.reason).toBe('NUL character');
-    fc.assert(fc.property(fc.jsonValue(), (v) => findUnstorable(v) === undefined || JSON.stringify(v).includes('\\u0000') || /\\ud[89a-f]/i.test(JSON.stringify(v))));
+    fc.assert(
+      fc.property(
+        fc.jsonValue(),
+        (v) =>
+          findUnstorable(v) === undefined ||
+          JSON.stringify(v).includes('\\u0000') ||
+          /\\ud[89a-f]/i.test(JSON.stringify(v)),
+      ),
+    );
   });
 });
 
@@ -140,7 +186,8 @@ describe('every body field of every operation', () => {
     const ops: { method: string; path: string; type: string; fields: string[] }[] = [];
     for (const [path, item] of Object.entries(doc.paths))
       for (const [method, op] of Object.entries(item)) {
-        for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) ops.push({ method, path, type, fields: Object.keys(resolve(media.schema).properties ?? {}) });
+        for (const [type, media] of Object.entries(op.requestBody?.content ?? {}))
+          ops.push({ method, path, type, fields: Object.keys(resolve(media.schema).properties ?? {}) });
       }
     expect(ops.length).toBeGreaterThanOrEqual(12);
     const before = await counts();
@@ -149,11 +196,19 @@ describe('every body field of every operation', () => {
       // (a field-signed callback's `signature` is replaced by the signing helper)
       const fields = [...new Set([...op.fields, ...Object.keys(base)])].filter((f) => f !== 'signature');
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...fields, '(new key)'), unstorable(op.type.includes('json')), async (field, bad) => {
-          const body = field === '(new key)' ? { ...base, [bad]: 'x' } : { ...base, [field]: bad };
-          const res = await send(op.method, op.path, op.type, body);
-          expectRefused(res, op.path, field === '(new key)' ? (op.type.includes('json') ? printableField(bad) : undefined) : field);
-        }),
+        fc.asyncProperty(
+          fc.constantFrom(...fields, '(new key)'),
+          unstorable(op.type.includes('json')),
+          async (field, bad) => {
+            const body = field === '(new key)' ? { ...base, [bad]: 'x' } : { ...base, [field]: bad };
+            const res = await send(op.method, op.path, op.type, body);
+            expectRefused(
+              res,
+              op.path,
+              field === '(new key)' ? (op.type.includes('json') ? printableField(bad) : undefined) : field,
+            );
+          },
+        ),
         { numRuns: 8 },
       );
     }
@@ -161,7 +216,10 @@ describe('every body field of every operation', () => {
   });
 
   it('nested fields are named by their path', async () => {
-    const res = await send('post', '/calculate-cost', 'application/json', { ...BASE['/calculate-cost'], items: [{ productId: 'G\u0000', quantity: 1 }] });
+    const res = await send('post', '/calculate-cost', 'application/json', {
+      ...BASE['/calculate-cost'],
+      items: [{ productId: 'G\u0000', quantity: 1 }],
+    });
     expectRefused(res, '/calculate-cost', 'items.0.productId');
   });
 });
@@ -193,10 +251,16 @@ describe('query and path parameters', () => {
       .filter(([p, item]) => item.get && !p.startsWith('/bank/')) // (bank lookups need a worker: this stack has none)
       .map(([p]) => p.replace(/\{[^}]+\}/g, 'x1'));
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...gets), fc.dictionary(fc.string({ maxLength: 6 }), fc.string({ maxLength: 12 }), { maxKeys: 3 }), async (path, q) => {
-        const res = await request(app.callback()).get(`${path}?${new URLSearchParams(q)}`).set('X-API-Key', key);
-        expect(res.status).toBeLessThan(500);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...gets),
+        fc.dictionary(fc.string({ maxLength: 6 }), fc.string({ maxLength: 12 }), { maxKeys: 3 }),
+        async (path, q) => {
+          const res = await request(app.callback())
+            .get(`${path}?${new URLSearchParams(q)}`)
+            .set('X-API-Key', key);
+          expect(res.status).toBeLessThan(500);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -217,7 +281,8 @@ describe('arbitrary JSON', () => {
           .set('Content-Type', 'application/json')
           .send(JSON.stringify(body) ?? 'null');
         // the wallet handler's refusals are SPEC.md's own 500 {success: false}: the only 500 allowed
-        if (res.status === 500) expect(op.path === '/wallet/callback' && JSON.parse(res.text).success === false).toBe(true);
+        if (res.status === 500)
+          expect(op.path === '/wallet/callback' && JSON.parse(res.text).success === false).toBe(true);
       }),
       { numRuns: 150 },
     );
@@ -229,9 +294,16 @@ describe('a correctly signed callback with a bad field', () => {
     mails.length = 0;
     const orderId = uniq('o');
     for (let i = 0; i < 3; i++) {
-      const res = await post(app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId: 'p\u0000', status: 'success', amount: 1, orderId }));
+      const res = await post(
+        app,
+        '/qrcallback',
+        fieldSigned(stack.config, 'QR', { paymentId: 'p\u0000', status: 'success', amount: 1, orderId }),
+      );
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ statusCode: 400, body: { error: 'INVALID_INPUT', message: expect.stringContaining('paymentId') } });
+      expect(res.body).toEqual({
+        statusCode: 400,
+        body: { error: 'INVALID_INPUT', message: expect.stringContaining('paymentId') },
+      });
     }
     await new Promise((r) => setTimeout(r, 50));
     expect(mails).toHaveLength(1);
@@ -240,7 +312,10 @@ describe('a correctly signed callback with a bad field', () => {
 
   it('an unsigned one is refused without an e-mail', async () => {
     mails.length = 0;
-    const res = await request(app.callback()).post('/qrcallback').set('Content-Type', 'application/json').send(JSON.stringify({ orderId: 'o\u0000', signature: 'f'.repeat(64) }));
+    const res = await request(app.callback())
+      .post('/qrcallback')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ orderId: 'o\u0000', signature: 'f'.repeat(64) }));
     expect(res.status).toBe(400);
     expect(mails).toHaveLength(0);
   });
@@ -248,7 +323,10 @@ describe('a correctly signed callback with a bad field', () => {
   it('the public wallet handler answers 400 and writes no error row nor e-mail', async () => {
     mails.length = 0;
     const before = await counts();
-    const res = await request(app.callback()).post('/wallet/callback').set('Content-Type', 'application/json').send(JSON.stringify({ ...BASE['/wallet/callback'], message: 'a\u0000b' }));
+    const res = await request(app.callback())
+      .post('/wallet/callback')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ ...BASE['/wallet/callback'], message: 'a\u0000b' }));
     expect(res.status).toBe(400);
     expect(await counts()).toEqual(before);
     expect(mails).toHaveLength(0);
@@ -259,7 +337,13 @@ describe('Postgres down', () => {
   // (the wallet handler keeps SPEC.md's rule: saving failed -> its own 500 {success: false})
   it('answers 503 SERVICE_UNAVAILABLE, not 500', async () => {
     const deadDb = createDb('postgres://talat:x@127.0.0.1:1/none', { poolMax: 1 });
-    const down = createApp({ config: stack.config, db: deadDb, temporal: { client: stack.client, taskQueue: 'x' }, logger: testLogger, notifier });
+    const down = createApp({
+      config: stack.config,
+      db: deadDb,
+      temporal: { client: stack.client, taskQueue: 'x' },
+      logger: testLogger,
+      notifier,
+    });
     try {
       for (const [method, path, body] of [
         ['post', '/qrpayment', BASE['/qrpayment']],

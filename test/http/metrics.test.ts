@@ -24,15 +24,21 @@ describe('/metrics', () => {
   it('counts requests by route pattern (not raw path), status and duration', async () => {
     await request(stack.app.callback()).get(`/api/group/read/${uniq('G')}`);
     const text = await scrape();
-    expect(text).toMatch(/talat_http_requests_total\{method="GET",route="\/api\/group\/read\/:groupId",status="404"\} \d+/);
-    expect(text).toMatch(/talat_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/group\/read\/:groupId",status="404"\}/);
+    expect(text).toMatch(
+      /talat_http_requests_total\{method="GET",route="\/api\/group\/read\/:groupId",status="404"\} \d+/,
+    );
+    expect(text).toMatch(
+      /talat_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/group\/read\/:groupId",status="404"\}/,
+    );
     expect(text).not.toMatch(/route="\/api\/group\/read\/G-/);
   });
 
   it('counts rejected callbacks by provider and reason', async () => {
     const sent = fieldSigned(stack.config, 'QR', { paymentId: 'p', status: 'success', amount: 1, orderId: uniq('o') });
     await post(stack.app, '/qrcallback', { ...sent, raw: sent.raw.replace(/"signature":"[0-9a-f]/, '"signature":"0') });
-    expect(await scrape()).toMatch(/talat_callbacks_total\{provider="qr",outcome="rejected",reason="INVALID_SIGNATURE"\} [1-9]/);
+    expect(await scrape()).toMatch(
+      /talat_callbacks_total\{provider="qr",outcome="rejected",reason="INVALID_SIGNATURE"\} [1-9]/,
+    );
   });
 
   it('reads the open dead letters from Postgres, has the process metrics, and payment transitions', async () => {

@@ -24,9 +24,11 @@ describe('/openapi.json', () => {
     try {
       writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify(doc));
       const bin = path.resolve(__dirname, '../../node_modules/.bin/redocly');
-      const run = await promisify(execFile)(bin, ['lint', '--extends', 'recommended', '--format', 'summary', 'openapi.json'], { cwd: dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } }).catch(
-        (e: { stdout: string; stderr: string }) => e,
-      );
+      const run = await promisify(execFile)(
+        bin,
+        ['lint', '--extends', 'recommended', '--format', 'summary', 'openapi.json'],
+        { cwd: dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
+      ).catch((e: { stdout: string; stderr: string }) => e);
       const out = `${run.stdout}\n${run.stderr}`;
       expect(out).toContain('Your API description is valid');
       expect(out).not.toMatch(/^(error|warning) /m);
@@ -36,16 +38,25 @@ describe('/openapi.json', () => {
   }, 120_000);
 
   it('has operationIds, required bodies, explicit security, error codes as enums and the webhook', () => {
-    for (const item of Object.values(doc.paths) as Record<string, { operationId?: string; security?: unknown; requestBody?: { required?: boolean } }>[])
+    for (const item of Object.values(doc.paths) as Record<
+      string,
+      { operationId?: string; security?: unknown; requestBody?: { required?: boolean } }
+    >[])
       for (const op of Object.values(item)) {
         expect(op.operationId).toMatch(/^[a-z][A-Za-z0-9]+$/);
         expect(op.security).toBeDefined();
         if (op.requestBody) expect(op.requestBody.required).toBe(true);
       }
-    expect(doc.components.schemas.PaymentError.properties.body.properties.code.enum).toEqual(expect.arrayContaining(['INVALID_INPUT', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE']));
-    expect(doc.components.schemas.CallbackError.properties.body.properties.error.enum).toEqual(expect.arrayContaining(['INVALID_SIGNATURE', 'INVALID_IP']));
+    expect(doc.components.schemas.PaymentError.properties.body.properties.code.enum).toEqual(
+      expect.arrayContaining(['INVALID_INPUT', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE']),
+    );
+    expect(doc.components.schemas.CallbackError.properties.body.properties.error.enum).toEqual(
+      expect.arrayContaining(['INVALID_SIGNATURE', 'INVALID_IP']),
+    );
     expect(doc.webhooks['payment.status.updated'].post.requestBody.content['application/json'].schema).toBeDefined();
-    expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(['ApiKeyAuth', 'CallbackSignature']));
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(
+      expect.arrayContaining(['ApiKeyAuth', 'CallbackSignature']),
+    );
     expect(doc.paths['/callback'].post.security).toEqual([{ CallbackSignature: [] }]);
   });
 });

@@ -11,7 +11,10 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const paymentError = (code: string) => ({ statusCode: expect.any(Number), body: { error: expect.any(String), code, details: expect.any(Object) } });
+const paymentError = (code: string) => ({
+  statusCode: expect.any(Number),
+  body: { error: expect.any(String), code, details: expect.any(Object) },
+});
 
 describe('error envelopes', () => {
   it('404 in the payment envelope for an unknown path, with a request id', async () => {
@@ -36,7 +39,10 @@ describe('error envelopes', () => {
   });
 
   it('400 INVALID_INPUT for malformed JSON, never a 500', async () => {
-    const res = await request(stack.app.callback()).post('/cardpayment').set('Content-Type', 'application/json').send('{"orderId": ');
+    const res = await request(stack.app.callback())
+      .post('/cardpayment')
+      .set('Content-Type', 'application/json')
+      .send('{"orderId": ');
     expect(res.status).toBe(400);
     expect(res.body).toEqual(paymentError('INVALID_INPUT'));
   });
@@ -63,11 +69,17 @@ describe('error envelopes', () => {
   it('uses the callback envelope {statusCode, body: {error, message}} on callback paths', async () => {
     const res = await request(stack.app.callback()).get('/qrcallback');
     expect([404, 405]).toContain(res.status);
-    expect(res.body).toEqual({ statusCode: res.status, body: { error: expect.any(String), message: expect.any(String) } });
+    expect(res.body).toEqual({
+      statusCode: res.status,
+      body: { error: expect.any(String), message: expect.any(String) },
+    });
   });
 
   it('MISSING_FIELD names the absent field', async () => {
-    const res = await request(stack.app.callback()).post('/cardpayment').type('form').send({ userId: 'u1', amount: '10', token: 't' });
+    const res = await request(stack.app.callback())
+      .post('/cardpayment')
+      .type('form')
+      .send({ userId: 'u1', amount: '10', token: 't' });
     expect(res.status).toBe(400);
     expect(res.body.body).toMatchObject({ code: 'MISSING_FIELD', details: { field: 'orderId' } });
   });
@@ -96,7 +108,11 @@ describe('health', () => {
       expect(res.status).toBe(503);
       expect(res.body).toEqual({
         statusCode: 503,
-        body: { error: expect.any(String), code: 'SERVICE_UNAVAILABLE', details: { checks: { postgres: 'unreachable', temporal: 'unreachable' } } },
+        body: {
+          error: expect.any(String),
+          code: 'SERVICE_UNAVAILABLE',
+          details: { checks: { postgres: 'unreachable', temporal: 'unreachable' } },
+        },
       });
     } finally {
       await db.destroy();
@@ -110,8 +126,12 @@ describe('docs', () => {
     const res = await request(stack.app.callback()).get('/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\./);
-    expect(res.body.paths['/cardpayment'].post.requestBody.content['application/x-www-form-urlencoded'].schema).toBeDefined();
-    expect(res.body.components.schemas.CardPaymentRequest.required).toEqual(expect.arrayContaining(['orderId', 'userId', 'amount', 'token']));
+    expect(
+      res.body.paths['/cardpayment'].post.requestBody.content['application/x-www-form-urlencoded'].schema,
+    ).toBeDefined();
+    expect(res.body.components.schemas.CardPaymentRequest.required).toEqual(
+      expect.arrayContaining(['orderId', 'userId', 'amount', 'token']),
+    );
   });
 
   it('/docs is an HTML page that loads nothing from the internet', async () => {

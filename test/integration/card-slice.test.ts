@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-
 describe('POST /cardpayment starts a payment workflow', () => {
   it('writes the row, and the signalled result completes the workflow', async () => {
     const orderId = uniq('ord');
@@ -66,9 +65,15 @@ describe('POST /cardpayment starts a payment workflow', () => {
     expect(again.status).toBe(200);
     expect(again.body.body.paymentId).toBe(first.body.body.paymentId);
 
-    const other = await request(stack.app.callback()).post('/cardpayment').type('form').send({ ...body, amount: '11' });
+    const other = await request(stack.app.callback())
+      .post('/cardpayment')
+      .type('form')
+      .send({ ...body, amount: '11' });
     expect(other.status).toBe(409);
-    expect(other.body).toEqual({ statusCode: 409, body: { error: expect.any(String), code: 'CONFLICT', details: expect.objectContaining({ orderId }) } });
+    expect(other.body).toEqual({
+      statusCode: 409,
+      body: { error: expect.any(String), code: 'CONFLICT', details: expect.objectContaining({ orderId }) },
+    });
     await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
   });
 

@@ -19,7 +19,10 @@ describe('object store settings', () => {
   });
 
   it('S3_ENDPOINT: that store, no embedded one; production without it: Amazon S3 of the region, virtual-hosted, no dev credentials', () => {
-    expect(loadConfig({ S3_ENDPOINT: 'http://minio:9000', S3_ACCESS_KEY_ID: 'talat', S3_SECRET_ACCESS_KEY: 'secretsecret' }).objectStore).toMatchObject({
+    expect(
+      loadConfig({ S3_ENDPOINT: 'http://minio:9000', S3_ACCESS_KEY_ID: 'talat', S3_SECRET_ACCESS_KEY: 'secretsecret' })
+        .objectStore,
+    ).toMatchObject({
       endpoint: 'http://minio:9000',
       embedded: undefined,
       forcePathStyle: true,
@@ -32,9 +35,20 @@ describe('object store settings', () => {
       WEBHOOK_SECRET_KEY: 'a'.repeat(64),
       S3_REGION: 'ap-southeast-1',
       CDN_BASE_URL: 'https://cdn.example.com/p/',
-      ...Object.fromEntries(['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'].flatMap((n) => [[`PROVIDER_SECRET_${n}`, 's'.repeat(20)], [`PROVIDER_IPS_${n}`, '10.0.0.0/8']])),
+      ...Object.fromEntries(
+        ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'].flatMap((n) => [
+          [`PROVIDER_SECRET_${n}`, 's'.repeat(20)],
+          [`PROVIDER_IPS_${n}`, '10.0.0.0/8'],
+        ]),
+      ),
     }).objectStore;
-    expect(prod).toMatchObject({ endpoint: 'https://s3.ap-southeast-1.amazonaws.com', embedded: undefined, forcePathStyle: false, accessKeyId: undefined, cdnBaseUrl: 'https://cdn.example.com/p' });
+    expect(prod).toMatchObject({
+      endpoint: 'https://s3.ap-southeast-1.amazonaws.com',
+      embedded: undefined,
+      forcePathStyle: false,
+      accessKeyId: undefined,
+      cdnBaseUrl: 'https://cdn.example.com/p',
+    });
   });
 
   it.each([
@@ -51,7 +65,12 @@ describe('object store settings', () => {
 
 describe('presigned URLs', () => {
   const store = (env: Record<string, string> = {}) =>
-    loadConfig({ S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY_ID: 'AKIDEXAMPLE', S3_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', ...env }).objectStore as never;
+    loadConfig({
+      S3_ENDPOINT: 'http://127.0.0.1:9000',
+      S3_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      S3_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+      ...env,
+    }).objectStore as never;
 
   it('path style: {endpoint}/{bucket}/{key} with SigV4 query parameters; virtual-hosted: {bucket}.{host}/{key}', async () => {
     const p = createPresigner(store());
@@ -70,7 +89,13 @@ describe('presigned URLs', () => {
     expect(expiresAt.toISOString()).toBe('2026-11-23T10:15:00.000Z');
     expect(p.bucketUrl('talat-images')).toBe('http://127.0.0.1:9000/talat-images');
 
-    const vh = createPresigner(store({ S3_ENDPOINT: 'https://s3.ap-southeast-1.amazonaws.com', S3_FORCE_PATH_STYLE: 'off', S3_REGION: 'ap-southeast-1' }));
+    const vh = createPresigner(
+      store({
+        S3_ENDPOINT: 'https://s3.ap-southeast-1.amazonaws.com',
+        S3_FORCE_PATH_STYLE: 'off',
+        S3_REGION: 'ap-southeast-1',
+      }),
+    );
     const img = new URL((await vh.url('shop-images', imageKey('G1', 'G1-2', 'png'), at)).url);
     expect(`${img.origin}${img.pathname}`).toBe('https://shop-images.s3.ap-southeast-1.amazonaws.com/G1/G1-2.png');
     expect(img.searchParams.get('X-Amz-Credential')).toContain('/ap-southeast-1/s3/');

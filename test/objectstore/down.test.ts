@@ -30,10 +30,19 @@ maybe('a down object store', () => {
     storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'talat-store-'));
     port = await freePort();
     store = await start();
-    const env = objectStoreEnv({ S3_ENDPOINT: store.endpoint, S3_ACCESS_KEY_ID: creds.accessKeyId, S3_SECRET_ACCESS_KEY: creds.secretAccessKey, ASSET_PUBLISH_POLL_MS: '100' });
+    const env = objectStoreEnv({
+      S3_ENDPOINT: store.endpoint,
+      S3_ACCESS_KEY_ID: creds.accessKeyId,
+      S3_SECRET_ACCESS_KEY: creds.secretAccessKey,
+      ASSET_PUBLISH_POLL_MS: '100',
+    });
     t = await storefrontApp(env);
     t.at(new Date().toISOString());
-    publisher = testPublisher(configFor(env, t.dataDir), { db: t.stack.db, imageGroups: (g) => g === 'G872104', backoff: { baseMs: 200, maxMs: 800 } });
+    publisher = testPublisher(configFor(env, t.dataDir), {
+      db: t.stack.db,
+      imageGroups: (g) => g === 'G872104',
+      backoff: { baseMs: 200, maxMs: 800 },
+    });
   });
   afterAll(async () => {
     await publisher?.stop();
@@ -53,13 +62,25 @@ maybe('a down object store', () => {
 
     await store.stop(0); // the store dies
     const row = await t.stack.db('inventory').where({ branch_id: 'B004', product_id: 'G872104-2' }).first();
-    await t.stack.db('inventory').where({ branch_id: 'B004', product_id: 'G872104-2' }).update({ quantity: row.quantity + 5 });
+    await t.stack
+      .db('inventory')
+      .where({ branch_id: 'B004', product_id: 'G872104-2' })
+      .update({ quantity: row.quantity + 5 });
     try {
       // everything that reads Postgres answers as before
-      for (const p of ['/api/v2/catalog-tree/catalog-tree', '/api/product/productlist/onlineData', '/api/group/read/G872104', '/api/inventory2/B004', '/app-first-page.json']) {
+      for (const p of [
+        '/api/v2/catalog-tree/catalog-tree',
+        '/api/product/productlist/onlineData',
+        '/api/group/read/G872104',
+        '/api/inventory2/B004',
+        '/app-first-page.json',
+      ]) {
         expect([p, (await get(p)).status]).toEqual([p, 200]);
       }
-      expect((await request(t.app.callback()).post('/api/price/getallgz').set('Content-Type', 'application/json').send({})).status).toBe(200);
+      expect(
+        (await request(t.app.callback()).post('/api/price/getallgz').set('Content-Type', 'application/json').send({}))
+          .status,
+      ).toBe(200);
       expect((await get('/api/group/image/G872104/G872104-1.png')).status).toBe(200); // the gateway's own image path
       // the routes that need the store say so
       const url = await get('/api/price/url/B004');
@@ -70,19 +91,30 @@ maybe('a down object store', () => {
 
       // the job tries, fails, and backs off
       await waitFor(async () => publisher.status().failures >= 2, 30_000, 'failed attempts');
-      expect(publisher.status()).toMatchObject({ published, lastError: expect.any(String), nextAttemptAt: expect.any(Date) });
+      expect(publisher.status()).toMatchObject({
+        published,
+        lastError: expect.any(String),
+        nextAttemptAt: expect.any(Date),
+      });
       const failed = await t.stack.db('storefront_asset_runs').where({ ok: false }).orderBy('id', 'desc').first();
       expect(failed.error).toBeTruthy();
 
       store = await start(); // back, same data and port
-      await waitFor(async () => publisher.status().failures === 0 && publisher.status().published !== published, 30_000, 'publication catching up');
+      await waitFor(
+        async () => publisher.status().failures === 0 && publisher.status().published !== published,
+        30_000,
+        'publication catching up',
+      );
       const res = await get('/api/price/url/B004');
       expect(res.status).toBe(200);
       const file = (await (await fetch(res.body.url)).json()) as { products: Record<string, { stock: number }> };
       expect(file.products['G872104-2'].stock).toBe(row.quantity + 5);
       expect((await get('/cdn/G872104-1')).status).toBe(200); // what was published before the outage survived it
     } finally {
-      await t.stack.db('inventory').where({ branch_id: 'B004', product_id: 'G872104-2' }).update({ quantity: row.quantity });
+      await t.stack
+        .db('inventory')
+        .where({ branch_id: 'B004', product_id: 'G872104-2' })
+        .update({ quantity: row.quantity });
     }
   });
 });

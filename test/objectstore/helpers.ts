@@ -21,7 +21,14 @@ export function objectStoreEnv(overrides: Record<string, string> = {}): Record<s
 export const TEST_GROUPS = ['G872104', 'G195447'];
 
 export function testPublisher(config: Config, deps: Partial<AssetPublisherDeps> = {}) {
-  return createAssetPublisher({ config, logger: testLogger, imageGroups: (g) => TEST_GROUPS.includes(g), ...deps, db: deps.db! });
+  return createAssetPublisher({
+    config,
+    logger: testLogger,
+    imageGroups: (g) => TEST_GROUPS.includes(g),
+    ...deps,
+    db: deps.db!,
+  });
 }
 
-export const configFor = (env: Record<string, string>, dataDir: string): Config => testConfig({ ...env, DATA_DIR: dataDir });
+export const configFor = (env: Record<string, string>, dataDir: string): Config =>
+  testConfig({ ...env, DATA_DIR: dataDir });

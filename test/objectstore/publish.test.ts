@@ -36,7 +36,11 @@ const priceFile = async (branchId: string) => {
   expect(res.status).toBe(200);
   const file = await fetch(res.body.url);
   expect(file.status).toBe(200);
-  return { url: res.body.url as string, etag: file.headers.get('etag'), body: (await file.json()) as { branchId: string; products: Record<string, { price: number; stock: number }> } };
+  return {
+    url: res.body.url as string,
+    etag: file.headers.get('etag'),
+    body: (await file.json()) as { branchId: string; products: Record<string, { price: number; stock: number }> },
+  };
 };
 
 describe('publication', () => {
@@ -66,7 +70,9 @@ describe('publication', () => {
   it('price files are gzip JSON with Content-Encoding, Content-Type and Cache-Control; images carry their type and a long max-age', async () => {
     const head = await publisher.s3.send(new HeadObjectCommand({ Bucket: env.S3_BUCKET_PRICES, Key: 'B001.gz' }));
     expect(head).toMatchObject({ ContentEncoding: 'gzip', ContentType: 'application/json', CacheControl: 'no-cache' });
-    const img = await publisher.s3.send(new HeadObjectCommand({ Bucket: env.S3_BUCKET_IMAGES, Key: 'G872104/G872104-2.jpg' }));
+    const img = await publisher.s3.send(
+      new HeadObjectCommand({ Bucket: env.S3_BUCKET_IMAGES, Key: 'G872104/G872104-2.jpg' }),
+    );
     expect(img).toMatchObject({ ContentType: 'image/jpeg', CacheControl: 'public, max-age=86400' });
   });
 
@@ -74,16 +80,27 @@ describe('publication', () => {
     const first = await get('/app-first-page.json');
     expect(first.status).toBe(200);
     const os = first.body.objectStore;
-    expect(os).toMatchObject({ priceUrl: '/api/price/url/{branchId}', priceFileKey: '{branchId}.gz', cdnUrl: expect.stringMatching(/\/cdn$/) });
+    expect(os).toMatchObject({
+      priceUrl: '/api/price/url/{branchId}',
+      priceFileKey: '{branchId}.gz',
+      cdnUrl: expect.stringMatching(/\/cdn$/),
+    });
     expect(Object.keys(os.priceUrls)).toHaveLength(BRANCHES);
-    expect(os.priceUrls.B001).toMatch(new RegExp(`^${env.S3_ENDPOINT}/${env.S3_BUCKET_PRICES}/B001\\.gz\\?.*X-Amz-Signature=[0-9a-f]{64}`));
+    expect(os.priceUrls.B001).toMatch(
+      new RegExp(`^${env.S3_ENDPOINT}/${env.S3_BUCKET_PRICES}/B001\\.gz\\?.*X-Amz-Signature=[0-9a-f]{64}`),
+    );
     expect(os.priceUrls.B001).toContain('X-Amz-Credential=');
 
     const inventory = await get('/api/inventory2/B001');
     const raw = await fetch(os.priceUrls.B001, { headers: { 'Accept-Encoding': 'gzip' } });
     expect(raw.status).toBe(200);
     expect(raw.headers.get('content-encoding')).toBe('gzip');
-    const file = (await raw.json()) as { branchId: string; currency: string; count: number; products: Record<string, { price: number; stock: number }> };
+    const file = (await raw.json()) as {
+      branchId: string;
+      currency: string;
+      count: number;
+      products: Record<string, { price: number; stock: number }>;
+    };
     expect(file).toMatchObject({ branchId: 'B001', currency: 'THB', count: 970 });
     expect(file.products['G872104-1']).toEqual({ price: 1290, stock: inventory.body.products['G872104-1'] });
 
@@ -95,7 +112,11 @@ describe('publication', () => {
     const res = await get('/api/price/url/B002?timestamp=1795334634576');
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.body).toMatchObject({ branchId: 'B002', contentEncoding: 'gzip', etag: expect.stringMatching(/^"[0-9a-f]{32}"$/) });
+    expect(res.body).toMatchObject({
+      branchId: 'B002',
+      contentEncoding: 'gzip',
+      etag: expect.stringMatching(/^"[0-9a-f]{32}"$/),
+    });
     const left = Date.parse(res.body.expiresAt) - Date.now();
     expect(left).toBeGreaterThan(((900 * 2) / 3 - 5) * 1000);
     expect(left).toBeLessThanOrEqual(900 * 1000);
@@ -126,8 +147,16 @@ describe('presigned URLs', () => {
     expect(res.status).toBe(200);
     const img = res.body.images[1];
     expect(img).toMatchObject({ imageId: 'G872104-2', png: '/api/group/image/G872104/G872104-2.png' });
-    expect(img.cdn).toEqual({ webp: expect.stringMatching(/\/cdn\/G872104-2$/), png: expect.stringMatching(/\/cdn\/G872104-2-png$/), jpg: expect.stringMatching(/\/cdn\/G872104-2-jpg$/) });
-    for (const [format, mime] of [['webp', 'image/webp'], ['png', 'image/png'], ['jpg', 'image/jpeg']]) {
+    expect(img.cdn).toEqual({
+      webp: expect.stringMatching(/\/cdn\/G872104-2$/),
+      png: expect.stringMatching(/\/cdn\/G872104-2-png$/),
+      jpg: expect.stringMatching(/\/cdn\/G872104-2-jpg$/),
+    });
+    for (const [format, mime] of [
+      ['webp', 'image/webp'],
+      ['png', 'image/png'],
+      ['jpg', 'image/jpeg'],
+    ]) {
       const r = await fetch(img.urls[format]);
       expect(r.status).toBe(200);
       expect(r.headers.get('content-type')).toBe(mime);
@@ -173,7 +202,10 @@ describe('republication', () => {
   it('a stock change at one branch republishes that branch price file alone', async () => {
     const before = await stockOf('B002', 'G195447-1');
     const b001 = await priceFile('B001');
-    await t.stack.db('inventory').where({ branch_id: 'B002', product_id: 'G195447-1' }).update({ quantity: before + 11 });
+    await t.stack
+      .db('inventory')
+      .where({ branch_id: 'B002', product_id: 'G195447-1' })
+      .update({ quantity: before + 11 });
     try {
       const r = await publisher.publishOnce();
       expect(r.uploaded).toEqual([`${env.S3_BUCKET_PRICES}/B002.gz`]);
@@ -201,7 +233,10 @@ describe('republication', () => {
 
   it("a group's new name redraws that group's images alone; an object deleted from the bucket comes back", async () => {
     const g = await t.stack.db('product_groups').where({ group_id: 'G195447' }).first();
-    await t.stack.db('product_groups').where({ group_id: 'G195447' }).update({ name_en: `${g.name_en} (new pack)` });
+    await t.stack
+      .db('product_groups')
+      .where({ group_id: 'G195447' })
+      .update({ name_en: `${g.name_en} (new pack)` });
     try {
       const r = await publisher.publishOnce();
       expect(r.uploaded.length).toBeGreaterThan(0);

@@ -16,9 +16,19 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 const endpoints: { method: 'get' | 'post'; path: string; scope: string; body?: object }[] = [
-  { method: 'post', path: '/qrpayment', scope: 'payments:write', body: { orderId: 'o', userId: 'u', amount: 1, customerId: 'c' } },
+  {
+    method: 'post',
+    path: '/qrpayment',
+    scope: 'payments:write',
+    body: { orderId: 'o', userId: 'u', amount: 1, customerId: 'c' },
+  },
   { method: 'get', path: '/checkstatus/ord-1', scope: 'payments:read' },
-  { method: 'post', path: '/calculate-cost', scope: 'cost:read', body: { items: [{ productId: 'x', quantity: 1 }], branchId: 'B001', deliveryOption: 'pickup', paymentMethod: 'qr' } },
+  {
+    method: 'post',
+    path: '/calculate-cost',
+    scope: 'cost:read',
+    body: { items: [{ productId: 'x', quantity: 1 }], branchId: 'B001', deliveryOption: 'pickup', paymentMethod: 'qr' },
+  },
   { method: 'post', path: '/bank/createorder', scope: 'bank:write', body: { orderId: 'o', userId: 'u', amount: 1 } },
   { method: 'post', path: '/bank/createuser', scope: 'bank:write', body: { userId: 'u', name: 'n' } },
   { method: 'get', path: '/bank/user/u-1', scope: 'bank:read' },
@@ -56,7 +66,14 @@ describe.each(endpoints)('$method $path', (e) => {
   });
 
   it(`403 FORBIDDEN without the scope ${e.scope}`, async () => {
-    const others = ['payments:write', 'payments:read', 'cost:read', 'bank:write', 'bank:read', 'webhooks:manage'].filter((s) => s !== e.scope);
+    const others = [
+      'payments:write',
+      'payments:read',
+      'cost:read',
+      'bank:write',
+      'bank:read',
+      'webhooks:manage',
+    ].filter((s) => s !== e.scope);
     const k = await newKey(stack.db, { scopes: others });
     const res = await call(e, k.key);
     expect(res.status).toBe(403);
@@ -71,18 +88,31 @@ describe('key storage', () => {
     const k = await newKey(stack.db, { scopes: ['payments:read'], mode: 'live' });
     expect(k.key).toMatch(/^tk_live_[A-Za-z0-9_-]{40}$/);
     const row = await stack.db('api_keys').where({ id: k.id }).first();
-    expect(row).toMatchObject({ key_hash: createHash('sha256').update(k.key).digest('hex'), prefix: k.key.slice(0, 12), mode: 'live', scopes: ['payments:read'] });
+    expect(row).toMatchObject({
+      key_hash: createHash('sha256').update(k.key).digest('hex'),
+      prefix: k.key.slice(0, 12),
+      mode: 'live',
+      scopes: ['payments:read'],
+    });
     expect(JSON.stringify(row)).not.toContain(k.key);
   });
 });
 
 describe('npm run apikey', () => {
   const cli = (...args: string[]) =>
-    spawnSync(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '../../src/cli/apikey.ts'), ...args], {
-      encoding: 'utf8',
-      env: { ...process.env, DATABASE_URL: testDatabaseUrl(`talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`), NODE_ENV: 'test' },
-      timeout: 60_000,
-    });
+    spawnSync(
+      process.execPath,
+      [require.resolve('tsx/cli'), path.join(__dirname, '../../src/cli/apikey.ts'), ...args],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          DATABASE_URL: testDatabaseUrl(`talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`),
+          NODE_ENV: 'test',
+        },
+        timeout: 60_000,
+      },
+    );
 
   it('create prints the key alone on its last line; list shows it without the key; revoke makes it 401', async () => {
     const name = uniq('cli');
@@ -93,7 +123,9 @@ describe('npm run apikey', () => {
     expect(key).toMatch(/^tk_test_[A-Za-z0-9_-]{40}$/);
     const id = /created (key_[0-9a-f]+)/.exec(created.stdout)![1];
 
-    const ok = await request(stack.app.callback()).get(`/checkstatus/${uniq('none')}`).set('X-API-Key', key);
+    const ok = await request(stack.app.callback())
+      .get(`/checkstatus/${uniq('none')}`)
+      .set('X-API-Key', key);
     expect(ok.status).toBe(404); // authenticated: the order simply does not exist
     expect(ok.body).toEqual(paymentError('NOT_FOUND'));
 
@@ -107,10 +139,16 @@ describe('npm run apikey', () => {
 
     const revoked = cli('revoke', id);
     expect(revoked.status).toBe(0);
-    const refused = await request(stack.app.callback()).get(`/checkstatus/${uniq('none')}`).set('X-API-Key', key);
+    const refused = await request(stack.app.callback())
+      .get(`/checkstatus/${uniq('none')}`)
+      .set('X-API-Key', key);
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual(paymentError('UNAUTHORIZED', { reason: 'revoked' }));
-    expect(cli('list').stdout.split('\n').find((l) => l.startsWith(id))).toMatch(/revoked/);
+    expect(
+      cli('list')
+        .stdout.split('\n')
+        .find((l) => l.startsWith(id)),
+    ).toMatch(/revoked/);
   });
 
   it('refuses an unknown scope or a missing name, and an unknown id to revoke', () => {

@@ -12,7 +12,9 @@ let sandboxKey: string;
 let liveKey: string;
 beforeAll(async () => {
   live = await startFakeBank();
-  stack = await createTestStack({ env: { BANK_API_URL: `${live.url}/`, BANK_API_KEY: 'bank-secret-key', PROVIDER_TIMEOUT_MS: '2000' } });
+  stack = await createTestStack({
+    env: { BANK_API_URL: `${live.url}/`, BANK_API_KEY: 'bank-secret-key', PROVIDER_TIMEOUT_MS: '2000' },
+  });
   sandboxKey = (await newKey(stack.db, { scopes: ['bank:write', 'bank:read'] })).key;
   liveKey = (await newKey(stack.db, { scopes: ['bank:write', 'bank:read'], mode: 'live' })).key;
 });
@@ -21,19 +23,38 @@ afterAll(async () => {
   await live.close();
 });
 
-const post = (path: string, body: object, key = sandboxKey) => request(stack.app.callback()).post(path).set('X-API-Key', key).send(body);
+const post = (path: string, body: object, key = sandboxKey) =>
+  request(stack.app.callback()).post(path).set('X-API-Key', key).send(body);
 const get = (path: string, key = sandboxKey) => request(stack.app.callback()).get(path).set('X-API-Key', key);
 
 describe('sandbox (bank simulator)', () => {
   it('creates a user and an order and reads them back', async () => {
     const userId = uniq('u');
-    const created = await post('/bank/createuser', { userId, name: 'Somchai Jaidee', email: 'somchai@example.com', phone: '+66 81 234 5678' });
+    const created = await post('/bank/createuser', {
+      userId,
+      name: 'Somchai Jaidee',
+      email: 'somchai@example.com',
+      phone: '+66 81 234 5678',
+    });
     expect(created.status).toBe(200);
     expect(created.body).toEqual({
       statusCode: 200,
-      body: { userId, bankUserId: expect.stringMatching(/^usr_/), name: 'Somchai Jaidee', email: 'somchai@example.com', phone: '+66 81 234 5678', status: 'active', createdAt: expect.any(String) },
+      body: {
+        userId,
+        bankUserId: expect.stringMatching(/^usr_/),
+        name: 'Somchai Jaidee',
+        email: 'somchai@example.com',
+        phone: '+66 81 234 5678',
+        status: 'active',
+        createdAt: expect.any(String),
+      },
     });
-    const again = await post('/bank/createuser', { userId, name: 'Somchai Jaidee', email: 'somchai@example.com', phone: '+66 81 234 5678' });
+    const again = await post('/bank/createuser', {
+      userId,
+      name: 'Somchai Jaidee',
+      email: 'somchai@example.com',
+      phone: '+66 81 234 5678',
+    });
     expect(again.body.body).toEqual(created.body.body);
 
     const orderId = uniq('o');
@@ -52,7 +73,11 @@ describe('sandbox (bank simulator)', () => {
 
     const read = await get(`/bank/user/${userId}`);
     expect(read.status).toBe(200);
-    expect(read.body.body).toMatchObject({ userId, bankUserId: created.body.body.bankUserId, orders: [{ orderId, amount: 1250.75, status: 'created' }] });
+    expect(read.body.body).toMatchObject({
+      userId,
+      bankUserId: created.body.body.bankUserId,
+      orders: [{ orderId, amount: 1250.75, status: 'created' }],
+    });
   });
 
   it('409 CONFLICT for the same user or order with other details', async () => {
@@ -107,7 +132,11 @@ describe('live (BANK_API_URL)', () => {
   it('sends our credentials and an Idempotency-Key; retries a 5xx', async () => {
     const userId = uniq('u');
     live.requests.length = 0;
-    live.answers.push({ status: 502, body: { message: 'gateway' } }, { status: 500, body: {} }, { status: 201, body: bankUser(userId, 'Malee') });
+    live.answers.push(
+      { status: 502, body: { message: 'gateway' } },
+      { status: 500, body: {} },
+      { status: 201, body: bankUser(userId, 'Malee') },
+    );
     const res = await post('/bank/createuser', { userId, name: 'Malee' }, liveKey);
     expect(res.status).toBe(200);
     expect(res.body.body).toMatchObject({ userId, name: 'Malee', bankUserId: `usr_${userId}` });
@@ -124,17 +153,34 @@ describe('live (BANK_API_URL)', () => {
     live.answers.push({ status: 422, body: { code: 'invalid_request', message: 'phone is not Thai', field: 'phone' } });
     const res = await post('/bank/createuser', { userId: uniq('u'), name: 'x', phone: '+1 555 0100' }, liveKey);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual(paymentError('INVALID_INPUT', { field: 'phone', service: 'bank', bankCode: 'invalid_request' }));
+    expect(res.body).toEqual(
+      paymentError('INVALID_INPUT', { field: 'phone', service: 'bank', bankCode: 'invalid_request' }),
+    );
     expect(live.requests).toHaveLength(1);
   });
 
   it('orders carry the amount in satang', async () => {
     live.requests.length = 0;
     const orderId = uniq('o');
-    live.answers.push({ status: 201, body: { orderId, bankOrderId: 'ord_live_1', userId: 'u-1', amountSatang: 19999, currency: 'THB', description: null, status: 'created', createdAt: '2026-11-22T08:00:00.000Z' } });
+    live.answers.push({
+      status: 201,
+      body: {
+        orderId,
+        bankOrderId: 'ord_live_1',
+        userId: 'u-1',
+        amountSatang: 19999,
+        currency: 'THB',
+        description: null,
+        status: 'created',
+        createdAt: '2026-11-22T08:00:00.000Z',
+      },
+    });
     const res = await post('/bank/createorder', { orderId, userId: 'u-1', amount: 199.99 }, liveKey);
     expect(res.body.body).toMatchObject({ orderId, bankOrderId: 'ord_live_1', amount: 199.99 });
-    expect(live.requests[0]).toMatchObject({ path: '/v1/orders', body: { orderId, userId: 'u-1', amountSatang: 19999, currency: 'THB' } });
+    expect(live.requests[0]).toMatchObject({
+      path: '/v1/orders',
+      body: { orderId, userId: 'u-1', amountSatang: 19999, currency: 'THB' },
+    });
     expect(live.requests[0].headers['idempotency-key']).toBe(`order-${orderId}`);
   });
 
@@ -163,6 +209,8 @@ describe('live (BANK_API_URL)', () => {
     const bare = gatewayWith(stack, {});
     const res = await request(bare.callback()).get('/bank/user/u-1').set('X-API-Key', liveKey);
     expect(res.status).toBe(503);
-    expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { service: 'bank', reason: 'BANK_API_URL is not configured' }));
+    expect(res.body).toEqual(
+      paymentError('SERVICE_UNAVAILABLE', { service: 'bank', reason: 'BANK_API_URL is not configured' }),
+    );
   });
 });

@@ -13,7 +13,11 @@ let provider: FakeBank; // a scripted live card provider
 beforeAll(async () => {
   provider = await startFakeBank();
   stack = await createTestStack({
-    env: { CARD_PROVIDER_URL: provider.url, CARD_PROVIDER_KEY: 'sk_live_test_123', PUBLIC_BASE_URL: 'https://pay.talat.example' },
+    env: {
+      CARD_PROVIDER_URL: provider.url,
+      CARD_PROVIDER_KEY: 'sk_live_test_123',
+      PUBLIC_BASE_URL: 'https://pay.talat.example',
+    },
   });
 });
 afterAll(async () => {
@@ -29,14 +33,36 @@ const pay = (body: object, key?: string) => {
 describe('sandbox (public, simulators on)', () => {
   it('creates the charge at the simulator and keeps its id as provider_ref', async () => {
     const orderId = uniq('card');
-    const res = await pay({ orderId, userId: 'u-1', amount: '250.50', token: 'tok_visa_4242', callback: 'https://shop.example/thanks' });
+    const res = await pay({
+      orderId,
+      userId: 'u-1',
+      amount: '250.50',
+      token: 'tok_visa_4242',
+      callback: 'https://shop.example/thanks',
+    });
     expect(res.status).toBe(200);
     const { paymentId, chargeId } = res.body.body;
-    expect(res.body.body).toMatchObject({ status: 'pending', chargeId: expect.stringMatching(/^chrg_test_/), authorizeUri: null });
+    expect(res.body.body).toMatchObject({
+      status: 'pending',
+      chargeId: expect.stringMatching(/^chrg_test_/),
+      authorizeUri: null,
+    });
     const row = await rowOf(stack.db, orderId);
-    expect(row).toMatchObject({ id: paymentId, provider_ref: chargeId, mode: 'sandbox', api_key_id: null, callback_url: 'https://shop.example/thanks' });
+    expect(row).toMatchObject({
+      id: paymentId,
+      provider_ref: chargeId,
+      mode: 'sandbox',
+      api_key_id: null,
+      callback_url: 'https://shop.example/thanks',
+    });
     const charge = await stack.db('sim_card_charges').where({ id: chargeId }).first();
-    expect(charge).toMatchObject({ amount_satang: '25050', currency: 'THB', idempotency_key: paymentId, return_uri: 'https://pay.talat.example/callback', metadata: { orderId, paymentId } });
+    expect(charge).toMatchObject({
+      amount_satang: '25050',
+      currency: 'THB',
+      idempotency_key: paymentId,
+      return_uri: 'https://pay.talat.example/callback',
+      metadata: { orderId, paymentId },
+    });
     await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
   });
 
@@ -45,7 +71,11 @@ describe('sandbox (public, simulators on)', () => {
     const orderId = uniq('card');
     const res = await pay({ orderId, userId: 'u', amount: '10', token: 'tok_declined' });
     expect(res.status).toBe(200);
-    expect(res.body.body).toMatchObject({ status: 'failed', chargeId: null, failureReason: expect.stringMatching(/declined/) });
+    expect(res.body.body).toMatchObject({
+      status: 'failed',
+      chargeId: null,
+      failureReason: expect.stringMatching(/declined/),
+    });
     const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
     await expect(handle.result()).resolves.toMatchObject({ status: 'failed' });
     const row = await rowOf(stack.db, orderId);
@@ -57,7 +87,11 @@ describe('sandbox (public, simulators on)', () => {
 
     // asking again returns the ended payment from its record
     const again = await pay({ orderId, userId: 'u', amount: '10', token: 'tok_declined' });
-    expect(again.body.body).toMatchObject({ paymentId: row.id, status: 'failed', failureReason: expect.stringMatching(/declined/) });
+    expect(again.body.body).toMatchObject({
+      paymentId: row.id,
+      status: 'failed',
+      failureReason: expect.stringMatching(/declined/),
+    });
   });
 
   it('a sandbox key owns the payment', async () => {
@@ -82,16 +116,31 @@ describe('live (CARD_PROVIDER_URL)', () => {
     const k = await newKey(stack.db, { scopes: ['payments:write'], mode: 'live' });
     const orderId = uniq('card');
     provider.requests.length = 0;
-    provider.answers.push({ status: 200, body: { object: 'charge', id: 'chrg_live_1', status: 'pending', authorize_uri: 'https://3ds.example/a/1' } });
+    provider.answers.push({
+      status: 200,
+      body: { object: 'charge', id: 'chrg_live_1', status: 'pending', authorize_uri: 'https://3ds.example/a/1' },
+    });
     const res = await pay({ orderId, userId: 'u', amount: '1234.56', token: 'tokn_live_x' }, k.key);
     expect(res.status).toBe(200);
-    expect(res.body.body).toMatchObject({ status: 'pending', chargeId: 'chrg_live_1', authorizeUri: 'https://3ds.example/a/1' });
+    expect(res.body.body).toMatchObject({
+      status: 'pending',
+      chargeId: 'chrg_live_1',
+      authorizeUri: 'https://3ds.example/a/1',
+    });
     expect(provider.requests).toHaveLength(1);
     const sent = provider.requests[0];
-    expect(sent).toMatchObject({ method: 'POST', path: '/charges', body: { amount: 123456, currency: 'THB', card: 'tokn_live_x', return_uri: 'https://pay.talat.example/callback' } });
+    expect(sent).toMatchObject({
+      method: 'POST',
+      path: '/charges',
+      body: { amount: 123456, currency: 'THB', card: 'tokn_live_x', return_uri: 'https://pay.talat.example/callback' },
+    });
     expect(sent.headers.authorization).toBe('Bearer sk_live_test_123');
     expect(sent.headers['idempotency-key']).toBe(res.body.body.paymentId);
-    expect(await rowOf(stack.db, orderId)).toMatchObject({ provider_ref: 'chrg_live_1', mode: 'live', details: { charge: { authorizeUri: 'https://3ds.example/a/1' } } });
+    expect(await rowOf(stack.db, orderId)).toMatchObject({
+      provider_ref: 'chrg_live_1',
+      mode: 'live',
+      details: { charge: { authorizeUri: 'https://3ds.example/a/1' } },
+    });
     await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
   });
 
@@ -107,7 +156,10 @@ describe('live (CARD_PROVIDER_URL)', () => {
   it('a provider 5xx is retried; a 4xx is not', async () => {
     const k = await newKey(stack.db, { scopes: ['payments:write'], mode: 'live' });
     provider.requests.length = 0;
-    provider.answers.push({ status: 503, body: { message: 'busy' } }, { status: 200, body: { id: 'chrg_live_3', status: 'pending' } });
+    provider.answers.push(
+      { status: 503, body: { message: 'busy' } },
+      { status: 200, body: { id: 'chrg_live_3', status: 'pending' } },
+    );
     const retried = await pay({ orderId: uniq('card'), userId: 'u', amount: '5', token: 'tokn_x' }, k.key);
     expect(retried.body.body).toMatchObject({ status: 'pending', chargeId: 'chrg_live_3' });
     expect(provider.requests).toHaveLength(2);
@@ -125,13 +177,22 @@ describe('not configured', () => {
   it('503 SERVICE_UNAVAILABLE and nothing started when live mode has no CARD_PROVIDER_URL', async () => {
     const bare = gatewayWith(stack, { SIMULATORS: 'off' }); // public card payments are live then
     const orderId = uniq('card');
-    const res = await request(bare.callback()).post('/cardpayment').type('form').send({ orderId, userId: 'u', amount: '5', token: 'tok' });
+    const res = await request(bare.callback())
+      .post('/cardpayment')
+      .type('form')
+      .send({ orderId, userId: 'u', amount: '5', token: 'tok' });
     expect(res.status).toBe(503);
-    expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { service: 'card-provider', reason: 'CARD_PROVIDER_URL is not configured' }));
+    expect(res.body).toEqual(
+      paymentError('SERVICE_UNAVAILABLE', { service: 'card-provider', reason: 'CARD_PROVIDER_URL is not configured' }),
+    );
     expect(await rowOf(stack.db, orderId)).toBeUndefined();
     // a sandbox key while the simulators are off
     const k = await newKey(stack.db, { scopes: ['payments:write'] });
-    const sandbox = await request(bare.callback()).post('/cardpayment').type('form').set('X-API-Key', k.key).send({ orderId, userId: 'u', amount: '5', token: 'tok' });
+    const sandbox = await request(bare.callback())
+      .post('/cardpayment')
+      .type('form')
+      .set('X-API-Key', k.key)
+      .send({ orderId, userId: 'u', amount: '5', token: 'tok' });
     expect(sandbox.status).toBe(503);
     expect(sandbox.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { reason: 'simulators are off' }));
   });
@@ -142,7 +203,10 @@ describe('timeout', () => {
     const quick = gatewayWith(stack, { CARD_PAYMENT_TIMEOUT_S: '1' }); // the timeout travels in the workflow input
     const witness = await webhookWitness(stack);
     const orderId = uniq('card');
-    const res = await request(quick.callback()).post('/cardpayment').type('form').send({ orderId, userId: 'u', amount: '5', token: 'tok_visa' });
+    const res = await request(quick.callback())
+      .post('/cardpayment')
+      .type('form')
+      .send({ orderId, userId: 'u', amount: '5', token: 'tok_visa' });
     expect(res.body.body.status).toBe('pending');
     const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
     await expect(handle.result()).resolves.toMatchObject({ status: 'expired' });

@@ -15,12 +15,18 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const check = (orderId: string, k = key.key) => request(stack.app.callback()).get(`/checkstatus/${encodeURIComponent(orderId)}`).set('X-API-Key', k);
+const check = (orderId: string, k = key.key) =>
+  request(stack.app.callback())
+    .get(`/checkstatus/${encodeURIComponent(orderId)}`)
+    .set('X-API-Key', k);
 
 describe('GET /checkstatus/{orderId}', () => {
   it('follows a QR payment from pending to paid, consistent with the workflow', async () => {
     const orderId = uniq('st');
-    const created = await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key.key).send({ orderId, userId: 'u', amount: 77.7, customerId: 'c' });
+    const created = await request(stack.app.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', key.key)
+      .send({ orderId, userId: 'u', amount: 77.7, customerId: 'c' });
     await waitFor(() => rowOf(stack.db, orderId));
     const pending = await check(orderId);
     expect(pending.status).toBe(200);
@@ -56,14 +62,24 @@ describe('GET /checkstatus/{orderId}', () => {
     ]);
     const view = await handle.query<PaymentView>('payment');
     expect(view.status).toBe(paid.body.body.status);
-    expect(view.history.map((h) => [h.status, h.reason])).toEqual(paid.body.body.history.map((h: { status: string; reason: string }) => [h.status, h.reason]));
+    expect(view.history.map((h) => [h.status, h.reason])).toEqual(
+      paid.body.body.history.map((h: { status: string; reason: string }) => [h.status, h.reason]),
+    );
   });
 
   it('shows a card payment with its charge id; public card payments are visible to keys of their mode', async () => {
     const orderId = uniq('st');
-    const res = await request(stack.app.callback()).post('/cardpayment').type('form').send({ orderId, userId: 'u', amount: '3', token: 'tok_visa' });
+    const res = await request(stack.app.callback())
+      .post('/cardpayment')
+      .type('form')
+      .send({ orderId, userId: 'u', amount: '3', token: 'tok_visa' });
     const st = await check(orderId);
-    expect(st.body.body).toMatchObject({ method: 'card', status: 'pending', providerRef: res.body.body.chargeId, mode: 'sandbox' });
+    expect(st.body.body).toMatchObject({
+      method: 'card',
+      status: 'pending',
+      providerRef: res.body.body.chargeId,
+      mode: 'sandbox',
+    });
     const live = await newKey(stack.db, { scopes: ['payments:read'], mode: 'live' });
     expect((await check(orderId, live.key)).status).toBe(404);
     await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
@@ -71,7 +87,10 @@ describe('GET /checkstatus/{orderId}', () => {
 
   it("another key does not see a key's payments (404, not 403)", async () => {
     const orderId = uniq('st');
-    await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key.key).send({ orderId, userId: 'u', amount: 1, customerId: 'c' });
+    await request(stack.app.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', key.key)
+      .send({ orderId, userId: 'u', amount: 1, customerId: 'c' });
     await waitFor(() => rowOf(stack.db, orderId));
     const other = await newKey(stack.db, { scopes: ['payments:read'] });
     const res = await check(orderId, other.key);
@@ -96,14 +115,25 @@ describe('before the workflow has run at all', () => {
     // a gateway whose task queue no worker polls: the workflow cannot run its first task
     const idle = gatewayWith(stack, {}, { taskQueue: uniq('no-worker') });
     const orderId = uniq('st');
-    const created = await request(idle.callback()).post('/qrpayment').set('X-API-Key', key.key).send({ orderId, userId: 'u', amount: 2, customerId: 'c' });
+    const created = await request(idle.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', key.key)
+      .send({ orderId, userId: 'u', amount: 2, customerId: 'c' });
     expect(created.status).toBe(200);
     expect(await rowOf(stack.db, orderId)).toMatchObject({ id: created.body.body.paymentId, status: 'pending' });
     const res = await request(idle.callback()).get(`/checkstatus/${orderId}`).set('X-API-Key', key.key);
     expect(res.status).toBe(200);
-    expect(res.body.body).toMatchObject({ paymentId: created.body.body.paymentId, status: 'pending', method: 'qr', amount: 2, history: [{ status: 'pending', reason: 'created' }] });
+    expect(res.body.body).toMatchObject({
+      paymentId: created.body.body.paymentId,
+      status: 'pending',
+      method: 'qr',
+      amount: 2,
+      history: [{ status: 'pending', reason: 'created' }],
+    });
     const stranger = await newKey(stack.db, { scopes: ['payments:read'] });
-    expect((await request(idle.callback()).get(`/checkstatus/${orderId}`).set('X-API-Key', stranger.key)).status).toBe(404);
+    expect((await request(idle.callback()).get(`/checkstatus/${orderId}`).set('X-API-Key', stranger.key)).status).toBe(
+      404,
+    );
     await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
   });
 });

@@ -43,7 +43,12 @@ export async function startFakeBank(): Promise<FakeBank> {
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', async () => {
-      bank.requests.push({ method: req.method!, path: req.url!, headers: req.headers, body: raw ? JSON.parse(raw) : undefined });
+      bank.requests.push({
+        method: req.method!,
+        path: req.url!,
+        headers: req.headers,
+        body: raw ? JSON.parse(raw) : undefined,
+      });
       const a = arrivals;
       arrivals = [];
       a.forEach((f) => f());

@@ -25,7 +25,8 @@ describe('POST /qrpayment with Idempotency-Key', () => {
     const { key } = await newKey(stack.db, { scopes: ['payments:write'] });
     const idem = uniq('idem');
     const body = { orderId: uniq('qr'), userId: 'u', amount: 12.5, customerId: 'c' };
-    const post = (b: object, k = idem) => request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key).set('Idempotency-Key', k).send(b);
+    const post = (b: object, k = idem) =>
+      request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key).set('Idempotency-Key', k).send(b);
 
     const first = await post(body);
     expect(first.status).toBe(200);
@@ -41,7 +42,9 @@ describe('POST /qrpayment with Idempotency-Key', () => {
     expect(reused.status).toBe(422);
     expect(reused.body).toEqual(paymentError('IDEMPOTENCY_KEY_REUSED', { idempotencyKey: idem }));
     expect(reused.body.statusCode).toBe(422);
-    await expect(stack.client.workflow.getHandle(paymentWorkflowId(otherOrder)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    await expect(stack.client.workflow.getHandle(paymentWorkflowId(otherOrder)).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
 
     // a quoted structured-field string is the same key
     expect((await post(body, `"${idem}"`)).headers['idempotent-replayed']).toBe('true');
@@ -53,9 +56,17 @@ describe('POST /qrpayment with Idempotency-Key', () => {
     const b = await newKey(stack.db, { scopes: ['payments:write'] });
     const idem = uniq('idem');
     const bad = { orderId: uniq('qr'), userId: 'u', amount: -1, customerId: 'c' };
-    const first = await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', a.key).set('Idempotency-Key', idem).send(bad);
+    const first = await request(stack.app.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', a.key)
+      .set('Idempotency-Key', idem)
+      .send(bad);
     expect(first.status).toBe(400);
-    const again = await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', a.key).set('Idempotency-Key', idem).send(bad);
+    const again = await request(stack.app.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', a.key)
+      .set('Idempotency-Key', idem)
+      .send(bad);
     expect(again.status).toBe(400);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
@@ -63,7 +74,11 @@ describe('POST /qrpayment with Idempotency-Key', () => {
 
     // the same key string under another API key is another key
     const good = { orderId: uniq('qr'), userId: 'u', amount: 1, customerId: 'c' };
-    const other = await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', b.key).set('Idempotency-Key', idem).send(good);
+    const other = await request(stack.app.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', b.key)
+      .set('Idempotency-Key', idem)
+      .send(good);
     expect(other.status).toBe(200);
     expect(other.headers['idempotent-replayed']).toBeUndefined();
     await stack.client.workflow.getHandle(paymentWorkflowId(good.orderId)).terminate('test cleanup');
@@ -85,12 +100,24 @@ describe('POST /cardpayment (public) with Idempotency-Key', () => {
   it('replays the same payment', async () => {
     const idem = uniq('idem');
     const body = { orderId: uniq('card'), userId: 'u', amount: '99.00', token: 'tok_visa' };
-    const first = await request(stack.app.callback()).post('/cardpayment').type('form').set('Idempotency-Key', idem).send(body);
-    const again = await request(stack.app.callback()).post('/cardpayment').type('form').set('Idempotency-Key', idem).send(body);
+    const first = await request(stack.app.callback())
+      .post('/cardpayment')
+      .type('form')
+      .set('Idempotency-Key', idem)
+      .send(body);
+    const again = await request(stack.app.callback())
+      .post('/cardpayment')
+      .type('form')
+      .set('Idempotency-Key', idem)
+      .send(body);
     expect(first.status).toBe(200);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
-    const changed = await request(stack.app.callback()).post('/cardpayment').type('form').set('Idempotency-Key', idem).send({ ...body, amount: '98.00' });
+    const changed = await request(stack.app.callback())
+      .post('/cardpayment')
+      .type('form')
+      .set('Idempotency-Key', idem)
+      .send({ ...body, amount: '98.00' });
     expect(changed.status).toBe(422);
     await stack.client.workflow.getHandle(paymentWorkflowId(body.orderId)).terminate('test cleanup');
   });
@@ -102,7 +129,8 @@ describe('in flight, and released by a 5xx (live bank)', () => {
     const idem = uniq('idem');
     const userId = uniq('user');
     const body = { userId, name: 'Somchai' };
-    const post = (b: object) => request(stack.app.callback()).post('/bank/createuser').set('X-API-Key', key).set('Idempotency-Key', idem).send(b);
+    const post = (b: object) =>
+      request(stack.app.callback()).post('/bank/createuser').set('X-API-Key', key).set('Idempotency-Key', idem).send(b);
     bank.requests.length = 0;
     bank.answers.push({ status: 201, body: bankUser(userId) });
     bank.hold = true;
@@ -134,7 +162,12 @@ describe('in flight, and released by a 5xx (live bank)', () => {
     const body = { userId: uniq('user'), name: 'Somchai' };
     bank.requests.length = 0;
     bank.answers.length = 0; // fallback: 500 on every attempt
-    const post = () => request(stack.app.callback()).post('/bank/createuser').set('X-API-Key', key).set('Idempotency-Key', idem).send(body);
+    const post = () =>
+      request(stack.app.callback())
+        .post('/bank/createuser')
+        .set('X-API-Key', key)
+        .set('Idempotency-Key', idem)
+        .send(body);
     const first = await post();
     expect(first.status).toBe(503);
     expect(first.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { service: 'bank' }));

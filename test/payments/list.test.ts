@@ -16,7 +16,14 @@ it("lists the key's own payments newest first, filtered by status, method and cr
   const orders: string[] = [];
   for (let i = 0; i < 3; i++) {
     const orderId = uniq('list');
-    expect((await api().post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u', amount: 10 + i, customerId: 'c' })).status).toBe(200);
+    expect(
+      (
+        await api()
+          .post('/qrpayment')
+          .set('X-API-Key', key)
+          .send({ orderId, userId: 'u', amount: 10 + i, customerId: 'c' })
+      ).status,
+    ).toBe(200);
     await waitFor(() => rowOf(stack.db, orderId));
     orders.push(orderId);
   }
@@ -46,17 +53,26 @@ it("lists the key's own payments newest first, filtered by status, method and cr
   expect(p1.body.body.payments).toHaveLength(2);
   expect(p1.body.body.hasMore).toBe(true);
   const p2 = await list(`?limit=2&starting_after=${p1.body.body.nextCursor}`);
-  expect(p2.body.body).toMatchObject({ payments: [expect.objectContaining({ orderId: orders[0] })], hasMore: false, nextCursor: null });
+  expect(p2.body.body).toMatchObject({
+    payments: [expect.objectContaining({ orderId: orders[0] })],
+    hasMore: false,
+    nextCursor: null,
+  });
 
-  expect((await list('?status=paid')).body.body.payments.map((p: { orderId: string }) => p.orderId)).toEqual([orders[1]]);
+  expect((await list('?status=paid')).body.body.payments.map((p: { orderId: string }) => p.orderId)).toEqual([
+    orders[1],
+  ]);
   expect((await list('?method=card')).body.body.payments).toEqual([]);
   const createdOf = (i: number) => all.body.body.payments[2 - i].createdAt as string;
-  const ranged = await list(`?created_gte=${encodeURIComponent(createdOf(1))}&created_lt=${encodeURIComponent(createdOf(2))}`);
+  const ranged = await list(
+    `?created_gte=${encodeURIComponent(createdOf(1))}&created_lt=${encodeURIComponent(createdOf(2))}`,
+  );
   expect(ranged.body.body.payments.map((p: { orderId: string }) => p.orderId)).toEqual([orders[1]]);
 
   const other = (await newKey(stack.db, { scopes: ['payments:read'] })).key;
   expect((await api().get('/payments').set('X-API-Key', other)).body.body.payments).toEqual([]);
   expect((await list('?status=nope')).status).toBe(400);
   expect((await list('?limit=0')).status).toBe(400);
-  for (const o of [orders[0], orders[2]]) await stack.client.workflow.getHandle(paymentWorkflowId(o)).terminate('test cleanup');
+  for (const o of [orders[0], orders[2]])
+    await stack.client.workflow.getHandle(paymentWorkflowId(o)).terminate('test cleanup');
 });

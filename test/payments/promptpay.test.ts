@@ -22,7 +22,8 @@ import {
 /** Top-level fields and the merchant-account template (tag 29), parsed, as a map. */
 function fieldsOf(payload: string): Record<string, string | Record<string, string>> {
   const out: Record<string, string | Record<string, string>> = {};
-  for (const f of parseTlv(payload)) out[f.tag] = f.tag === '29' ? Object.fromEntries(parseTlv(f.value).map((s) => [s.tag, s.value])) : f.value;
+  for (const f of parseTlv(payload))
+    out[f.tag] = f.tag === '29' ? Object.fromEntries(parseTlv(f.value).map((s) => [s.tag, s.value])) : f.value;
   return out;
 }
 
@@ -31,10 +32,13 @@ describe('CRC16 (CCITT-FALSE)', () => {
     expect(crc16(vectors.crcCheck.input)).toBe(vectors.crcCheck.crc);
   });
 
-  it.each(vectors.cases.map((c) => [c.name, c.payload]))('%s: the vector payload carries a valid CRC', (_name, payload) => {
-    expect(verifyCrc(payload)).toBe(true);
-    expect(crc16(payload.slice(0, -4))).toBe(payload.slice(-4));
-  });
+  it.each(vectors.cases.map((c) => [c.name, c.payload]))(
+    '%s: the vector payload carries a valid CRC',
+    (_name, payload) => {
+      expect(verifyCrc(payload)).toBe(true);
+      expect(crc16(payload.slice(0, -4))).toBe(payload.slice(-4));
+    },
+  );
 
   it('detects a changed character', () => {
     const p = vectors.cases[0].payload;
@@ -78,50 +82,81 @@ describe('fields', () => {
 
   it('every generated payload parses, carries the amount and a valid CRC (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 100_000_000 }), fc.constantFrom('0801234567', '1111111111111', '012345678901234'), (satang, id) => {
-        const { payload } = promptPayPayload({ id, amountSatang: satang });
-        const f = fieldsOf(payload);
-        return verifyCrc(payload) && f['54'] === formatAmount(satang) && f['01'] === '12' && f['53'] === '764' && f['58'] === 'TH';
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 100_000_000 }),
+        fc.constantFrom('0801234567', '1111111111111', '012345678901234'),
+        (satang, id) => {
+          const { payload } = promptPayPayload({ id, amountSatang: satang });
+          const f = fieldsOf(payload);
+          return (
+            verifyCrc(payload) &&
+            f['54'] === formatAmount(satang) &&
+            f['01'] === '12' &&
+            f['53'] === '764' &&
+            f['58'] === 'TH'
+          );
+        },
+      ),
     );
   });
 });
 
 describe('bill payment (tag 30) and merchant tags', () => {
   type Fields = [string, string | [string, string][]][];
-  const mapOf = (fields: Fields) => Object.fromEntries(fields.map(([t, v]) => [t, typeof v === 'string' ? v : Object.fromEntries(v)]));
+  const mapOf = (fields: Fields) =>
+    Object.fromEntries(fields.map(([t, v]) => [t, typeof v === 'string' ? v : Object.fromEntries(v)]));
   /** A payload written out from its fields (in the given order) with its CRC. */
   const written = (fields: Fields) => {
-    const body = fields.map(([t, v]) => tlv(t, typeof v === 'string' ? v : v.map(([s, x]) => tlv(s, x)).join(''))).join('') + '6304';
+    const body =
+      fields.map(([t, v]) => tlv(t, typeof v === 'string' ? v : v.map(([s, x]) => tlv(s, x)).join(''))).join('') +
+      '6304';
     return body + crc16(body);
   };
 
-  it.each(bill.built.map((c) => [c.name, c]))('%s: built from the standard, field by field and character by character', (_n, c) => {
-    const built = billPaymentPayload(c.opts);
-    expect(verifyCrc(built.payload)).toBe(true);
-    expect(payloadFields(built.payload)).toEqual({ ...mapOf(c.fields as Fields), '63': built.crc });
-    expect(built.payload).toBe(written(c.fields as Fields));
-    expect(built.dynamic).toBe(c.opts.amountSatang !== undefined);
-  });
+  it.each(bill.built.map((c) => [c.name, c]))(
+    '%s: built from the standard, field by field and character by character',
+    (_n, c) => {
+      const built = billPaymentPayload(c.opts);
+      expect(verifyCrc(built.payload)).toBe(true);
+      expect(payloadFields(built.payload)).toEqual({ ...mapOf(c.fields as Fields), '63': built.crc });
+      expect(built.payload).toBe(written(c.fields as Fields));
+      expect(built.dynamic).toBe(c.opts.amountSatang !== undefined);
+    },
+  );
 
   it.each(bill.published.map((c) => [c.name, c]))('%s: a published payload, field by field', (_n, c) => {
     expect(verifyCrc(c.payload)).toBe(true);
     const built = billPaymentPayload(c.opts);
-    const drop = (f: Record<string, unknown>) => Object.fromEntries(Object.entries(f).filter(([t]) => t !== '63' && !(c.ignore ?? []).includes(t)));
+    const drop = (f: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(f).filter(([t]) => t !== '63' && !(c.ignore ?? []).includes(t)));
     expect(drop(payloadFields(built.payload))).toEqual(drop(payloadFields(c.payload)));
   });
 
   it('the same fields in another top-level order are the same payload field by field (EMVCo allows any order)', () => {
     const fields = bill.built[1].fields as Fields;
     const shuffled = [...fields.slice(0, 2), ...fields.slice(2).reverse()];
-    expect(payloadFields(written(shuffled))).toEqual(payloadFields(written(fields)) && { ...mapOf(fields), '63': written(shuffled).slice(-4) });
+    expect(payloadFields(written(shuffled))).toEqual(
+      payloadFields(written(fields)) && { ...mapOf(fields), '63': written(shuffled).slice(-4) },
+    );
   });
 
   it('merchant name (truncated to 25), city and reference label also go into a tag-29 payload; the vectors stay unchanged without them', () => {
     const base = vectors.cases[6];
-    const built = promptPayPayload({ id: base.id, amountSatang: 422, merchantName: 'SALA MARKET สาขา 1 SUKHUMVIT 24 BRANCH', merchantCity: 'BANGKOK', referenceLabel: 'ORD42' });
+    const built = promptPayPayload({
+      id: base.id,
+      amountSatang: 422,
+      merchantName: 'SALA MARKET สาขา 1 SUKHUMVIT 24 BRANCH',
+      merchantCity: 'BANGKOK',
+      referenceLabel: 'ORD42',
+    });
     expect(verifyCrc(built.payload)).toBe(true);
-    expect(payloadFields(built.payload)).toEqual({ ...payloadFields(base.payload), '59': 'SALA MARKET 1 SUKHUMVIT 2', '60': 'BANGKOK', '62': { '05': 'ORD42' }, '63': built.crc });
+    expect(payloadFields(built.payload)).toEqual({
+      ...payloadFields(base.payload),
+      '59': 'SALA MARKET 1 SUKHUMVIT 2',
+      '60': 'BANGKOK',
+      '62': { '05': 'ORD42' },
+      '63': built.crc,
+    });
   });
 
   it('refuses a bad biller id or reference', () => {
@@ -152,8 +187,28 @@ describe('npm run promptpay', () => {
       const args = ['--id', c.id, ...(c.amount === null ? [] : ['--amount', String(c.amount)])];
       expect(payloadOf(parseFlags(args)).payload).toBe(c.payload);
     }
-    const p = payloadOf(parseFlags(['--biller', '010552300935002', '--ref1', 'INV1', '--ref2', 'X2', '--amount', '10', '--name', 'SALA', '--city', 'BANGKOK']));
-    expect(payloadFields(p.payload)).toMatchObject({ '30': { '01': '010552300935002', '02': 'INV1', '03': 'X2' }, '54': '10.00', '59': 'SALA', '60': 'BANGKOK' });
+    const p = payloadOf(
+      parseFlags([
+        '--biller',
+        '010552300935002',
+        '--ref1',
+        'INV1',
+        '--ref2',
+        'X2',
+        '--amount',
+        '10',
+        '--name',
+        'SALA',
+        '--city',
+        'BANGKOK',
+      ]),
+    );
+    expect(payloadFields(p.payload)).toMatchObject({
+      '30': { '01': '010552300935002', '02': 'INV1', '03': 'X2' },
+      '54': '10.00',
+      '59': 'SALA',
+      '60': 'BANGKOK',
+    });
     expect(() => payloadOf(parseFlags(['--biller', '010552300935002']))).toThrow(/ref1/);
     expect(() => parseFlags(['--nope', 'x'])).toThrow(/unknown/);
   });
@@ -168,7 +223,11 @@ describe('npm run promptpay', () => {
   });
 
   it('runs as a command: the payload alone on the last line of stdout', () => {
-    const out = execFileSync(process.execPath, [require.resolve('tsx/cli'), 'src/cli/promptpay.ts', '--id', '000-000-0000', '--amount', '4.22'], { encoding: 'utf8' });
+    const out = execFileSync(
+      process.execPath,
+      [require.resolve('tsx/cli'), 'src/cli/promptpay.ts', '--id', '000-000-0000', '--amount', '4.22'],
+      { encoding: 'utf8' },
+    );
     expect(out.trim().split('\n').at(-1)).toBe(vectors.cases[6].payload);
   });
 });

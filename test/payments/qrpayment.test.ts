@@ -19,7 +19,11 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const post = (body: unknown, k = key) => request(stack.app.callback()).post('/qrpayment').set('X-API-Key', k).send(body as object);
+const post = (body: unknown, k = key) =>
+  request(stack.app.callback())
+    .post('/qrpayment')
+    .set('X-API-Key', k)
+    .send(body as object);
 
 describe('POST /qrpayment', () => {
   it('returns the PromptPay payload, its CRC, a PNG QR image and the expiry, and starts the workflow', async () => {
@@ -28,7 +32,12 @@ describe('POST /qrpayment', () => {
     const res = await post({ orderId, userId: 'u-1', amount: 4.22, customerId: 'c-1' });
     expect(res.status).toBe(200);
     // MERCHANT_NAME's default is set: tag 59; the order reference is tag 62's reference label
-    const expected = promptPayPayload({ id: '0801234567', amountSatang: 422, merchantName: 'SALA MARKET', referenceLabel: orderReference(orderId) });
+    const expected = promptPayPayload({
+      id: '0801234567',
+      amountSatang: 422,
+      merchantName: 'SALA MARKET',
+      referenceLabel: orderReference(orderId),
+    });
     expect(res.body).toEqual({
       statusCode: 200,
       body: {
@@ -40,7 +49,12 @@ describe('POST /qrpayment', () => {
         currency: 'THB',
         customerId: 'c-1',
         expiresAt: expect.any(String),
-        qr: { payload: expected.payload, crc: expected.crc, image: expect.stringMatching(/^data:image\/png;base64,/), reference: orderReference(orderId) },
+        qr: {
+          payload: expected.payload,
+          crc: expected.crc,
+          image: expect.stringMatching(/^data:image\/png;base64,/),
+          reference: orderReference(orderId),
+        },
       },
     });
     const fields = Object.fromEntries(parseTlv(res.body.body.qr.payload).map((f) => [f.tag, f.value]));
@@ -52,7 +66,9 @@ describe('POST /qrpayment', () => {
     // the image is the payload as a QR code (same bytes as rendering the payload ourselves)
     const png = Buffer.from(res.body.body.qr.image.split(',')[1], 'base64');
     expect(png.subarray(1, 4).toString()).toBe('PNG');
-    expect(res.body.body.qr.image).toBe(await QRCodeLib.toDataURL(expected.payload, { errorCorrectionLevel: 'M', margin: 4, scale: 4 }));
+    expect(res.body.body.qr.image).toBe(
+      await QRCodeLib.toDataURL(expected.payload, { errorCorrectionLevel: 'M', margin: 4, scale: 4 }),
+    );
 
     const row = await waitFor(() => rowOf(stack.db, orderId));
     expect(row).toMatchObject({
@@ -68,7 +84,11 @@ describe('POST /qrpayment', () => {
     expect(row.expires_at.toISOString()).toBe(res.body.body.expiresAt);
     const desc = await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).describe();
     expect(desc.type).toBe('qrPaymentWorkflow');
-    expect(desc.searchAttributes).toMatchObject({ OrderId: [orderId], PaymentMethod: ['qr'], PaymentStatus: ['pending'] });
+    expect(desc.searchAttributes).toMatchObject({
+      OrderId: [orderId],
+      PaymentMethod: ['qr'],
+      PaymentStatus: ['pending'],
+    });
     await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
   });
 
@@ -82,7 +102,10 @@ describe('POST /qrpayment', () => {
 
     const other = await post({ ...body, amount: '100.01' });
     expect(other.status).toBe(409);
-    expect(other.body).toEqual({ statusCode: 409, body: { error: expect.any(String), code: 'CONFLICT', details: expect.objectContaining({ orderId }) } });
+    expect(other.body).toEqual({
+      statusCode: 409,
+      body: { error: expect.any(String), code: 'CONFLICT', details: expect.objectContaining({ orderId }) },
+    });
 
     // another key (another integrator) cannot take over or see the order
     const otherKey = (await newKey(stack.db, { scopes: ['payments:write'] })).key;
@@ -124,16 +147,25 @@ describe('POST /qrpayment', () => {
     expect(res.body).toEqual(paymentError(code, { field }));
     expect(res.body.statusCode).toBe(400);
     expect(await rowOf(stack.db, orderId)).toBeUndefined();
-    await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
   });
 });
 
 describe('bill payment QR (PROMPTPAY_BILLER_ID)', () => {
   it('emits tag 30 with Ref1 = the order reference, Ref2, merchant name and city; a QR callback may name the payment by Ref1', async () => {
-    const env = { PROMPTPAY_BILLER_ID: '010552300935002', MERCHANT_NAME: 'SALA MARKET SUKHUMVIT', MERCHANT_CITY: 'BANGKOK' };
+    const env = {
+      PROMPTPAY_BILLER_ID: '010552300935002',
+      MERCHANT_NAME: 'SALA MARKET SUKHUMVIT',
+      MERCHANT_CITY: 'BANGKOK',
+    };
     const app = gatewayWith(stack, env);
     const orderId = uniq('qr-bill');
-    const res = await request(app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u', amount: 123.5, customerId: 'c', ref2: 'BRANCH01' });
+    const res = await request(app.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', key)
+      .send({ orderId, userId: 'u', amount: 123.5, customerId: 'c', ref2: 'BRANCH01' });
     expect(res.status).toBe(200);
     const ref1 = orderReference(orderId);
     expect(res.body.body.qr.reference).toBe(ref1);
@@ -152,11 +184,28 @@ describe('bill payment QR (PROMPTPAY_BILLER_ID)', () => {
       '63': payload.slice(-4),
     });
     const row = await waitFor(() => rowOf(stack.db, orderId));
-    const cb = await postCallback(app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId: ref1, status: 'success', amount: 123.5, orderId }));
+    const cb = await postCallback(
+      app,
+      '/qrcallback',
+      fieldSigned(stack.config, 'QR', { paymentId: ref1, status: 'success', amount: 123.5, orderId }),
+    );
     expect(cb.status).toBe(200);
-    await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result()).resolves.toEqual({ paymentId: row.id, orderId, status: 'paid' });
+    await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result()).resolves.toEqual({
+      paymentId: row.id,
+      orderId,
+      status: 'paid',
+    });
     // another order's reference does not name this payment
-    const wrong = await postCallback(app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId: orderReference(uniq('x')), status: 'success', amount: 123.5, orderId }));
+    const wrong = await postCallback(
+      app,
+      '/qrcallback',
+      fieldSigned(stack.config, 'QR', {
+        paymentId: orderReference(uniq('x')),
+        status: 'success',
+        amount: 123.5,
+        orderId,
+      }),
+    );
     expect(wrong.status).toBe(404);
   });
 });
@@ -168,7 +217,10 @@ describe('QR expiry', () => {
     const k = owner.key;
     const witness = await webhookWitness(stack, owner);
     const orderId = uniq('qr-exp');
-    const res = await request(short.callback()).post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
+    const res = await request(short.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', k)
+      .send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
     expect(res.status).toBe(200);
     const paymentId = res.body.body.paymentId;
     const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
@@ -179,13 +231,18 @@ describe('QR expiry', () => {
     await witness.stop();
 
     // the payment has ended: a late success cannot reach it, and the record stays expired
-    await expect(handle.signal('paymentResult', { status: 'success', provider: 'qr' })).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    await expect(handle.signal('paymentResult', { status: 'success', provider: 'qr' })).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
     expect((await rowOf(stack.db, orderId)).status).toBe('expired');
     expect(await eventsOf(stack.db, paymentId)).toEqual(['pending', 'expired']);
     expect(await stack.db('webhook_deliveries').where({ payment_id: paymentId, event_status: 'paid' })).toHaveLength(0);
 
     // asking again for the order returns the ended payment, not a new one
-    const again = await request(short.callback()).post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
+    const again = await request(short.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', k)
+      .send({ orderId, userId: 'u', amount: 9, customerId: 'c' });
     expect(again.body.body).toMatchObject({ paymentId, status: 'expired', expiresAt: res.body.body.expiresAt });
   });
 });

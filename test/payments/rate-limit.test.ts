@@ -22,7 +22,13 @@ function testClock(start = Date.UTC(2031, 0, 1, 8, 0, 0)) {
 }
 
 const gateway = (clock: () => number): Koa =>
-  createApp({ config: stack.config, db: stack.db, temporal: { client: stack.client, taskQueue: stack.taskQueue }, logger: testLogger, clock });
+  createApp({
+    config: stack.config,
+    db: stack.db,
+    temporal: { client: stack.client, taskQueue: stack.taskQueue },
+    logger: testLogger,
+    clock,
+  });
 
 /** A cheap authenticated request that counts: checkstatus of an order that does not exist (404). */
 const hit = (app: Koa, key: string) => request(app.callback()).get('/checkstatus/no-such-order').set('X-API-Key', key);
@@ -39,20 +45,32 @@ describe('per-second burst: 100', () => {
     clock.set(clock.start + 990);
     const hundredth = await hit(app, key);
     expect(hundredth.status).toBe(404);
-    expect(hundredth.headers).toMatchObject({ 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(clock.start / 1000 + 1) });
+    expect(hundredth.headers).toMatchObject({
+      'x-ratelimit-limit': '100',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': String(clock.start / 1000 + 1),
+    });
 
     clock.set(clock.start + 999);
     const over = await hit(app, key);
     expect(over.status).toBe(429);
     expect(over.body).toEqual(paymentError('RATE_LIMITED', { limit: 100, window: 'second', retryAfterSeconds: 1 }));
     expect(over.body.statusCode).toBe(429);
-    expect(over.headers).toMatchObject({ 'retry-after': '1', 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '0' });
+    expect(over.headers).toMatchObject({
+      'retry-after': '1',
+      'x-ratelimit-limit': '100',
+      'x-ratelimit-remaining': '0',
+    });
 
     clock.set(clock.start + 1000);
     const next = await hit(app, key);
     expect(next.status).toBe(404);
     // 100 counted in this minute (the refused one did not count): 899 left in it, 99 in this second
-    expect(next.headers).toMatchObject({ 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '99', 'x-ratelimit-reset': String(clock.start / 1000 + 2) });
+    expect(next.headers).toMatchObject({
+      'x-ratelimit-limit': '100',
+      'x-ratelimit-remaining': '99',
+      'x-ratelimit-reset': String(clock.start / 1000 + 2),
+    });
   });
 
   it('reports the minute window once it is the closer one to running out', async () => {
@@ -83,13 +101,21 @@ describe('per-minute limit: 1000', () => {
     clock.set(clock.start + 9_500);
     const thousandth = await hit(app, k.key);
     expect(thousandth.status).toBe(404);
-    expect(thousandth.headers).toMatchObject({ 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(clock.start / 1000 + 60) });
+    expect(thousandth.headers).toMatchObject({
+      'x-ratelimit-limit': '1000',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': String(clock.start / 1000 + 60),
+    });
 
     clock.set(clock.start + 10_000); // a fresh second: only the minute is exhausted
     const over = await hit(app, k.key);
     expect(over.status).toBe(429);
     expect(over.body).toEqual(paymentError('RATE_LIMITED', { limit: 1000, window: 'minute', retryAfterSeconds: 50 }));
-    expect(over.headers).toMatchObject({ 'retry-after': '50', 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '0' });
+    expect(over.headers).toMatchObject({
+      'retry-after': '50',
+      'x-ratelimit-limit': '1000',
+      'x-ratelimit-remaining': '0',
+    });
 
     clock.set(clock.start + 59_999);
     expect((await hit(app, k.key)).status).toBe(429);
@@ -131,9 +157,16 @@ describe('calls without a key', () => {
   it('are limited per client address, read from X-Forwarded-For only behind a trusted proxy', async () => {
     const clock = testClock();
     const config = testConfig({ RATE_LIMIT_PER_SECOND: '2', TRUSTED_PROXIES: '127.0.0.0/8,::1/128' });
-    const app = createApp({ config, db: stack.db, temporal: { client: stack.client, taskQueue: stack.taskQueue }, logger: testLogger, clock: clock.now });
+    const app = createApp({
+      config,
+      db: stack.db,
+      temporal: { client: stack.client, taskQueue: stack.taskQueue },
+      logger: testLogger,
+      clock: clock.now,
+    });
     const n = Math.floor(Math.random() * 250) + 1;
-    const from = (addr: string) => request(app.callback()).post('/cardpayment').type('form').set('X-Forwarded-For', addr).send({});
+    const from = (addr: string) =>
+      request(app.callback()).post('/cardpayment').type('form').set('X-Forwarded-For', addr).send({});
     const a = `198.51.100.${n}`;
     const b = `203.0.113.${n}`;
     expect((await from(a)).status).toBe(400); // counted, then refused for its empty body

@@ -24,12 +24,16 @@ afterAll(async () => {
 });
 
 const api = () => request(stack.app.callback());
-const refund = (body: Record<string, unknown>, headers: Record<string, string> = {}, k = key) => api().post('/refund').set('X-API-Key', k).set(headers).send(body);
+const refund = (body: Record<string, unknown>, headers: Record<string, string> = {}, k = key) =>
+  api().post('/refund').set('X-API-Key', k).set(headers).send(body);
 
 /** A QR payment of `amount` THB settled paid by the provider's result. */
 async function paidQr(amount: number, k = key): Promise<{ orderId: string; paymentId: string }> {
   const orderId = uniq('rf');
-  const created = await api().post('/qrpayment').set('X-API-Key', k).send({ orderId, userId: 'u', amount, customerId: 'c' });
+  const created = await api()
+    .post('/qrpayment')
+    .set('X-API-Key', k)
+    .send({ orderId, userId: 'u', amount, customerId: 'c' });
   expect(created.status).toBe(200);
   await waitFor(() => rowOf(stack.db, orderId));
   const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
@@ -40,11 +44,18 @@ async function paidQr(amount: number, k = key): Promise<{ orderId: string; payme
 
 const verifies = verifiesWithStandardWebhooks;
 const hookFor = (orderId: string, status: string) =>
-  waitFor(async () => receiver.log.find((r) => r.body.includes(orderId) && JSON.parse(r.body).data.status === status), 20_000, `${status} webhook`);
+  waitFor(
+    async () => receiver.log.find((r) => r.body.includes(orderId) && JSON.parse(r.body).data.status === status),
+    20_000,
+    `${status} webhook`,
+  );
 
 describe('POST /refund', () => {
   it('partial then full: paid with refundedAmount, then refunded; a webhook per refund, verified also during a secret rotation', async () => {
-    const ep = await registerEndpoint(stack, key, { url: `${receiver.url}/refunds`, eventTypes: ['payment.refunded', 'payment.partially_refunded'] });
+    const ep = await registerEndpoint(stack, key, {
+      url: `${receiver.url}/refunds`,
+      eventTypes: ['payment.refunded', 'payment.partially_refunded'],
+    });
     const { orderId, paymentId } = await paidQr(100);
 
     const part = await refund({ orderId, amount: 30, reason: 'one item missing' });
@@ -65,16 +76,30 @@ describe('POST /refund', () => {
     const partHook = await hookFor(orderId, 'partially_refunded');
     expect(JSON.parse(partHook.body)).toEqual({
       event: 'payment.status.updated',
-      data: { orderId, status: 'partially_refunded', amount: 30, timestamp: expect.any(String), refundId: part.body.body.refundId },
+      data: {
+        orderId,
+        status: 'partially_refunded',
+        amount: 30,
+        timestamp: expect.any(String),
+        refundId: part.body.body.refundId,
+      },
     });
     expect(verifies(partHook, ep.secret)).toBe(true);
 
     // rotate: the next refund's webhook carries both signatures
     const rotated = (await api().post(`/webhooks/endpoints/${ep.id}/rotate-secret`).set('X-API-Key', key)).body.body;
     const rest = await refund({ orderId });
-    expect(rest.body.body).toMatchObject({ status: 'succeeded', amount: 70, payment: { status: 'refunded', amount: 100, refundedAmount: 100 } });
+    expect(rest.body.body).toMatchObject({
+      status: 'succeeded',
+      amount: 70,
+      payment: { status: 'refunded', amount: 100, refundedAmount: 100 },
+    });
     const fullHook = await hookFor(orderId, 'refunded');
-    expect(JSON.parse(fullHook.body).data).toMatchObject({ status: 'refunded', amount: 70, refundId: rest.body.body.refundId });
+    expect(JSON.parse(fullHook.body).data).toMatchObject({
+      status: 'refunded',
+      amount: 70,
+      refundId: rest.body.body.refundId,
+    });
     expect(verifies(fullHook, rotated.secret)).toBe(true);
     expect(verifies(fullHook, ep.secret)).toBe(true);
 
@@ -107,7 +132,10 @@ describe('POST /refund', () => {
     expect(Number((await rowOf(stack.db, orderId)).refunded_satang)).toBe(4000);
 
     const pendingOrder = uniq('rf-pending');
-    await api().post('/qrpayment').set('X-API-Key', key).send({ orderId: pendingOrder, userId: 'u', amount: 20, customerId: 'c' });
+    await api()
+      .post('/qrpayment')
+      .set('X-API-Key', key)
+      .send({ orderId: pendingOrder, userId: 'u', amount: 20, customerId: 'c' });
     await waitFor(() => rowOf(stack.db, pendingOrder));
     const pending = await refund({ orderId: pendingOrder });
     expect(pending.status).toBe(409);
@@ -141,10 +169,23 @@ describe('POST /refund', () => {
     const { orderId } = await paidQr(20);
     const failed = await refund({ orderId, amount: 10.99 }); // the sandbox declines refunds ending in .99
     expect(failed.status).toBe(200);
-    expect(failed.body.body).toMatchObject({ status: 'failed', amount: 10.99, failureReason: expect.stringContaining('declined'), payment: { status: 'paid', refundedAmount: 0 } });
+    expect(failed.body.body).toMatchObject({
+      status: 'failed',
+      amount: 10.99,
+      failureReason: expect.stringContaining('declined'),
+      payment: { status: 'paid', refundedAmount: 0 },
+    });
     const st = (await api().get(`/checkstatus/${orderId}`).set('X-API-Key', key)).body.body;
-    expect(st).toMatchObject({ status: 'paid', refundedAmount: 0, refunds: [{ refundId: failed.body.body.refundId, status: 'failed', amount: 10.99 }] });
-    expect((await refund({ orderId })).body.body).toMatchObject({ status: 'succeeded', amount: 20, payment: { status: 'refunded', refundedAmount: 20 } });
+    expect(st).toMatchObject({
+      status: 'paid',
+      refundedAmount: 0,
+      refunds: [{ refundId: failed.body.body.refundId, status: 'failed', amount: 10.99 }],
+    });
+    expect((await refund({ orderId })).body.body).toMatchObject({
+      status: 'succeeded',
+      amount: 20,
+      payment: { status: 'refunded', refundedAmount: 20 },
+    });
   });
 
   it("a card payment is refunded at the card provider (its charge): the refund carries the provider's refund id", async () => {
@@ -153,9 +194,17 @@ describe('POST /refund', () => {
     await handle.signal('paymentResult', { status: 'success', provider: 'card', reference: p.providerRef });
     await handle.result();
     const res = await refund({ orderId: p.orderId, amount: 25.5 });
-    expect(res.body.body).toMatchObject({ status: 'succeeded', amount: 25.5, payment: { status: 'paid', refundedAmount: 25.5 } });
+    expect(res.body.body).toMatchObject({
+      status: 'succeeded',
+      amount: 25.5,
+      payment: { status: 'paid', refundedAmount: 25.5 },
+    });
     const row = await stack.db('refunds').where({ id: res.body.body.refundId }).first();
-    expect(row).toMatchObject({ status: 'succeeded', amount_satang: '2550', provider_ref: expect.stringMatching(/^rfnd_test_/) });
+    expect(row).toMatchObject({
+      status: 'succeeded',
+      amount_satang: '2550',
+      provider_ref: expect.stringMatching(/^rfnd_test_/),
+    });
   });
 
   it('the same Idempotency-Key again returns the same refund and refunds once', async () => {

@@ -6,10 +6,21 @@ import { createApp } from '../../src/http/app';
 import { createApiKey } from '../../src/http/middleware/api-key';
 import { testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 
-export const ALL_SCOPES = ['payments:write', 'payments:read', 'cost:read', 'bank:write', 'bank:read', 'webhooks:manage'];
+export const ALL_SCOPES = [
+  'payments:write',
+  'payments:read',
+  'cost:read',
+  'bank:write',
+  'bank:read',
+  'webhooks:manage',
+];
 
 export async function newKey(db: Db, opts: { scopes?: string[]; mode?: ApiKeyMode; name?: string } = {}) {
-  return createApiKey(db, { name: opts.name ?? uniq('test-key'), scopes: opts.scopes ?? ALL_SCOPES, mode: opts.mode ?? 'sandbox' });
+  return createApiKey(db, {
+    name: opts.name ?? uniq('test-key'),
+    scopes: opts.scopes ?? ALL_SCOPES,
+    mode: opts.mode ?? 'sandbox',
+  });
 }
 
 /** The payment API error envelope with `code`. */
@@ -23,15 +34,27 @@ export { waitFor } from '../support/stack';
 export const rowOf = (db: Db, orderId: string) => db('payments').where({ order_id: orderId }).first();
 
 export const eventsOf = async (db: Db, paymentId: string): Promise<string[]> =>
-  (await db('payment_events').where({ payment_id: paymentId }).orderBy('id')).map((e: { to_status: string }) => e.to_status);
+  (await db('payment_events').where({ payment_id: paymentId }).orderBy('id')).map(
+    (e: { to_status: string }) => e.to_status,
+  );
 
 /**
  * Another gateway on the same stack (database, Temporal client, worker's task queue) with its
  * own settings: what a test needs instead of a second stack (stacks of one jest worker share
  * one database pool, which closing a second stack would end).
  */
-export const gatewayWith = (stack: TestStack, env: Record<string, string>, opts: { taskQueue?: string; clock?: () => number } = {}) =>
-  createApp({ config: testConfig(env), db: stack.db, temporal: { client: stack.client, taskQueue: opts.taskQueue ?? stack.taskQueue }, logger: testLogger, clock: opts.clock });
+export const gatewayWith = (
+  stack: TestStack,
+  env: Record<string, string>,
+  opts: { taskQueue?: string; clock?: () => number } = {},
+) =>
+  createApp({
+    config: testConfig(env),
+    db: stack.db,
+    temporal: { client: stack.client, taskQueue: opts.taskQueue ?? stack.taskQueue },
+    logger: testLogger,
+    clock: opts.clock,
+  });
 
 export { request };
 
@@ -44,12 +67,20 @@ export async function webhookWitness(stack: TestStack, owner?: { id: string }) {
   const { createEndpoint } = await import('../../src/webhooks/endpoints');
   const receiver = await startReceiver(200);
   const publicOwner = owner ?? (await newKey(stack.db, { scopes: ['webhooks:manage'] }));
-  await createEndpoint(stack.db, stack.config, { id: publicOwner.id, mode: 'sandbox' }, { url: receiver.url, publicPayments: !owner });
+  await createEndpoint(
+    stack.db,
+    stack.config,
+    { id: publicOwner.id, mode: 'sandbox' },
+    { url: receiver.url, publicPayments: !owner },
+  );
   return {
     /** the event of this order and status, once it has arrived (signed; checked by the webhook tests) */
     received: (orderId: string, status: string) =>
       waitFor(
-        async () => receiver.log.map((r) => JSON.parse(r.body) as { data: { orderId: string; status: string } }).find((b) => b.data.orderId === orderId && b.data.status === status),
+        async () =>
+          receiver.log
+            .map((r) => JSON.parse(r.body) as { data: { orderId: string; status: string } })
+            .find((b) => b.data.orderId === orderId && b.data.status === status),
         20_000,
         `payment.status.updated ${status} for ${orderId}`,
       ),

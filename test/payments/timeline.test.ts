@@ -26,40 +26,83 @@ afterAll(async () => {
   await new Promise((r) => hook.close(r));
 });
 
-const timeline = (orderId: string, k = key.key) => request(stack.app.callback()).get(`/payments/${encodeURIComponent(orderId)}/timeline`).set('X-API-Key', k);
+const timeline = (orderId: string, k = key.key) =>
+  request(stack.app.callback())
+    .get(`/payments/${encodeURIComponent(orderId)}/timeline`)
+    .set('X-API-Key', k);
 
 describe('GET /payments/{orderId}/timeline', () => {
   it("tells a paid QR payment's whole story in time order", async () => {
     const orderId = uniq('tl');
-    const created = await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key.key).send({ orderId, userId: 'u', amount: 42.5, customerId: 'c' });
+    const created = await request(stack.app.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', key.key)
+      .send({ orderId, userId: 'u', amount: 42.5, customerId: 'c' });
     expect(created.status).toBe(200);
     await waitFor(() => rowOf(stack.db, orderId));
     // the QR provider's callback, signed as it signs it
-    const paid = await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId: created.body.body.paymentId, status: 'success', amount: 42.5, orderId }));
+    const paid = await post(
+      stack.app,
+      '/qrcallback',
+      fieldSigned(stack.config, 'QR', {
+        paymentId: created.body.body.paymentId,
+        status: 'success',
+        amount: 42.5,
+        orderId,
+      }),
+    );
     expect(paid.status).toBe(200);
-    const res = await waitFor(async () => {
-      const t = await timeline(orderId);
-      return t.status === 200 && t.body.body.entries.some((e: { type: string }) => e.type === 'webhook.attempt') ? t : undefined;
-    }, 30_000, 'a timeline with a webhook attempt').catch(async (e) => {
+    const res = await waitFor(
+      async () => {
+        const t = await timeline(orderId);
+        return t.status === 200 && t.body.body.entries.some((e: { type: string }) => e.type === 'webhook.attempt')
+          ? t
+          : undefined;
+      },
+      30_000,
+      'a timeline with a webhook attempt',
+    ).catch(async (e) => {
       const t = await timeline(orderId);
       throw new Error(`${e.message}: ${t.status} ${JSON.stringify(t.body)}`);
     });
     const body = res.body.body;
-    expect(body).toMatchObject({ orderId, paymentId: created.body.body.paymentId, status: 'paid', workflowId: `payment-${orderId}` });
+    expect(body).toMatchObject({
+      orderId,
+      paymentId: created.body.body.paymentId,
+      status: 'paid',
+      workflowId: `payment-${orderId}`,
+    });
     expect(body.temporalWebUrl).toMatch(new RegExp(`/namespaces/default/workflows/payment-${orderId}$`));
     const types = body.entries.map((e: { type: string }) => e.type);
     expect(types[0]).toBe('payment.created');
-    expect(types).toEqual(expect.arrayContaining(['callback.received', 'payment.status_changed', 'webhook.delivery', 'webhook.attempt']));
+    expect(types).toEqual(
+      expect.arrayContaining(['callback.received', 'payment.status_changed', 'webhook.delivery', 'webhook.attempt']),
+    );
     const ats = body.entries.map((e: { at: string }) => e.at);
     expect([...ats].sort()).toEqual(ats);
-    expect(body.entries.find((e: { type: string }) => e.type === 'callback.received').details).toMatchObject({ provider: 'qr', status: 'success', receiptId: expect.stringMatching(/^evt_/), sourceIp: expect.any(String) });
-    expect(body.entries.find((e: { type: string }) => e.type === 'payment.status_changed').details).toMatchObject({ from: 'pending', to: 'paid' });
-    expect(body.entries.find((e: { type: string }) => e.type === 'webhook.attempt').details).toMatchObject({ attempt: 1, statusCode: 204, durationMs: expect.any(Number) });
+    expect(body.entries.find((e: { type: string }) => e.type === 'callback.received').details).toMatchObject({
+      provider: 'qr',
+      status: 'success',
+      receiptId: expect.stringMatching(/^evt_/),
+      sourceIp: expect.any(String),
+    });
+    expect(body.entries.find((e: { type: string }) => e.type === 'payment.status_changed').details).toMatchObject({
+      from: 'pending',
+      to: 'paid',
+    });
+    expect(body.entries.find((e: { type: string }) => e.type === 'webhook.attempt').details).toMatchObject({
+      attempt: 1,
+      statusCode: 204,
+      durationMs: expect.any(Number),
+    });
   });
 
   it('is visible to the keys that see it in /checkstatus only; needs payments:read', async () => {
     const orderId = uniq('tl');
-    await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key.key).send({ orderId, userId: 'u', amount: 10, customerId: 'c' });
+    await request(stack.app.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', key.key)
+      .send({ orderId, userId: 'u', amount: 10, customerId: 'c' });
     await waitFor(async () => (await timeline(orderId)).status === 200);
     const other = await newKey(stack.db, { scopes: ['payments:read'] });
     expect((await timeline(orderId, other.key)).status).toBe(404);

@@ -25,8 +25,16 @@ beforeAll(async () => {
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
-  connection = Connection.lazy({ address: `127.0.0.1:${(blackHole.address() as net.AddressInfo).port}`, connectTimeout: '1s' });
-  app = createApp({ config: stack.config, db: stack.db, temporal: { client: new Client({ connection }), taskQueue: 'x' }, logger: testLogger });
+  connection = Connection.lazy({
+    address: `127.0.0.1:${(blackHole.address() as net.AddressInfo).port}`,
+    connectTimeout: '1s',
+  });
+  app = createApp({
+    config: stack.config,
+    db: stack.db,
+    temporal: { client: new Client({ connection }), taskQueue: 'x' },
+    logger: testLogger,
+  });
   key = (await newKey(stack.db)).key;
 });
 afterAll(async () => {
@@ -38,11 +46,44 @@ afterAll(async () => {
 
 describe('Temporal unreachable', () => {
   it.each([
-    ['POST /qrpayment', () => request(app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId: uniq('o'), userId: 'u', amount: 1, customerId: 'c' })],
-    ['POST /cardpayment', () => request(app.callback()).post('/cardpayment').type('form').send({ orderId: uniq('o'), userId: 'u', amount: '1', token: 'tok' })],
-    ['GET /checkstatus (no record yet)', () => request(app.callback()).get(`/checkstatus/${uniq('o')}`).set('X-API-Key', key)],
-    ['POST /bank/createuser', () => request(app.callback()).post('/bank/createuser').set('X-API-Key', key).send({ userId: uniq('u'), name: 'n' })],
-    ['GET /bank/user', () => request(app.callback()).get(`/bank/user/${uniq('u')}`).set('X-API-Key', key)],
+    [
+      'POST /qrpayment',
+      () =>
+        request(app.callback())
+          .post('/qrpayment')
+          .set('X-API-Key', key)
+          .send({ orderId: uniq('o'), userId: 'u', amount: 1, customerId: 'c' }),
+    ],
+    [
+      'POST /cardpayment',
+      () =>
+        request(app.callback())
+          .post('/cardpayment')
+          .type('form')
+          .send({ orderId: uniq('o'), userId: 'u', amount: '1', token: 'tok' }),
+    ],
+    [
+      'GET /checkstatus (no record yet)',
+      () =>
+        request(app.callback())
+          .get(`/checkstatus/${uniq('o')}`)
+          .set('X-API-Key', key),
+    ],
+    [
+      'POST /bank/createuser',
+      () =>
+        request(app.callback())
+          .post('/bank/createuser')
+          .set('X-API-Key', key)
+          .send({ userId: uniq('u'), name: 'n' }),
+    ],
+    [
+      'GET /bank/user',
+      () =>
+        request(app.callback())
+          .get(`/bank/user/${uniq('u')}`)
+          .set('X-API-Key', key),
+    ],
   ])('%s -> 503 SERVICE_UNAVAILABLE', async (_name, send) => {
     const res = await send();
     expect(res.status).toBe(503);
@@ -54,13 +95,21 @@ describe('Temporal unreachable', () => {
     const res = await request(app.callback())
       .post('/calculate-cost')
       .set('X-API-Key', key)
-      .send({ items: [{ productId: 'G496879-2', quantity: 1 }], branchId: 'B999', deliveryOption: 'pickup', paymentMethod: 'qr' });
+      .send({
+        items: [{ productId: 'G496879-2', quantity: 1 }],
+        branchId: 'B999',
+        deliveryOption: 'pickup',
+        paymentMethod: 'qr',
+      });
     expect(res.status).toBe(404); // the unknown branch, not the engine
   });
 
   it('a refused QR payment leaves no record', async () => {
     const orderId = uniq('o');
-    await request(app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u', amount: 1, customerId: 'c' });
+    await request(app.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', key)
+      .send({ orderId, userId: 'u', amount: 1, customerId: 'c' });
     expect(await rowOf(stack.db, orderId)).toBeUndefined();
   });
 });

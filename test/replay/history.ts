@@ -14,10 +14,16 @@ import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root';
 
 type FromJson = (type: unknown, json: unknown, options?: { ignoreUnknownFields?: boolean }) => unknown;
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { fromJson } = require(require.resolve('protobufjs/ext/protojson', { paths: [path.dirname(require.resolve('@temporalio/proto/package.json'))] })) as {
+const { fromJson } = require(
+  require.resolve('protobufjs/ext/protojson', {
+    paths: [path.dirname(require.resolve('@temporalio/proto/package.json'))],
+  }),
+) as {
   fromJson: FromJson;
 };
-const historyType = (patchProtobufRoot(proto) as unknown as { lookupType(name: string): unknown }).lookupType('temporal.api.history.v1.History');
+const historyType = (patchProtobufRoot(proto) as unknown as { lookupType(name: string): unknown }).lookupType(
+  'temporal.api.history.v1.History',
+);
 
 export function historyFromJson(json: unknown): temporal.api.history.v1.IHistory {
   const h = fromJson(historyType, json, { ignoreUnknownFields: true });

@@ -22,7 +22,13 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import request from 'supertest';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { OrderIdKey } from '../../src/domain/search-attributes';
-import { paymentWorkflowId, refundsWorkflowId, refundUpdate, WorkflowType, type OrderRefundsWorkflow } from '../../src/domain/workflow-contract';
+import {
+  paymentWorkflowId,
+  refundsWorkflowId,
+  refundUpdate,
+  WorkflowType,
+  type OrderRefundsWorkflow,
+} from '../../src/domain/workflow-contract';
 import { findTemporalCli } from '../../src/stack/temporal';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey } from '../payments/support';
@@ -46,7 +52,18 @@ async function save(client: Client, orderId: string, file: string, workflowId = 
   await client.workflow.getHandle(workflowId).result();
   const shown = spawnSync(
     findTemporalCli(process.env.TEMPORAL_CLI_PATH),
-    ['workflow', 'show', '--workflow-id', workflowId, '--address', process.env.TALAT_TEST_TEMPORAL_ADDRESS!, '--namespace', 'default', '--output', 'json'],
+    [
+      'workflow',
+      'show',
+      '--workflow-id',
+      workflowId,
+      '--address',
+      process.env.TALAT_TEST_TEMPORAL_ADDRESS!,
+      '--namespace',
+      'default',
+      '--output',
+      'json',
+    ],
     { encoding: 'utf8' },
   );
   if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
@@ -58,15 +75,31 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1') {
     const stack = await createTestStack();
     try {
       const card = uniq('replay-card');
-      const res = await request(stack.app.callback()).post('/cardpayment').type('form').send({ orderId: card, userId: 'u-replay', amount: '250.50', token: 'tok_visa', callback: 'https://shop.example/done' });
+      const res = await request(stack.app.callback())
+        .post('/cardpayment')
+        .type('form')
+        .send({
+          orderId: card,
+          userId: 'u-replay',
+          amount: '250.50',
+          token: 'tok_visa',
+          callback: 'https://shop.example/done',
+        });
       expect(res.body.body.chargeId).toBeTruthy();
-      await stack.client.workflow.getHandle(paymentWorkflowId(card)).signal('paymentResult', { status: 'success', provider: 'card', reference: res.body.body.chargeId });
+      await stack.client.workflow
+        .getHandle(paymentWorkflowId(card))
+        .signal('paymentResult', { status: 'success', provider: 'card', reference: res.body.body.chargeId });
       await save(stack.client, card, RECORDED.card);
 
       const { key } = await newKey(stack.db, { scopes: ['payments:write'] });
       const qr = uniq('replay-qr');
-      await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId: qr, userId: 'u-replay', amount: 99.5, customerId: 'c-replay' });
-      await stack.client.workflow.getHandle(paymentWorkflowId(qr)).signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-replay' });
+      await request(stack.app.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', key)
+        .send({ orderId: qr, userId: 'u-replay', amount: 99.5, customerId: 'c-replay' });
+      await stack.client.workflow
+        .getHandle(paymentWorkflowId(qr))
+        .signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-replay' });
       await save(stack.client, qr, RECORDED.qr);
     } finally {
       await stack.close();
@@ -80,8 +113,13 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
     try {
       const { key } = await newKey(stack.db, { scopes: ['payments:write'] });
       const orderId = uniq('replay-refund');
-      await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u-replay', amount: 100, customerId: 'c-replay' });
-      await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-replay' });
+      await request(stack.app.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', key)
+        .send({ orderId, userId: 'u-replay', amount: 100, customerId: 'c-replay' });
+      await stack.client.workflow
+        .getHandle(paymentWorkflowId(orderId))
+        .signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-replay' });
       await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result();
       for (const [refundId, amountSatang] of [
         ['re_replay_partial', 3000],
@@ -94,7 +132,11 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
           workflowIdConflictPolicy: 'USE_EXISTING',
           typedSearchAttributes: [{ key: OrderIdKey, value: orderId }],
         });
-        const out = await stack.client.workflow.executeUpdateWithStart(refundUpdate, { args: [{ refundId, amountSatang }], updateId: refundId, startWorkflowOperation });
+        const out = await stack.client.workflow.executeUpdateWithStart(refundUpdate, {
+          args: [{ refundId, amountSatang }],
+          updateId: refundId,
+          startWorkflowOperation,
+        });
         expect(out).toMatchObject({ ok: true, status: 'succeeded' });
       }
       await save(stack.client, orderId, 'refunds.history.json', refundsWorkflowId(orderId));
@@ -104,7 +146,8 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
   });
 }
 
-const load = (file: string) => JSON.parse(fs.readFileSync(fixturePath(file), 'utf8')) as { events: Record<string, unknown>[] };
+const load = (file: string) =>
+  JSON.parse(fs.readFileSync(fixturePath(file), 'utf8')) as { events: Record<string, unknown>[] };
 
 describe('recorded payment histories replay against the current workflow code', () => {
   beforeAll(() => installTemporalRuntime('WARN'));
@@ -114,14 +157,19 @@ describe('recorded payment histories replay against the current workflow code', 
       const h = load(f.file);
       const started = h.events[0].workflowExecutionStartedEventAttributes as { workflowType: { name: string } };
       expect(started.workflowType.name).toBe(f.workflowType);
-      const last = h.events[h.events.length - 1] as { eventType: string; workflowExecutionCompletedEventAttributes: { result: { payloads: { data: string }[] } } };
+      const last = h.events[h.events.length - 1] as {
+        eventType: string;
+        workflowExecutionCompletedEventAttributes: { result: { payloads: { data: string }[] } };
+      };
       expect(last.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
       if (f.workflowType === 'orderRefundsWorkflow') {
         const updates = h.events.filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED');
         expect(updates).toHaveLength(2);
         continue;
       }
-      const result = JSON.parse(Buffer.from(last.workflowExecutionCompletedEventAttributes.result.payloads[0].data, 'base64').toString());
+      const result = JSON.parse(
+        Buffer.from(last.workflowExecutionCompletedEventAttributes.result.payloads[0].data, 'base64').toString(),
+      );
       expect(result).toMatchObject({ status: 'paid' });
     }
   });
@@ -137,9 +185,13 @@ describe('recorded payment histories replay against the current workflow code', 
   it('a history that disagrees with the code fails the replay (the check can fail)', async () => {
     const h = load('qr-payment.history.json');
     const scheduled = h.events.find((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')!;
-    (scheduled.activityTaskScheduledEventAttributes as { activityType: { name: string } }).activityType.name = 'someOtherActivity';
+    (scheduled.activityTaskScheduledEventAttributes as { activityType: { name: string } }).activityType.name =
+      'someOtherActivity';
     const results = [];
-    for await (const r of Worker.runReplayHistories(replayOptions(), [{ workflowId: 'tampered', history: historyFromJson(h) }])) results.push(r);
+    for await (const r of Worker.runReplayHistories(replayOptions(), [
+      { workflowId: 'tampered', history: historyFromJson(h) },
+    ]))
+      results.push(r);
     expect(results[0].error).toBeInstanceOf(DeterminismViolationError);
   });
 

@@ -32,7 +32,10 @@ function compile(): number {
   const { config } = ts.readConfigFile(path.join(ROOT, 'tsconfig.build.json'), ts.sys.readFile);
   const parsed = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
   for (const file of parsed.fileNames) {
-    const js = ts.transpileModule(fs.readFileSync(file, 'utf8'), { compilerOptions: { ...parsed.options, sourceMap: false }, fileName: file });
+    const js = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
+      compilerOptions: { ...parsed.options, sourceMap: false },
+      fileName: file,
+    });
     const target = path.join(out, 'dist', path.relative(ROOT, file)).replace(/\.ts$/, '.js');
     fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.writeFileSync(target, js.outputText);
@@ -42,7 +45,9 @@ function compile(): number {
 
 /** node_modules with the production packages of package-lock.json only (what `npm ci --omit=dev` installs). */
 function productionModules(): { linked: number; dev: string[] } {
-  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean }>;
+  };
   let linked = 0;
   const dev: string[] = [];
   for (const [key, entry] of Object.entries(lock.packages)) {
@@ -88,26 +93,50 @@ const prodEnv = (extra: Record<string, string>) => {
 const NODE = ['--preserve-symlinks', '--preserve-symlinks-main'];
 
 it('dev-only packages are absent: tsx, typescript, smtp-server, jest cannot be loaded there', () => {
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
   for (const dev of ['tsx', 'typescript', 'smtp-server', 'jest']) {
     expect({ dev, inDependencies: dev in pkg.dependencies }).toEqual({ dev, inDependencies: false });
-    const r = spawnSync(process.execPath, [...NODE, '-e', `require.resolve(${JSON.stringify(dev)})`], { cwd: out, env: { PATH: process.env.PATH! }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [...NODE, '-e', `require.resolve(${JSON.stringify(dev)})`], {
+      cwd: out,
+      env: { PATH: process.env.PATH! },
+      encoding: 'utf8',
+    });
     expect({ dev, status: r.status }).toEqual({ dev, status: 1 });
   }
 });
 
 it('migrate, worker and gateway run from the build; a QR payment is created and paid through them', async () => {
-  const migrate = spawnSync(process.execPath, [...NODE, 'dist/src/cli/migrate.js'], { cwd: out, env: { PATH: process.env.PATH!, ...prodEnv({}) }, encoding: 'utf8', timeout: 60_000 });
-  expect({ status: migrate.status, out: `${migrate.stdout}${migrate.stderr}` }).toEqual({ status: 0, out: expect.stringContaining('database is up to date') });
+  const migrate = spawnSync(process.execPath, [...NODE, 'dist/src/cli/migrate.js'], {
+    cwd: out,
+    env: { PATH: process.env.PATH!, ...prodEnv({}) },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  expect({ status: migrate.status, out: `${migrate.stdout}${migrate.stderr}` }).toEqual({
+    status: 0,
+    out: expect.stringContaining('database is up to date'),
+  });
 
   const workerPort = await freePort();
-  const worker = await spawnRole([...NODE, 'dist/src/roles/worker.js'], prodEnv({ WORKER_HTTP_PORT: String(workerPort) }), { cwd: out, inheritEnv: false });
+  const worker = await spawnRole(
+    [...NODE, 'dist/src/roles/worker.js'],
+    prodEnv({ WORKER_HTTP_PORT: String(workerPort) }),
+    { cwd: out, inheritEnv: false },
+  );
   children.push(worker);
-  expect(worker.output()).toContain(`workflows from the prebuilt bundle ${path.join(out, 'dist', 'workflow-bundle.js')}`);
+  expect(worker.output()).toContain(
+    `workflows from the prebuilt bundle ${path.join(out, 'dist', 'workflow-bundle.js')}`,
+  );
 
   // the gateway through `npm run gateway`'s launcher, which picks dist/ when there is a build
   const port = await freePort();
-  const gateway = await spawnRole([...NODE, 'scripts/run.cjs', 'roles/gateway'], prodEnv({ PORT: String(port) }), { cwd: out, inheritEnv: false });
+  const gateway = await spawnRole([...NODE, 'scripts/run.cjs', 'roles/gateway'], prodEnv({ PORT: String(port) }), {
+    cwd: out,
+    inheritEnv: false,
+  });
   children.push(gateway);
   expect(gateway.output()).not.toContain('tsx');
 
@@ -125,7 +154,11 @@ it('migrate, worker and gateway run from the build; a QR payment is created and 
   const paymentId = ((await created.json()) as { body: { paymentId: string } }).body.paymentId;
   const row = await waitFor(() => stack.db('payments').where({ id: paymentId }).first(), 20_000, 'payment recorded');
   const cb = fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 12, orderId });
-  const paid = await fetch(`http://127.0.0.1:${port}/qrcallback`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: cb.raw });
+  const paid = await fetch(`http://127.0.0.1:${port}/qrcallback`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: cb.raw,
+  });
   expect(paid.status).toBe(200);
   await expect(resultOf(stack, row.workflow_id)).resolves.toMatchObject({ status: 'paid' });
 

@@ -42,7 +42,11 @@ const send = (base: string, path: string, init: { method?: string; key?: string;
       ...(init.sent?.headers ?? {}),
     },
     body: init.sent ? init.sent.raw : init.body ? JSON.stringify(init.body) : undefined,
-  }).then(async (r) => ({ status: r.status, headers: r.headers, body: (await r.json()) as { statusCode: number; body: Record<string, unknown> } }));
+  }).then(async (r) => ({
+    status: r.status,
+    headers: r.headers,
+    body: (await r.json()) as { statusCode: number; body: Record<string, unknown> },
+  }));
 
 it('each role answers /healthz and /readyz', async () => {
   for (const base of [a.base, b.base, worker.base]) {
@@ -50,7 +54,10 @@ it('each role answers /healthz and /readyz', async () => {
     const ready = await send(base, '/readyz');
     expect({ base, status: ready.status }).toEqual({ base, status: 200 });
   }
-  expect((await send(worker.base, '/readyz')).body).toMatchObject({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', worker: 'RUNNING' } });
+  expect((await send(worker.base, '/readyz')).body).toMatchObject({
+    status: 'ready',
+    checks: { postgres: 'ok', temporal: 'ok', worker: 'RUNNING' },
+  });
 });
 
 it('created through A, paid through B: paid once, one webhook, visible from both; 50 duplicates over both change nothing', async () => {
@@ -59,7 +66,10 @@ it('created through A, paid through B: paid once, one webhook, visible from both
   expect(endpoint.status).toBe(201);
 
   const orderId = uniq('ord');
-  const created = await send(a.base, '/qrpayment', { key: key.key, body: { orderId, userId: 'u-1', amount: 42.5, customerId: 'c-1' } });
+  const created = await send(a.base, '/qrpayment', {
+    key: key.key,
+    body: { orderId, userId: 'u-1', amount: 42.5, customerId: 'c-1' },
+  });
   expect(created.status).toBe(200);
   const paymentId = created.body.body.paymentId as string;
   const row = await waitFor(() => stack.db('payments').where({ id: paymentId }).first(), 20_000, 'payment recorded');
@@ -73,10 +83,16 @@ it('created through A, paid through B: paid once, one webhook, visible from both
 
   for (const base of [a.base, b.base]) {
     const status = await send(base, `/checkstatus/${orderId}`, { key: key.key });
-    expect({ base, status: status.status, paymentStatus: status.body.body.status }).toEqual({ base, status: 200, paymentStatus: 'paid' });
+    expect({ base, status: status.status, paymentStatus: status.body.body.status }).toEqual({
+      base,
+      status: 200,
+      paymentStatus: 'paid',
+    });
   }
 
-  const duplicates = await Promise.all(Array.from({ length: 50 }, (_, i) => send(i % 2 ? a.base : b.base, '/qrcallback', { sent: callback })));
+  const duplicates = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => send(i % 2 ? a.base : b.base, '/qrcallback', { sent: callback })),
+  );
   for (const d of duplicates) expect({ status: d.status, body: d.body }).toEqual({ status: 200, body: first.body });
 
   await new Promise((r) => setTimeout(r, 1500)); // a second webhook, if any, would have gone out by now
@@ -89,13 +105,20 @@ it('created through A, paid through B: paid once, one webhook, visible from both
 it('the same callback racing through both gateways at once is recorded and signalled once', async () => {
   const key = await apiKey(stack);
   const orderId = uniq('ord');
-  const created = await send(b.base, '/qrpayment', { key: key.key, body: { orderId, userId: 'u-2', amount: 19, customerId: 'c-2' } });
+  const created = await send(b.base, '/qrpayment', {
+    key: key.key,
+    body: { orderId, userId: 'u-2', amount: 19, customerId: 'c-2' },
+  });
   expect(created.status).toBe(200);
   const paymentId = created.body.body.paymentId as string;
   const row = await waitFor(() => stack.db('payments').where({ id: paymentId }).first(), 20_000, 'payment recorded');
   const callback = fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 19, orderId });
-  const all = await Promise.all(Array.from({ length: 20 }, (_, i) => send(i % 2 ? a.base : b.base, '/qrcallback', { sent: callback })));
-  expect([...new Set(all.map((r) => `${r.status} ${JSON.stringify(r.body)}`))]).toEqual([`200 ${JSON.stringify(all[0].body)}`]);
+  const all = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => send(i % 2 ? a.base : b.base, '/qrcallback', { sent: callback })),
+  );
+  expect([...new Set(all.map((r) => `${r.status} ${JSON.stringify(r.body)}`))]).toEqual([
+    `200 ${JSON.stringify(all[0].body)}`,
+  ]);
   await expect(resultOf(stack, row.workflow_id)).resolves.toMatchObject({ status: 'paid' });
   expect(await receiptsOf(stack, paymentId)).toHaveLength(1);
   expect(await signalsOf(stack, row.workflow_id)).toBe(1);
@@ -106,10 +129,16 @@ it('the rate-limit counters are shared: X-RateLimit-Remaining counts down across
   const seen: { remaining: number; reset: string }[] = [];
   for (let i = 0; i < 8; i++) {
     const r = await send(i % 2 ? a.base : b.base, `/checkstatus/${uniq('none')}`, { key: key.key });
-    seen.push({ remaining: Number(r.headers.get('x-ratelimit-remaining')), reset: r.headers.get('x-ratelimit-reset') ?? '' });
+    seen.push({
+      remaining: Number(r.headers.get('x-ratelimit-remaining')),
+      reset: r.headers.get('x-ratelimit-reset') ?? '',
+    });
   }
   // consecutive requests in one window (same X-RateLimit-Reset), each through the other gateway
-  const sameWindow = seen.slice(1).map((s, i) => ({ prev: seen[i], s })).filter(({ prev, s }) => prev.reset === s.reset);
+  const sameWindow = seen
+    .slice(1)
+    .map((s, i) => ({ prev: seen[i], s }))
+    .filter(({ prev, s }) => prev.reset === s.reset);
   expect(sameWindow.length).toBeGreaterThanOrEqual(3);
   for (const { prev, s } of sameWindow) expect(s.remaining).toBe(prev.remaining - 1);
 });

@@ -15,9 +15,17 @@ import { roleEnv, ROOT, startRole } from '../support/roles';
 jest.setTimeout(300_000);
 
 /** Runs `node --import tsx <file>` with `env` to its exit. */
-function run(file: string, env: Record<string, string>, timeoutMs = 180_000): Promise<{ code: number | null; out: string }> {
+function run(
+  file: string,
+  env: Record<string, string>,
+  timeoutMs = 180_000,
+): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, file)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, file)], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -35,23 +43,50 @@ describe('a start-up failure exits non-zero with a clear message', () => {
   afterAll(async () => (await workerDb()).destroy());
   it('the gateway with an unreachable Postgres', async () => {
     const port = await freePort();
-    const r = await run('src/roles/gateway.ts', roleEnv('unused', { DATABASE_URL: `postgres://talat:s3cret@127.0.0.1:${port}/talat`, PORT: String(await freePort()) }));
+    const r = await run(
+      'src/roles/gateway.ts',
+      roleEnv('unused', {
+        DATABASE_URL: `postgres://talat:s3cret@127.0.0.1:${port}/talat`,
+        PORT: String(await freePort()),
+      }),
+    );
     expect(r.code).toBe(1);
-    expect(r.out).toContain(`talat gateway: start-up failed: Postgres at postgres://talat@127.0.0.1:${port}/talat is unreachable`);
+    expect(r.out).toContain(
+      `talat gateway: start-up failed: Postgres at postgres://talat@127.0.0.1:${port}/talat is unreachable`,
+    );
     expect(r.out).not.toContain('s3cret');
   });
 
   it('the worker with an unreachable Temporal', async () => {
     const port = await freePort();
-    const r = await run('src/roles/worker.ts', roleEnv('unused', { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, WORKER_HTTP_PORT: String(await freePort()) }));
+    const r = await run(
+      'src/roles/worker.ts',
+      roleEnv('unused', { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, WORKER_HTTP_PORT: String(await freePort()) }),
+    );
     expect(r.code).toBe(1);
     expect(r.out).toContain(`talat worker: start-up failed: Temporal at 127.0.0.1:${port} is unreachable`);
   });
 
   it('a role in production without DATABASE_URL and TEMPORAL_ADDRESS says what it needs', async () => {
-    const secrets: Record<string, string> = { STOREFRONT_KEY_SECRET: 'x'.repeat(32), IDENTITY_SECRET: 'y'.repeat(32), WEBHOOK_SECRET_KEY: 'a'.repeat(64) };
-    for (const p of ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET']) Object.assign(secrets, { [`PROVIDER_SECRET_${p}`]: `${p}-secret-0123456789`, [`PROVIDER_IPS_${p}`]: '10.0.0.0/8' });
-    const r = await run('src/roles/gateway.ts', { ...roleEnv('unused', { NODE_ENV: 'production', DATABASE_URL: '', TEMPORAL_ADDRESS: '', PORT: String(await freePort()), ...secrets }) });
+    const secrets: Record<string, string> = {
+      STOREFRONT_KEY_SECRET: 'x'.repeat(32),
+      IDENTITY_SECRET: 'y'.repeat(32),
+      WEBHOOK_SECRET_KEY: 'a'.repeat(64),
+    };
+    for (const p of ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'])
+      Object.assign(secrets, {
+        [`PROVIDER_SECRET_${p}`]: `${p}-secret-0123456789`,
+        [`PROVIDER_IPS_${p}`]: '10.0.0.0/8',
+      });
+    const r = await run('src/roles/gateway.ts', {
+      ...roleEnv('unused', {
+        NODE_ENV: 'production',
+        DATABASE_URL: '',
+        TEMPORAL_ADDRESS: '',
+        PORT: String(await freePort()),
+        ...secrets,
+      }),
+    });
     expect(r.code).toBe(1);
     expect(r.out).toContain('DATABASE_URL is not set (required in production)');
     expect(r.out).toContain('TEMPORAL_ADDRESS is not set (required in production)');
@@ -78,10 +113,20 @@ it('with DATABASE_URL and TEMPORAL_ADDRESS unset, a role uses the embedded servi
   if (process.env.DATABASE_URL || process.env.TEMPORAL_ADDRESS) return; // the tests run on external services, not embedded ones
   // what `npm start` exposes: database `talat` as user postgres on PG_PORT, the dev server on TEMPORAL_PORT
   await createDatabaseIfMissing(admin.toString(), 'talat');
-  const gateway = await startRole('gateway', roleEnv('unused', { DATABASE_URL: '', TEMPORAL_ADDRESS: '', PG_PORT: admin.port, TEMPORAL_PORT: temporal.split(':')[1] }));
+  const gateway = await startRole(
+    'gateway',
+    roleEnv('unused', {
+      DATABASE_URL: '',
+      TEMPORAL_ADDRESS: '',
+      PG_PORT: admin.port,
+      TEMPORAL_PORT: temporal.split(':')[1],
+    }),
+  );
   try {
     expect(gateway.output()).toContain(`temporal       ${temporal} (the embedded one of \`npm start\`)`);
-    expect(gateway.output()).toContain(`postgres       postgres://postgres@127.0.0.1:${admin.port}/talat (the embedded one of \`npm start\`)`);
+    expect(gateway.output()).toContain(
+      `postgres       postgres://postgres@127.0.0.1:${admin.port}/talat (the embedded one of \`npm start\`)`,
+    );
     expect((await fetch(`${gateway.base}/readyz`)).status).toBe(200);
   } finally {
     expect(await gateway.stop()).toBe(0);
@@ -121,7 +166,10 @@ describe('migrations started by several processes at once', () => {
   it('two `npm run migrate` processes on a fresh database at once: both exit 0, one applies', async () => {
     const env = { NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: url2 };
     const [x, y] = await Promise.all([run('src/cli/migrate.ts', env), run('src/cli/migrate.ts', env)]);
-    expect({ codes: [x.code, y.code], out: `${x.out}${y.out}` }).toEqual({ codes: [0, 0], out: expect.stringContaining('database is up to date') });
+    expect({ codes: [x.code, y.code], out: `${x.out}${y.out}` }).toEqual({
+      codes: [0, 0],
+      out: expect.stringContaining('database is up to date'),
+    });
     expect(`${x.out}${y.out}`).toContain('applied: ');
   });
 });

@@ -7,9 +7,33 @@ import YAML from 'yaml';
 import { binary, storefrontApp, storefrontError, type StorefrontTestApp } from './helpers';
 
 const ICONS = [
-  'beef', 'pork', 'chicken', 'lamb', 'seafood', 'delicatessen', 'frozen-food', 'dairy', 'bakery', 'fruit_new', 'veg', 'brand_only', 'new-arrival',
-  'special-offer', 'best-seller', 'health', 'grocery', 'confectionery', 'drinks', 'baby', 'pet', 'beauty', 'grab-go', 'partnership-shops',
-  'gourmet-line', 'pre-order', 'buy-again',
+  'beef',
+  'pork',
+  'chicken',
+  'lamb',
+  'seafood',
+  'delicatessen',
+  'frozen-food',
+  'dairy',
+  'bakery',
+  'fruit_new',
+  'veg',
+  'brand_only',
+  'new-arrival',
+  'special-offer',
+  'best-seller',
+  'health',
+  'grocery',
+  'confectionery',
+  'drinks',
+  'baby',
+  'pet',
+  'beauty',
+  'grab-go',
+  'partnership-shops',
+  'gourmet-line',
+  'pre-order',
+  'buy-again',
 ];
 
 let t: StorefrontTestApp;
@@ -41,11 +65,17 @@ describe('GET /api/group/image/{groupId}/{imageId}', () => {
     expect(files.some((f) => /G195447-1\.[0-9a-f]{16}\.png$/.test(f))).toBe(true);
     const second = await getBytes('/api/group/image/G195447/G195447-1.png');
     expect(Buffer.compare(first.body, second.body)).toBe(0);
-    expect((await getBytes('/api/group/image/G195447/G195447-1.png').set('If-None-Match', first.headers.etag)).status).toBe(304);
+    expect(
+      (await getBytes('/api/group/image/G195447/G195447-1.png').set('If-None-Match', first.headers.etag)).status,
+    ).toBe(304);
   });
 
   it('404 for an image the group does not have, 400 for another format or a malformed id', async () => {
-    for (const p of ['/api/group/image/G872104/G872104-9.webp', '/api/group/image/G872104/G195447-1.webp', '/api/group/image/G000000/G000000-1.webp']) {
+    for (const p of [
+      '/api/group/image/G872104/G872104-9.webp',
+      '/api/group/image/G872104/G195447-1.webp',
+      '/api/group/image/G000000/G000000-1.webp',
+    ]) {
       const res = await request(t.app.callback()).get(p);
       expect(res.status).toBe(404);
       expect(res.body).toEqual(storefrontError('NOT_FOUND', 404));
@@ -67,7 +97,11 @@ describe('GET /public/image/category/<name>.webp', () => {
   });
 
   it('404 for an unknown name or another extension', async () => {
-    for (const p of ['/public/image/category/caviar.webp', '/public/image/category/beef.png', '/public/image/category/beef-wagyu.webp']) {
+    for (const p of [
+      '/public/image/category/caviar.webp',
+      '/public/image/category/beef.png',
+      '/public/image/category/beef-wagyu.webp',
+    ]) {
       const res = await request(t.app.callback()).get(p);
       expect(res.status).toBe(404);
       expect(res.body).toEqual(storefrontError('NOT_FOUND', 404));
@@ -81,34 +115,66 @@ describe('start-up files', () => {
     expect(res.status).toBe(200);
     expect(res.headers.etag).toBeDefined();
     expect(res.body.shop).toMatchObject({ nameEn: 'Sala Market', currency: 'THB' });
-    expect(res.body.schema).toEqual({ config: '/schema/talat/master/webData/config.yaml', firstPageCat: '/schema/talat/master/webData/firstPageCat.yaml' });
+    expect(res.body.schema).toEqual({
+      config: '/schema/talat/master/webData/config.yaml',
+      firstPageCat: '/schema/talat/master/webData/firstPageCat.yaml',
+    });
     expect(res.body.api.search).toBe('/api/search2/semantic_search');
     expect(res.body.categories.map((c: { slug: string }) => c.slug)).toEqual(ICONS);
-    expect(res.body.categories[11]).toMatchObject({ slug: 'brand_only', kind: 'collection', icon: '/public/image/category/brand_only.webp', link: '/collection/brand_only' });
+    expect(res.body.categories[11]).toMatchObject({
+      slug: 'brand_only',
+      kind: 'collection',
+      icon: '/public/image/category/brand_only.webp',
+      link: '/collection/brand_only',
+    });
     expect(res.body.branches).toHaveLength(12);
   });
 
   it('config.yaml and firstPageCat.yaml are valid YAML built from the data', async () => {
-    const config = await request(t.app.callback()).get('/schema/talat/master/webData/config.yaml').buffer(true).parse(binary);
+    const config = await request(t.app.callback())
+      .get('/schema/talat/master/webData/config.yaml')
+      .buffer(true)
+      .parse(binary);
     expect(config.status).toBe(200);
     expect(config.headers['content-type']).toMatch(/^application\/yaml/);
     const doc = YAML.parse(config.body.toString('utf8'));
     expect(doc.api.paths.catalogTree).toBe('/api/v2/catalog-tree/catalog-tree');
-    expect(doc.auth.signature).toEqual({ algorithm: 'AWS4-HMAC-SHA256', region: 'ap-southeast-1', service: 'execute-api' });
+    expect(doc.auth.signature).toEqual({
+      algorithm: 'AWS4-HMAC-SHA256',
+      region: 'ap-southeast-1',
+      service: 'execute-api',
+    });
     expect(doc.branches).toHaveLength(12);
 
-    const cats = await request(t.app.callback()).get('/schema/talat/master/webData/firstPageCat.yaml').buffer(true).parse(binary);
+    const cats = await request(t.app.callback())
+      .get('/schema/talat/master/webData/firstPageCat.yaml')
+      .buffer(true)
+      .parse(binary);
     const first = YAML.parse(cats.body.toString('utf8'));
     expect(first.categories).toHaveLength(27);
-    expect(first.categories[0]).toMatchObject({ position: 1, slug: 'beef', kind: 'aisle', nameTh: 'เนื้อวัว', link: '/category/beef' });
+    expect(first.categories[0]).toMatchObject({
+      position: 1,
+      slug: 'beef',
+      kind: 'aisle',
+      nameTh: 'เนื้อวัว',
+      link: '/category/beef',
+    });
     expect(first.categories[0].children).toHaveLength(5);
-    expect((await request(t.app.callback()).get('/schema/talat/master/webData/firstPageCat.yaml').set('If-None-Match', cats.headers.etag)).status).toBe(304);
+    expect(
+      (
+        await request(t.app.callback())
+          .get('/schema/talat/master/webData/firstPageCat.yaml')
+          .set('If-None-Match', cats.headers.etag)
+      ).status,
+    ).toBe(304);
   });
 
   it('the schema files follow SCHEMA_BASE_PATH and SCHEMA_NAME', async () => {
     const other = t.appWith({ SCHEMA_BASE_PATH: '/cfg', SCHEMA_NAME: 'sala' });
     expect((await request(other.callback()).get('/cfg/sala/master/webData/config.yaml')).status).toBe(200);
     expect((await request(other.callback()).get('/schema/talat/master/webData/config.yaml')).status).toBe(404);
-    expect((await request(other.callback()).get('/app-first-page.json')).body.schema.config).toBe('/cfg/sala/master/webData/config.yaml');
+    expect((await request(other.callback()).get('/app-first-page.json')).body.schema.config).toBe(
+      '/cfg/sala/master/webData/config.yaml',
+    );
   });
 });

@@ -22,7 +22,10 @@ interface Credentials {
 }
 
 const identity = (target: string, body: unknown) =>
-  request(t.app.callback()).post('/dev/identity').set('X-Amz-Target', `AWSCognitoIdentityService.${target}`).send(body as object);
+  request(t.app.callback())
+    .post('/dev/identity')
+    .set('X-Amz-Target', `AWSCognitoIdentityService.${target}`)
+    .send(body as object);
 
 async function signIn(login = `user-${Math.random().toString(36).slice(2)}`): Promise<Credentials> {
   const id = await identity('GetId', { IdentityPoolId: 'ap-southeast-1:pool', Logins: { 'talat.dev': login } });
@@ -32,10 +35,17 @@ async function signIn(login = `user-${Math.random().toString(36).slice(2)}`): Pr
   return creds.body;
 }
 
-async function presigned(c: Credentials['Credentials'], opts: { at?: string; region?: string; service?: string; expiresIn?: number; token?: string } = {}) {
+async function presigned(
+  c: Credentials['Credentials'],
+  opts: { at?: string; region?: string; service?: string; expiresIn?: number; token?: string } = {},
+) {
   const url = await presignUrl({
     url: `https://${HOST}/auth/apikey/get`,
-    credentials: { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretKey, sessionToken: opts.token ?? c.SessionToken },
+    credentials: {
+      accessKeyId: c.AccessKeyId,
+      secretAccessKey: c.SecretKey,
+      sessionToken: opts.token ?? c.SessionToken,
+    },
     region: opts.region ?? 'ap-southeast-1',
     service: opts.service ?? 'execute-api',
     signingDate: new Date(opts.at ?? NOW),
@@ -66,14 +76,22 @@ describe('identity simulator (POST /dev/identity)', () => {
     expect(c.Credentials.Expiration).toBe(Date.parse(NOW) / 1000 + 3600);
     const row = await t.stack.db('identity_credentials').where({ access_key_id: c.Credentials.AccessKeyId }).first();
     expect(row.identity_id).toBe(c.IdentityId);
-    expect(Buffer.compare(row.session_token_hash, createHash('sha256').update(c.Credentials.SessionToken).digest())).toBe(0);
+    expect(
+      Buffer.compare(row.session_token_hash, createHash('sha256').update(c.Credentials.SessionToken).digest()),
+    ).toBe(0);
     const stored = JSON.stringify(row);
     expect(stored).not.toContain(c.Credentials.SessionToken);
     expect(stored).not.toContain(c.Credentials.SecretKey);
   });
 
   it('404 for an unknown identity, 400 for a missing field or an unknown operation', async () => {
-    expect((await identity('GetCredentialsForIdentity', { IdentityId: 'ap-southeast-1:00000000-0000-0000-0000-000000000000' })).body).toEqual(storefrontError('NOT_FOUND', 404));
+    expect(
+      (
+        await identity('GetCredentialsForIdentity', {
+          IdentityId: 'ap-southeast-1:00000000-0000-0000-0000-000000000000',
+        })
+      ).body,
+    ).toEqual(storefrontError('NOT_FOUND', 404));
     expect((await identity('GetCredentialsForIdentity', {})).body).toEqual(storefrontError('MISSING_FIELD', 400));
     expect((await identity('DeleteIdentities', {})).body).toEqual(storefrontError('INVALID_INPUT', 400));
   });
@@ -85,7 +103,13 @@ describe('GET /auth/apikey/get', () => {
     const first = await getKey(await presigned(c.Credentials));
     expect(first.status).toBe(200);
     expect(first.headers['cache-control']).toBe('no-store');
-    expect(first.body).toEqual({ apiKey: expect.stringMatching(/^sfk_[A-Za-z0-9_-]{43}$/), keyId: expect.stringMatching(/^sfkid_/), identityId: c.IdentityId, createdAt: expect.any(String), created: true });
+    expect(first.body).toEqual({
+      apiKey: expect.stringMatching(/^sfk_[A-Za-z0-9_-]{43}$/),
+      keyId: expect.stringMatching(/^sfkid_/),
+      identityId: c.IdentityId,
+      createdAt: expect.any(String),
+      created: true,
+    });
     const again = await getKey(await presigned(c.Credentials));
     expect(again.body).toMatchObject({ apiKey: first.body.apiKey, keyId: first.body.keyId, created: false });
     // new credentials of the same identity: still the same key
@@ -108,13 +132,33 @@ describe('GET /auth/apikey/get', () => {
   });
 
   it.each<[string, (c: Credentials) => Promise<string>, string]>([
-    ['a changed signature', async (c) => (await presigned(c.Credentials)).replace(/X-Amz-Signature=(.)/, (_m, ch: string) => `X-Amz-Signature=${ch === 'a' ? 'b' : 'a'}`), 'signature'],
+    [
+      'a changed signature',
+      async (c) =>
+        (await presigned(c.Credentials)).replace(
+          /X-Amz-Signature=(.)/,
+          (_m, ch: string) => `X-Amz-Signature=${ch === 'a' ? 'b' : 'a'}`,
+        ),
+      'signature',
+    ],
     ['another region', (c) => presigned(c.Credentials, { region: 'us-east-1' }), 'scope'],
     ['another service', (c) => presigned(c.Credentials, { service: 's3' }), 'scope'],
-    ['a signature past its expiry', (c) => presigned(c.Credentials, { at: '2026-11-25T11:54:59+07:00', expiresIn: 300 }), 'expired'],
+    [
+      'a signature past its expiry',
+      (c) => presigned(c.Credentials, { at: '2026-11-25T11:54:59+07:00', expiresIn: 300 }),
+      'expired',
+    ],
     ['a date in the future', (c) => presigned(c.Credentials, { at: '2026-11-25T12:10:00+07:00' }), 'not_yet_valid'],
-    ['a session token of other credentials', async (c) => presigned(c.Credentials, { token: (await signIn()).Credentials.SessionToken }), 'security_token'],
-    ['an unknown access key', (c) => presigned({ ...c.Credentials, AccessKeyId: 'ASIAAAAAAAAAAAAAAAAA' }), 'unknown_key'],
+    [
+      'a session token of other credentials',
+      async (c) => presigned(c.Credentials, { token: (await signIn()).Credentials.SessionToken }),
+      'security_token',
+    ],
+    [
+      'an unknown access key',
+      (c) => presigned({ ...c.Credentials, AccessKeyId: 'ASIAAAAAAAAAAAAAAAAA' }),
+      'unknown_key',
+    ],
     ['a wrong secret key', (c) => presigned({ ...c.Credentials, SecretKey: 'x'.repeat(40) }), 'signature'],
   ])('401 UNAUTHORIZED for %s', async (_what, make, reason) => {
     const res = await getKey(await make(await signIn()));
@@ -125,7 +169,9 @@ describe('GET /auth/apikey/get', () => {
 
   it('401 when the signature is sent to another host than it was made for', async () => {
     const c = await signIn();
-    const res = await request(t.app.callback()).get(await presigned(c.Credentials)).set('Host', 'other.example');
+    const res = await request(t.app.callback())
+      .get(await presigned(c.Credentials))
+      .set('Host', 'other.example');
     expect(res.body.body.details.reason).toBe('signature');
   });
 
@@ -173,7 +219,9 @@ describe('POST /auth/invalidate/invalidate', () => {
   });
 
   it('405 METHOD_NOT_ALLOWED for GET', async () => {
-    expect((await request(t.app.callback()).get('/auth/invalidate/invalidate')).body).toEqual(storefrontError('METHOD_NOT_ALLOWED', 405));
+    expect((await request(t.app.callback()).get('/auth/invalidate/invalidate')).body).toEqual(
+      storefrontError('METHOD_NOT_ALLOWED', 405),
+    );
   });
 });
 
@@ -187,7 +235,9 @@ describe('rate limit of the sign-in endpoints', () => {
       expect(first.headers['x-ratelimit-limit']).toBe('2');
       expect(first.headers['x-ratelimit-remaining']).toBe('1');
       expect(Number(first.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.parse(NOW) / 1000);
-      expect((await request(limited.callback()).post('/auth/invalidate/invalidate')).headers['x-ratelimit-remaining']).toBe('0');
+      expect(
+        (await request(limited.callback()).post('/auth/invalidate/invalidate')).headers['x-ratelimit-remaining'],
+      ).toBe('0');
       const over = await request(limited.callback()).get('/auth/apikey/get');
       expect(over.status).toBe(429);
       expect(over.body).toEqual(storefrontError('RATE_LIMITED', 429));

@@ -18,7 +18,14 @@ describe('GET /api/v2/catalog-tree/catalog-tree', () => {
     expect(res.body.aisles).toHaveLength(19);
     expect(res.body.collections).toHaveLength(8);
     expect(res.body.aisles.flatMap((a: { children: unknown[] }) => a.children)).toHaveLength(97);
-    expect(res.body.aisles[0]).toMatchObject({ id: 'cat-beef', slug: 'beef', nameTh: 'เนื้อวัว', position: 1, groupCount: 24, icon: '/public/image/category/beef.webp' });
+    expect(res.body.aisles[0]).toMatchObject({
+      id: 'cat-beef',
+      slug: 'beef',
+      nameTh: 'เนื้อวัว',
+      position: 1,
+      groupCount: 24,
+      icon: '/public/image/category/beef.webp',
+    });
     expect(res.body.aisles[0].children[0]).toMatchObject({ id: 'cat-beef-wagyu', nameEn: 'Wagyu', groupCount: 4 });
     expect(res.body.aisles.reduce((n: number, a: { groupCount: number }) => n + a.groupCount, 0)).toBe(473);
     expect(res.body.collections.find((c: { slug: string }) => c.slug === 'special-offer').groupCount).toBe(54);
@@ -81,7 +88,8 @@ describe('banners: only those running now', () => {
     expect(ids(res.body.home)).toEqual(['BN-H-001', 'BN-H-005', 'BN-H-006', 'BN-H-007', 'BN-H-008']);
     const category = res.body.categories.flatMap((c: { banners: { id: string }[] }) => c.banners);
     expect(category.map((b: { id: string }) => b.id)).not.toContain('BN-C-001'); // starts 2026-12-01
-    const seafood = (body: { categories: { categoryId: string; slug: string; banners: { id: string }[] }[] }) => body.categories.find((c) => c.categoryId === 'cat-seafood')!;
+    const seafood = (body: { categories: { categoryId: string; slug: string; banners: { id: string }[] }[] }) =>
+      body.categories.find((c) => c.categoryId === 'cat-seafood')!;
     expect(res.body.categories.map((c: { slug: string }) => c.slug)[0]).toBe('beef'); // catalog order
     expect(seafood(res.body)).toMatchObject({ slug: 'seafood' });
     expect(seafood(res.body).banners.map((b) => b.id)).toEqual(['BN-C-002', 'BN-C-003']);
@@ -142,8 +150,20 @@ describe('GET /api/product/productlist/onlineData', () => {
     const plain = await get('/api/product/productlist/onlineData').set('Accept-Encoding', 'identity');
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.headers.etag).toBe(gz.headers.etag.replace(/-gz"$/, '"'));
-    expect((await get('/api/product/productlist/onlineData').set('Accept-Encoding', 'gzip').set('If-None-Match', plain.headers.etag)).status).toBe(304);
-    expect((await get('/api/product/productlist/onlineData').set('Accept-Encoding', 'identity').set('If-None-Match', gz.headers.etag)).status).toBe(304);
+    expect(
+      (
+        await get('/api/product/productlist/onlineData')
+          .set('Accept-Encoding', 'gzip')
+          .set('If-None-Match', plain.headers.etag)
+      ).status,
+    ).toBe(304);
+    expect(
+      (
+        await get('/api/product/productlist/onlineData')
+          .set('Accept-Encoding', 'identity')
+          .set('If-None-Match', gz.headers.etag)
+      ).status,
+    ).toBe(304);
   });
 });
 
@@ -220,13 +240,18 @@ describe('GET /api/promotion/get-two4', () => {
     expect(notYet.status).toBe(404);
     expect(notYet.body).toEqual(storefrontError('NOT_FOUND', 404));
     t.at('2026-12-05T10:00:00+07:00');
-    expect((await get('/api/promotion/get-two4?groupId=G519863')).body).toMatchObject({ promotionId: 'PR2612004', buyQuantity: 2, payPrice: 175 });
+    expect((await get('/api/promotion/get-two4?groupId=G519863')).body).toMatchObject({
+      promotionId: 'PR2612004',
+      buyQuantity: 2,
+      payPrice: 175,
+    });
     t.at('2027-01-16T00:00:00+07:00');
     expect((await get('/api/promotion/get-two4?groupId=G519863')).status).toBe(404);
   });
 
   it('404 for a group that leads no multi-buy (a member, a percent-off group, an unknown id)', async () => {
-    for (const id of ['G117390', 'G984804', 'G000000']) expect((await get(`/api/promotion/get-two4?groupId=${id}`)).status).toBe(404);
+    for (const id of ['G117390', 'G984804', 'G000000'])
+      expect((await get(`/api/promotion/get-two4?groupId=${id}`)).status).toBe(404);
   });
 
   it('400 MISSING_FIELD without groupId, INVALID_INPUT for a malformed one or an unknown parameter', async () => {
@@ -235,7 +260,9 @@ describe('GET /api/promotion/get-two4', () => {
     expect(missing.body).toEqual(storefrontError('MISSING_FIELD', 400));
     expect(missing.body.body.details.field).toBe('groupId');
     expect((await get('/api/promotion/get-two4?groupId=a/b')).body).toEqual(storefrontError('INVALID_INPUT', 400));
-    expect((await get('/api/promotion/get-two4?groupId=G851378&foo=1')).body).toEqual(storefrontError('INVALID_INPUT', 400));
+    expect((await get('/api/promotion/get-two4?groupId=G851378&foo=1')).body).toEqual(
+      storefrontError('INVALID_INPUT', 400),
+    );
   });
 });
 

@@ -33,7 +33,11 @@ describe('preflight', () => {
   });
 
   it('every origin listed in SHOP_ORIGIN is allowed', async () => {
-    expect((await preflight('/api/v2/catalog-tree/catalog-tree', 'https://m.shop.example')).headers['access-control-allow-origin']).toBe('https://m.shop.example');
+    expect(
+      (await preflight('/api/v2/catalog-tree/catalog-tree', 'https://m.shop.example')).headers[
+        'access-control-allow-origin'
+      ],
+    ).toBe('https://m.shop.example');
   });
 
   it('403 FORBIDDEN from another origin, without CORS headers', async () => {
@@ -64,7 +68,9 @@ describe('requests', () => {
   });
 
   it('another origin gets the answer without Access-Control-Allow-Origin (the browser withholds it)', async () => {
-    const res = await request(t.app.callback()).get('/api/v2/catalog-tree/catalog-tree').set('Origin', 'https://evil.example');
+    const res = await request(t.app.callback())
+      .get('/api/v2/catalog-tree/catalog-tree')
+      .set('Origin', 'https://evil.example');
     expect(res.status).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
     expect(res.headers.vary).toMatch(/Origin/);

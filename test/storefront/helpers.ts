@@ -50,7 +50,10 @@ export async function storefrontApp(env: Record<string, string> = {}): Promise<S
 }
 
 /** The storefront error envelope with a given code. */
-export const storefrontError = (code: string, status: number) => ({ statusCode: status, body: { error: expect.any(String), code, details: expect.any(Object) } });
+export const storefrontError = (code: string, status: number) => ({
+  statusCode: status,
+  body: { error: expect.any(String), code, details: expect.any(Object) },
+});
 
 /** supertest parser that keeps the body as bytes. */
 export const binary = ((res: IncomingMessage, cb: (err: Error | null, body: Buffer) => void): void => {
@@ -60,17 +63,25 @@ export const binary = ((res: IncomingMessage, cb: (err: Error | null, body: Buff
 }) as unknown as Parameters<Test['parse']>[0];
 
 /** A raw HTTP exchange on a loopback port: the bytes exactly as sent, nothing decoded. */
-export async function rawRequest(app: Koa, opts: { method: string; path: string; headers?: Record<string, string>; body?: string }) {
+export async function rawRequest(
+  app: Koa,
+  opts: { method: string; path: string; headers?: Record<string, string>; body?: string },
+) {
   const server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
     const { port } = server.address() as { port: number };
     return await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method: opts.method, path: opts.path, headers: opts.headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port, method: opts.method, path: opts.path, headers: opts.headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
+        },
+      );
       req.on('error', reject);
       req.end(opts.body);
     });

@@ -1,5 +1,11 @@
 /** data/search/lexicon.json: well formed, and every entry and every target resolves to products of the catalog. */
-import { buildConcepts, matchConcepts, readLexicon, resolveTargets, type LexiconEntry } from '../../src/storefront/search/concepts';
+import {
+  buildConcepts,
+  matchConcepts,
+  readLexicon,
+  resolveTargets,
+  type LexiconEntry,
+} from '../../src/storefront/search/concepts';
 import { Speller, editDistance } from '../../src/storefront/search/spelling';
 import { loadCatalog, type CatalogSnapshot } from '../../src/storefront/snapshot';
 import { readVersions } from '../../src/storefront/versions';
@@ -37,7 +43,8 @@ describe('every entry resolves to products', () => {
     expect(resolveTargets(s, e.core).size).toBeGreaterThan(0);
     // and so does every single target, so that a misspelt word or category id shows up here
     for (const part of [e.core, e.related ?? {}]) {
-      for (const c of part.categories ?? []) expect([c, resolveTargets(s, { categories: [c] }).size]).toEqual([c, expect.any(Number)]);
+      for (const c of part.categories ?? [])
+        expect([c, resolveTargets(s, { categories: [c] }).size]).toEqual([c, expect.any(Number)]);
       for (const c of part.categories ?? []) expect(resolveTargets(s, { categories: [c] }).size).toBeGreaterThan(0);
       for (const w of part.words ?? []) expect([w, resolveTargets(s, { words: [w] }).size > 0]).toEqual([w, true]);
       for (const b of part.brands ?? []) expect([b, resolveTargets(s, { brands: [b] }).size > 0]).toEqual([b, true]);

@@ -21,7 +21,10 @@ interface Result {
   variantCount: number;
   variants: { productId: string; variant: string; price: number | null; inStock: boolean; onPromotion: boolean }[];
 }
-const search = (query: string, extra: Record<string, string | number> = {}) => request(t.app.callback()).get('/api/search2/semantic_search').query({ query, ...extra });
+const search = (query: string, extra: Record<string, string | number> = {}) =>
+  request(t.app.callback())
+    .get('/api/search2/semantic_search')
+    .query({ query, ...extra });
 const ids = (body: { results: Result[] }) => body.results.map((r) => r.groupId);
 
 describe('validation', () => {
@@ -44,8 +47,14 @@ describe('validation', () => {
   });
 
   it('400 for a bad limit, an unknown parameter or a repeated query; 404 for an unknown branch', async () => {
-    for (const extra of [{ limit: 0 }, { limit: 51 }, { limit: 'ten' }, { sort: 'price' }] as Record<string, string | number>[]) expect((await search('milk', extra)).body).toEqual(storefrontError('INVALID_INPUT', 400));
-    expect((await request(t.app.callback()).get('/api/search2/semantic_search?query=milk&query=eggs')).status).toBe(400);
+    for (const extra of [{ limit: 0 }, { limit: 51 }, { limit: 'ten' }, { sort: 'price' }] as Record<
+      string,
+      string | number
+    >[])
+      expect((await search('milk', extra)).body).toEqual(storefrontError('INVALID_INPUT', 400));
+    expect((await request(t.app.callback()).get('/api/search2/semantic_search?query=milk&query=eggs')).status).toBe(
+      400,
+    );
     const branch = await search('milk', { branchId: 'B999' });
     expect(branch.status).toBe(404);
     expect(branch.body).toEqual(storefrontError('NOT_FOUND', 404));
@@ -62,10 +71,24 @@ describe('results', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ query: 'chicken breast', branchId: null, total: expect.any(Number) });
     const top: Result = res.body.results[0];
-    expect(top).toMatchObject({ groupId: 'G350579', nameEn: 'Skinless Chicken Breast Fillet', brand: 'CP', image: '/api/group/image/G350579/G350579-1.webp', variantCount: 3 });
+    expect(top).toMatchObject({
+      groupId: 'G350579',
+      nameEn: 'Skinless Chicken Breast Fillet',
+      brand: 'CP',
+      image: '/api/group/image/G350579/G350579-1.webp',
+      variantCount: 3,
+    });
     expect(top.matchedBy).toEqual(expect.arrayContaining(['lexical', 'trigram', 'vector']));
     expect(top.variants).toHaveLength(3);
-    expect(top.variants[0]).toEqual({ productId: 'G350579-1', variant: '500 g', nameEn: expect.any(String), nameTh: 'อกไก่ไม่มีหนัง 500 กรัม', price: 75, inStock: expect.any(Boolean), onPromotion: false });
+    expect(top.variants[0]).toEqual({
+      productId: 'G350579-1',
+      variant: '500 g',
+      nameEn: expect.any(String),
+      nameTh: 'อกไก่ไม่มีหนัง 500 กรัม',
+      price: 75,
+      inStock: expect.any(Boolean),
+      onPromotion: false,
+    });
     expect(top.priceFrom).toBe(Math.min(...top.variants.map((v) => v.price!)));
     expect(res.body.results.length).toBeLessThanOrEqual(20);
     expect((await search('chicken', { limit: 3 })).body.results).toHaveLength(3);
@@ -110,7 +133,9 @@ describe('results', () => {
       .join('products as p', 'p.product_id', 'i.product_id')
       .where('i.branch_id', 'B001')
       .andWhere('i.quantity', 0)
-      .whereExists((q) => q.from('inventory as o').whereRaw('o.product_id = i.product_id').andWhere('o.quantity', '>', 0))
+      .whereExists((q) =>
+        q.from('inventory as o').whereRaw('o.product_id = i.product_id').andWhere('o.quantity', '>', 0),
+      )
       .first('p.barcode', 'p.product_id');
     const atBranch = await search(row.barcode, { branchId: 'B001' });
     expect(atBranch.body.branchId).toBe('B001');
@@ -129,7 +154,10 @@ describe('results', () => {
   it('follows catalog changes: the index is rebuilt when the catalog version moves on', async () => {
     expect(ids((await search('quokkaberry')).body)).not.toContain('G872104');
     const before = await t.stack.db('product_groups').where({ group_id: 'G872104' }).first('keywords');
-    await t.stack.db('product_groups').where({ group_id: 'G872104' }).update({ keywords: [...before.keywords, 'quokkaberry'] });
+    await t.stack
+      .db('product_groups')
+      .where({ group_id: 'G872104' })
+      .update({ keywords: [...before.keywords, 'quokkaberry'] });
     try {
       const res = await search('quokkaberry');
       expect(ids(res.body)[0]).toBe('G872104');
@@ -140,7 +168,8 @@ describe('results', () => {
   });
 });
 
-const judged = (file: string) => (JSON.parse(fs.readFileSync(path.join(__dirname, file), 'utf8')) as { queries: Judgment[] }).queries;
+const judged = (file: string) =>
+  (JSON.parse(fs.readFileSync(path.join(__dirname, file), 'utf8')) as { queries: Judgment[] }).queries;
 
 describe('the concept layer: categories, brands, synonyms and intents (data/search/lexicon.json)', () => {
   it('a category by name, in Thai or English, brings its best sellers first and its subcategories', async () => {
@@ -154,12 +183,18 @@ describe('the concept layer: categories, brands, synonyms and intents (data/sear
 
   it('an intent: a hotpot brings the shabu slices first, then what goes in the pot', async () => {
     const top = ids((await search('something for a hotpot tonight', { limit: 10 })).body);
-    expect(top.slice(0, 4).every((id) => ['G195396', 'G998549', 'G291909', 'G767520', 'G242926', 'G402661'].includes(id))).toBe(true);
+    expect(
+      top.slice(0, 4).every((id) => ['G195396', 'G998549', 'G291909', 'G767520', 'G242926', 'G402661'].includes(id)),
+    ).toBe(true);
     expect(top).toEqual(expect.arrayContaining(['G124117'])); // napa cabbage
   });
 
   it('a synonym the data lacks: aubergine finds the eggplants; a misspelling is corrected: srhimp finds shrimp', async () => {
-    expect(ids((await search('aubergine')).body).slice(0, 2).sort()).toEqual(['G127948', 'G727657']);
+    expect(
+      ids((await search('aubergine')).body)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual(['G127948', 'G727657']);
     expect(ids((await search('srhimp')).body).slice(0, 3)).toContain('G719768');
   });
 });
@@ -181,7 +216,15 @@ describe('quality on the judged queries (test/storefront/search-judgments.json)'
     expect(report.ndcg).toBeGreaterThanOrEqual(0.92);
     expect(report.recall).toBeGreaterThanOrEqual(0.9);
     const kinds = Object.entries(report.groups).filter(([k]) => k.startsWith('kind:'));
-    expect(kinds.map(([k]) => k).sort()).toEqual(['kind:brand', 'kind:category', 'kind:cross-language', 'kind:exact', 'kind:intent', 'kind:synonym', 'kind:typo']);
+    expect(kinds.map(([k]) => k).sort()).toEqual([
+      'kind:brand',
+      'kind:category',
+      'kind:cross-language',
+      'kind:exact',
+      'kind:intent',
+      'kind:synonym',
+      'kind:typo',
+    ]);
     for (const [kind, g] of kinds) expect([kind, g.ndcg >= 0.85]).toEqual([kind, true]);
   });
 });

@@ -25,16 +25,27 @@ describe('GET /api/inventory2/{branchId}', () => {
 
   it('304 on If-None-Match, whatever the cache-busting timestamp; a stock change gives a new ETag at once', async () => {
     const first = await request(t.app.callback()).get('/api/inventory2/B002?timestamp=1');
-    expect((await request(t.app.callback()).get('/api/inventory2/B002?timestamp=2').set('If-None-Match', first.headers.etag)).status).toBe(304);
+    expect(
+      (await request(t.app.callback()).get('/api/inventory2/B002?timestamp=2').set('If-None-Match', first.headers.etag))
+        .status,
+    ).toBe(304);
     const before = await t.stack.db('inventory').where({ branch_id: 'B002', product_id: 'G195447-1' }).first();
-    await t.stack.db('inventory').where({ branch_id: 'B002', product_id: 'G195447-1' }).update({ quantity: before.quantity + 7, updated_at: t.stack.db.fn.now() });
+    await t.stack
+      .db('inventory')
+      .where({ branch_id: 'B002', product_id: 'G195447-1' })
+      .update({ quantity: before.quantity + 7, updated_at: t.stack.db.fn.now() });
     try {
-      const after = await request(t.app.callback()).get('/api/inventory2/B002?timestamp=3').set('If-None-Match', first.headers.etag);
+      const after = await request(t.app.callback())
+        .get('/api/inventory2/B002?timestamp=3')
+        .set('If-None-Match', first.headers.etag);
       expect(after.status).toBe(200);
       expect(after.body.products['G195447-1']).toBe(before.quantity + 7);
       expect(after.headers.etag).not.toBe(first.headers.etag);
     } finally {
-      await t.stack.db('inventory').where({ branch_id: 'B002', product_id: 'G195447-1' }).update({ quantity: before.quantity });
+      await t.stack
+        .db('inventory')
+        .where({ branch_id: 'B002', product_id: 'G195447-1' })
+        .update({ quantity: before.quantity });
     }
   });
 
@@ -43,8 +54,12 @@ describe('GET /api/inventory2/{branchId}', () => {
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual(storefrontError('NOT_FOUND', 404));
     expect(missing.body.body.details).toEqual({ branchId: 'B999' });
-    expect((await request(t.app.callback()).get('/api/inventory2/B001?timestamp=yesterday')).body).toEqual(storefrontError('INVALID_INPUT', 400));
-    expect((await request(t.app.callback()).get('/api/inventory2/B001?branch=B002')).body).toEqual(storefrontError('INVALID_INPUT', 400));
+    expect((await request(t.app.callback()).get('/api/inventory2/B001?timestamp=yesterday')).body).toEqual(
+      storefrontError('INVALID_INPUT', 400),
+    );
+    expect((await request(t.app.callback()).get('/api/inventory2/B001?branch=B002')).body).toEqual(
+      storefrontError('INVALID_INPUT', 400),
+    );
   });
 });
 
@@ -64,7 +79,12 @@ describe('POST /api/price/getallgz', () => {
   });
 
   it('the bytes on the wire are one gzip stream of that JSON', async () => {
-    const raw = await rawRequest(t.app, { method: 'POST', path: '/api/price/getallgz', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    const raw = await rawRequest(t.app, {
+      method: 'POST',
+      path: '/api/price/getallgz',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(raw.status).toBe(200);
     expect(raw.headers['content-encoding']).toBe('gzip');
     expect(raw.body.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
@@ -78,7 +98,12 @@ describe('POST /api/price/getallgz', () => {
     expect(file.headers['content-encoding']).toBeUndefined();
     expect(JSON.parse(gunzipSync(file.body).toString('utf8')).prices['G872104-3']).toBe(4890);
 
-    const plain = await rawRequest(t.app, { method: 'POST', path: '/api/price/getallgz', headers: { 'Content-Type': 'application/json', 'Accept-Encoding': 'identity' }, body: '{}' });
+    const plain = await rawRequest(t.app, {
+      method: 'POST',
+      path: '/api/price/getallgz',
+      headers: { 'Content-Type': 'application/json', 'Accept-Encoding': 'identity' },
+      body: '{}',
+    });
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(JSON.parse(plain.body.toString('utf8')).prices['G872104-3']).toBe(4890);
   });
@@ -87,7 +112,10 @@ describe('POST /api/price/getallgz', () => {
     const first = await post().send({ timestamp: 1 });
     expect((await post().set('If-None-Match', first.headers.etag).send({ timestamp: 2 })).status).toBe(304);
     const before = await t.stack.db('prices').where({ product_id: 'G872104-1' }).first();
-    await t.stack.db('prices').where({ product_id: 'G872104-1' }).update({ price_satang: 119900, updated_at: t.stack.db.fn.now() });
+    await t.stack
+      .db('prices')
+      .where({ product_id: 'G872104-1' })
+      .update({ price_satang: 119900, updated_at: t.stack.db.fn.now() });
     try {
       const after = await post().set('If-None-Match', first.headers.etag).send({});
       expect(after.status).toBe(200);
@@ -102,7 +130,10 @@ describe('POST /api/price/getallgz', () => {
 
   it('400 for an unknown field, 415 for a body that is not JSON', async () => {
     expect((await post().send({ branch: 'B001' })).body).toEqual(storefrontError('INVALID_INPUT', 400));
-    const text = await request(t.app.callback()).post('/api/price/getallgz').set('Content-Type', 'text/plain').send('all please');
+    const text = await request(t.app.callback())
+      .post('/api/price/getallgz')
+      .set('Content-Type', 'text/plain')
+      .send('all please');
     expect(text.status).toBe(415);
     expect(text.body).toEqual(storefrontError('UNSUPPORTED_MEDIA_TYPE', 415));
   });

@@ -29,7 +29,11 @@ export default async function globalSetup(): Promise<void> {
   }
 
   if (!process.env.TEMPORAL_ADDRESS) {
-    const t = await startEmbeddedTemporal({ port: await freePort(), namespace: 'default', cliPath: process.env.TEMPORAL_CLI_PATH });
+    const t = await startEmbeddedTemporal({
+      port: await freePort(),
+      namespace: 'default',
+      cliPath: process.env.TEMPORAL_CLI_PATH,
+    });
     process.env.TALAT_TEST_TEMPORAL_ADDRESS = t.address;
     stops.push(() => t.stop());
   } else {
@@ -59,7 +63,10 @@ export default async function globalSetup(): Promise<void> {
     });
   }
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
+  });
   const bundlePath = path.join(dataDir, 'test-workflow-bundle.js');
   fs.writeFileSync(bundlePath, bundle.code);
   process.env.TALAT_TEST_WORKFLOW_BUNDLE = bundlePath;

@@ -35,9 +35,20 @@ export function roleEnv(taskQueue: string, extra: Record<string, string> = {}): 
 }
 
 /** Spawns `args` (node arguments) with `env`; waits for the role's "is running" banner or its exit. */
-export function spawnRole(args: string[], env: Record<string, string>, opts: { cwd?: string; waitMs?: number; inheritEnv?: boolean } = {}): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
-  const base = opts.inheritEnv === false ? { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' } : process.env;
-  const child = spawn(process.execPath, args, { cwd: opts.cwd ?? ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnRole(
+  args: string[],
+  env: Record<string, string>,
+  opts: { cwd?: string; waitMs?: number; inheritEnv?: boolean } = {},
+): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+  const base =
+    opts.inheritEnv === false
+      ? { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' }
+      : process.env;
+  const child = spawn(process.execPath, args, {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -65,11 +76,18 @@ export function spawnRole(args: string[], env: Record<string, string>, opts: { c
 export async function startRole(role: 'gateway' | 'worker', env: Record<string, string>): Promise<RoleProcess> {
   const port = String(await freePort());
   const portVar: Record<string, string> = role === 'gateway' ? { PORT: port } : { WORKER_HTTP_PORT: port };
-  const { child, output, exited } = await spawnRole(['--import', 'tsx', path.join(ROOT, 'src', 'roles', `${role}.ts`)], { ...env, ...portVar });
+  const { child, output, exited } = await spawnRole(
+    ['--import', 'tsx', path.join(ROOT, 'src', 'roles', `${role}.ts`)],
+    { ...env, ...portVar },
+  );
   return { child, base: `http://127.0.0.1:${port}`, output, stop: (ms) => stopProcess(child, exited, ms) };
 }
 
-export async function stopProcess(child: ChildProcess, exited: Promise<number | null>, ms = 30_000): Promise<number | null> {
+export async function stopProcess(
+  child: ChildProcess,
+  exited: Promise<number | null>,
+  ms = 30_000,
+): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   child.kill('SIGTERM');
   const t = setTimeout(() => child.kill('SIGKILL'), ms);

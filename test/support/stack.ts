@@ -54,10 +54,19 @@ export function workerDb(): Promise<Db> {
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
   // the caches that trade freshness for speed are off: tests change keys and data and read at once
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: '.data', API_KEY_CACHE_MS: '0', STOREFRONT_VERSION_CACHE_MS: '0', ...overrides });
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: '.data',
+    API_KEY_CACHE_MS: '0',
+    STOREFRONT_VERSION_CACHE_MS: '0',
+    ...overrides,
+  });
 }
 
-export async function createTestStack(opts: { worker?: boolean; env?: Record<string, string> } = {}): Promise<TestStack> {
+export async function createTestStack(
+  opts: { worker?: boolean; env?: Record<string, string> } = {},
+): Promise<TestStack> {
   const db = await workerDb();
   const config = testConfig(opts.env);
   const address = process.env.TALAT_TEST_TEMPORAL_ADDRESS!;
@@ -104,7 +113,11 @@ export async function createTestStack(opts: { worker?: boolean; env?: Record<str
 export const uniq = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
 
 /** Poll `fn` until it returns a value (not undefined, null or false), or fail after `ms`. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, ms = 20_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  ms = 20_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await fn();

@@ -20,12 +20,18 @@ afterAll(async () => {
 });
 
 const api = () => request(stack.app.callback());
-const paymentError = (code: string, status: number) => ({ statusCode: status, body: { error: expect.any(String), code, details: expect.any(Object) } });
+const paymentError = (code: string, status: number) => ({
+  statusCode: status,
+  body: { error: expect.any(String), code, details: expect.any(Object) },
+});
 
 describe('endpoint registration', () => {
   it('registers, lists without the secret, removes; the secret is sealed at rest', async () => {
     const key = await apiKey(stack);
-    const res = await api().post('/webhooks/endpoints').set('X-API-Key', key.key).send({ url: receiver.url, description: 'orders' });
+    const res = await api()
+      .post('/webhooks/endpoints')
+      .set('X-API-Key', key.key)
+      .send({ url: receiver.url, description: 'orders' });
     expect(res.status).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers['x-ratelimit-limit']).toBeDefined();
@@ -49,7 +55,10 @@ describe('endpoint registration', () => {
     expect(JSON.stringify(row)).not.toContain(ep.secret.slice(6));
 
     const list = await api().get('/webhooks/endpoints').set('X-API-Key', key.key);
-    expect(list.body).toEqual({ statusCode: 200, body: { endpoints: [{ ...ep, secret: undefined }], hasMore: false, nextCursor: null } });
+    expect(list.body).toEqual({
+      statusCode: 200,
+      body: { endpoints: [{ ...ep, secret: undefined }], hasMore: false, nextCursor: null },
+    });
     expect(JSON.stringify(list.body)).not.toContain('whsec_');
 
     const other = await apiKey(stack);
@@ -94,7 +103,16 @@ describe('endpoint registration', () => {
 
 it('every callback and webhook endpoint is described in /openapi.json', async () => {
   const doc = (await api().get('/openapi.json')).body;
-  for (const path of ['/callback', '/cardnetcallback', '/bankappcallback', '/qrcallback', '/walletcallback', '/wallet/callback', '/webhooks/endpoints', '/webhooks/dead-letters/{id}/replay'])
+  for (const path of [
+    '/callback',
+    '/cardnetcallback',
+    '/bankappcallback',
+    '/qrcallback',
+    '/walletcallback',
+    '/wallet/callback',
+    '/webhooks/endpoints',
+    '/webhooks/dead-letters/{id}/replay',
+  ])
     expect(doc.paths[path]?.post).toBeDefined();
   expect(doc.paths['/webhooks/endpoints'].get).toBeDefined();
   expect(doc.paths['/webhooks/endpoints/{id}'].delete).toBeDefined();
@@ -112,17 +130,28 @@ describe('who receives payment.status.updated', () => {
     await registerEndpoint(stack, bystander.key, { url: `${receiver.url}/bystander`, publicPayments: true });
 
     const orderId = uniq('ord');
-    const created = await api().post('/qrpayment').set('X-API-Key', key.key).send({ orderId, userId: 'u-1', amount: 120.25, customerId: 'c-1' });
+    const created = await api()
+      .post('/qrpayment')
+      .set('X-API-Key', key.key)
+      .send({ orderId, userId: 'u-1', amount: 120.25, customerId: 'c-1' });
     expect(created.status).toBe(200);
     const paymentId = created.body.body.paymentId;
     await waitFor(() => stack.db('payments').where({ id: paymentId }).first());
-    const cb = await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 120.25, orderId }));
+    const cb = await post(
+      stack.app,
+      '/qrcallback',
+      fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 120.25, orderId }),
+    );
     expect(cb.status).toBe(200);
 
-    const got = await waitFor(async () => {
-      const mine = receiver.log.filter((r) => r.body.includes(orderId));
-      return mine.length >= 2 ? mine : undefined;
-    }, 15_000, 'two webhooks');
+    const got = await waitFor(
+      async () => {
+        const mine = receiver.log.filter((r) => r.body.includes(orderId));
+        return mine.length >= 2 ? mine : undefined;
+      },
+      15_000,
+      'two webhooks',
+    );
     await deliveriesSettled(stack, paymentId, 'paid');
     const mine = receiver.log.filter((r) => r.body.includes(orderId));
     expect(mine.map((r) => r.path).sort()).toEqual(['/hooks/a', '/hooks/b']);
@@ -132,7 +161,10 @@ describe('who receives payment.status.updated', () => {
     expect(toB).toBeDefined();
     expect(toA.headers['webhook-id']).not.toBe(toB.headers['webhook-id']);
     expect(receiver.verified(toA, b.secret)).toBe(false);
-    expect(JSON.parse(toA.body)).toEqual({ event: 'payment.status.updated', data: { orderId, status: 'paid', amount: 120.25, timestamp: expect.any(String) } });
+    expect(JSON.parse(toA.body)).toEqual({
+      event: 'payment.status.updated',
+      data: { orderId, status: 'paid', amount: 120.25, timestamp: expect.any(String) },
+    });
     expect(toA.headers['content-type']).toBe('application/json');
   });
 
@@ -146,7 +178,16 @@ describe('who receives payment.status.updated', () => {
     await api().delete(`/webhooks/endpoints/${gone.id}`).set('X-API-Key', sandboxKey.key);
 
     const p = await cardPayment(stack); // public, sandbox outside production
-    await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId: p.paymentId, status: 'failed', amount: p.amount, orderId: p.orderId }));
+    await post(
+      stack.app,
+      '/qrcallback',
+      fieldSigned(stack.config, 'QR', {
+        paymentId: p.paymentId,
+        status: 'failed',
+        amount: p.amount,
+        orderId: p.orderId,
+      }),
+    );
     await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'failed' });
     const first = await waitFor(async () => receiver.log.find((r) => r.body.includes(p.orderId)), 15_000, 'webhook');
     await deliveriesSettled(stack, p.paymentId, 'failed');

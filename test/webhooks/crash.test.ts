@@ -56,15 +56,24 @@ it('kill the worker after the 200: the payment still completes, with exactly one
   const key = await apiKey(stack);
   const endpoint = await registerEndpoint(stack, key.key, { url: receiver.url });
   const orderId = uniq('ord');
-  const created = await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key.key).send({ orderId, userId: 'u-1', amount: 77, customerId: 'c-1' });
+  const created = await request(stack.app.callback())
+    .post('/qrpayment')
+    .set('X-API-Key', key.key)
+    .send({ orderId, userId: 'u-1', amount: 77, customerId: 'c-1' });
   expect(created.status).toBe(200);
   const paymentId: string = created.body.body.paymentId;
   const row = await waitFor(() => stack.db('payments').where({ id: paymentId }).first(), 20_000, 'payment recorded');
 
-  const res = await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 77, orderId }));
+  const res = await post(
+    stack.app,
+    '/qrcallback',
+    fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 77, orderId }),
+  );
   first.kill('SIGKILL');
   expect(res.status).toBe(200);
-  await new Promise<void>((r) => (first.exitCode !== null || first.signalCode !== null ? r() : first.once('exit', () => r())));
+  await new Promise<void>((r) =>
+    first.exitCode !== null || first.signalCode !== null ? r() : first.once('exit', () => r()),
+  );
 
   // the kill came before processing ended: no webhook has gone out
   const forOrder = () => receiver.log.filter((r) => r.body.includes(orderId));
@@ -79,7 +88,9 @@ it('kill the worker after the 200: the payment still completes, with exactly one
   expect(hooks).toHaveLength(1);
   expect(receiver.verified(hooks[0], endpoint.secret)).toBe(true);
   expect(JSON.parse(hooks[0].body).data).toMatchObject({ orderId, status: 'paid', amount: 77 });
-  expect(await stack.db('webhook_deliveries').where({ payment_id: paymentId })).toEqual([expect.objectContaining({ state: 'delivered', attempts: 1 })]);
+  expect(await stack.db('webhook_deliveries').where({ payment_id: paymentId })).toEqual([
+    expect.objectContaining({ state: 'delivered', attempts: 1 }),
+  ]);
   const events = await stack.db('payment_events').where({ payment_id: paymentId }).orderBy('id');
   expect(events.map((e: { to_status: string }) => e.to_status)).toEqual(['pending', 'paid']);
 });

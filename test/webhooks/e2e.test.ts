@@ -22,7 +22,15 @@ beforeAll(async () => {
   server = http.createServer(stack.app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const gatewayUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  simulator = startCallbackSimulator({ db: stack.db, config: stack.config, logger: testLogger, gatewayUrl, since: new Date(), pollMs: 100, quickDelayMs: 200 });
+  simulator = startCallbackSimulator({
+    db: stack.db,
+    config: stack.config,
+    logger: testLogger,
+    gatewayUrl,
+    since: new Date(),
+    pollMs: 100,
+    quickDelayMs: 200,
+  });
 });
 afterAll(async () => {
   await simulator.stop();
@@ -33,7 +41,10 @@ afterAll(async () => {
 
 async function qrPayment(key: string, amount: number) {
   const orderId = uniq('ord');
-  const res = await request(stack.app.callback()).post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u-1', amount, customerId: 'c-1' });
+  const res = await request(stack.app.callback())
+    .post('/qrpayment')
+    .set('X-API-Key', key)
+    .send({ orderId, userId: 'u-1', amount, customerId: 'c-1' });
   expect(res.status).toBe(200);
   return { orderId, paymentId: res.body.body.paymentId as string };
 }
@@ -50,15 +61,24 @@ it('QR payment -> simulator pays -> /qrcallback -> paid -> signed webhook receiv
   expect(receiver.verified(hook, endpoint.secret)).toBe(true);
   expect(hook.headers['webhook-id']).toMatch(/^msg_/);
   const body = JSON.parse(hook.body);
-  expect(body).toEqual({ event: 'payment.status.updated', data: { orderId, status: 'paid', amount: 55, timestamp: expect.any(String) } });
+  expect(body).toEqual({
+    event: 'payment.status.updated',
+    data: { orderId, status: 'paid', amount: 55, timestamp: expect.any(String) },
+  });
   expect(new Date(body.data.timestamp).toISOString()).toBe(body.data.timestamp);
   expect(await stack.db('payments').where({ id: paymentId }).first()).toMatchObject({ status: 'paid' });
   expect(await stack.db('callback_receipts').where({ payment_id: paymentId })).toEqual([
     expect.objectContaining({ provider: 'qr', status: 'success', outcome: 'signalled', source_ip: '127.0.0.1' }),
   ]);
   // the receiver answered; the attempt is recorded once the delivery workflow has seen the answer
-  expect(await deliveriesSettled(stack, paymentId, 'paid')).toEqual([expect.objectContaining({ state: 'delivered', attempts: 1 })]);
-  expect(await stack.db('webhook_deliveries').where({ payment_id: paymentId }).first()).toMatchObject({ id: hook.headers['webhook-id'], state: 'delivered', attempts: 1 });
+  expect(await deliveriesSettled(stack, paymentId, 'paid')).toEqual([
+    expect.objectContaining({ state: 'delivered', attempts: 1 }),
+  ]);
+  expect(await stack.db('webhook_deliveries').where({ payment_id: paymentId }).first()).toMatchObject({
+    id: hook.headers['webhook-id'],
+    state: 'delivered',
+    attempts: 1,
+  });
 });
 
 it('receiver down: first attempt, retries after 1 s, 2 s, 4 s, a dead letter; replay delivers it', async () => {
@@ -68,8 +88,21 @@ it('receiver down: first attempt, retries after 1 s, 2 s, 4 s, a dead letter; re
   const endpoint = await registerEndpoint(stack, key.key, { url: receiver.url });
 
   const { orderId, paymentId } = await qrPayment(key.key, 66);
-  await waitFor(async () => (receiver.log.filter((r) => r.body.includes(orderId)).length >= 4 ? true : undefined), 30_000, 'four attempts');
-  const dead = await waitFor<{ id: string; delivery_id: string }>(() => stack.db('webhook_dead_letters as l').join('webhook_deliveries as d', 'd.id', 'l.delivery_id').where('d.payment_id', paymentId).first('l.*'), 10_000, 'dead letter');
+  await waitFor(
+    async () => (receiver.log.filter((r) => r.body.includes(orderId)).length >= 4 ? true : undefined),
+    30_000,
+    'four attempts',
+  );
+  const dead = await waitFor<{ id: string; delivery_id: string }>(
+    () =>
+      stack
+        .db('webhook_dead_letters as l')
+        .join('webhook_deliveries as d', 'd.id', 'l.delivery_id')
+        .where('d.payment_id', paymentId)
+        .first('l.*'),
+    10_000,
+    'dead letter',
+  );
 
   const attempts = receiver.log.filter((r) => r.body.includes(orderId));
   expect(attempts).toHaveLength(4);
@@ -96,30 +129,46 @@ it('receiver down: first attempt, retries after 1 s, 2 s, 4 s, a dead letter; re
       status: 'dead',
       attempts: 4,
       lastStatusCode: 503,
-      event: { event: 'payment.status.updated', data: { orderId, status: 'paid', amount: 66, timestamp: expect.any(String) } },
+      event: {
+        event: 'payment.status.updated',
+        data: { orderId, status: 'paid', amount: 66, timestamp: expect.any(String) },
+      },
     }),
   ]);
   const stranger = await apiKey(stack);
-  expect((await api().post(`/webhooks/dead-letters/${dead.id}/replay`).set('X-API-Key', stranger.key)).status).toBe(404);
+  expect((await api().post(`/webhooks/dead-letters/${dead.id}/replay`).set('X-API-Key', stranger.key)).status).toBe(
+    404,
+  );
 
   // still down: the replay is one more failed attempt, the letter stays dead
   const failed = await api().post(`/webhooks/dead-letters/${dead.id}/replay`).set('X-API-Key', key.key);
   expect(failed.status).toBe(200);
-  expect(failed.body.body).toMatchObject({ attempt: { ok: false, statusCode: 503 }, deadLetter: { status: 'dead', replays: 1 } });
+  expect(failed.body.body).toMatchObject({
+    attempt: { ok: false, statusCode: 503 },
+    deadLetter: { status: 'dead', replays: 1 },
+  });
 
   receiver.status = 200;
   const replayed = await api().post(`/webhooks/dead-letters/${dead.id}/replay`).set('X-API-Key', key.key);
   expect(replayed.status).toBe(200);
-  expect(replayed.body.body).toMatchObject({ attempt: { ok: true, statusCode: 200 }, deadLetter: { id: dead.id, status: 'delivered', replays: 2, deliveredAt: expect.any(String) } });
+  expect(replayed.body.body).toMatchObject({
+    attempt: { ok: true, statusCode: 200 },
+    deadLetter: { id: dead.id, status: 'delivered', replays: 2, deliveredAt: expect.any(String) },
+  });
   const last = receiver.log.filter((r) => r.body.includes(orderId)).at(-1)!;
   expect(last.status).toBe(200);
   expect(last.headers['webhook-id']).toBe(attempts[0].headers['webhook-id']);
   expect(receiver.verified(last, endpoint.secret)).toBe(true);
-  expect(await stack.db('webhook_deliveries').where({ id: dead.delivery_id }).first()).toMatchObject({ state: 'delivered', attempts: 6 });
+  expect(await stack.db('webhook_deliveries').where({ id: dead.delivery_id }).first()).toMatchObject({
+    state: 'delivered',
+    attempts: 6,
+  });
 
   const again = await api().post(`/webhooks/dead-letters/${dead.id}/replay`).set('X-API-Key', key.key);
   expect(again.status).toBe(409);
   expect(again.body.body.code).toBe('CONFLICT');
   expect((await api().get('/webhooks/dead-letters').set('X-API-Key', key.key)).body.body.deadLetters).toEqual([]);
-  expect((await api().get('/webhooks/dead-letters?status=delivered').set('X-API-Key', key.key)).body.body.deadLetters).toEqual([expect.objectContaining({ id: dead.id })]);
+  expect(
+    (await api().get('/webhooks/dead-letters?status=delivered').set('X-API-Key', key.key)).body.body.deadLetters,
+  ).toEqual([expect.objectContaining({ id: dead.id })]);
 });

@@ -26,15 +26,29 @@ const api = () => request(stack.app.callback());
 /** A QR payment of `key` settled by a signed QR callback; resolves once its delivery workflow ended. */
 async function paidQr(key: string, status: 'success' | 'failed' = 'success') {
   const orderId = uniq('ord');
-  const created = await api().post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u-1', amount: 42.5, customerId: 'c-1' });
+  const created = await api()
+    .post('/qrpayment')
+    .set('X-API-Key', key)
+    .send({ orderId, userId: 'u-1', amount: 42.5, customerId: 'c-1' });
   expect(created.status).toBe(200);
   const paymentId = created.body.body.paymentId as string;
   await waitFor(() => stack.db('payments').where({ id: paymentId }).first());
-  const cb = await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', { paymentId, status, amount: 42.5, orderId }));
+  const cb = await post(
+    stack.app,
+    '/qrcallback',
+    fieldSigned(stack.config, 'QR', { paymentId, status, amount: 42.5, orderId }),
+  );
   expect(cb.status).toBe(200);
   await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result();
   // the payment workflow made the first attempts itself; wait until none of its deliveries is still pending (retries)
-  await waitFor(async () => ((await stack.db('webhook_deliveries').where({ payment_id: paymentId, state: 'pending' })).length === 0 ? true : undefined), 30_000, 'deliveries settled');
+  await waitFor(
+    async () =>
+      (await stack.db('webhook_deliveries').where({ payment_id: paymentId, state: 'pending' })).length === 0
+        ? true
+        : undefined,
+    30_000,
+    'deliveries settled',
+  );
   return { orderId, paymentId };
 }
 
@@ -44,7 +58,10 @@ describe('eventTypes and disabled', () => {
   it('an endpoint receives only its event types; a disabled one receives nothing; PATCH changes both', async () => {
     const key = await apiKey(stack);
     const all = await registerEndpoint(stack, key.key, { url: `${receiver.url}/all` });
-    const failedOnly = await registerEndpoint(stack, key.key, { url: `${receiver.url}/failed-only`, eventTypes: ['payment.failed'] });
+    const failedOnly = await registerEndpoint(stack, key.key, {
+      url: `${receiver.url}/failed-only`,
+      eventTypes: ['payment.failed'],
+    });
     const off = await registerEndpoint(stack, key.key, { url: `${receiver.url}/off`, disabled: true });
     expect(failedOnly).toMatchObject({ eventTypes: ['payment.failed'], disabled: false });
     expect(off).toMatchObject({ eventTypes: null, disabled: true });
@@ -52,23 +69,41 @@ describe('eventTypes and disabled', () => {
     const paid = await paidQr(key.key);
     const paths = () => receiver.log.filter((r) => r.body.includes(paid.orderId)).map((r) => r.path);
     expect(paths()).toEqual(['/hooks/all']);
-    expect(verifies(receiver.log.find((r) => r.body.includes(paid.orderId))!, all.secret)).toBe(true);
+    expect(
+      verifies(
+        receiver.log.find((r) => r.body.includes(paid.orderId))!,
+        all.secret,
+      ),
+    ).toBe(true);
 
-    const patched = await api().patch(`/webhooks/endpoints/${off.id}`).set('X-API-Key', key.key).send({ disabled: false, eventTypes: ['payment.status.updated'] });
+    const patched = await api()
+      .patch(`/webhooks/endpoints/${off.id}`)
+      .set('X-API-Key', key.key)
+      .send({ disabled: false, eventTypes: ['payment.status.updated'] });
     expect(patched.status).toBe(200);
     expect(patched.body.body).toMatchObject({ id: off.id, disabled: false, eventTypes: ['payment.status.updated'] });
     await api().patch(`/webhooks/endpoints/${all.id}`).set('X-API-Key', key.key).send({ disabled: true });
-    expect((await api().get(`/webhooks/endpoints/${all.id}`).set('X-API-Key', key.key)).body.body).toMatchObject({ disabled: true });
+    expect((await api().get(`/webhooks/endpoints/${all.id}`).set('X-API-Key', key.key)).body.body).toMatchObject({
+      disabled: true,
+    });
 
     const failed = await paidQr(key.key, 'failed');
-    const got = receiver.log.filter((r) => r.body.includes(failed.orderId)).map((r) => r.path).sort();
+    const got = receiver.log
+      .filter((r) => r.body.includes(failed.orderId))
+      .map((r) => r.path)
+      .sort();
     expect(got).toEqual(['/hooks/failed-only', '/hooks/off']);
 
-    const bad = await api().patch(`/webhooks/endpoints/${off.id}`).set('X-API-Key', key.key).send({ eventTypes: ['payment.nope'] });
+    const bad = await api()
+      .patch(`/webhooks/endpoints/${off.id}`)
+      .set('X-API-Key', key.key)
+      .send({ eventTypes: ['payment.nope'] });
     expect(bad.status).toBe(400);
     expect(bad.body.body).toMatchObject({ code: 'INVALID_INPUT' });
     const other = await apiKey(stack);
-    expect((await api().patch(`/webhooks/endpoints/${off.id}`).set('X-API-Key', other.key).send({ disabled: true })).status).toBe(404);
+    expect(
+      (await api().patch(`/webhooks/endpoints/${off.id}`).set('X-API-Key', other.key).send({ disabled: true })).status,
+    ).toBe(404);
   });
 });
 
@@ -83,7 +118,9 @@ describe('secret rotation', () => {
     expect(secret).toMatch(/^whsec_/);
     expect(secret).not.toBe(ep.secret);
     expect(Date.parse(previousSecretExpiresAt) - Date.now()).toBeGreaterThan(23.9 * 3600 * 1000);
-    expect(JSON.stringify((await api().get(`/webhooks/endpoints/${ep.id}`).set('X-API-Key', key.key)).body)).not.toContain('whsec_');
+    expect(
+      JSON.stringify((await api().get(`/webhooks/endpoints/${ep.id}`).set('X-API-Key', key.key)).body),
+    ).not.toContain('whsec_');
 
     const during = await paidQr(key.key);
     const msg = receiver.log.find((r) => r.body.includes(during.orderId))!;
@@ -92,7 +129,10 @@ describe('secret rotation', () => {
     expect(verifies(msg, ep.secret)).toBe(true);
 
     // the overlap has passed
-    await stack.db('webhook_endpoints').where({ id: ep.id }).update({ previous_secret_expires_at: new Date(Date.now() - 1000) });
+    await stack
+      .db('webhook_endpoints')
+      .where({ id: ep.id })
+      .update({ previous_secret_expires_at: new Date(Date.now() - 1000) });
     const after = await paidQr(key.key);
     const later = receiver.log.find((r) => r.body.includes(after.orderId))!;
     expect(String(later.headers['webhook-signature']).split(' ')).toHaveLength(1);
@@ -122,7 +162,13 @@ describe('attempts, resend, recover', () => {
     expect(all.status).toBe(200);
     expect(all.body.body).toMatchObject({ hasMore: false, nextCursor: null });
     expect(all.body.body.attempts).toHaveLength(12);
-    expect(all.body.body.attempts[0]).toMatchObject({ id: expect.stringMatching(/^att_/), endpointId: ep.id, status: 'failed', statusCode: 500, kind: 'automatic' });
+    expect(all.body.body.attempts[0]).toMatchObject({
+      id: expect.stringMatching(/^att_/),
+      endpointId: ep.id,
+      status: 'failed',
+      statusCode: 500,
+      kind: 'automatic',
+    });
     // pages of 5, newest first, no overlap, same items as the whole list
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -134,7 +180,9 @@ describe('attempts, resend, recover', () => {
     } while (cursor);
     expect(seen).toEqual(all.body.body.attempts.map((a: { id: string }) => a.id));
     expect((await list('?status=succeeded')).body.body.attempts).toEqual([]);
-    expect((await list(`?after=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).body.body.attempts).toEqual([]);
+    expect(
+      (await list(`?after=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).body.body.attempts,
+    ).toEqual([]);
     expect((await list('?status=maybe')).status).toBe(400);
 
     // resend one message once the receiver is back
@@ -147,28 +195,46 @@ describe('attempts, resend, recover', () => {
     expect(delivered).toHaveLength(1);
     expect(delivered[0].headers['webhook-id']).toBe(first.id);
     expect(verifies(delivered[0], ep.secret)).toBe(true);
-    expect((await list('?status=succeeded')).body.body.attempts).toEqual([expect.objectContaining({ messageId: first.id, kind: 'resend', attempt: 5, status: 'succeeded' })]);
+    expect((await list('?status=succeeded')).body.body.attempts).toEqual([
+      expect.objectContaining({ messageId: first.id, kind: 'resend', attempt: 5, status: 'succeeded' }),
+    ]);
     expect((await stack.db('webhook_dead_letters').where({ delivery_id: first.id }).first()).status).toBe('delivered');
 
     // recover: the two still failed are resent in the background
     const rec = await api().post(`/webhooks/endpoints/${ep.id}/recover`).set('X-API-Key', key.key).send({ since });
     expect(rec.status).toBe(202);
     expect(rec.body.body).toEqual({ endpointId: ep.id, since, workflowId: webhookRecoverWorkflowId(ep.id) });
-    await expect(stack.client.workflow.getHandle(webhookRecoverWorkflowId(ep.id)).result()).resolves.toEqual({ resent: 2, delivered: 2, failed: 0 });
+    await expect(stack.client.workflow.getHandle(webhookRecoverWorkflowId(ep.id)).result()).resolves.toEqual({
+      resent: 2,
+      delivered: 2,
+      failed: 0,
+    });
     const states = await stack.db('webhook_deliveries').where({ endpoint_id: ep.id }).pluck('state');
     expect(states).toEqual(['delivered', 'delivered', 'delivered']);
-    for (const p of payments) expect(failing.log.some((r) => r.status === 200 && r.body.includes(p.orderId))).toBe(true);
-    expect((await list('?status=succeeded')).body.body.attempts.map((a: { kind: string }) => a.kind).sort()).toEqual(['recover', 'recover', 'resend']);
+    for (const p of payments)
+      expect(failing.log.some((r) => r.status === 200 && r.body.includes(p.orderId))).toBe(true);
+    expect((await list('?status=succeeded')).body.body.attempts.map((a: { kind: string }) => a.kind).sort()).toEqual([
+      'recover',
+      'recover',
+      'resend',
+    ]);
 
     // nothing failed since: a second recovery resends nothing
     await api().post(`/webhooks/endpoints/${ep.id}/recover`).set('X-API-Key', key.key).send({ since });
-    await expect(stack.client.workflow.getHandle(webhookRecoverWorkflowId(ep.id)).result()).resolves.toEqual({ resent: 0, delivered: 0, failed: 0 });
+    await expect(stack.client.workflow.getHandle(webhookRecoverWorkflowId(ep.id)).result()).resolves.toEqual({
+      resent: 0,
+      delivered: 0,
+      failed: 0,
+    });
 
     // another key sees none of it
     const other = await apiKey(stack);
     expect((await api().post(`/webhooks/messages/${first.id}/resend`).set('X-API-Key', other.key)).status).toBe(404);
     expect((await api().get(`/webhooks/endpoints/${ep.id}/attempts`).set('X-API-Key', other.key)).status).toBe(404);
-    expect((await api().post(`/webhooks/endpoints/${ep.id}/recover`).set('X-API-Key', key.key).send({ since: 'yesterday' })).status).toBe(400);
+    expect(
+      (await api().post(`/webhooks/endpoints/${ep.id}/recover`).set('X-API-Key', key.key).send({ since: 'yesterday' }))
+        .status,
+    ).toBe(400);
   }, 60_000);
 
   it('lists endpoints with cursor pagination', async () => {
@@ -179,7 +245,11 @@ describe('attempts, resend, recover', () => {
     expect(p1.body.body.endpoints.map((e: { id: string }) => e.id)).toEqual(ids.slice(0, 2));
     expect(p1.body.body).toMatchObject({ hasMore: true, nextCursor: ids[1] });
     const p2 = await api().get(`/webhooks/endpoints?limit=2&starting_after=${ids[1]}`).set('X-API-Key', key.key);
-    expect(p2.body.body).toEqual({ endpoints: [expect.objectContaining({ id: ids[2] })], hasMore: false, nextCursor: null });
+    expect(p2.body.body).toEqual({
+      endpoints: [expect.objectContaining({ id: ids[2] })],
+      hasMore: false,
+      nextCursor: null,
+    });
   });
 });
 

@@ -7,7 +7,11 @@ import { Webhook } from 'standardwebhooks';
 import { verifyWebhook } from '../../src/webhooks/signing';
 import { uniq, type TestStack } from '../support/stack';
 
-export async function apiKey(stack: TestStack, scopes = ['payments:write', 'payments:read', 'webhooks:manage'], mode: 'live' | 'sandbox' = 'sandbox') {
+export async function apiKey(
+  stack: TestStack,
+  scopes = ['payments:write', 'payments:read', 'webhooks:manage'],
+  mode: 'live' | 'sandbox' = 'sandbox',
+) {
   return createApiKey(stack.db, { name: uniq('key'), scopes, mode });
 }
 
@@ -44,7 +48,13 @@ export async function startReceiver(status = 200): Promise<Receiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const s = receiver.status;
-      log.push({ at: performance.now(), path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status: s });
+      log.push({
+        at: performance.now(),
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        status: s,
+      });
       res.writeHead(s, { 'content-type': 'text/plain' }).end(s < 300 ? 'ok' : 'down');
     });
   });
@@ -65,7 +75,10 @@ export async function deliveriesSettled(stack: TestStack, paymentId: string, sta
   const { waitFor } = await import('../support/stack');
   return waitFor(
     async () => {
-      const rows = await stack.db('webhook_deliveries').where({ payment_id: paymentId, event_status: status }).orderBy('id');
+      const rows = await stack
+        .db('webhook_deliveries')
+        .where({ payment_id: paymentId, event_status: status })
+        .orderBy('id');
       return rows.length > 0 && rows.every((r: { state: string }) => r.state !== 'pending') ? rows : undefined;
     },
     timeoutMs,

@@ -9,19 +9,31 @@ import { loadConfig } from '../../src/config';
 describe('Standard Webhooks signatures', () => {
   it.each(vectors.cases)('reproduces the published example %#', (c) => {
     expect(signWebhook(c.secret, c.id, c.timestamp, c.body)).toBe(c.signature);
-    expect(verifyWebhook(c.secret, { 'webhook-id': c.id, 'webhook-timestamp': String(c.timestamp), 'webhook-signature': c.signature }, c.body, { nowSeconds: c.timestamp })).toBe(true);
+    expect(
+      verifyWebhook(
+        c.secret,
+        { 'webhook-id': c.id, 'webhook-timestamp': String(c.timestamp), 'webhook-signature': c.signature },
+        c.body,
+        { nowSeconds: c.timestamp },
+      ),
+    ).toBe(true);
   });
 
   it('headers verify; a changed body, id, timestamp or secret does not', () => {
     const secret = generateWebhookSecret();
-    const body = JSON.stringify({ event: 'payment.status.updated', data: { orderId: 'o', status: 'paid', amount: 1, timestamp: 't' } });
+    const body = JSON.stringify({
+      event: 'payment.status.updated',
+      data: { orderId: 'o', status: 'paid', amount: 1, timestamp: 't' },
+    });
     const h = webhookHeaders(secret, 'msg_1', body);
     expect(h['content-type']).toBe('application/json');
     expect(h['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     expect(verifyWebhook(secret, h, body)).toBe(true);
     expect(verifyWebhook(secret, h, `${body} `)).toBe(false);
     expect(verifyWebhook(secret, { ...h, 'webhook-id': 'msg_2' }, body)).toBe(false);
-    expect(verifyWebhook(secret, { ...h, 'webhook-timestamp': String(Number(h['webhook-timestamp']) + 1) }, body)).toBe(false);
+    expect(verifyWebhook(secret, { ...h, 'webhook-timestamp': String(Number(h['webhook-timestamp']) + 1) }, body)).toBe(
+      false,
+    );
     expect(verifyWebhook(generateWebhookSecret(), h, body)).toBe(false);
     // several signatures (secret rotation): any one that matches
     expect(verifyWebhook(secret, { ...h, 'webhook-signature': `v1,AAAA ${h['webhook-signature']}` }, body)).toBe(true);

@@ -13,7 +13,12 @@ import { createWorker } from '../../src/temporal/worker';
 
 async function main() {
   const env = process.env;
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: '.data', ...JSON.parse(env.TALAT_CRASH_CONFIG_ENV ?? '{}') });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: '.data',
+    ...JSON.parse(env.TALAT_CRASH_CONFIG_ENV ?? '{}'),
+  });
   const db = createDb(env.TALAT_CRASH_DATABASE_URL!);
   installTemporalRuntime('ERROR');
   const { worker } = await createWorker({

@@ -67,7 +67,9 @@ export async function createApiKey(
 
 /** Every key, newest last: never the key itself (it is not stored), nor its hash. */
 export async function listApiKeys(db: Db): Promise<ApiKeyRow[]> {
-  return db('api_keys').select('id', 'name', 'prefix', 'scopes', 'mode', 'created_at', 'revoked_at').orderBy('created_at');
+  return db('api_keys')
+    .select('id', 'name', 'prefix', 'scopes', 'mode', 'created_at', 'revoked_at')
+    .orderBy('created_at');
 }
 
 /** Revoke a key; false when there is no such key. Revoking twice keeps the first time. */
@@ -81,7 +83,9 @@ export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
 export async function lookupApiKey(db: Db, presented: string | undefined): Promise<KeyLookup> {
   if (!presented) return { status: 'missing' };
   if (!API_KEY_PATTERN.test(presented)) return { status: 'invalid' };
-  const row = await db('api_keys').where({ key_hash: hashApiKey(presented) }).first<ApiKeyRow | undefined>('id', 'name', 'scopes', 'mode', 'revoked_at');
+  const row = await db('api_keys')
+    .where({ key_hash: hashApiKey(presented) })
+    .first<ApiKeyRow | undefined>('id', 'name', 'scopes', 'mode', 'revoked_at');
   if (!row) return { status: 'invalid' };
   if (row.revoked_at) return { status: 'revoked' };
   return { status: 'valid', key: { id: row.id, name: row.name, scopes: row.scopes, mode: row.mode } };
@@ -125,7 +129,11 @@ function lookupOf(ctx: Context): Promise<KeyLookup> {
 const unauthorized = (reason: 'missing' | 'invalid' | 'revoked') =>
   new AppError(
     ErrorCode.UNAUTHORIZED,
-    reason === 'missing' ? 'An API key is required (header X-API-Key)' : reason === 'revoked' ? 'The API key has been revoked' : 'Invalid API key',
+    reason === 'missing'
+      ? 'An API key is required (header X-API-Key)'
+      : reason === 'revoked'
+        ? 'The API key has been revoked'
+        : 'Invalid API key',
     { reason },
   );
 
@@ -135,7 +143,10 @@ export function requireApiKey(scope: string): Middleware {
     const found = await lookupOf(ctx);
     if (found.status !== 'valid') throw unauthorized(found.status);
     if (!found.key.scopes.includes(scope)) {
-      throw new AppError(ErrorCode.FORBIDDEN, `The API key lacks the scope ${scope}`, { requiredScope: scope, scopes: found.key.scopes });
+      throw new AppError(ErrorCode.FORBIDDEN, `The API key lacks the scope ${scope}`, {
+        requiredScope: scope,
+        scopes: found.key.scopes,
+      });
     }
     ctx.state.apiKey = found.key;
     await next();

@@ -18,8 +18,10 @@ export function jsonBody(limitBytes: number) {
   return async (ctx: Context, next: Next) => {
     if (BODY_METHODS.has(ctx.method) && ctx.request.is('json', '+json')) {
       const encoding = ctx.get('Content-Encoding').toLowerCase();
-      if (encoding && encoding !== 'identity') throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Content-Encoding ${encoding} is not supported`);
-      if (Number(ctx.get('Content-Length')) > limitBytes) throw Object.assign(new Error('request entity too large'), { status: 413 });
+      if (encoding && encoding !== 'identity')
+        throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Content-Encoding ${encoding} is not supported`);
+      if (Number(ctx.get('Content-Length')) > limitBytes)
+        throw Object.assign(new Error('request entity too large'), { status: 413 });
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of ctx.req as AsyncIterable<Buffer>) {

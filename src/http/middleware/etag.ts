@@ -44,7 +44,8 @@ export interface SendOptions {
 }
 
 export function sendRepresentation(ctx: Context, rep: Representation, opts: SendOptions): void {
-  const gzip = rep.gzip !== undefined && acceptsGzip(ctx.get('Accept-Encoding') || undefined, opts.gzipByDefault ?? false);
+  const gzip =
+    rep.gzip !== undefined && acceptsGzip(ctx.get('Accept-Encoding') || undefined, opts.gzipByDefault ?? false);
   const etag = gzip ? gzipTag(rep.etag) : rep.etag;
   if (rep.gzip) ctx.vary('Accept-Encoding');
   ctx.set('ETag', etag);

@@ -43,7 +43,9 @@ function keyOf(ctx: Context): string | undefined {
   if (!raw) return undefined;
   const key = /^".*"$/.test(raw) ? raw.slice(1, -1) : raw;
   if (!KEY_PATTERN.test(key)) {
-    throw new AppError(ErrorCode.INVALID_INPUT, 'Idempotency-Key must be 1 to 255 visible ASCII characters', { field: 'Idempotency-Key' });
+    throw new AppError(ErrorCode.INVALID_INPUT, 'Idempotency-Key must be 1 to 255 visible ASCII characters', {
+      field: 'Idempotency-Key',
+    });
   }
   return key;
 }
@@ -78,16 +80,30 @@ export function idempotency(db: Db): Middleware {
       );
       if (claimed.rows.length > 0) break;
 
-      const row = await db('idempotency_keys').where({ scope, key }).first<StoredRow | undefined>('fingerprint', 'state', 'response_status', 'response_body');
+      const row = await db('idempotency_keys')
+        .where({ scope, key })
+        .first<StoredRow | undefined>('fingerprint', 'state', 'response_status', 'response_body');
       if (!row) {
         if (attempt < 2) continue; // released between the two statements: claim again
-        throw new AppError(ErrorCode.CONFLICT, 'The request with this Idempotency-Key is being retried, try again', { idempotencyKey: key }, { 'Retry-After': '1' });
+        throw new AppError(
+          ErrorCode.CONFLICT,
+          'The request with this Idempotency-Key is being retried, try again',
+          { idempotencyKey: key },
+          { 'Retry-After': '1' },
+        );
       }
       if (row.fingerprint !== fingerprint) {
-        throw new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used for another request', { idempotencyKey: key });
+        throw new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used for another request', {
+          idempotencyKey: key,
+        });
       }
       if (row.state === 'in_flight') {
-        throw new AppError(ErrorCode.CONFLICT, 'A request with this Idempotency-Key is still being processed', { idempotencyKey: key, reason: 'in_flight' }, { 'Retry-After': '1' });
+        throw new AppError(
+          ErrorCode.CONFLICT,
+          'A request with this Idempotency-Key is still being processed',
+          { idempotencyKey: key, reason: 'in_flight' },
+          { 'Retry-After': '1' },
+        );
       }
       ctx.status = row.response_status ?? 200;
       ctx.body = row.response_body;

@@ -52,7 +52,11 @@ export function inputRule(router: Router, onRefused?: (ctx: Context, v: InputVio
     if (v) {
       onRefused?.(ctx, v);
       const field = printableField(v.field);
-      throw new AppError(ErrorCode.INVALID_INPUT, `${field}: a ${v.reason} is not allowed`, { field, in: v.in, reason: v.reason });
+      throw new AppError(ErrorCode.INVALID_INPUT, `${field}: a ${v.reason} is not allowed`, {
+        field,
+        in: v.in,
+        reason: v.reason,
+      });
     }
     await next();
   };

@@ -7,7 +7,10 @@ import type { Context, Next } from 'koa';
 import { RESTRICTED_PATHS } from '../../callbacks/verify';
 import { callbacks, httpDuration, httpRequests, rateLimitRefusals } from '../../metrics';
 
-const PROVIDER_OF_PATH: Record<string, string> = { ...Object.fromEntries(Object.entries(RESTRICTED_PATHS).map(([p, n]) => [p, n.toLowerCase()])), '/wallet/callback': 'wallet_handler' };
+const PROVIDER_OF_PATH: Record<string, string> = {
+  ...Object.fromEntries(Object.entries(RESTRICTED_PATHS).map(([p, n]) => [p, n.toLowerCase()])),
+  '/wallet/callback': 'wallet_handler',
+};
 
 export function httpMetrics() {
   return async (ctx: Context, next: Next) => {
@@ -16,18 +19,28 @@ export function httpMetrics() {
       await next();
     } finally {
       const status = ctx.status;
-      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? (status === 404 ? 'unmatched' : 'middleware');
+      const route =
+        (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? (status === 404 ? 'unmatched' : 'middleware');
       const labels = { method: ctx.method, route: String(route), status: String(status) };
       httpRequests.inc(labels);
       httpDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
       if (status >= 400) {
-        const provider = ctx.state.area === 'callback' ? PROVIDER_OF_PATH[ctx.path.replace(/\/+$/, '').toLowerCase()] : undefined;
+        const provider =
+          ctx.state.area === 'callback' ? PROVIDER_OF_PATH[ctx.path.replace(/\/+$/, '').toLowerCase()] : undefined;
         if (provider) {
           const body = ctx.body as { body?: { error?: unknown } } | string | undefined;
-          const reason = typeof body === 'object' && typeof body?.body?.error === 'string' ? body.body.error : status === 500 ? 'HANDLER_FAILURE' : `HTTP_${status}`;
+          const reason =
+            typeof body === 'object' && typeof body?.body?.error === 'string'
+              ? body.body.error
+              : status === 500
+                ? 'HANDLER_FAILURE'
+                : `HTTP_${status}`;
           callbacks.inc({ provider, outcome: 'rejected', reason });
         }
-        if (status === 429) rateLimitRefusals.inc({ limiter: ctx.state.area === 'storefront' ? 'storefront_auth' : provider ? 'wallet_handler' : 'payment_api' });
+        if (status === 429)
+          rateLimitRefusals.inc({
+            limiter: ctx.state.area === 'storefront' ? 'storefront_auth' : provider ? 'wallet_handler' : 'payment_api',
+          });
       }
     }
   };

@@ -44,7 +44,8 @@ export interface RateLimiter {
 export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: number; perMinute: number }): RateLimiter {
   const { db, perSecond, perMinute } = opts;
   const clock = opts.clock ?? Date.now;
-  if (!Number.isInteger(perSecond) || !Number.isInteger(perMinute) || perSecond < 1 || perMinute < 1) throw new Error('rate limits must be positive integers');
+  if (!Number.isInteger(perSecond) || !Number.isInteger(perMinute) || perSecond < 1 || perMinute < 1)
+    throw new Error('rate limits must be positive integers');
 
   // Every SET expression sees the row as it was, so s0/m0 (the counts in the current windows
   // before this request) and ok are spelled out where needed. Values other than the bucket are
@@ -66,7 +67,13 @@ export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: numb
       RETURNING sec_window, sec_count, min_window, min_count, allowed`;
   };
 
-  type Counted = { sec_window: number | string; sec_count: number; min_window: number | string; min_count: number; allowed: boolean };
+  type Counted = {
+    sec_window: number | string;
+    sec_count: number;
+    min_window: number | string;
+    min_count: number;
+    allowed: boolean;
+  };
   /** The same rule in this process's memory (anonymous buckets); bounded, the stalest go first. */
   const local = new Map<string, Counted>();
   const countLocally = (bucket: string, secWindow: number, minWindow: number): Counted => {
@@ -104,7 +111,10 @@ export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: numb
         r = rows[0];
         if (!r.allowed) {
           const minuteBlocks = r.min_count >= perMinute;
-          refused.set(bucket, { until: minuteBlocks ? (Number(r.min_window) + 1) * 60_000 : (Number(r.sec_window) + 1) * 1000, r });
+          refused.set(bucket, {
+            until: minuteBlocks ? (Number(r.min_window) + 1) * 60_000 : (Number(r.sec_window) + 1) * 1000,
+            r,
+          });
           if (refused.size > 10_000) refused.delete(refused.keys().next().value!);
         }
       }

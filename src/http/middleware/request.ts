@@ -25,7 +25,13 @@ export function accessLog(logger: Logger) {
     } finally {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       logger.info(
-        { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 },
+        {
+          requestId: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(ms * 10) / 10,
+        },
         'request',
       );
     }
@@ -37,7 +43,8 @@ export function errorHandler(logger: Logger) {
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null) {
-        if (ctx.status === 404) throw new AppError(ErrorCode.NOT_FOUND, `No route for ${ctx.method} ${ctx.path}`, { path: ctx.path });
+        if (ctx.status === 404)
+          throw new AppError(ErrorCode.NOT_FOUND, `No route for ${ctx.method} ${ctx.path}`, { path: ctx.path });
         // a method no route implements (TRACE, ...): the router says 501; for the client it is a 405 like any other
         if (ctx.status === 405 || ctx.status === 501)
           throw new AppError(ErrorCode.METHOD_NOT_ALLOWED, `Method ${ctx.method} not allowed on ${ctx.path}`, {

@@ -19,8 +19,12 @@ import { ApiKeyAuth, errorResponses, registry, z } from '../openapi';
 const WirePayloads = registry.register(
   'CodecPayloads',
   z
-    .object({ payloads: z.array(z.object({ metadata: z.record(z.string()).optional(), data: z.string().optional() })).max(1000) })
-    .openapi({ example: { payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'eyJvcmRlcklkIjoiT1JELTIwMDEifQ==' }] } }),
+    .object({
+      payloads: z.array(z.object({ metadata: z.record(z.string()).optional(), data: z.string().optional() })).max(1000),
+    })
+    .openapi({
+      example: { payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'eyJvcmRlcklkIjoiT1JELTIwMDEifQ==' }] },
+    }),
 );
 for (const op of ['encode', 'decode'] as const)
   registry.registerPath({
@@ -31,16 +35,26 @@ for (const op of ['encode', 'decode'] as const)
     tags: ['system'],
     security: [{ [ApiKeyAuth.name]: [] }],
     request: { body: { required: true, content: { 'application/json': { schema: WirePayloads } } } },
-    responses: { 200: { description: 'the payloads, encoded or decoded', content: { 'application/json': { schema: WirePayloads } } }, ...errorResponses([400, 401, 403]) },
+    responses: {
+      200: {
+        description: 'the payloads, encoded or decoded',
+        content: { 'application/json': { schema: WirePayloads } },
+      },
+      ...errorResponses([400, 401, 403]),
+    },
   });
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 const toPayload = (p: { metadata?: Record<string, string>; data?: string }): Payload => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'base64'))])),
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'base64'))]),
+  ),
   data: new Uint8Array(Buffer.from(p.data ?? '', 'base64')),
 });
 const fromPayload = (p: Payload) => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')])),
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')]),
+  ),
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
 
@@ -57,7 +71,8 @@ export function codecRoutes(deps: AppDeps): Router {
       ctx.set('Access-Control-Allow-Credentials', 'true');
     }
     if (ctx.method === 'OPTIONS') {
-      if (!origins.has(origin)) throw new AppError(ErrorCode.FORBIDDEN, 'Origin not allowed', { origin: origin || null });
+      if (!origins.has(origin))
+        throw new AppError(ErrorCode.FORBIDDEN, 'Origin not allowed', { origin: origin || null });
       ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
       ctx.set('Access-Control-Allow-Headers', 'Content-Type, Authorization, X-API-Key, X-Namespace');
       ctx.set('Access-Control-Max-Age', '600');
@@ -67,8 +82,14 @@ export function codecRoutes(deps: AppDeps): Router {
     const presented = ctx.get('X-API-Key') || /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'))?.[1];
     if (!presented && !deps.config.production && LOOPBACK.test(ctx.req.socket.remoteAddress ?? '')) return next();
     const found = await lookupApiKey(deps.db, presented || undefined);
-    if (found.status !== 'valid') throw new AppError(ErrorCode.UNAUTHORIZED, 'An API key with the scope codec is required (X-API-Key or Authorization: Bearer)', { reason: found.status });
-    if (!found.key.scopes.includes('codec')) throw new AppError(ErrorCode.FORBIDDEN, 'The API key lacks the scope codec', { requiredScope: 'codec' });
+    if (found.status !== 'valid')
+      throw new AppError(
+        ErrorCode.UNAUTHORIZED,
+        'An API key with the scope codec is required (X-API-Key or Authorization: Bearer)',
+        { reason: found.status },
+      );
+    if (!found.key.scopes.includes('codec'))
+      throw new AppError(ErrorCode.FORBIDDEN, 'The API key lacks the scope codec', { requiredScope: 'codec' });
     return next();
   };
 
@@ -76,12 +97,19 @@ export function codecRoutes(deps: AppDeps): Router {
     r.options(`/codec/${op}`, corsAndAuth);
     r.post(`/codec/${op}`, corsAndAuth, async (ctx) => {
       const parsed = WirePayloads.safeParse(ctx.request.body);
-      if (!parsed.success) throw new AppError(ErrorCode.INVALID_INPUT, 'Body must be {payloads: [{metadata, data}]} with base64 values', { field: 'payloads' });
+      if (!parsed.success)
+        throw new AppError(ErrorCode.INVALID_INPUT, 'Body must be {payloads: [{metadata, data}]} with base64 values', {
+          field: 'payloads',
+        });
       try {
         const payloads = parsed.data.payloads.map(toPayload);
-        ctx.body = { payloads: (op === 'encode' ? await codec.encode(payloads) : await codec.decode(payloads)).map(fromPayload) };
+        ctx.body = {
+          payloads: (op === 'encode' ? await codec.encode(payloads) : await codec.decode(payloads)).map(fromPayload),
+        };
       } catch (e) {
-        throw new AppError(ErrorCode.INVALID_INPUT, `The payloads cannot be ${op}d: ${(e as Error).message}`, { field: 'payloads' });
+        throw new AppError(ErrorCode.INVALID_INPUT, `The payloads cannot be ${op}d: ${(e as Error).message}`, {
+          field: 'payloads',
+        });
       }
     });
   }

@@ -16,7 +16,12 @@ openapi.registerPath({
   summary: 'Prometheus metrics of this process (and of the Temporal SDK runtime, temporal_*)',
   tags: ['system'],
   security: [],
-  responses: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+  responses: {
+    200: {
+      description: 'Prometheus text exposition format',
+      content: { 'text/plain': { schema: { type: 'string' } } },
+    },
+  },
 });
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
@@ -32,7 +37,12 @@ export function metricsRoutes(deps: AppDeps): Router {
   const r = new Router();
   r.get('/metrics', async (ctx) => {
     const open = await withTimeout(
-      deps.db('webhook_dead_letters').where({ status: 'dead' }).count<{ count: string }[]>('id as count').then((rows) => Number(rows[0].count)).catch(() => undefined),
+      deps
+        .db('webhook_dead_letters')
+        .where({ status: 'dead' })
+        .count<{ count: string }[]>('id as count')
+        .then((rows) => Number(rows[0].count))
+        .catch(() => undefined),
       1000,
     );
     if (open !== undefined) deadLettersOpen.set(open);
@@ -40,7 +50,9 @@ export function metricsRoutes(deps: AppDeps): Router {
     const port = deps.config.temporal.metricsPort;
     if (port) {
       const temporal = await withTimeout(
-        fetch(`http://127.0.0.1:${port}/metrics`).then((res) => (res.ok ? res.text() : undefined)).catch(() => undefined),
+        fetch(`http://127.0.0.1:${port}/metrics`)
+          .then((res) => (res.ok ? res.text() : undefined))
+          .catch(() => undefined),
         1000,
       );
       if (temporal) text += `\n${temporal}`;

@@ -9,7 +9,10 @@ import { DOCS_ASSETS, DOCS_HTML, docsAsset } from './docs-page';
 async function postgresReachable(deps: AppDeps, timeoutMs = 2000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([deps.db.raw('select 1'), new Promise((_, r) => (timer = setTimeout(() => r(new Error('timeout')), timeoutMs)))]);
+    await Promise.race([
+      deps.db.raw('select 1'),
+      new Promise((_, r) => (timer = setTimeout(() => r(new Error('timeout')), timeoutMs))),
+    ]);
     return true;
   } catch {
     return false;
@@ -19,13 +22,22 @@ async function postgresReachable(deps: AppDeps, timeoutMs = 2000): Promise<boole
 }
 
 const Health = z.object({ status: z.string(), checks: z.record(z.enum(['ok', 'unreachable'])).optional() });
-registry.registerPath({ method: 'get', path: '/healthz', summary: 'Process is up', tags: ['system'], responses: { 200: { description: 'up', content: { 'application/json': { schema: Health } } } } });
+registry.registerPath({
+  method: 'get',
+  path: '/healthz',
+  summary: 'Process is up',
+  tags: ['system'],
+  responses: { 200: { description: 'up', content: { 'application/json': { schema: Health } } } },
+});
 registry.registerPath({
   method: 'get',
   path: '/readyz',
   summary: 'Postgres and Temporal are reachable',
   tags: ['system'],
-  responses: { 200: { description: 'ready', content: { 'application/json': { schema: Health } } }, 503: { description: 'a dependency is unreachable' } },
+  responses: {
+    200: { description: 'ready', content: { 'application/json': { schema: Health } } },
+    503: { description: 'a dependency is unreachable' },
+  },
 });
 
 export function systemRoutes(deps: AppDeps): Router {
@@ -42,7 +54,8 @@ export function systemRoutes(deps: AppDeps): Router {
   r.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument();
   });
-  const csp = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'";
+  const csp =
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'";
   r.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Content-Security-Policy', csp);

@@ -39,18 +39,36 @@ export class ApiKeyService {
   ) {}
 
   private keyOf(keyId: string): string {
-    return API_KEY_PREFIX + createHmac('sha256', this.opts.secret).update(`storefront-api-key:${keyId}`).digest('base64url');
+    return (
+      API_KEY_PREFIX + createHmac('sha256', this.opts.secret).update(`storefront-api-key:${keyId}`).digest('base64url')
+    );
   }
 
   async issueOrReturn(identityId: string, accessKeyId: string): Promise<IssuedKey> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const active = await this.db('storefront_api_keys').where({ identity_id: identityId }).whereNull('revoked_at').first('id', 'created_at');
-      if (active) return { keyId: active.id, apiKey: this.keyOf(active.id), identityId, createdAt: active.created_at, created: false };
+      const active = await this.db('storefront_api_keys')
+        .where({ identity_id: identityId })
+        .whereNull('revoked_at')
+        .first('id', 'created_at');
+      if (active)
+        return {
+          keyId: active.id,
+          apiKey: this.keyOf(active.id),
+          identityId,
+          createdAt: active.created_at,
+          created: false,
+        };
       const keyId = `sfkid_${randomUUID().replace(/-/g, '')}`;
       const apiKey = this.keyOf(keyId);
       const createdAt = this.opts.clock();
       try {
-        await this.db('storefront_api_keys').insert({ id: keyId, identity_id: identityId, key_hash: hash(apiKey), issued_to_access_key_id: accessKeyId, created_at: createdAt });
+        await this.db('storefront_api_keys').insert({
+          id: keyId,
+          identity_id: identityId,
+          key_hash: hash(apiKey),
+          issued_to_access_key_id: accessKeyId,
+          created_at: createdAt,
+        });
         return { keyId, apiKey, identityId, createdAt, created: true };
       } catch (e) {
         if (!isUniqueViolation(e)) throw e; // a concurrent request issued one: read it
@@ -62,14 +80,20 @@ export class ApiKeyService {
   /** The owner of an active key, or null. */
   async authenticate(apiKey: string): Promise<KeyOwner | null> {
     if (!apiKey.startsWith(API_KEY_PREFIX) || apiKey.length > 100) return null;
-    const row = await this.db('storefront_api_keys').where({ key_hash: hash(apiKey) }).whereNull('revoked_at').first('id', 'identity_id');
+    const row = await this.db('storefront_api_keys')
+      .where({ key_hash: hash(apiKey) })
+      .whereNull('revoked_at')
+      .first('id', 'identity_id');
     return row ? { keyId: row.id, identityId: row.identity_id } : null;
   }
 
   /** Revoke the key and every live credential of its identity. */
   async invalidateSession(owner: KeyOwner): Promise<{ revokedKeys: number; revokedCredentials: number }> {
     return this.db.transaction(async (trx) => {
-      const revokedKeys = await trx('storefront_api_keys').where({ id: owner.keyId }).whereNull('revoked_at').update({ revoked_at: this.opts.clock() });
+      const revokedKeys = await trx('storefront_api_keys')
+        .where({ id: owner.keyId })
+        .whereNull('revoked_at')
+        .update({ revoked_at: this.opts.clock() });
       const revokedCredentials = await this.identity.revokeCredentials(owner.identityId, trx);
       return { revokedKeys, revokedCredentials };
     });

@@ -45,7 +45,10 @@ export class IdentityService implements CredentialResolver<IdentityPrincipal> {
 
   /** The secret access key of an access key id (derived, never stored). */
   secretFor(accessKeyId: string): string {
-    return createHmac('sha256', this.opts.secret).update(`identity-secret-access-key:${accessKeyId}`).digest('base64').slice(0, 40);
+    return createHmac('sha256', this.opts.secret)
+      .update(`identity-secret-access-key:${accessKeyId}`)
+      .digest('base64')
+      .slice(0, 40);
   }
 
   /** The identity of a login (the same one each time), or a new guest identity without one. */
@@ -95,6 +98,9 @@ export class IdentityService implements CredentialResolver<IdentityPrincipal> {
 
   /** Every live credential of the identity stops working (used when its session is invalidated). */
   async revokeCredentials(identityId: string, trx: Knex = this.db): Promise<number> {
-    return trx('identity_credentials').where({ identity_id: identityId }).whereNull('revoked_at').update({ revoked_at: this.opts.clock() });
+    return trx('identity_credentials')
+      .where({ identity_id: identityId })
+      .whereNull('revoked_at')
+      .update({ revoked_at: this.opts.clock() });
   }
 }

@@ -52,16 +52,33 @@ export function storefrontAuthRoutes(deps: AppDeps, sf: Storefront, clock: () =>
       throw new AppError(ErrorCode.UNAUTHORIZED, `Signature not accepted: ${result.message}`, details);
     }
     const key = await sf.apiKeys.issueOrReturn(result.principal.identityId, result.accessKeyId);
-    ctx.body = { apiKey: key.apiKey, keyId: key.keyId, identityId: key.identityId, createdAt: key.createdAt.toISOString(), created: key.created };
+    ctx.body = {
+      apiKey: key.apiKey,
+      keyId: key.keyId,
+      identityId: key.identityId,
+      createdAt: key.createdAt.toISOString(),
+      created: key.created,
+    };
   });
 
   r.post('/auth/invalidate/invalidate', noStore, limited, async (ctx) => {
     const given = ctx.get('X-API-Key');
-    if (!given) throw new AppError(ErrorCode.UNAUTHORIZED, 'Authentication required: send the storefront API key in X-API-Key', { header: 'X-API-Key' });
+    if (!given)
+      throw new AppError(ErrorCode.UNAUTHORIZED, 'Authentication required: send the storefront API key in X-API-Key', {
+        header: 'X-API-Key',
+      });
     const owner = await sf.apiKeys.authenticate(given);
-    if (!owner) throw new AppError(ErrorCode.UNAUTHORIZED, 'The API key is not valid (unknown or invalidated)', { header: 'X-API-Key' });
+    if (!owner)
+      throw new AppError(ErrorCode.UNAUTHORIZED, 'The API key is not valid (unknown or invalidated)', {
+        header: 'X-API-Key',
+      });
     const revoked = await sf.apiKeys.invalidateSession(owner);
-    ctx.body = { invalidated: true, keyId: owner.keyId, identityId: owner.identityId, revokedCredentials: revoked.revokedCredentials };
+    ctx.body = {
+      invalidated: true,
+      keyId: owner.keyId,
+      identityId: owner.identityId,
+      revokedCredentials: revoked.revokedCredentials,
+    };
   });
 
   if (deps.config.simulators) {
@@ -70,22 +87,34 @@ export function storefrontAuthRoutes(deps: AppDeps, sf: Storefront, clock: () =>
       if (target === `${IDENTITY_TARGET_PREFIX}GetId`) {
         const req = validate(GetIdRequest, ctx.request.body);
         const [login] = Object.entries(req.Logins ?? {});
-        ctx.body = { IdentityId: await sf.identity.getId(login ? { provider: login[0], subject: login[1] } : undefined) };
+        ctx.body = {
+          IdentityId: await sf.identity.getId(login ? { provider: login[0], subject: login[1] } : undefined),
+        };
         return;
       }
       if (target === `${IDENTITY_TARGET_PREFIX}GetCredentialsForIdentity`) {
         const req = validate(GetCredentialsRequest, ctx.request.body);
-        if (!(await sf.identity.exists(req.IdentityId))) throw new AppError(ErrorCode.NOT_FOUND, 'Identity not found', { identityId: req.IdentityId });
+        if (!(await sf.identity.exists(req.IdentityId)))
+          throw new AppError(ErrorCode.NOT_FOUND, 'Identity not found', { identityId: req.IdentityId });
         const c = await sf.identity.issueCredentials(req.IdentityId);
         ctx.body = {
           IdentityId: c.identityId,
-          Credentials: { AccessKeyId: c.accessKeyId, SecretKey: c.secretAccessKey, SessionToken: c.sessionToken, Expiration: Math.floor(c.expiration.getTime() / 1000) },
+          Credentials: {
+            AccessKeyId: c.accessKeyId,
+            SecretKey: c.secretAccessKey,
+            SessionToken: c.sessionToken,
+            Expiration: Math.floor(c.expiration.getTime() / 1000),
+          },
         };
         return;
       }
-      throw new AppError(ErrorCode.INVALID_INPUT, `X-Amz-Target must be ${IDENTITY_TARGET_PREFIX}GetId or ${IDENTITY_TARGET_PREFIX}GetCredentialsForIdentity`, {
-        field: 'X-Amz-Target',
-      });
+      throw new AppError(
+        ErrorCode.INVALID_INPUT,
+        `X-Amz-Target must be ${IDENTITY_TARGET_PREFIX}GetId or ${IDENTITY_TARGET_PREFIX}GetCredentialsForIdentity`,
+        {
+          field: 'X-Amz-Target',
+        },
+      );
     });
   }
   return r;

@@ -87,7 +87,12 @@ export interface VerifyOptions<P> {
   maxSkewSeconds?: number;
 }
 
-const fail = <P>(reason: Sigv4Failure, message: string, field?: string): Sigv4Result<P> => ({ ok: false, reason, message, ...(field ? { field } : {}) });
+const fail = <P>(reason: Sigv4Failure, message: string, field?: string): Sigv4Result<P> => ({
+  ok: false,
+  reason,
+  message,
+  ...(field ? { field } : {}),
+});
 
 /** Query pairs decoded with decodeURIComponent (`+` stays a plus, as SigV4 encodes spaces as %20). */
 export function parseQuery(raw: string): [string, string][] | null {
@@ -96,7 +101,11 @@ export function parseQuery(raw: string): [string, string][] | null {
     if (!part) continue;
     const eq = part.indexOf('=');
     try {
-      pairs.push(eq < 0 ? [decodeURIComponent(part), ''] : [decodeURIComponent(part.slice(0, eq)), decodeURIComponent(part.slice(eq + 1))]);
+      pairs.push(
+        eq < 0
+          ? [decodeURIComponent(part), '']
+          : [decodeURIComponent(part.slice(0, eq)), decodeURIComponent(part.slice(eq + 1))],
+      );
     } catch {
       return null;
     }
@@ -132,26 +141,51 @@ export async function verifyPresigned<P>(req: PresignedRequest, opts: VerifyOpti
   const signedAt = parseAmzDate(p.date);
   if (!signedAt) return fail('malformed', `${SIGV4.date} must be a UTC time as yyyymmddThhmmssZ`, SIGV4.date);
   if (!/^\d{1,6}$/.test(p.expires) || +p.expires < 1 || +p.expires > MAX_EXPIRES)
-    return fail('malformed', `${SIGV4.expires} must be a whole number of seconds from 1 to ${MAX_EXPIRES}`, SIGV4.expires);
-  if (!/^[0-9a-f]{64}$/.test(p.signature)) return fail('malformed', `${SIGV4.signature} must be 64 lower-case hex digits`, SIGV4.signature);
+    return fail(
+      'malformed',
+      `${SIGV4.expires} must be a whole number of seconds from 1 to ${MAX_EXPIRES}`,
+      SIGV4.expires,
+    );
+  if (!/^[0-9a-f]{64}$/.test(p.signature))
+    return fail('malformed', `${SIGV4.signature} must be 64 lower-case hex digits`, SIGV4.signature);
   const scope = p.credential.split('/');
-  if (scope.length !== 5 || scope.some((s) => !s)) return fail('malformed', `${SIGV4.credential} must be <key id>/<date>/<region>/<service>/aws4_request`, SIGV4.credential);
+  if (scope.length !== 5 || scope.some((s) => !s))
+    return fail(
+      'malformed',
+      `${SIGV4.credential} must be <key id>/<date>/<region>/<service>/aws4_request`,
+      SIGV4.credential,
+    );
   const signedHeaders = p.signedHeaders.split(';');
-  if (signedHeaders.some((h) => !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(h))) return fail('malformed', `${SIGV4.signedHeaders} must list lower-case header names separated by ;`, SIGV4.signedHeaders);
+  if (signedHeaders.some((h) => !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(h)))
+    return fail(
+      'malformed',
+      `${SIGV4.signedHeaders} must list lower-case header names separated by ;`,
+      SIGV4.signedHeaders,
+    );
 
   if (p.algorithm !== ALGORITHM) return fail('algorithm', `${SIGV4.algorithm} must be ${ALGORITHM}`, SIGV4.algorithm);
   const [accessKeyId, day, region, service, terminator] = scope;
   if (day !== p.date.slice(0, 8) || region !== opts.region || service !== opts.service || terminator !== 'aws4_request')
-    return fail('scope', `the credential scope must be <key id>/${p.date.slice(0, 8)}/${opts.region}/${opts.service}/aws4_request`, SIGV4.credential);
+    return fail(
+      'scope',
+      `the credential scope must be <key id>/${p.date.slice(0, 8)}/${opts.region}/${opts.service}/aws4_request`,
+      SIGV4.credential,
+    );
 
   const expiresAt = new Date(signedAt.getTime() + +p.expires * 1000);
   const skew = (opts.maxSkewSeconds ?? 300) * 1000;
-  if (opts.now.getTime() < signedAt.getTime() - skew) return fail('not_yet_valid', `${SIGV4.date} is in the future`, SIGV4.date);
-  if (opts.now.getTime() > expiresAt.getTime()) return fail('expired', 'the presigned request has expired', SIGV4.expires);
+  if (opts.now.getTime() < signedAt.getTime() - skew)
+    return fail('not_yet_valid', `${SIGV4.date} is in the future`, SIGV4.date);
+  if (opts.now.getTime() > expiresAt.getTime())
+    return fail('expired', 'the presigned request has expired', SIGV4.expires);
 
   const sortedUnique = [...new Set(signedHeaders)].sort();
   if (sortedUnique.join(';') !== p.signedHeaders || !signedHeaders.includes('host'))
-    return fail('signed_headers', `${SIGV4.signedHeaders} must be sorted, without repeats, and include host`, SIGV4.signedHeaders);
+    return fail(
+      'signed_headers',
+      `${SIGV4.signedHeaders} must be sorted, without repeats, and include host`,
+      SIGV4.signedHeaders,
+    );
   const headers: Record<string, string> = {};
   for (const h of signedHeaders) {
     const v = headerValue(req.headers[h]);
@@ -162,7 +196,8 @@ export async function verifyPresigned<P>(req: PresignedRequest, opts: VerifyOpti
   const cred = await opts.resolver.resolve(accessKeyId);
   if (!cred) return fail('unknown_key', 'the access key is not known', SIGV4.credential);
   if (cred.revoked) return fail('revoked', 'the credentials have been invalidated', SIGV4.credential);
-  if (cred.expiresAt && opts.now.getTime() > cred.expiresAt.getTime()) return fail('credentials_expired', 'the credentials have expired', SIGV4.credential);
+  if (cred.expiresAt && opts.now.getTime() > cred.expiresAt.getTime())
+    return fail('credentials_expired', 'the credentials have expired', SIGV4.credential);
   const token = params.securityToken;
   if (cred.sessionToken ? !token || !cred.sessionToken.matches(token) : token !== undefined)
     return fail('security_token', `${SIGV4.securityToken} does not belong to these credentials`, SIGV4.securityToken);
@@ -182,12 +217,27 @@ export async function verifyPresigned<P>(req: PresignedRequest, opts: VerifyOpti
     sha256: Sha256,
     uriEscapePath: true,
   });
-  const unsigned = new HttpRequest({ method: req.method.toUpperCase(), protocol: 'https:', hostname: headers.host, path: req.path, query, headers });
+  const unsigned = new HttpRequest({
+    method: req.method.toUpperCase(),
+    protocol: 'https:',
+    hostname: headers.host,
+    path: req.path,
+    query,
+    headers,
+  });
   const signedSet = new Set(signedHeaders);
-  const expected = await signer.presign(unsigned, { signingDate: signedAt, expiresIn: +p.expires, signableHeaders: signedSet, unhoistableHeaders: signedSet });
+  const expected = await signer.presign(unsigned, {
+    signingDate: signedAt,
+    expiresIn: +p.expires,
+    signableHeaders: signedSet,
+    unhoistableHeaders: signedSet,
+  });
   const given = Buffer.from(p.signature, 'utf8');
   const computed = Buffer.from(String(expected.query?.[SIGV4.signature]), 'utf8');
-  const same = computed.length === given.length && timingSafeEqual(computed, given) && expected.query?.[SIGV4.signedHeaders] === p.signedHeaders;
+  const same =
+    computed.length === given.length &&
+    timingSafeEqual(computed, given) &&
+    expected.query?.[SIGV4.signedHeaders] === p.signedHeaders;
   if (!same) return fail('signature', 'the signature does not match', SIGV4.signature);
   return { ok: true, accessKeyId, principal: cred.principal, signedAt, expiresAt };
 }
@@ -205,9 +255,23 @@ export async function presignUrl(opts: {
   const u = new URL(opts.url);
   const query: Record<string, string> = {};
   u.searchParams.forEach((v, k) => (query[k] = v));
-  const signer = new SignatureV4({ credentials: opts.credentials, region: opts.region, service: opts.service, sha256: Sha256, uriEscapePath: true });
+  const signer = new SignatureV4({
+    credentials: opts.credentials,
+    region: opts.region,
+    service: opts.service,
+    sha256: Sha256,
+    uriEscapePath: true,
+  });
   const signed = await signer.presign(
-    new HttpRequest({ method: opts.method ?? 'GET', protocol: u.protocol, hostname: u.hostname, port: u.port ? +u.port : undefined, path: u.pathname, query, headers: { host: u.host } }),
+    new HttpRequest({
+      method: opts.method ?? 'GET',
+      protocol: u.protocol,
+      hostname: u.hostname,
+      port: u.port ? +u.port : undefined,
+      path: u.pathname,
+      query,
+      headers: { host: u.host },
+    }),
     { signingDate: opts.signingDate, expiresIn: opts.expiresIn ?? 300 },
   );
   const qs = Object.entries(signed.query ?? {})

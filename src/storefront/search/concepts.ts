@@ -79,7 +79,9 @@ function singular(word: string): string {
 
 /** Words that carry no concept: "something for a hotpot tonight" -> "hotpot". */
 const FILLER_EN = new Set(
-  'a an the some something anything for to of with and or in on at my our your i we me us need want wants buy get make making cook cooking tonight today tomorrow idea ideas stuff things thing please what'.split(' '),
+  'a an the some something anything for to of with and or in on at my our your i we me us need want wants buy get make making cook cooking tonight today tomorrow idea ideas stuff things thing please what'.split(
+    ' ',
+  ),
 );
 const FILLER_TH_PREFIX = ['อยากกิน', 'อยากทำ', 'ของสำหรับ', 'วัตถุดิบ', 'สำหรับ', 'เมนู', 'ทำ', 'ซื้อ'];
 const FILLER_TH_SUFFIX = ['คืนนี้', 'วันนี้', 'หน่อย', 'ดีๆ'];
@@ -145,7 +147,8 @@ export function resolveTargets(s: CatalogSnapshot, t: ConceptTargets | undefined
   const words = (t.words ?? []).map(normalize);
   for (const g of s.groupList) {
     const sub = s.categories.get(g.categoryId);
-    if (cats.has(g.categoryId) || (sub?.parentId && cats.has(sub.parentId)) || brands.has(normalize(g.brand))) out.add(g.groupId);
+    if (cats.has(g.categoryId) || (sub?.parentId && cats.has(sub.parentId)) || brands.has(normalize(g.brand)))
+      out.add(g.groupId);
     else if (words.length) {
       const texts = groupTexts(g);
       if (words.some((w) => texts.some((x) => containsWord(x, w)))) out.add(g.groupId);
@@ -236,7 +239,8 @@ export function matchConcepts(index: ConceptIndex, query: string): ConceptMatch[
     if (taken.some((t) => f.start < t.end && t.start < f.end)) continue;
     taken.push(f);
     const coverage = f.term.replace(/\s+/g, '').length / letters;
-    for (const concept of curated(index.terms.get(f.term)!)) out.push({ concept, term: f.term, whole: false, coverage });
+    for (const concept of curated(index.terms.get(f.term)!))
+      out.push({ concept, term: f.term, whole: false, coverage });
   }
   return out;
 }

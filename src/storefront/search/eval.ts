@@ -45,11 +45,22 @@ export interface EvalReport {
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
-export async function evaluate(judgments: Judgment[], searchIds: (query: string) => Promise<string[]>, k = 10): Promise<EvalReport> {
+export async function evaluate(
+  judgments: Judgment[],
+  searchIds: (query: string) => Promise<string[]>,
+  k = 10,
+): Promise<EvalReport> {
   const queries: QueryScore[] = [];
   for (const j of judgments) {
     const ranked = await searchIds(j.query);
-    queries.push({ query: j.query, lang: j.lang, kind: j.kind, ndcg: ndcgAt(k, ranked, j.relevant), recall: recallAt(k, ranked, j.relevant), top: ranked.slice(0, k) });
+    queries.push({
+      query: j.query,
+      lang: j.lang,
+      kind: j.kind,
+      ndcg: ndcgAt(k, ranked, j.relevant),
+      recall: recallAt(k, ranked, j.relevant),
+      top: ranked.slice(0, k),
+    });
   }
   const groups: EvalReport['groups'] = {};
   for (const key of [...new Set(queries.flatMap((q) => [`lang:${q.lang}`, `kind:${q.kind}`]))].sort()) {

@@ -131,11 +131,20 @@ export async function ensureSearchIndex(
       });
       await trx('search_documents').del();
       await trx.batchInsert('search_documents', rows, 100);
-      await trx('search_index_state').insert({ id: true, catalog_version: s.version, embedder: embedder.id, built_at: trx.fn.now() }).onConflict('id').merge();
-      logger.info({ groups: rows.length, catalogVersion: s.version, embedder: embedder.id, ms: Date.now() - started }, 'search index built');
+      await trx('search_index_state')
+        .insert({ id: true, catalog_version: s.version, embedder: embedder.id, built_at: trx.fn.now() })
+        .onConflict('id')
+        .merge();
+      logger.info(
+        { groups: rows.length, catalogVersion: s.version, embedder: embedder.id, ms: Date.now() - started },
+        'search index built',
+      );
     });
   }
-  const stored = await db('search_documents').select<{ group_id: string; embedding: number[] }[]>('group_id', 'embedding');
+  const stored = await db('search_documents').select<{ group_id: string; embedding: number[] }[]>(
+    'group_id',
+    'embedding',
+  );
   return {
     catalogVersion: s.version,
     lexicon,

@@ -21,7 +21,13 @@
  */
 import { satangToThb } from '../../domain/money';
 import type { Db } from '../../db/knex';
-import { activePromotions, type CatalogSnapshot, type InventorySnapshot, type PriceSnapshot, type Product } from '../snapshot';
+import {
+  activePromotions,
+  type CatalogSnapshot,
+  type InventorySnapshot,
+  type PriceSnapshot,
+  type Product,
+} from '../snapshot';
 import { imagePath } from '../views';
 import { dot } from './embedder';
 import { matchConcepts } from './concepts';
@@ -55,12 +61,35 @@ export interface SearchContext {
 }
 
 const UNIT_ALIASES: Record<string, string> = {
-  g: 'g', gr: 'g', gram: 'g', grams: 'g', กรัม: 'g',
-  kg: 'kg', kgs: 'kg', กก: 'kg', กิโล: 'kg', กิโลกรัม: 'kg',
-  ml: 'ml', มล: 'ml', มิลลิลิตร: 'ml',
-  l: 'l', litre: 'l', liter: 'l', ลิตร: 'l',
-  pc: 'pcs', pcs: 'pcs', piece: 'pcs', pieces: 'pcs', ชิ้น: 'pcs', ฟอง: 'pcs', ลูก: 'pcs', ตัว: 'pcs',
-  pack: 'pack', packs: 'pack', แพ็ก: 'pack', แพ็ค: 'pack',
+  g: 'g',
+  gr: 'g',
+  gram: 'g',
+  grams: 'g',
+  กรัม: 'g',
+  kg: 'kg',
+  kgs: 'kg',
+  กก: 'kg',
+  กิโล: 'kg',
+  กิโลกรัม: 'kg',
+  ml: 'ml',
+  มล: 'ml',
+  มิลลิลิตร: 'ml',
+  l: 'l',
+  litre: 'l',
+  liter: 'l',
+  ลิตร: 'l',
+  pc: 'pcs',
+  pcs: 'pcs',
+  piece: 'pcs',
+  pieces: 'pcs',
+  ชิ้น: 'pcs',
+  ฟอง: 'pcs',
+  ลูก: 'pcs',
+  ตัว: 'pcs',
+  pack: 'pack',
+  packs: 'pack',
+  แพ็ก: 'pack',
+  แพ็ค: 'pack',
 };
 
 /** The size words of a query: numbers and units (500 g, 1 ลิตร, 6 x 180 ml). */
@@ -81,7 +110,12 @@ function variantMatches(p: Product, size: { numbers: string[]; units: string[] }
 /** to_tsquery text: tokens ORed, the last one as a prefix when it is a Latin word of 3+ letters. */
 function tsQueryText(tokens: string[], prefixLast: boolean): string {
   const uniq = [...new Set(tokens)];
-  return uniq.map((t, i) => `'${t.replace(/'/g, '')}'${prefixLast && i === uniq.length - 1 && !isThai(t) && t.length >= 3 && !/^\d+$/.test(t) ? ':*' : ''}`).join(' | ');
+  return uniq
+    .map(
+      (t, i) =>
+        `'${t.replace(/'/g, '')}'${prefixLast && i === uniq.length - 1 && !isThai(t) && t.length >= 3 && !/^\d+$/.test(t) ? ':*' : ''}`,
+    )
+    .join(' | ');
 }
 
 export interface RankedLists {
@@ -117,8 +151,12 @@ function conceptLift(index: SearchIndex, query: string, corrected?: string): Map
   for (const m of matches) {
     for (const [groupId, tier] of m.concept.members) {
       let v: number;
-      if (m.whole && m.concept.type === 'brand') v = CONCEPT_LIFT.brand + (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller / 3 : 0);
-      else if (m.whole) v = (tier === 0 ? CONCEPT_LIFT.whole.core : CONCEPT_LIFT.whole.related) + (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller : 0);
+      if (m.whole && m.concept.type === 'brand')
+        v = CONCEPT_LIFT.brand + (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller / 3 : 0);
+      else if (m.whole)
+        v =
+          (tier === 0 ? CONCEPT_LIFT.whole.core : CONCEPT_LIFT.whole.related) +
+          (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller : 0);
       else v = (tier === 0 ? CONCEPT_LIFT.partial.core : CONCEPT_LIFT.partial.related) * m.coverage;
       lift.set(groupId, Math.max(lift.get(groupId) ?? 0, v));
     }
@@ -150,9 +188,12 @@ export async function rank(ctx: SearchContext, query: string): Promise<RankedLis
 
   // keyword synonyms (the whole query and each word, looked up among the data's keywords),
   // and the plain Intl.Segmenter split of lexicon words (นมจืด -> นม จืด)
-  const synonymTokens = new Set<string>(tokenize(q, index.lexicon, { withIcu: true }).filter((t) => !tokens.includes(t)));
+  const synonymTokens = new Set<string>(
+    tokenize(q, index.lexicon, { withIcu: true }).filter((t) => !tokens.includes(t)),
+  );
   for (const key of new Set([q, ...tokens])) {
-    for (const syn of index.synonyms.get(key) ?? []) for (const t of tokenize(syn, index.lexicon)) if (!tokens.includes(t)) synonymTokens.add(t);
+    for (const syn of index.synonyms.get(key) ?? [])
+      for (const t of tokenize(syn, index.lexicon)) if (!tokens.includes(t)) synonymTokens.add(t);
   }
 
   const main = tsQueryText([...tokens, ...correctedTokens], !correctedTokens.length && !/\s$/.test(query));
@@ -183,7 +224,9 @@ export async function rank(ctx: SearchContext, query: string): Promise<RankedLis
   for (const r of rows) (lists[r.list] ??= []).push(r.group_id);
 
   const [qv] = await index.embedder.embed([corrected ?? q]);
-  const scored = index.vectors.map((d) => ({ groupId: d.groupId, s: dot(qv, d.vector) })).filter((d) => d.s >= VECTOR_MIN);
+  const scored = index.vectors
+    .map((d) => ({ groupId: d.groupId, s: dot(qv, d.vector) }))
+    .filter((d) => d.s >= VECTOR_MIN);
   scored.sort((a, b) => b.s - a.s || a.groupId.localeCompare(b.groupId));
   if (scored.length) lists.vector = scored.slice(0, LIST_DEPTH).map((d) => d.groupId);
 
@@ -205,7 +248,9 @@ export function fuse(
       acc.set(id, e);
     });
   }
-  return [...acc.entries()].map(([groupId, e]) => ({ groupId, ...e })).sort((a, b) => b.score - a.score || a.groupId.localeCompare(b.groupId));
+  return [...acc.entries()]
+    .map(([groupId, e]) => ({ groupId, ...e }))
+    .sort((a, b) => b.score - a.score || a.groupId.localeCompare(b.groupId));
 }
 
 /** The fused order with the concept layer's lifts added. */
@@ -230,9 +275,11 @@ export function search(ctx: Omit<SearchContext, 'db' | 'index'>, q: SearchQuery,
   const fused = order(ranked).filter((r) => catalog.groups.has(r.groupId));
   const size = sizeTerms(tokens);
   const branchStock = q.branchId ? inventory.byBranch.get(q.branchId) : undefined;
-  const inStock = (productId: string) => (branchStock ? (branchStock.get(productId) ?? 0) > 0 : inventory.inStockSomewhere.has(productId));
+  const inStock = (productId: string) =>
+    branchStock ? (branchStock.get(productId) ?? 0) > 0 : inventory.inStockSomewhere.has(productId);
   const promotions = activePromotions(catalog, now);
-  const onPromotion = (p: Product) => promotions.some((x) => x.groupIds.includes(p.groupId) && (!x.productIds || x.productIds.includes(p.productId)));
+  const onPromotion = (p: Product) =>
+    promotions.some((x) => x.groupIds.includes(p.groupId) && (!x.productIds || x.productIds.includes(p.productId)));
 
   const results = fused.slice(0, q.limit).map(({ groupId, score, matchedBy }) => {
     const g = catalog.groups.get(groupId)!;

@@ -34,7 +34,9 @@ export function editDistance(a: string, b: string, max: number): number {
 
 /** English words of queries that are no misspellings of the catalog's words. */
 const COMMON = new Set(
-  'some something anything with that this these those from need want make making cook cooking tonight today tomorrow idea ideas stuff things thing please what which where have good best cheap fresh'.split(' '),
+  'some something anything with that this these those from need want make making cook cooking tonight today tomorrow idea ideas stuff things thing please what which where have good best cheap fresh'.split(
+    ' ',
+  ),
 );
 
 export class Speller {
@@ -46,7 +48,8 @@ export class Speller {
     for (const text of texts) {
       const norm = normalize(text);
       const seen = new Set<string>();
-      for (const w of norm.split(/[^\p{L}\p{M}\p{N}]+/u)) if (w && !isThai(w) && w.length >= 3 && !/\d/.test(w)) seen.add(w);
+      for (const w of norm.split(/[^\p{L}\p{M}\p{N}]+/u))
+        if (w && !isThai(w) && w.length >= 3 && !/\d/.test(w)) seen.add(w);
       // Thai: every space-separated run of a text, and the text without spaces
       for (const run of norm.split(/\s+/)) if (isThai(run) && /^[\u0E00-\u0E7F]+$/.test(run)) seen.add(run);
       const joined = norm.replace(/\s+/g, '');
