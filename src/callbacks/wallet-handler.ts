@@ -139,16 +139,14 @@ async function reportFailure(
   })();
 
   const results = await Promise.allSettled([
-    deps
-      .db('callback_errors')
-      .insert({
-        source: 'wallet',
-        order_id: orderId,
-        payment_id: paymentId,
-        error: failure.message,
-        request,
-        request_id: requestId,
-      }),
+    deps.db('callback_errors').insert({
+      source: 'wallet',
+      order_id: orderId,
+      payment_id: paymentId,
+      error: failure.message,
+      request,
+      request_id: requestId,
+    }),
     deps.notifier.reportError({
       message: `Wallet callback failed: ${failure.message}`,
       tags: { source: 'wallet', orderId: orderId ?? 'unknown', paymentId: paymentId ?? 'unknown' },

@@ -106,14 +106,10 @@ export const rateLimitHeaders = {
 };
 
 export const idempotencyHeader = z.object({
-  'Idempotency-Key': z
-    .string()
-    .max(255)
-    .optional()
-    .openapi({
-      description:
-        'Same key and body within 24 h -> the first response replayed; another body -> 422; still running -> 409',
-    }),
+  'Idempotency-Key': z.string().max(255).optional().openapi({
+    description:
+      'Same key and body within 24 h -> the first response replayed; another body -> 422; still running -> 409',
+  }),
 });
 
 /** Error responses of the payment API, each with the rate-limit headers. */

@@ -97,12 +97,10 @@ export const QrPaymentCreated = registry.register(
           'PromptPay (EMVCo) payload: tags 00 01, 29 (PROMPTPAY_ID) or 30 (bill payment: PROMPTPAY_BILLER_ID, Ref1 = the order reference, Ref2), 58 53 54, 59 merchant name, 60 city, 62 reference label, 63 CRC. Top-level tags may come in any order.',
         example: '00020101021229370016A000000677010111011300668012345675802TH530376454044.226304E469',
       }),
-      reference: z
-        .string()
-        .openapi({
-          description:
-            'the order reference (bill payment Ref1, tag 62 reference label): a QR callback may name the payment by it',
-        }),
+      reference: z.string().openapi({
+        description:
+          'the order reference (bill payment Ref1, tag 62 reference label): a QR callback may name the payment by it',
+      }),
       crc: z.string().openapi({ description: 'CRC16 (CCITT-FALSE) of the payload: its last 4 characters' }),
       image: z.string().openapi({ description: 'the payload as a QR code: PNG data URL' }),
     }),

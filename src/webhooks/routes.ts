@@ -50,30 +50,20 @@ import { apiErrors, clockOf, guards, rateLimitHeaders, security } from '../http/
 
 const SCOPE = 'webhooks:manage';
 
-const EventTypes = z
-  .array(z.enum(EVENT_TYPES))
-  .max(EVENT_TYPES.length)
-  .nullable()
-  .openapi({
-    description:
-      'event types to receive: payment.status.updated (every status) or one status (payment.paid, payment.refunded, ...); null or [] = every type',
-  });
+const EventTypes = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).nullable().openapi({
+  description:
+    'event types to receive: payment.status.updated (every status) or one status (payment.paid, payment.refunded, ...); null or [] = every type',
+});
 const endpointFields = {
-  url: z
-    .string()
-    .max(2048)
-    .openapi({
-      example: 'https://shop.example/hooks/talat',
-      description: 'http(s); https and a public address in production',
-    }),
+  url: z.string().max(2048).openapi({
+    example: 'https://shop.example/hooks/talat',
+    description: 'http(s); https and a public address in production',
+  }),
   description: z.string().max(500).optional(),
-  publicPayments: z
-    .boolean()
-    .optional()
-    .openapi({
-      description:
-        "also receive the events of payments made without an API key (public POST /cardpayment) in this key's mode",
-    }),
+  publicPayments: z.boolean().optional().openapi({
+    description:
+      "also receive the events of payments made without an API key (public POST /cardpayment) in this key's mode",
+  }),
   eventTypes: EventTypes.optional(),
   disabled: z
     .boolean()
@@ -100,11 +90,9 @@ const SecretRotated = registry.register(
   z.object({
     id: z.string(),
     secret: z.string().openapi({ description: 'the new whsec_ secret, shown only in this response' }),
-    previousSecretExpiresAt: z
-      .string()
-      .openapi({
-        description: 'until then every message carries both signatures (space-separated in webhook-signature)',
-      }),
+    previousSecretExpiresAt: z.string().openapi({
+      description: 'until then every message carries both signatures (space-separated in webhook-signature)',
+    }),
   }),
 );
 const AttemptOut = registry.register(

@@ -75,16 +75,13 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1') {
     const stack = await createTestStack();
     try {
       const card = uniq('replay-card');
-      const res = await request(stack.app.callback())
-        .post('/cardpayment')
-        .type('form')
-        .send({
-          orderId: card,
-          userId: 'u-replay',
-          amount: '250.50',
-          token: 'tok_visa',
-          callback: 'https://shop.example/done',
-        });
+      const res = await request(stack.app.callback()).post('/cardpayment').type('form').send({
+        orderId: card,
+        userId: 'u-replay',
+        amount: '250.50',
+        token: 'tok_visa',
+        callback: 'https://shop.example/done',
+      });
       expect(res.body.body.chargeId).toBeTruthy();
       await stack.client.workflow
         .getHandle(paymentWorkflowId(card))
