@@ -33,6 +33,7 @@ describe('object store settings', () => {
       STOREFRONT_KEY_SECRET: 'x'.repeat(32),
       IDENTITY_SECRET: 'y'.repeat(32),
       WEBHOOK_SECRET_KEY: 'a'.repeat(64),
+      TEMPORAL_CODEC_KEYS: 'k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=',
       S3_REGION: 'ap-southeast-1',
       CDN_BASE_URL: 'https://cdn.example.com/p/',
       ...Object.fromEntries(

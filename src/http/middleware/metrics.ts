@@ -4,12 +4,12 @@
  * callback's error name, a 429). One hrtime, one counter, one histogram per request.
  */
 import type { Context, Next } from 'koa';
-import { RESTRICTED_PATHS } from '../../callbacks/verify';
+import { CALLBACK_ENDPOINTS, WALLET_HANDLER_PATH } from '../../domain/callback-paths';
 import { callbacks, httpDuration, httpRequests, rateLimitRefusals } from '../../metrics';
 
 const PROVIDER_OF_PATH: Record<string, string> = {
-  ...Object.fromEntries(Object.entries(RESTRICTED_PATHS).map(([p, n]) => [p, n.toLowerCase()])),
-  '/wallet/callback': 'wallet_handler',
+  ...Object.fromEntries(CALLBACK_ENDPOINTS.map((e) => [e.path, e.provider])),
+  [WALLET_HANDLER_PATH]: 'wallet_handler',
 };
 
 export function httpMetrics() {
