@@ -18,7 +18,20 @@ export default async function globalSetup(): Promise<void> {
   const dataDir = path.join(root, '.data', `test-run-${process.pid}`);
   fs.mkdirSync(dataDir, { recursive: true });
   const stops: (() => Promise<void>)[] = [];
+  try {
+    await startAll(dataDir, stops);
+  } catch (e) {
+    // a failed set-up (say, no Temporal CLI) must not leave the services it did start running:
+    // jest runs no teardown then
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
+  stops.unshift(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  (globalThis as { __talatStops?: (() => Promise<void>)[] }).__talatStops = stops;
+}
 
+async function startAll(dataDir: string, stops: (() => Promise<void>)[]): Promise<void> {
   if (!process.env.DATABASE_URL) {
     const port = process.env.TEST_PG_PORT ? Number(process.env.TEST_PG_PORT) : await freePort();
     const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'test-pg'), port, database: 'talat_test' });
@@ -70,7 +83,4 @@ export default async function globalSetup(): Promise<void> {
   const bundlePath = path.join(dataDir, 'test-workflow-bundle.js');
   fs.writeFileSync(bundlePath, bundle.code);
   process.env.TALAT_TEST_WORKFLOW_BUNDLE = bundlePath;
-
-  stops.unshift(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
-  (globalThis as { __talatStops?: (() => Promise<void>)[] }).__talatStops = stops;
 }
