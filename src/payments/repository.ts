@@ -148,37 +148,44 @@ export interface StatusChange {
   reason: string;
 }
 
+/**
+ * The pending payments row and its `created` history event, unless a row with the same `unique`
+ * column (the payment id, or the order id) is there already; the inserted row, else undefined.
+ */
+async function insertPending(trx: Db, input: NewPayment, unique: 'id' | 'order_id'): Promise<Row | undefined> {
+  const [inserted] = await trx('payments')
+    .insert({
+      id: input.paymentId,
+      order_id: input.orderId,
+      user_id: input.userId,
+      method: input.method,
+      amount_satang: input.amountSatang,
+      status: 'pending',
+      mode: input.mode,
+      customer_id: input.customerId ?? null,
+      callback_url: input.callbackUrl ?? null,
+      api_key_id: input.apiKeyId ?? null,
+      workflow_id: input.workflowId,
+      expires_at: input.expiresAt ?? null,
+      details: JSON.stringify(input.details ?? {}),
+    })
+    .onConflict(unique)
+    .ignore()
+    .returning('*');
+  if (inserted) {
+    await trx('payment_events').insert({
+      payment_id: input.paymentId,
+      from_status: null,
+      to_status: 'pending',
+      reason: 'created',
+    });
+  }
+  return inserted as Row | undefined;
+}
+
 /** Insert the payment row and its first history event; a retry finds the row and does nothing. */
 export async function insertPayment(db: Db, input: NewPayment): Promise<void> {
-  await db.transaction(async (trx) => {
-    const inserted = await trx('payments')
-      .insert({
-        id: input.paymentId,
-        order_id: input.orderId,
-        user_id: input.userId,
-        method: input.method,
-        amount_satang: input.amountSatang,
-        status: 'pending',
-        mode: input.mode,
-        customer_id: input.customerId ?? null,
-        callback_url: input.callbackUrl ?? null,
-        api_key_id: input.apiKeyId ?? null,
-        workflow_id: input.workflowId,
-        expires_at: input.expiresAt ?? null,
-        details: JSON.stringify(input.details ?? {}),
-      })
-      .onConflict('id')
-      .ignore()
-      .returning('id');
-    if (inserted.length > 0) {
-      await trx('payment_events').insert({
-        payment_id: input.paymentId,
-        from_status: null,
-        to_status: 'pending',
-        reason: 'created',
-      });
-    }
-  });
+  await db.transaction((trx) => insertPending(trx, input, 'id'));
 }
 
 /**
@@ -188,34 +195,8 @@ export async function insertPayment(db: Db, input: NewPayment): Promise<void> {
  */
 export async function createPendingPayment(db: Db, input: NewPayment): Promise<{ created: boolean; payment: Payment }> {
   return db.transaction(async (trx) => {
-    const inserted = await trx('payments')
-      .insert({
-        id: input.paymentId,
-        order_id: input.orderId,
-        user_id: input.userId,
-        method: input.method,
-        amount_satang: input.amountSatang,
-        status: 'pending',
-        mode: input.mode,
-        customer_id: input.customerId ?? null,
-        callback_url: input.callbackUrl ?? null,
-        api_key_id: input.apiKeyId ?? null,
-        workflow_id: input.workflowId,
-        expires_at: input.expiresAt ?? null,
-        details: JSON.stringify(input.details ?? {}),
-      })
-      .onConflict('order_id')
-      .ignore()
-      .returning('*');
-    if (inserted.length > 0) {
-      await trx('payment_events').insert({
-        payment_id: input.paymentId,
-        from_status: null,
-        to_status: 'pending',
-        reason: 'created',
-      });
-      return { created: true, payment: toPayment(inserted[0])! };
-    }
+    const inserted = await insertPending(trx, input, 'order_id');
+    if (inserted) return { created: true, payment: toPayment(inserted)! };
     return { created: false, payment: toPayment(await trx('payments').where({ order_id: input.orderId }).first())! };
   });
 }
