@@ -113,11 +113,23 @@ const md5 = (b: Buffer) => createHash('md5').update(b).digest();
 const bareEtag = (e: string | undefined) => (e ?? '').replace(/^W\//, '').replace(/"/g, '').toLowerCase();
 const versionsKey = (v: Versions) => `${v.catalog}:${v.prices}:${v.inventory}`;
 
-async function pool<T>(items: T[], n: number, work: (item: T) => Promise<void>): Promise<void> {
+/** The error of a publication that stop() interrupted (what was uploaded stays recorded). */
+export class PublisherStopped extends Error {
+  constructor() {
+    super('publication interrupted: the publisher was stopped');
+    this.name = 'PublisherStopped';
+  }
+}
+
+async function pool<T>(items: T[], n: number, work: (item: T) => Promise<void>, signal?: AbortSignal): Promise<void> {
   let next = 0;
   let failed: unknown;
   const runner = async () => {
     while (failed === undefined && next < items.length) {
+      if (signal?.aborted) {
+        failed ??= new PublisherStopped();
+        break;
+      }
       const item = items[next++];
       try {
         await work(item);
@@ -151,6 +163,8 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
   const backoff = deps.backoff ?? { baseMs: 1000, maxMs: 60_000 };
   const lockKey = `talat:storefront-assets:${buckets.prices}:${buckets.images}`;
   let bucketsReady = false;
+  // aborted by stop(): a publication in progress takes no further object and cancels its uploads
+  let halt = new AbortController();
 
   async function ensureBuckets() {
     if (bucketsReady) return;
@@ -253,43 +267,55 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
 
     try {
       // price files first: they are small, and what the shop's clients wait for
-      await pool(all, concurrency, async (w) => {
-        const id = `${w.bucket}/${w.key}`;
-        const have = listed(w.bucket).get(w.key);
-        const m = manifest.get(id);
-        if (typeof w.bytes !== 'function' && have === w.source) {
-          unchanged++;
-          if (!m || m.etag !== have || m.source_hash !== w.source) record(w, have, w.bytes.length);
-          return;
-        }
-        if (typeof w.bytes === 'function' && m && m.source_hash === w.source && have !== undefined && have === m.etag) {
-          unchanged++;
-          return;
-        }
-        const bytes = typeof w.bytes === 'function' ? await w.bytes() : w.bytes;
-        const digest = md5(bytes);
-        if (have === digest.toString('hex')) {
-          unchanged++;
-          record(w, have, bytes.length);
-          return;
-        }
-        const put = await s3.send(
-          new PutObjectCommand({
-            Bucket: w.bucket,
-            Key: w.key,
-            Body: bytes,
-            ContentLength: bytes.length,
-            ContentMD5: digest.toString('base64'),
-            ContentType: w.contentType,
-            ContentEncoding: w.contentEncoding,
-            CacheControl: w.cacheControl,
-            Metadata: { 'talat-source': w.source },
-          }),
-        );
-        uploaded.push(id);
-        record(w, bareEtag(put.ETag) || digest.toString('hex'), bytes.length);
-        if (rows.length >= 200) await flush();
-      });
+      await pool(
+        all,
+        concurrency,
+        async (w) => {
+          const id = `${w.bucket}/${w.key}`;
+          const have = listed(w.bucket).get(w.key);
+          const m = manifest.get(id);
+          if (typeof w.bytes !== 'function' && have === w.source) {
+            unchanged++;
+            if (!m || m.etag !== have || m.source_hash !== w.source) record(w, have, w.bytes.length);
+            return;
+          }
+          if (
+            typeof w.bytes === 'function' &&
+            m &&
+            m.source_hash === w.source &&
+            have !== undefined &&
+            have === m.etag
+          ) {
+            unchanged++;
+            return;
+          }
+          const bytes = typeof w.bytes === 'function' ? await w.bytes() : w.bytes;
+          const digest = md5(bytes);
+          if (have === digest.toString('hex')) {
+            unchanged++;
+            record(w, have, bytes.length);
+            return;
+          }
+          const put = await s3.send(
+            new PutObjectCommand({
+              Bucket: w.bucket,
+              Key: w.key,
+              Body: bytes,
+              ContentLength: bytes.length,
+              ContentMD5: digest.toString('base64'),
+              ContentType: w.contentType,
+              ContentEncoding: w.contentEncoding,
+              CacheControl: w.cacheControl,
+              Metadata: { 'talat-source': w.source },
+            }),
+            { abortSignal: halt.signal },
+          );
+          uploaded.push(id);
+          record(w, bareEtag(put.ETag) || digest.toString('hex'), bytes.length);
+          if (rows.length >= 200) await flush();
+        },
+        halt.signal,
+      );
     } finally {
       await flush();
     }
@@ -378,13 +404,14 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
       });
     } catch (e) {
       bucketsReady = false;
+      const err = halt.signal.aborted ? new PublisherStopped() : e;
       await logRun(
         startedAt,
         null,
-        (e as Error).message?.slice(0, 500) || String(e),
+        (err as Error).message?.slice(0, 500) || String(err),
         await readVersions(db).catch(() => undefined),
       ).catch(() => undefined);
-      throw e;
+      throw err;
     }
   }
 
@@ -419,6 +446,10 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
         'published storefront assets',
       );
     } catch (e) {
+      if (e instanceof PublisherStopped) {
+        logger.info('storefront asset publication interrupted by stop; the next start publishes the rest');
+        return;
+      }
       status.failures++;
       const delay =
         Math.min(backoff.maxMs, backoff.baseMs * 2 ** (status.failures - 1)) * (0.75 + Math.random() * 0.25);
@@ -457,6 +488,7 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
     start() {
       if (!stopped) return;
       stopped = false;
+      halt = new AbortController();
       schedule(0);
     },
     /** look now, and retry at once if a failed run is waiting for its back-off */
@@ -464,8 +496,10 @@ export function createAssetPublisher(deps: AssetPublisherDeps) {
       status.nextAttemptAt = undefined;
       wake?.();
     },
+    /** stop the job: a publication in progress is interrupted (no new upload starts, uploads under way are cancelled) */
     async stop() {
       stopped = true;
+      halt.abort();
       if (timer) clearTimeout(timer);
       await current;
     },
