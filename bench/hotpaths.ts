@@ -10,6 +10,7 @@
  * (default 3) of S seconds (default 3) in turn with its bare Koa ceiling, so that a change of the
  * machine's load (other processes) hits both alike; the ratio is of the mean rates.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
@@ -19,6 +20,17 @@ import { createApp } from '../src/http/app';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { seedCatalog, isCatalogEmpty } from '../src/db/seed';
 import { headerLine, intArg, loadAverage, profiled, runBench, say } from './support';
+
+/** CPU time (user + system) of this process's main thread so far, in ms (Linux: /proc; elsewhere NaN). */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return NaN;
+  }
+}
 
 const args = () => ({
   seconds: intArg('--seconds', 3, 60),
@@ -95,8 +107,21 @@ runBench(
     });
     const koa = await listen(bare);
 
-    type Row = { name: string; rate: number; p50: number; p99: number; ok: number; other: number; ratio?: number };
+    type Row = {
+      name: string;
+      rate: number;
+      p50: number;
+      p99: number;
+      ok: number;
+      other: number;
+      /** CPU time of the main thread (where Koa runs) over the run, and the requests answered */
+      cpuMs: number;
+      requests: number;
+      ratio?: number;
+      cpuRatio?: number;
+    };
     const once = async (name: string, o: autocannon.Options, round: number): Promise<Row> => {
+      const cpu0 = mainThreadCpuMs();
       const r = await profiled(`${name} ${round}`, () =>
         autocannon({ workers: 1, connections: opts.connections, duration: opts.seconds, timeout: 30, ...o }),
       );
@@ -107,6 +132,8 @@ runBench(
         p99: r.latency.p99,
         ok: r['2xx'],
         other: r.non2xx,
+        cpuMs: mainThreadCpuMs() - cpu0,
+        requests: r.requests.total,
       };
     };
     /** rounds of the ceiling and the scenario taken in turn, so a change of load hits both alike */
@@ -115,6 +142,9 @@ runBench(
       say(`${scenario[0]} (${opts.rounds} rounds of ${opts.seconds} s, in turn with ${ceiling[0]})`);
       const c: Row[] = [];
       const t: Row[] = [];
+      // a warm-up of each, not counted: the JIT, the pools, the caches
+      await once(ceiling[0], { ...ceiling[1], duration: 1 }, 0);
+      await once(scenario[0], { ...scenario[1], duration: 1 }, 0);
       for (let i = 1; i <= opts.rounds; i++) {
         c.push(await once(ceiling[0], ceiling[1], i));
         t.push(await once(scenario[0], scenario[1], i));
@@ -126,10 +156,15 @@ runBench(
         p99: Math.max(...rs.map((r) => r.p99)),
         ok: rs.reduce((a, r) => a + r.ok, 0),
         other: rs.reduce((a, r) => a + r.other, 0),
+        cpuMs: rs.reduce((a, r) => a + r.cpuMs, 0),
+        requests: rs.reduce((a, r) => a + r.requests, 0),
       });
       const cm = merge(c);
       const tm = merge(t);
-      return [cm, { ...tm, ratio: tm.rate / cm.rate }];
+      return [
+        cm,
+        { ...tm, ratio: tm.rate / cm.rate, cpuRatio: cm.cpuMs / cm.requests / (tm.cpuMs / tm.requests) },
+      ];
     };
     const badSig = JSON.stringify({
       paymentId: 'pay_x',
@@ -174,10 +209,11 @@ runBench(
         '',
         headerLine('hot paths', opts.connections, load) + `, after ${loadAverage()}`,
         `each Talat scenario: ${opts.rounds} rounds of ${opts.seconds} s in turn with its bare Koa ceiling (measured again for each)`,
-        `${'scenario'.padEnd(38)}${'req/s'.padStart(9)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'x bare'.padStart(8)}   answers`,
+        `x bare: the rate's ratio; cpu x bare: bare Koa's main-thread CPU per request over Talat's (what the rate ratio tends to on an idle machine, where that thread is the bottleneck)`,
+        `${'scenario'.padEnd(38)}${'req/s'.padStart(9)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'x bare'.padStart(8)}${'cpu us/req'.padStart(12)}${'cpu x bare'.padStart(12)}   answers`,
         ...rows.map(
           (r) =>
-            `${(r.ratio === undefined ? '  ' : '') + r.name.padEnd(r.ratio === undefined ? 36 : 38)}${r.rate.toFixed(0).padStart(9)}${String(r.p50).padStart(8)}${String(r.p99).padStart(8)}${(r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(8)}   ${r.ok} 2xx, ${r.other} other`,
+            `${(r.ratio === undefined ? '  ' : '') + r.name.padEnd(r.ratio === undefined ? 36 : 38)}${r.rate.toFixed(0).padStart(9)}${String(r.p50).padStart(8)}${String(r.p99).padStart(8)}${(r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(8)}${((1000 * r.cpuMs) / r.requests).toFixed(0).padStart(12)}${(r.cpuRatio === undefined ? '' : r.cpuRatio.toFixed(2)).padStart(12)}   ${r.ok} 2xx, ${r.other} other`,
         ),
         '',
       ].join('\n'),
