@@ -218,6 +218,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
     const { payment } = await createOrFind(row, key, (p) =>
       startPaymentWorkflow(client, {
         taskQueue,
+        eagerStartClient: temporal.eagerStartClient,
         start: {
           type: WorkflowType.qr,
           input: {
