@@ -161,10 +161,7 @@ runBench(
       });
       const cm = merge(c);
       const tm = merge(t);
-      return [
-        cm,
-        { ...tm, ratio: tm.rate / cm.rate, cpuRatio: cm.cpuMs / cm.requests / (tm.cpuMs / tm.requests) },
-      ];
+      return [cm, { ...tm, ratio: tm.rate / cm.rate, cpuRatio: cm.cpuMs / cm.requests / (tm.cpuMs / tm.requests) }];
     };
     const badSig = JSON.stringify({
       paymentId: 'pay_x',
