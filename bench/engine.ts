@@ -1,5 +1,5 @@
 /**
- * `npm run bench:engine [-- --payments N --connections C --rate R --seconds S]`
+ * `npm run bench:engine [-- --payments N --connections C --rate R --seconds S --profile DIR]`
  *
  * What a payment costs Temporal and how close the gateway comes to raw Temporal calls on the same
  * server, in one run on this machine. Self-contained and loopback only: its own Postgres cluster
@@ -12,6 +12,10 @@
  *  2. callback 200 -> webhook received, p50/p99, one payment at a time;
  *  3. POST /qrpayment creations/s next to raw `client.workflow.start`/s on the same server;
  *  4. POST /qrcallback accepted/s next to raw signals/s on the same server;
+ *     3 and 4 compare like with like: the worker is stopped for both sides (its workflow tasks,
+ *     local activities and webhook POSTs would otherwise share the process and the server with
+ *     the gateway only), and the raw calls repeat the options and payload the gateway's own
+ *     client sent (recorded from it): what is left is the gateway's own cost;
  *  5. raw starts/s on the embedded server (WAL) next to a dev server with SQLite's defaults;
  *  6. workflow-task schedule-to-start p50/p99/max of the payment workflows at R payments/s offered
  *     for S seconds (default 50/s for 10 s).
@@ -19,11 +23,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { signatureHeaders, signPayload } from '../src/callbacks/signature';
-import { headerLine, intArg, loadAverage, ms, resultLine, runBench, say, type Stack } from './support';
+import { headerLine, intArg, loadAverage, ms, profiled, resultLine, runBench, say, type Stack } from './support';
 
 const args = () => ({
   payments: intArg('--payments', 400, 5000),
@@ -46,6 +51,43 @@ const percentile = (xs: number[], p: number) => {
 const tsMs = (t: temporal.api.history.v1.IHistoryEvent['eventTime']) =>
   Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
 const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
+
+/**
+ * POSTs each JSON body once to `url` over `c` concurrent loops from a worker thread (as autocannon
+ * runs its load), so the HTTP client's own work does not share the gateway's thread.
+ */
+function postFromWorkerThread(
+  url: string,
+  bodies: string[],
+  c: number,
+): Promise<{ ok: number; latencies: number[]; seconds: number }> {
+  const code = `
+    const { parentPort, workerData: { url, bodies, c } } = require('node:worker_threads');
+    (async () => {
+      let next = 0, ok = 0;
+      const latencies = [];
+      const t0 = performance.now();
+      await Promise.all(Array.from({ length: c }, async () => {
+        while (next < bodies.length) {
+          const body = bodies[next++];
+          const t = performance.now();
+          const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+          await res.arrayBuffer();
+          latencies.push(performance.now() - t);
+          if (res.status === 200) ok++;
+        }
+      }));
+      parentPort.postMessage({ ok, latencies, seconds: (performance.now() - t0) / 1000 });
+    })();`;
+  return new Promise((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: { url, bodies, c } });
+    w.once('message', (m: { ok: number; latencies: number[]; seconds: number }) => {
+      resolve(m);
+      void w.terminate();
+    });
+    w.once('error', reject);
+  });
+}
 
 /** Concurrency `c` loops over `n` calls of `fn(i)`; calls/s over the whole run. */
 async function rawRate(
@@ -225,31 +267,68 @@ runBench(
       cardEvents.push(await countEvents(`payment-${orderId}`));
     }
 
-    // 3: creations through the gateway, then raw starts of the same workflow type on a queue no worker polls
-    say(`POST /qrpayment: ${opts.payments} payments over ${opts.connections} connections`);
-    const qr = await autocannon({
-      url: `${base}/qrpayment`,
-      workers: 1,
-      connections: opts.connections,
-      amount: opts.payments,
-      timeout: 30,
-      method: 'POST',
-      headers,
-      idReplacement: true,
-      body: JSON.stringify({ orderId: `${prefix}tp-[<id>]`, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
-    });
+    // 3 + 4 compare the gateway with the very Temporal calls it makes, like with like: the worker
+    // is stopped for both (no workflow task, local activity or webhook POST shares the process or
+    // the server with either side), and the raw calls repeat the gateway's own start options
+    // (memo, search attributes, policies, input) and signal payload, recorded from its client.
+    await stack.stopWorker();
+    type StartArgs = Parameters<typeof client.workflow.start>;
+    let gatewayStart: StartArgs | undefined;
+    let gatewaySignal:
+      { def: Parameters<ReturnType<typeof client.workflow.getHandle>['signal']>[0]; args: unknown[] } | undefined;
+    const start0 = client.workflow.start.bind(client.workflow);
+    const getHandle0 = client.workflow.getHandle.bind(client.workflow);
+    client.workflow.start = ((...a: StartArgs) => ((gatewayStart ??= a), start0(...a))) as typeof client.workflow.start;
+    client.workflow.getHandle = ((...a: Parameters<typeof getHandle0>) => {
+      const h = getHandle0(...a);
+      const signal0 = h.signal.bind(h);
+      h.signal = ((def: never, ...args: unknown[]) => (
+        (gatewaySignal ??= { def, args }),
+        signal0(def, ...(args as []))
+      )) as typeof h.signal;
+      return h;
+    }) as typeof client.workflow.getHandle;
+    const restoreClient = () => {
+      client.workflow.start = start0;
+      client.workflow.getHandle = getHandle0;
+    };
+
+    // 3: creations through the gateway, then raw starts of the same calls on a queue no worker polls
+    say(`POST /qrpayment: ${opts.payments} payments over ${opts.connections} connections (worker stopped)`);
+    const qr = await profiled('gateway qrpayment', () =>
+      autocannon({
+        url: `${base}/qrpayment`,
+        workers: 1,
+        connections: opts.connections,
+        amount: opts.payments,
+        timeout: 30,
+        method: 'POST',
+        headers,
+        idReplacement: true,
+        body: JSON.stringify({
+          orderId: `${prefix}tp-[<id>]`,
+          userId: 'u-bench',
+          amount: 123.45,
+          customerId: 'c-bench',
+        }),
+      }),
+    );
     const qrRate = qr['2xx'] / qr.duration;
-    say(`raw client.workflow.start: ${opts.payments} over ${opts.connections} concurrent callers`);
+    if (!gatewayStart) throw new Error('the gateway made no workflow start');
+    const [startType, startOpts] = gatewayStart;
+    say(
+      `raw client.workflow.start with the gateway's options: ${opts.payments} over ${opts.connections} concurrent callers`,
+    );
     const rawQueue = `bench-raw-${process.pid}`;
     const rawStart = (c: Client, tag: string) => (i: number) =>
-      c.workflow.start('qrPaymentWorkflow', {
+      c.workflow.start(startType, {
+        ...startOpts,
         taskQueue: rawQueue,
         workflowId: `raw-${tag}-${process.pid}-${i}`,
-        args: [{ orderId: `raw-${i}` }],
-      });
+      } as StartArgs[1]);
     const starts = await rawRate(opts.payments, opts.connections, rawStart(client, 'a'));
 
-    // 4: accepted callbacks for the payments just created, then raw signals to the raw workflows
+    // 4: accepted callbacks for the payments just created, then raw signals (the gateway's payload) to the raw workflows
     const rows: { id: string; order_id: string }[] = [];
     for (let i = 0; i < 600 && rows.length < qr['2xx']; i++) {
       rows.splice(
@@ -259,35 +338,28 @@ runBench(
       );
       if (rows.length < qr['2xx']) await sleep(100);
     }
-    say(`POST /qrcallback: ${rows.length} callbacks over ${opts.connections} connections`);
+    say(`POST /qrcallback: ${rows.length} callbacks over ${opts.connections} connections (worker stopped)`);
     const bodies = rows.map((r) => qrCallback(r.order_id, r.id));
-    const cbStart = performance.now();
-    const cbLat: number[] = [];
-    let cbNext = 0;
-    let cbOk = 0;
-    await Promise.all(
-      Array.from({ length: opts.connections }, async () => {
-        while (cbNext < bodies.length) {
-          const b = bodies[cbNext++];
-          const t0 = performance.now();
-          const res = await fetch(`${base}/qrcallback`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: b,
-          });
-          await res.arrayBuffer();
-          cbLat.push(performance.now() - t0);
-          if (res.status === 200) cbOk++;
-        }
-      }),
+    const {
+      ok: cbOk,
+      latencies: cbLat,
+      seconds: cbSeconds,
+    } = await profiled('gateway qrcallback', () =>
+      postFromWorkerThread(`${base}/qrcallback`, bodies, opts.connections),
     );
-    const cbRate = cbOk / ((performance.now() - cbStart) / 1000);
-    say(`raw signals: ${opts.payments} over ${opts.connections} concurrent callers`);
+    const cbRate = cbOk / cbSeconds;
+    restoreClient();
+    if (!gatewaySignal) throw new Error('the gateway sent no signal');
+    const { def: signalDef, args: signalArgs } = gatewaySignal;
+    say(`raw signals with the gateway's payload: ${opts.payments} over ${opts.connections} concurrent callers`);
     const signals = await rawRate(opts.payments, opts.connections, (i) =>
-      client.workflow
-        .getHandle(`raw-a-${process.pid}-${i}`)
-        .signal('paymentResult', { status: 'success', provider: 'qr' }),
+      client.workflow.getHandle(`raw-a-${process.pid}-${i}`).signal(signalDef, ...(signalArgs as [])),
     );
+
+    // the worker again, and the backlog of 3 + 4 worked off before the steady load of 6
+    say('worker restarted: waiting for the payments of 3 + 4 to be settled and their webhooks received');
+    await stack.startWorker();
+    for (let i = 0; i < 900 && rows.some((r) => !arrivals.has(r.order_id)); i++) await sleep(100);
 
     // 5: raw starts on a dev server with SQLite's default settings, started for the comparison
     say('raw starts on a second dev server with SQLite default settings (file, no pragmas)');
@@ -355,16 +427,21 @@ runBench(
     process.stdout.write(
       [
         '',
-        headerLine('engine', opts.connections, load),
+        headerLine('engine', opts.connections, load) + `, after ${loadAverage()}`,
         `history events, paid QR payment + 1 webhook     ${range(qrEvents)} (mean ${mean(qrEvents).toFixed(1)}; ${qrEvents[0]?.parts.join(', ')})`,
         `history events, paid card payment + 1 webhook   ${range(cardEvents)} (mean ${mean(cardEvents).toFixed(1)}; ${cardEvents[0]?.parts.join(', ')})`,
         `callback 200 -> webhook received (1 at a time)  p50 ${ms(percentile(latencies, 50))}  p99 ${ms(percentile(latencies, 99))}  (${latencies.length} payments)`,
-        resultLine('POST /qrpayment (creations)', 44, qr, qrRate, 'payments/s'),
-        line('raw client.workflow.start, same server', starts.rate, 'starts/s', starts.p50, starts.p99),
+        resultLine('POST /qrpayment (creations, worker stopped)', 44, qr, qrRate, 'payments/s'),
+        line("raw workflow.start, the gateway's options", starts.rate, 'starts/s', starts.p50, starts.p99),
         `  ratio gateway / raw starts: ${ratio(qrRate, starts.rate)}`,
-        line('POST /qrcallback (accepted, new)', cbRate, 'cb/s', percentile(cbLat, 50), percentile(cbLat, 99)) +
-          `  (${cbOk} of ${bodies.length} 200)`,
-        line('raw signals, same server', signals.rate, 'signals/s', signals.p50, signals.p99),
+        line(
+          'POST /qrcallback (accepted, worker stopped)',
+          cbRate,
+          'cb/s',
+          percentile(cbLat, 50),
+          percentile(cbLat, 99),
+        ) + `  (${cbOk} of ${bodies.length} 200)`,
+        line("raw signals, the gateway's payload", signals.rate, 'signals/s', signals.p50, signals.p99),
         `  ratio gateway / raw signals: ${ratio(cbRate, signals.rate)}`,
         line('raw starts, embedded server (SQLite WAL)', starts.rate, 'starts/s', starts.p50, starts.p99),
         line(

@@ -1,13 +1,16 @@
 /**
- * `npm run bench:hotpaths [-- --seconds S --connections C]`
+ * `npm run bench:hotpaths [-- --seconds S --rounds R --connections C --only REGEX --profile DIR]`
  *
  * Talat's cheapest answers next to their ceiling, in one run on this machine: bare Koa answering
  * the same bytes from the same process. Rejections (a bad API key -> 401, a bad callback
  * signature -> 401, a key over its limit -> 429) against bare Koa's fixed 401; the catalog tree
  * and the product list against bare Koa serving the very bytes Talat sends. Talat logs at `info`
  * (to /dev/null), as it would in production. Own Postgres and Temporal on loopback (bench/support.ts),
- * S seconds per scenario (default 8), C connections (default 16), autocannon in a worker thread.
+ * C connections (default 16), autocannon in a worker thread. Each Talat scenario runs R rounds
+ * (default 3) of S seconds (default 3) in turn with its bare Koa ceiling, so that a change of the
+ * machine's load (other processes) hits both alike; the ratio is of the mean rates.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
@@ -16,9 +19,26 @@ import pino from 'pino';
 import { createApp } from '../src/http/app';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { seedCatalog, isCatalogEmpty } from '../src/db/seed';
-import { headerLine, intArg, loadAverage, runBench, say } from './support';
+import { headerLine, intArg, loadAverage, profiled, runBench, say } from './support';
 
-const args = () => ({ seconds: intArg('--seconds', 8, 60), connections: intArg('--connections', 16, 256) });
+/** CPU time (user + system) of this process's main thread so far, in ms (Linux: /proc; elsewhere NaN). */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return NaN;
+  }
+}
+
+const args = () => ({
+  seconds: intArg('--seconds', 3, 60),
+  rounds: intArg('--rounds', 3, 20),
+  connections: intArg('--connections', 16, 256),
+  /** `--only REGEX`: only the scenarios whose name matches (e.g. to profile one path) */
+  only: process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined,
+});
 
 async function listen(app: Koa): Promise<{ base: string; close: () => Promise<void> }> {
   const server = http.createServer(app.callback());
@@ -87,22 +107,61 @@ runBench(
     });
     const koa = await listen(bare);
 
-    const run = async (name: string, o: autocannon.Options) => {
-      say(name);
-      const r = await autocannon({
-        workers: 1,
-        connections: opts.connections,
-        duration: opts.seconds,
-        timeout: 30,
-        ...o,
-      });
+    type Row = {
+      name: string;
+      rate: number;
+      p50: number;
+      p99: number;
+      ok: number;
+      other: number;
+      /** CPU time of the main thread (where Koa runs) over the run, and the requests answered */
+      cpuMs: number;
+      requests: number;
+      ratio?: number;
+      cpuRatio?: number;
+    };
+    const once = async (name: string, o: autocannon.Options, round: number): Promise<Row> => {
+      const cpu0 = mainThreadCpuMs();
+      const r = await profiled(`${name} ${round}`, () =>
+        autocannon({ workers: 1, connections: opts.connections, duration: opts.seconds, timeout: 30, ...o }),
+      );
       return {
         name,
-        rate: r.requests.average,
+        rate: r.requests.total / r.duration,
         p50: r.latency.p50,
         p99: r.latency.p99,
-        statuses: `${r['2xx']} 2xx, ${r.non2xx} other`,
+        ok: r['2xx'],
+        other: r.non2xx,
+        cpuMs: mainThreadCpuMs() - cpu0,
+        requests: r.requests.total,
       };
+    };
+    /** rounds of the ceiling and the scenario taken in turn, so a change of load hits both alike */
+    const pair = async (ceiling: [string, autocannon.Options], scenario: [string, autocannon.Options]) => {
+      if (opts.only && !new RegExp(opts.only).test(scenario[0])) return [];
+      say(`${scenario[0]} (${opts.rounds} rounds of ${opts.seconds} s, in turn with ${ceiling[0]})`);
+      const c: Row[] = [];
+      const t: Row[] = [];
+      // a warm-up of each, not counted: the JIT, the pools, the caches
+      await once(ceiling[0], { ...ceiling[1], duration: 1 }, 0);
+      await once(scenario[0], { ...scenario[1], duration: 1 }, 0);
+      for (let i = 1; i <= opts.rounds; i++) {
+        c.push(await once(ceiling[0], ceiling[1], i));
+        t.push(await once(scenario[0], scenario[1], i));
+      }
+      const merge = (rs: Row[]): Row => ({
+        name: rs[0].name,
+        rate: rs.reduce((a, r) => a + r.rate, 0) / rs.length,
+        p50: [...rs.map((r) => r.p50)].sort((a, b) => a - b)[Math.floor(rs.length / 2)],
+        p99: Math.max(...rs.map((r) => r.p99)),
+        ok: rs.reduce((a, r) => a + r.ok, 0),
+        other: rs.reduce((a, r) => a + r.other, 0),
+        cpuMs: rs.reduce((a, r) => a + r.cpuMs, 0),
+        requests: rs.reduce((a, r) => a + r.requests, 0),
+      });
+      const cm = merge(c);
+      const tm = merge(t);
+      return [cm, { ...tm, ratio: tm.rate / cm.rate, cpuRatio: cm.cpuMs / cm.requests / (tm.cpuMs / tm.requests) }];
     };
     const badSig = JSON.stringify({
       paymentId: 'pay_x',
@@ -112,51 +171,46 @@ runBench(
       timestamp: new Date().toISOString(),
       signature: '00'.repeat(32),
     });
+    const bare401: [string, autocannon.Options] = ['bare Koa: fixed 401', { url: `${koa.base}/401` }];
     const rows = [
-      await run('bare Koa: fixed 401', { url: `${koa.base}/401` }),
-      await run('Talat: bad API key -> 401', {
-        url: `${talat.base}/checkstatus/ORD-1`,
-        headers: { 'x-api-key': 'tk_nope' },
-      }),
-      await run('Talat: bad callback signature -> 401', {
-        url: `${talat.base}/qrcallback`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: badSig,
-      }),
-      await run('Talat: key over its limit -> 429', {
-        url: `${tight.base}/checkstatus/ORD-1`,
-        headers: { 'x-api-key': limitedKey },
-      }),
-      await run('bare Koa: catalog tree bytes', { url: `${koa.base}/tree` }),
-      await run('Talat: catalog tree', { url: `${talat.base}/api/v2/catalog-tree/catalog-tree` }),
-      await run('bare Koa: product list bytes', { url: `${koa.base}/list` }),
-      await run('Talat: product list', { url: `${talat.base}/api/product/productlist/onlineData` }),
+      ...(await pair(bare401, [
+        'Talat: bad API key -> 401',
+        { url: `${talat.base}/checkstatus/ORD-1`, headers: { 'x-api-key': 'tk_nope' } },
+      ])),
+      ...(await pair(bare401, [
+        'Talat: bad callback signature -> 401',
+        {
+          url: `${talat.base}/qrcallback`,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: badSig,
+        },
+      ])),
+      ...(await pair(bare401, [
+        'Talat: key over its limit -> 429',
+        { url: `${tight.base}/checkstatus/ORD-1`, headers: { 'x-api-key': limitedKey } },
+      ])),
+      ...(await pair(
+        ['bare Koa: catalog tree bytes', { url: `${koa.base}/tree` }],
+        ['Talat: catalog tree', { url: `${talat.base}/api/v2/catalog-tree/catalog-tree` }],
+      )),
+      ...(await pair(
+        ['bare Koa: product list bytes', { url: `${koa.base}/list` }],
+        ['Talat: product list', { url: `${talat.base}/api/product/productlist/onlineData` }],
+      )),
     ];
     await Promise.all([talat.close(), tight.close(), koa.close()]);
 
-    const ceiling = (name: string) => rows.find((r) => r.name === name)!.rate;
-    const ratioOf = (r: (typeof rows)[number]) =>
-      r.name.startsWith('bare')
-        ? ''
-        : (
-            r.rate /
-            ceiling(
-              r.name.includes('catalog')
-                ? 'bare Koa: catalog tree bytes'
-                : r.name.includes('product')
-                  ? 'bare Koa: product list bytes'
-                  : 'bare Koa: fixed 401',
-            )
-          ).toFixed(2);
     process.stdout.write(
       [
         '',
-        headerLine('hot paths', opts.connections, load),
-        `${'scenario'.padEnd(38)}${'req/s'.padStart(9)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'x bare'.padStart(8)}   answers`,
+        headerLine('hot paths', opts.connections, load) + `, after ${loadAverage()}`,
+        `each Talat scenario: ${opts.rounds} rounds of ${opts.seconds} s in turn with its bare Koa ceiling (measured again for each)`,
+        `x bare: the rate's ratio; cpu x bare: bare Koa's main-thread CPU per request over Talat's (what the rate ratio tends to on an idle machine, where that thread is the bottleneck)`,
+        `${'scenario'.padEnd(38)}${'req/s'.padStart(9)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'x bare'.padStart(8)}${'cpu us/req'.padStart(12)}${'cpu x bare'.padStart(12)}   answers`,
         ...rows.map(
           (r) =>
-            `${r.name.padEnd(38)}${r.rate.toFixed(0).padStart(9)}${String(r.p50).padStart(8)}${String(r.p99).padStart(8)}${ratioOf(r).padStart(8)}   ${r.statuses}`,
+            `${(r.ratio === undefined ? '  ' : '') + r.name.padEnd(r.ratio === undefined ? 36 : 38)}${r.rate.toFixed(0).padStart(9)}${String(r.p50).padStart(8)}${String(r.p99).padStart(8)}${(r.ratio === undefined ? '' : r.ratio.toFixed(2)).padStart(8)}${((1000 * r.cpuMs) / r.requests).toFixed(0).padStart(12)}${(r.cpuRatio === undefined ? '' : r.cpuRatio.toFixed(2)).padStart(12)}   ${r.ok} 2xx, ${r.other} other`,
         ),
         '',
       ].join('\n'),

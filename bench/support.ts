@@ -230,3 +230,30 @@ export function runBounded(minutes: number, stopAll: () => Promise<void>, main: 
     },
   );
 }
+
+/**
+ * `--profile DIR` on a benchmark's command line: profiles the main thread (V8's sampling CPU
+ * profiler, through node:inspector) while `fn` runs and writes DIR/<label>.cpuprofile, to be read
+ * with `npx tsx bench/cpuprofile-summary.ts`. Without the option, just runs `fn`.
+ */
+export async function profiled<T>(label: string, fn: () => Promise<T>): Promise<T> {
+  const a = process.argv.slice(2);
+  const dir = a.includes('--profile') ? a[a.indexOf('--profile') + 1] : undefined;
+  if (!dir) return fn();
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${label.replace(/[^A-Za-z0-9._-]+/g, '_')}.cpuprofile`);
+    fs.writeFileSync(file, JSON.stringify(profile));
+    say(`profile of ${label}: ${file}`);
+    session.disconnect();
+  }
+}

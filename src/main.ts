@@ -20,7 +20,7 @@ import { stopInReverse, type Stopper } from './roles/common';
 import { startEmbeddedPostgres } from './stack/postgres';
 import { startEmbeddedTemporal } from './stack/temporal';
 import { startAssetPublisher, startObjectStore } from './objectstore/start';
-import { connectClient, ensureSearchAttributes } from './temporal/client';
+import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
 import { createWorker } from './temporal/worker';
 
@@ -132,7 +132,17 @@ async function main(config: Config) {
 
     const notifier = createNotifier({ config, logger });
     stoppers.push({ name: 'notifier', stop: () => notifier.close() });
-    const app = createApp({ config, db, temporal: { client, taskQueue: config.temporal.taskQueue }, logger, notifier });
+    // the worker shares this process: payment workflows start eagerly on it (README "Engine")
+    const eagerStartClient = clientOnWorkerConnection(connection, config.temporal.namespace, {
+      codecKeys: config.temporal.codecKeys,
+    });
+    const app = createApp({
+      config,
+      db,
+      temporal: { client, taskQueue: config.temporal.taskQueue, eagerStartClient },
+      logger,
+      notifier,
+    });
     const server = http.createServer(app.callback());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

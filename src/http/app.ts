@@ -27,6 +27,7 @@ import { httpMetrics } from './middleware/metrics';
 import { metricsRoutes } from './routes/metrics';
 import { codecRoutes } from './routes/codec';
 import { timelineRoutes } from '../payments/timeline';
+import { memoizeRouteMatching } from './route-match';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -57,6 +58,7 @@ export function createApp(deps: AppDeps): Koa {
     objectStoreRoutes(deps),
   ])
     router.use(r.routes());
+  memoizeRouteMatching(router); // every route is in: nothing is added after this
 
   app.use(httpMetrics());
   app.use(requestId());

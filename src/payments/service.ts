@@ -4,7 +4,6 @@
  * validate, call one function here and shape the envelope.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import QRCode from 'qrcode';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { ApiKeyInfo } from '../domain/api-keys';
@@ -16,6 +15,7 @@ import { paymentWorkflowId, WorkflowType, type PaymentView } from '../domain/wor
 import { newId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
 import { startCardPayment, startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../temporal/payments';
+import { qrImage } from './qr-image';
 import { refundsOf } from './refunds-repository';
 import {
   createPendingPayment,
@@ -36,13 +36,6 @@ import type {
   QrPaymentCreated,
   QrPaymentRequest,
 } from './schemas';
-
-/**
- * The payload as a QR code, PNG data URL: error correction M, 4-pixel modules, the standard
- * 4-module quiet zone (about 212 px square; scaling in the encoder costs more CPU than it saves bytes).
- */
-export const qrImage = (payload: string): Promise<string> =>
-  QRCode.toDataURL(payload, { errorCorrectionLevel: 'M', margin: 4, scale: 4 });
 
 /** How long POST /cardpayment waits for the charge to exist at the provider before answering without it. */
 export const CARD_CHARGE_WAIT_MS = 10_000;
@@ -225,6 +218,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
     const { payment } = await createOrFind(row, key, (p) =>
       startPaymentWorkflow(client, {
         taskQueue,
+        eagerStartClient: temporal.eagerStartClient,
         start: {
           type: WorkflowType.qr,
           input: {
@@ -262,7 +256,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       currency: 'THB',
       customerId: req.customerId,
       expiresAt: expiresAtOf(payment),
-      qr: { payload, crc, image: await qrImage(payload), reference: ref1 },
+      qr: { payload, crc, image: qrImage(payload), reference: ref1 },
     };
   }
 

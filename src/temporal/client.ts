@@ -1,10 +1,30 @@
 import { Client, Connection } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
 import { dataConverterOf, type KeyRing } from './codec';
 
 export interface TemporalDeps {
   client: Client;
   taskQueue: string;
+  /**
+   * A client on the NativeConnection of a worker of `taskQueue` in this process (`npm start`):
+   * payment workflows are started through it with `requestEagerStart`, so the server hands the
+   * first workflow task straight back to that worker (bench:eager). Absent: plain starts.
+   */
+  eagerStartClient?: Client;
+}
+
+/** A client on a worker's own NativeConnection, for eager workflow starts (TemporalDeps.eagerStartClient). */
+export function clientOnWorkerConnection(
+  connection: NativeConnection,
+  namespace: string,
+  opts: { codecKeys?: KeyRing } = {},
+): Client {
+  return new Client({
+    connection,
+    namespace,
+    ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}),
+  });
 }
 
 /** With `codecKeys`, payloads are encrypted (src/temporal/codec.ts): give the worker the same keys. */

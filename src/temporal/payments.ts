@@ -134,14 +134,24 @@ const startOptions = (taskQueue: string, memo: PaymentMemo) =>
  * Start the order's payment workflow, or find it running (USE_EXISTING); a closed one is left
  * alone (REJECT_DUPLICATE). The gateway has written and checked the payments row before
  * (idempotency and conflicts come from the row), so the start needs no describe() after it.
+ * With `eagerStartClient` the server gives the first workflow task to the local worker in its
+ * answer (the same history; the start is as durable; if that worker cannot take it, the task
+ * goes through the queue as usual).
  */
 export async function startPaymentWorkflow(
-  client: Client,
-  opts: { taskQueue: string; start: PaymentStart; memo: PaymentMemo },
+  plainClient: Client,
+  opts: {
+    taskQueue: string;
+    start: PaymentStart;
+    memo: PaymentMemo;
+    /** a client on the NativeConnection of a local worker of `taskQueue`: the start asks for eager execution */
+    eagerStartClient?: Client;
+  },
 ): Promise<void> {
+  const client = opts.eagerStartClient ?? plainClient;
   await withinDeadline(client, TEMPORAL_CALL_TIMEOUT_MS, async () => {
     try {
-      const options = startOptions(opts.taskQueue, opts.memo);
+      const options = { ...startOptions(opts.taskQueue, opts.memo), requestEagerStart: !!opts.eagerStartClient };
       const { start } = opts;
       if (start.type === WorkflowType.card)
         await client.workflow.start<CardPaymentWorkflow>(start.type, { ...options, args: [start.input] });

@@ -35,8 +35,10 @@ export async function createWorker(opts: {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** the payload codec's key ring: the same as the client's */
   codecKeys?: KeyRing;
+  /** a connection to share (e.g. with a client that requests eager starts); else a new one */
+  connection?: NativeConnection;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const connection = await NativeConnection.connect({ address: opts.address });
+  const connection = opts.connection ?? (await NativeConnection.connect({ address: opts.address }));
   try {
     const worker = await Worker.create({
       connection,
@@ -56,7 +58,7 @@ export async function createWorker(opts: {
     });
     return { worker, connection };
   } catch (e) {
-    await connection.close().catch(() => undefined);
+    if (!opts.connection) await connection.close().catch(() => undefined);
     throw e;
   }
 }

@@ -15,7 +15,7 @@ import { createDb, migrateLatest, type Db } from '../../src/db/knex';
 import { isCatalogEmpty, seedCatalog } from '../../src/db/seed';
 import { createApp } from '../../src/http/app';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
-import { connectClient } from '../../src/temporal/client';
+import { clientOnWorkerConnection, connectClient } from '../../src/temporal/client';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { createWorker } from '../../src/temporal/worker';
 
@@ -23,6 +23,8 @@ export interface TestStack {
   app: Koa;
   db: Db;
   client: Client;
+  /** with `eagerStart`: the client on the worker's connection the gateway starts payments with */
+  eagerStartClient?: Client;
   config: Config;
   taskQueue: string;
   worker?: Worker;
@@ -65,7 +67,12 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 }
 
 export async function createTestStack(
-  opts: { worker?: boolean; env?: Record<string, string> } = {},
+  opts: {
+    worker?: boolean;
+    env?: Record<string, string>;
+    /** the gateway starts payment workflows eagerly on the worker, as `npm start` does */
+    eagerStart?: boolean;
+  } = {},
 ): Promise<TestStack> {
   const db = await workerDb();
   const config = testConfig(opts.env);
@@ -89,11 +96,16 @@ export async function createTestStack(
     }));
     workerRun = worker.run();
   }
-  const app = createApp({ config, db, temporal: { client, taskQueue }, logger: testLogger });
+  const eagerStartClient =
+    opts.eagerStart && connection
+      ? clientOnWorkerConnection(connection, 'default', { codecKeys: config.temporal.codecKeys })
+      : undefined;
+  const app = createApp({ config, db, temporal: { client, taskQueue, eagerStartClient }, logger: testLogger });
   return {
     app,
     db,
     client,
+    eagerStartClient,
     config,
     taskQueue,
     worker,

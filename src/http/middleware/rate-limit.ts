@@ -161,12 +161,25 @@ export function rateLimit(
   } = {},
 ): Middleware {
   const proxies = compileCidrs(opts.trustedProxies ?? []);
+  // the address bucket is a pure function of the peer, X-Forwarded-For and the (fixed) trusted
+  // proxies: worked out once per pair, not parsed again on every request (bounded)
+  const addressBuckets = new Map<string, string>();
+  const addressBucketOf = (peer: string | undefined, forwardedFor: string) => {
+    const pair = `${peer}|${forwardedFor}`;
+    let bucket = addressBuckets.get(pair);
+    if (bucket === undefined) {
+      bucket = `ip:${formatAddress(clientAddress(peer, forwardedFor || undefined, proxies))}`;
+      addressBuckets.set(pair, bucket);
+      if (addressBuckets.size > 10_000) addressBuckets.delete(addressBuckets.keys().next().value!);
+    }
+    return bucket;
+  };
   const bucketOf =
     opts.bucketOf ??
     (async (ctx: Context): Promise<string> => {
       const found = ctx.state.lookupApiKey ? await ctx.state.lookupApiKey() : undefined;
       if (found?.status === 'valid') return `key:${found.key.id}`;
-      return `ip:${formatAddress(clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, proxies))}`;
+      return addressBucketOf(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For'));
     });
   return async (ctx: Context, next: Next) => {
     const bucket = await bucketOf(ctx);
