@@ -78,7 +78,11 @@ export function createLateResultActivities({ db, config, logger }: { db: Db; con
       const payment = await db('payments').where({ id: input.paymentId }).first();
       if (!payment) throw new Error(`payment ${input.paymentId} not found`);
       const resolution: ConflictResolution =
-        r.status === 'success' ? (config.results.latePaymentPolicy === 'refund' ? 'refund_pending' : 'review') : 'recorded';
+        r.status === 'success'
+          ? config.results.latePaymentPolicy === 'refund'
+            ? 'refund_pending'
+            : 'review'
+          : 'recorded';
       await db('payment_conflicts')
         .insert({
           id: newId('cfl'),

@@ -226,7 +226,9 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   if (production && !e.WEBHOOK_SECRET_KEY)
     issues.push('WEBHOOK_SECRET_KEY: required in production (32 random bytes, hex or base64)');
   if (production && !e.RESULT_SIGNING_KEY)
-    issues.push('RESULT_SIGNING_KEY: required in production (at least 32 random characters, the same on gateway and worker)');
+    issues.push(
+      'RESULT_SIGNING_KEY: required in production (at least 32 random characters, the same on gateway and worker)',
+    );
   if (production && e.RESULT_SIGNING_KEY === DEV_RESULT_SIGNING_KEY)
     issues.push('RESULT_SIGNING_KEY: the development key is refused in production');
   if (!!e.TEMPORAL_TLS_CERT !== !!e.TEMPORAL_TLS_KEY)

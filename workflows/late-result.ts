@@ -16,11 +16,7 @@
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { LateRecord } from '../activities/late-results';
-import type {
-  ConflictResolution,
-  LateResultInput,
-  LateResultOutcome,
-} from '../src/domain/workflow-contract';
+import type { ConflictResolution, LateResultInput, LateResultOutcome } from '../src/domain/workflow-contract';
 import { providerFailure } from './refunds';
 
 const { recordLateResult, settleLateResult, recordRefund, settleRefund } = proxyActivities<Activities>({
@@ -30,7 +26,12 @@ const { recordLateResult, settleLateResult, recordRefund, settleRefund } = proxy
 /** Provider calls: as the refunds workflow's (a few quick retries; a 4xx is non-retryable). */
 const { requestProviderRefund } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 4 },
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    maximumAttempts: 4,
+  },
 });
 const { notifyAdmin } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -75,7 +76,8 @@ async function refundLatePayment(rec: LateRecord): Promise<{ resolution: Conflic
 
 export async function resolveLateResult(input: LateResultInput): Promise<LateResultOutcome> {
   const rec = await recordLateResult(input);
-  if (rec.verdict !== 'recorded') return { verdict: rec.verdict, conflictId: rec.conflictId, resolution: rec.resolution };
+  if (rec.verdict !== 'recorded')
+    return { verdict: rec.verdict, conflictId: rec.conflictId, resolution: rec.resolution };
   let resolution = rec.resolution!;
   let detail: string | undefined;
   if (rec.refund) ({ resolution, detail } = await refundLatePayment(rec));

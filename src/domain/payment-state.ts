@@ -54,5 +54,7 @@ export function transition(from: PaymentStatus, to: PaymentStatus): PaymentStatu
  * the status, is no conflict.
  */
 export function contradicts(result: 'success' | 'failed', status: PaymentStatus): boolean {
-  return result === 'success' ? status === 'failed' || status === 'expired' : status === 'paid' || status === 'refunded';
+  return result === 'success'
+    ? status === 'failed' || status === 'expired'
+    : status === 'paid' || status === 'refunded';
 }

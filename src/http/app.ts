@@ -27,6 +27,7 @@ import { httpMetrics } from './middleware/metrics';
 import { metricsRoutes } from './routes/metrics';
 import { codecRoutes } from './routes/codec';
 import { timelineRoutes } from '../payments/timeline';
+import { latePaymentRoutes } from '../payments/late-payments';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps): Koa {
     codecRoutes(deps),
     paymentRoutes(deps),
     timelineRoutes(deps),
+    latePaymentRoutes(deps),
     callbackRoutes({ ...deps, notifier, alerts }),
     webhookRoutes(deps),
     costRoutes(deps),
