@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Activities } from '../../activities';
+import { temporalTlsOptions, type TemporalTlsFiles } from './client';
 import { dataConverterOf, type KeyRing } from './codec';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
@@ -35,8 +36,11 @@ export async function createWorker(opts: {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** the payload codec's key ring: the same as the client's */
   codecKeys?: KeyRing;
+  /** TLS / mTLS to the frontend (TEMPORAL_TLS_*): the same as the client's */
+  tls?: TemporalTlsFiles;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const connection = await NativeConnection.connect({ address: opts.address });
+  const tls = temporalTlsOptions(opts.tls);
+  const connection = await NativeConnection.connect({ address: opts.address, ...(tls ? { tls } : {}) });
   try {
     const worker = await Worker.create({
       connection,
