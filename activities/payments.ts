@@ -5,6 +5,7 @@
 import type { Db } from '../src/db/knex';
 import { verifyResultProof } from '../src/callbacks/result-proof';
 import type { PaymentStatusEvent } from '../src/domain/events';
+import { canTransition, type PaymentStatus } from '../src/domain/payment-state';
 import type { PaymentResult } from '../src/domain/workflow-contract';
 import type { Logger } from '../src/logger';
 import {
@@ -41,6 +42,12 @@ export interface SettleResult {
   firstAttemptAt?: number;
   /** result-proof-v1: the result's proof did not verify; nothing was written */
   rejected?: boolean;
+  /**
+   * late-result-v1: the row had already been settled otherwise (by an earlier attempt of a
+   * workflow task that then failed, e.g. when a signal came during the settle step): its status.
+   * Nothing was written or sent.
+   */
+  current?: PaymentStatus;
 }
 
 export function createPaymentActivities({
@@ -76,7 +83,8 @@ export function createPaymentActivities({
         }
       }
       await insertPayment(db, input.payment);
-      await applyTransition(db, input.change);
+      const now = await applyTransition(db, input.change);
+      if (now !== input.change.to && !canTransition(input.change.to, now)) return { retry: [], current: now };
       return input.event ? webhooks.firstWebhookAttempts(input.event) : { retry: [] };
     },
 

@@ -127,13 +127,23 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     if (!result) decided = next;
     const at = new Date().toISOString();
     const event = isTerminal(next) ? statusEvent(next, at) : undefined;
-    const { retry, firstAttemptAt, rejected } = await settlePayment({
+    const { retry, firstAttemptAt, rejected, current } = await settlePayment({
       change: { paymentId: input.paymentId, from, to: next, reason },
       payment: row(),
       event,
       ...(result ? { result } : {}),
     });
     if (rejected && patched(Patch.resultProof)) return false;
+    if (current && patched(Patch.lateResult)) {
+      // the row was settled otherwise first (a workflow task that wrote it failed, and its retry
+      // saw the timer and a signal together): the row is the truth, this result is a late one
+      decided = current;
+      view.status = current;
+      view.history.push({ status: current, at, reason: 'settled by an earlier attempt of this step' });
+      upsertSearchAttributes([{ key: PaymentStatusKey, value: current }]);
+      if (result) await lateResult(result);
+      return true;
+    }
     decided = next;
     view.status = next;
     view.history.push({ status: next, at, reason });

@@ -190,7 +190,7 @@ async function deliver(
   return { outcome: signalled ? 'signalled' : 'payment_closed', paymentStatus: now ?? cb.payment.status };
 }
 
-/** Starts the late result's workflow (one per payment and status: a second start finds it). */
+/** Starts the late result's workflow (one per payment and status: a second start finds it, running or completed). */
 async function conflict(
   deps: ProcessorDeps,
   cb: VerifiedCallback,
@@ -207,6 +207,8 @@ async function conflict(
         deps.client.workflow.start<LateResultWorkflow>(WorkflowType.lateResult, {
           taskQueue: deps.taskQueue,
           workflowId: lateResultWorkflowId(cb.payment.id, result.status),
+          // once per payment and status; again only after a run that failed or was terminated
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
           args: [{ paymentId: cb.payment.id, orderId: cb.payment.orderId, paymentStatus, result }],
           typedSearchAttributes: [{ key: OrderIdKey, value: cb.payment.orderId }],
         }),
