@@ -50,8 +50,9 @@ export function logForgedResult(
   );
 }
 
-/** Attempts before a conflict is recorded without its receipt (the gateway commits the receipt right after the signal). */
-const RECEIPT_WAIT_ATTEMPTS = 3;
+/** How long a conflict waits for its callback receipt to be committed (the gateway commits it right after the signal). */
+const RECEIPT_WAIT_MS = 3000;
+const RECEIPT_POLL_MS = 200;
 
 export function createLateResultActivities({ db, config, logger }: { db: Db; config: Config; logger: Logger }) {
   return {
@@ -70,10 +71,14 @@ export function createLateResultActivities({ db, config, logger }: { db: Db; con
       if (!contradicts(r.status, input.paymentStatus)) return { verdict: 'agrees' };
 
       const info = Context.current().info;
-      const marked = await db('callback_receipts').where({ id: r.receiptId }).update({ outcome: 'conflict' });
-      // the signal may have overtaken the commit of its receipt: give the gateway a moment
-      if (marked === 0 && info.attempt < RECEIPT_WAIT_ATTEMPTS)
-        throw new Error(`callback receipt ${r.receiptId} is not committed yet`);
+      // the signal may have overtaken the commit of its receipt (the gateway commits right after
+      // Temporal accepted the signal): give it a moment, then record the conflict without it
+      let marked = 0;
+      for (let waited = 0; ; waited += RECEIPT_POLL_MS) {
+        marked = await db('callback_receipts').where({ id: r.receiptId }).update({ outcome: 'conflict' });
+        if (marked > 0 || waited >= RECEIPT_WAIT_MS) break;
+        await new Promise((resolve) => setTimeout(resolve, RECEIPT_POLL_MS));
+      }
 
       const payment = await db('payments').where({ id: input.paymentId }).first();
       if (!payment) throw new Error(`payment ${input.paymentId} not found`);
