@@ -336,13 +336,16 @@ describe('recorded payment histories replay against the current workflow code', 
   });
 
   it('the shapes of result-proof-v1 and late-result-v1: their markers only where a result was rejected or came late', () => {
+    type Marker = { markerName: string; details: Record<string, { payloads: { data: string }[] }> };
     const patchesOf = (file: string) =>
       load(file)
-        .events.map(
-          (e) => e.markerRecordedEventAttributes as { details?: { patch_id?: { payloads: { data: string }[] } } },
-        )
-        .filter((m) => m?.details?.patch_id)
-        .map((m) => JSON.parse(Buffer.from(m.details!.patch_id!.payloads[0].data, 'base64').toString()) as string);
+        .events.map((e) => e.markerRecordedEventAttributes as Marker | undefined)
+        .filter((m) => m?.markerName === 'core_patch')
+        .map(
+          (m) =>
+            (JSON.parse(Buffer.from(m!.details['patch-data'].payloads[0].data, 'base64').toString()) as { id: string })
+              .id,
+        );
     expect(patchesOf(RECORDED.qr)).toEqual(['lean-payment-v1']);
     expect(patchesOf(RECORDED.proof)).toEqual(['lean-payment-v1', 'result-proof-v1']);
     expect(patchesOf(RECORDED.late)).toEqual(['lean-payment-v1', 'late-result-v1']);
