@@ -48,11 +48,20 @@ const webhooksOf = (orderId: string) =>
     .map((r) => JSON.parse(r.body) as { data: { orderId: string; status: string } })
     .filter((b) => b.data.orderId === orderId);
 
-/** Signals `result` to the payment's workflow and waits until the worker has rejected it. */
+/**
+ * Signals `result` to the payment's workflow and waits until the worker has dealt with it:
+ * rejected it (its security event), or (what the code before proofs did) settled the payment.
+ */
 async function signalRejected(orderId: string, result: unknown): Promise<void> {
   const before = forgeries().length;
   await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal('paymentResult', result as never);
-  await waitFor(async () => forgeries().length > before, 20_000, 'the security event of the rejected result');
+  await waitFor(
+    async () => forgeries().length > before || (await rowOf(stack.db, orderId)).status !== 'pending',
+    20_000,
+    'the rejection (or the settlement) of the signalled result',
+  );
+  expect((await rowOf(stack.db, orderId)).status).toBe('pending');
+  expect(forgeries().length).toBe(before + 1);
 }
 
 async function stillPending(orderId: string, paymentId: string): Promise<void> {
