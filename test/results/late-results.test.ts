@@ -287,6 +287,19 @@ describe('LATE_PAYMENT_POLICY=review', () => {
     ).toBe(400);
   });
 
+  it('GET /late-payments and the conflict answer are in /openapi.json', async () => {
+    const doc = (await request(review.app.callback()).get('/openapi.json')).body;
+    const op = doc.paths['/late-payments'].get;
+    expect(op.security).toEqual([{ ApiKeyAuth: [] }]);
+    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['limit', 'starting_after', 'resolution']),
+    );
+    expect(doc.components.schemas.LatePayment.required).toEqual(
+      expect.arrayContaining(['orderId', 'paymentId', 'paymentStatus', 'amount', 'resolution']),
+    );
+    expect(doc.paths['/qrcallback'].post.responses['200'].description).toContain('conflict');
+  });
+
   it('a success after the payment failed is listed for review too', async () => {
     const p = await qrPayment(review, 15);
     await qrCallback(review, p, 'failed');
