@@ -9,7 +9,8 @@ import { Context } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import { verifyResultProof } from '../src/callbacks/result-proof';
-import { contradicts } from '../src/domain/payment-state';
+import type { Mode } from '../src/domain/mode';
+import { contradicts, type PaymentMethod, type PaymentStatus } from '../src/domain/payment-state';
 import type { ConflictResolution, LateResultInput, LateResultOutcome } from '../src/domain/workflow-contract';
 import { newId } from '../src/ids';
 import type { Logger } from '../src/logger';
@@ -50,14 +51,15 @@ export function logForgedResult(
   );
 }
 
-/** How long a conflict waits for its callback receipt to be committed (the gateway commits it right after the signal). */
-const RECEIPT_WAIT_MS = 3000;
-const RECEIPT_POLL_MS = 200;
+/** How long a conflict waits for its payment row to be settled and its callback receipt committed (the gateway commits it right after the signal). */
+const SETTLE_WAIT_MS = 3000;
+const SETTLE_POLL_MS = 200;
 
 export function createLateResultActivities({ db, config, logger }: { db: Db; config: Config; logger: Logger }) {
   return {
     /**
-     * Verify the proof; when the result contradicts `paymentStatus`: mark its callback receipt
+     * Verify the proof; when the result contradicts the payment as its row says (`paymentStatus`
+     * is what the caller saw; a row still pending is waited for): mark its callback receipt
      * `conflict`, insert the conflict (once per payment and status) and claim it for this
      * workflow. `recorded`: this workflow e-mails and applies the policy.
      */
@@ -69,19 +71,29 @@ export function createLateResultActivities({ db, config, logger }: { db: Db; con
         return { verdict: 'rejected' };
       }
       if (!contradicts(r.status, input.paymentStatus)) return { verdict: 'agrees' };
+      // the row is the truth, not the input: a settle step still writing it gets a moment
+      // (and then Temporal's retries); a row that agrees with the result is no conflict
+      let payment: Record<string, unknown> | undefined;
+      for (let waited = 0; ; waited += SETTLE_POLL_MS) {
+        payment = await db('payments').where({ id: input.paymentId }).first();
+        if (!payment) throw new Error(`payment ${input.paymentId} not found`);
+        if (payment.status !== 'pending' || waited >= SETTLE_WAIT_MS) break;
+        await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
+      }
+      const paymentStatus = payment.status as PaymentStatus;
+      if (paymentStatus === 'pending') throw new Error(`payment ${input.paymentId} is still pending`);
+      if (!contradicts(r.status, paymentStatus)) return { verdict: 'agrees' };
 
       const info = Context.current().info;
       // the signal may have overtaken the commit of its receipt (the gateway commits right after
       // Temporal accepted the signal): give it a moment, then record the conflict without it
       let marked = 0;
-      for (let waited = 0; ; waited += RECEIPT_POLL_MS) {
+      for (let waited = 0; ; waited += SETTLE_POLL_MS) {
         marked = await db('callback_receipts').where({ id: r.receiptId }).update({ outcome: 'conflict' });
-        if (marked > 0 || waited >= RECEIPT_WAIT_MS) break;
-        await new Promise((resolve) => setTimeout(resolve, RECEIPT_POLL_MS));
+        if (marked > 0 || waited >= SETTLE_WAIT_MS) break;
+        await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
       }
 
-      const payment = await db('payments').where({ id: input.paymentId }).first();
-      if (!payment) throw new Error(`payment ${input.paymentId} not found`);
       const resolution: ConflictResolution =
         r.status === 'success'
           ? config.results.latePaymentPolicy === 'refund'
@@ -94,7 +106,7 @@ export function createLateResultActivities({ db, config, logger }: { db: Db; con
           payment_id: input.paymentId,
           order_id: input.orderId,
           result_status: r.status,
-          payment_status: input.paymentStatus,
+          payment_status: paymentStatus,
           provider: String(r.provider ?? 'unknown').slice(0, 40),
           receipt_id: marked ? r.receiptId : null,
           reference: r.reference?.slice(0, 256) ?? null,
@@ -114,7 +126,7 @@ export function createLateResultActivities({ db, config, logger }: { db: Db; con
           paymentId: input.paymentId,
           orderId: input.orderId,
           result: r.status,
-          paymentStatus: input.paymentStatus,
+          paymentStatus,
           conflictId: row.id,
           resolution: row.resolution,
         },
@@ -127,18 +139,18 @@ export function createLateResultActivities({ db, config, logger }: { db: Db; con
         conflictId: row.id,
         resolution: row.resolution,
         amountSatang: Number(payment.amount_satang),
-        mode: payment.mode,
+        mode: String(payment.mode),
         ...(row.resolution === 'refund_pending'
           ? {
               refund: {
                 refundId: row.refund_id,
-                paymentId: payment.id,
-                orderId: payment.order_id,
-                method: payment.method,
-                mode: payment.mode,
-                providerRef: payment.provider_ref ?? null,
+                paymentId: input.paymentId,
+                orderId: String(payment.order_id),
+                method: payment.method as PaymentMethod,
+                mode: payment.mode as Mode,
+                providerRef: (payment.provider_ref as string | null) ?? null,
                 amountSatang: Number(payment.amount_satang),
-                reason: `late payment: ${r.provider} success after the payment ${input.paymentStatus}`,
+                reason: `late payment: ${r.provider} success after the payment ${paymentStatus}`,
               },
             }
           : {}),

@@ -7,7 +7,7 @@
  * security event; the payment keeps waiting for its real result.
  */
 import request from 'supertest';
-import { paymentWorkflowId, type PaymentView } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId, WorkflowType, type PaymentView } from '../../src/domain/workflow-contract';
 import { createEndpoint } from '../../src/webhooks/endpoints';
 import { fieldSigned, post } from '../callbacks/helpers';
 import { newKey, rowOf } from '../payments/support';
@@ -116,4 +116,26 @@ it('a valid proof replayed for another payment, or for the other status, or a ma
     expect(line).not.toContain(forBfailed.proof);
   }
   for (const o of [a, b]) await stack.client.workflow.getHandle(paymentWorkflowId(o.orderId)).terminate('test done');
+});
+
+it('a late-result workflow started straight through Temporal changes nothing without a proof, or with a true proof and a false payment status', async () => {
+  const { orderId, paymentId } = await qrPayment();
+  const proven = provenResult(stack.config, paymentId, { status: 'success', provider: 'qr' });
+  await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal('paymentResult', proven);
+  await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result()).resolves.toMatchObject({
+    status: 'paid',
+  });
+  const start = (id: string, result: unknown) =>
+    stack.client.workflow.execute(WorkflowType.lateResult, {
+      taskQueue: stack.taskQueue,
+      workflowId: uniq(id),
+      args: [{ paymentId, orderId, paymentStatus: 'expired', result }],
+    });
+  // no proof: rejected (a security event)
+  await expect(start('forged-late', { status: 'success', provider: 'qr' })).resolves.toEqual({ verdict: 'rejected' });
+  // the payment's own proof, but it is paid, not expired: no conflict, nothing refunded
+  await expect(start('lying-late', proven)).resolves.toEqual({ verdict: 'agrees' });
+  expect(await stack.db('payment_conflicts').where({ payment_id: paymentId })).toEqual([]);
+  expect(await stack.db('refunds').where({ payment_id: paymentId })).toEqual([]);
+  expect((await rowOf(stack.db, orderId)).status).toBe('paid');
 });
