@@ -7,6 +7,7 @@ import { createBankActivities } from './bank';
 import { createCardProviderActivities } from './card-provider';
 import { createCallbackActivities } from './callbacks';
 import { createNotificationActivities } from './notifications';
+import { createLateResultActivities } from './late-results';
 import { createPaymentActivities } from './payments';
 import { createRefundActivities } from './refunds';
 import { createWebhookActivities } from './webhooks';
@@ -26,7 +27,14 @@ export function createActivities(deps: ActivityDeps) {
   const webhooks = createWebhookActivities(deps);
   const card = createCardProviderActivities(deps);
   return instrumentActivities({
-    ...createPaymentActivities({ db: deps.db, webhooks, card }),
+    ...createPaymentActivities({
+      db: deps.db,
+      webhooks,
+      card,
+      signingKey: deps.config.results.signingKey,
+      logger: deps.logger,
+    }),
+    ...createLateResultActivities(deps),
     ...createCallbackActivities(deps),
     ...webhooks,
     ...createWebhookRecoveryActivities(deps),

@@ -3,7 +3,11 @@
  * src/payments/repository.ts). Each is idempotent, so Temporal may retry it safely.
  */
 import type { Db } from '../src/db/knex';
+import { verifyResultProof } from '../src/callbacks/result-proof';
 import type { PaymentStatusEvent } from '../src/domain/events';
+import { canTransition, type PaymentStatus } from '../src/domain/payment-state';
+import type { PaymentResult } from '../src/domain/workflow-contract';
+import type { Logger } from '../src/logger';
 import {
   applyTransition,
   attachProviderRef,
@@ -12,6 +16,7 @@ import {
   type StatusChange,
 } from '../src/payments/repository';
 import type { Charge, CreateChargeInput } from './card-provider';
+import { logForgedResult } from './late-results';
 
 export type RecordPaymentInput = NewPayment;
 export type { StatusChange };
@@ -22,6 +27,12 @@ export interface SettleInput {
   payment: NewPayment;
   /** a terminal transition's payment.status.updated: planned and attempted once here */
   event?: PaymentStatusEvent;
+  /**
+   * result-proof-v1: the signalled result this transition comes from; its proof must verify
+   * before anything is written (a transition the workflow decided itself, such as the expiry or
+   * the card charge's answer, has none)
+   */
+  result?: PaymentResult;
 }
 
 export interface SettleResult {
@@ -29,27 +40,51 @@ export interface SettleResult {
   retry: string[];
   /** ms since the epoch: when the first attempts began (the retries are spaced from it) */
   firstAttemptAt?: number;
+  /** result-proof-v1: the result's proof did not verify; nothing was written */
+  rejected?: boolean;
+  /**
+   * late-result-v1: the row had already been settled otherwise (by an earlier attempt of a
+   * workflow task that then failed, e.g. when a signal came during the settle step): its status.
+   * Nothing was written or sent.
+   */
+  current?: PaymentStatus;
 }
 
 export function createPaymentActivities({
   db,
   webhooks,
   card,
+  signingKey,
+  logger,
 }: {
   db: Db;
+  /** RESULT_SIGNING_KEY: the key of the result proofs */
+  signingKey: string;
+  logger: Logger;
   webhooks: { firstWebhookAttempts(event: PaymentStatusEvent): Promise<{ retry: string[]; firstAttemptAt: number }> };
   card: { createCardCharge(input: CreateChargeInput): Promise<Charge> };
 }) {
   return {
     /**
      * lean-payment-v1, a local activity: the transition on the payments row (and its history),
-     * then for a terminal one the webhook deliveries and their first attempts. Idempotent: the
+     * then for a terminal one the webhook deliveries and their first attempts. A transition
+     * from a signalled result first checks the result's proof (result-proof-v1): a forged or
+     * replayed one is logged as a security event and rejected, before any write. Idempotent: the
      * transition is guarded on the current status, deliveries are unique per endpoint, payment
      * and status, and a delivery attempted before is left to the retries.
      */
     async settlePayment(input: SettleInput): Promise<SettleResult> {
+      const r = input.result;
+      if (r) {
+        const claim = { receiptId: r.receiptId, paymentId: input.change.paymentId, status: r.status };
+        if (!verifyResultProof(signingKey, claim, r.proof)) {
+          logForgedResult(logger, 'settle', { ...r, paymentId: input.change.paymentId });
+          return { retry: [], rejected: true };
+        }
+      }
       await insertPayment(db, input.payment);
-      await applyTransition(db, input.change);
+      const now = await applyTransition(db, input.change);
+      if (now !== input.change.to && !canTransition(input.change.to, now)) return { retry: [], current: now };
       return input.event ? webhooks.firstWebhookAttempts(input.event) : { retry: [] };
     },
 

@@ -4,6 +4,7 @@
  * Every setting has a documented default (README "Configuration"); a bad value stops the
  * process with a message that names the variable. Other modules receive a `Config` object.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
@@ -41,6 +42,8 @@ const DEV_WEBHOOK_SECRET_KEY = 'dGFsYXQtZGV2LXdlYmhvb2stc2VjcmV0LWtleS0wMDA=';
 /** Development defaults of the storefront's secrets: documented, refused in production. */
 const DEV_STOREFRONT_KEY_SECRET = 'talat-dev-storefront-key-secret-0000000';
 const DEV_IDENTITY_SECRET = 'talat-dev-identity-secret-000000000000000';
+/** Development key of the payment-result proofs (gateway -> worker): documented, refused in production. */
+const DEV_RESULT_SIGNING_KEY = 'talat-dev-result-signing-key-0000000000000';
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -69,6 +72,15 @@ const envSchema = z.object({
   TEMPORAL_METRICS_PORT: port.optional(),
   TEMPORAL_CODEC_KEYS: z.string().min(1).optional(),
   TEMPORAL_WEB_ORIGIN: csv,
+  /** mTLS to the Temporal frontend (client and worker): PEM file paths; CERT and KEY go together */
+  TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** HMAC key of the proofs a payment result signal carries (the gateway signs, the worker verifies) */
+  RESULT_SIGNING_KEY: z.string().min(32, 'at least 32 characters').optional(),
+  /** a provider's success on an expired or failed payment: refund it automatically, or list it for review */
+  LATE_PAYMENT_POLICY: z.enum(['refund', 'review']).default('refund'),
 
   PUBLIC_BASE_URL: optionalUrl,
   QR_EXPIRY_S: positiveInt.default(900),
@@ -213,6 +225,20 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   if (production && !e.IDENTITY_SECRET) issues.push('IDENTITY_SECRET: required in production');
   if (production && !e.WEBHOOK_SECRET_KEY)
     issues.push('WEBHOOK_SECRET_KEY: required in production (32 random bytes, hex or base64)');
+  if (production && !e.RESULT_SIGNING_KEY)
+    issues.push(
+      'RESULT_SIGNING_KEY: required in production (at least 32 random characters, the same on gateway and worker)',
+    );
+  if (production && e.RESULT_SIGNING_KEY === DEV_RESULT_SIGNING_KEY)
+    issues.push('RESULT_SIGNING_KEY: the development key is refused in production');
+  if (!!e.TEMPORAL_TLS_CERT !== !!e.TEMPORAL_TLS_KEY)
+    issues.push(
+      `${e.TEMPORAL_TLS_CERT ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT'}: required with ${e.TEMPORAL_TLS_CERT ? 'TEMPORAL_TLS_CERT' : 'TEMPORAL_TLS_KEY'} (mTLS needs the client certificate and its key)`,
+    );
+  for (const v of ['TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_CA'] as const) {
+    const file = e[v];
+    if (file && !fs.existsSync(file)) issues.push(`${v}: ${file} does not exist`);
+  }
   let codecKeys: KeyRing | undefined;
   if (production && !e.TEMPORAL_CODEC_KEYS)
     issues.push(
@@ -249,6 +275,16 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       metricsPort: e.TEMPORAL_METRICS_PORT === 0 ? undefined : e.TEMPORAL_METRICS_PORT,
       /** the payload codec's key ring (AES-256-GCM; the first key encrypts) */
       codecKeys: codecKeys!,
+      /** mTLS / TLS to the frontend (file paths); undefined: plain TCP (the embedded dev server) */
+      tls:
+        e.TEMPORAL_TLS_CERT || e.TEMPORAL_TLS_CA || e.TEMPORAL_TLS_SERVER_NAME
+          ? {
+              certPath: e.TEMPORAL_TLS_CERT,
+              keyPath: e.TEMPORAL_TLS_KEY,
+              caPath: e.TEMPORAL_TLS_CA,
+              serverName: e.TEMPORAL_TLS_SERVER_NAME,
+            }
+          : undefined,
       /** origins of Temporal Web allowed to call /codec from the browser */
       webOrigins: e.TEMPORAL_WEB_ORIGIN.length
         ? e.TEMPORAL_WEB_ORIGIN.map((o) => o.replace(/\/+$/, ''))
@@ -302,6 +338,12 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'auto' ? !production : e.WEBHOOK_ALLOW_PRIVATE_URLS === 'on',
     },
     paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },
+    results: {
+      /** HMAC-SHA256 key of the payment result proofs (src/callbacks/result-proof.ts) */
+      signingKey: e.RESULT_SIGNING_KEY ?? DEV_RESULT_SIGNING_KEY,
+      /** a success after the payment expired or failed: refund (default) or review */
+      latePaymentPolicy: e.LATE_PAYMENT_POLICY,
+    },
     /** the same administrator alert is e-mailed at most once per window; repeats go into a digest */
     alertWindowSeconds: e.ALERT_WINDOW_S,
     /** /wallet/callback per client address; addresses in `allow` (the wallet gateway) are not limited */

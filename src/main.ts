@@ -104,8 +104,11 @@ async function main(config: Config) {
     const publisher = startAssetPublisher({ db, config, logger });
     stoppers.push({ name: 'asset publisher', stop: publisher.stop });
 
+    // TLS only to a Temporal of TEMPORAL_ADDRESS: the embedded dev server speaks plain TCP on loopback
+    const tls = config.temporal.address ? config.temporal.tls : undefined;
     const client = await connectClient(temporalAddress, config.temporal.namespace, {
       codecKeys: config.temporal.codecKeys,
+      tls,
     });
     stoppers.push({ name: 'temporal client', stop: () => client.connection.close() });
     if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
@@ -119,6 +122,7 @@ async function main(config: Config) {
       taskQueue: config.temporal.taskQueue,
       activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }),
       codecKeys: config.temporal.codecKeys,
+      tls,
     });
     const workerRun = worker.run();
     stoppers.push({

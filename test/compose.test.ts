@@ -35,9 +35,29 @@ function withoutIds(node: unknown): unknown {
   );
 }
 
+/**
+ * The file with its ${VAR}, ${VAR:-default} and ${VAR:?message} references resolved as compose
+ * does, from `env` (a required one left empty stays as written, so the checks below can see it).
+ */
+function interpolated(env: Record<string, string>): { services: Record<string, Service> } {
+  const resolve = (value: string): string =>
+    value.replace(/\$\{([A-Z0-9_]+)(?::([-?])([^}]*))?\}/g, (whole, name: string, op?: string, arg?: string) =>
+      env[name] ? env[name] : op === '-' ? (arg ?? '') : op === '?' ? whole : '',
+    );
+  const walk = (node: unknown): unknown =>
+    typeof node === 'string'
+      ? resolve(node)
+      : Array.isArray(node)
+        ? node.map(walk)
+        : node && typeof node === 'object'
+          ? Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v)]))
+          : node;
+  return walk(YAML.parse(source, { merge: true })) as { services: Record<string, Service> };
+}
+
 describe('docker-compose.yml', () => {
-  // merge keys (<<: *talat-env) as compose resolves them
-  const doc = YAML.parse(source, { merge: true }) as { services: Record<string, Service> };
+  // merge keys (<<: *talat-env) as compose resolves them; variables with an empty environment
+  const doc = interpolated({});
   const services = doc.services;
 
   it('is valid against the Compose Specification schema', () => {
@@ -108,6 +128,7 @@ describe('docker-compose.yml', () => {
         'WEBHOOK_SECRET_KEY',
         'STOREFRONT_KEY_SECRET',
         'IDENTITY_SECRET',
+        'RESULT_SIGNING_KEY',
         ...['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'].flatMap((p) => [`PROVIDER_SECRET_${p}`, `PROVIDER_IPS_${p}`]),
       ]) {
         expect({ name, v, value: env[v] }).toEqual({
@@ -124,9 +145,14 @@ describe('docker-compose.yml', () => {
     expect(services.worker.environment!.TALAT_ROLE).toBe('worker');
   });
 
-  it('publishes Temporal and its Web UI on loopback only', () => {
+  it('publishes Temporal and its Web UI on loopback only, unless TEMPORAL_PUBLISH_ADDR says where', () => {
     expect(services.temporal.ports).toEqual(['127.0.0.1:7233:7233']);
     expect(services['temporal-ui'].ports).toEqual(['127.0.0.1:8233:8080']);
+    // no other binding of 7233 or 8233 anywhere (e.g. a bare "7233:7233" is every interface)
+    expect(source.match(/^\s*- "[^"]*:(7233|8233):\d+"$/gm)).toHaveLength(2);
+    const configured = interpolated({ TEMPORAL_PUBLISH_ADDR: '10.0.0.5' }).services;
+    expect(configured.temporal.ports).toEqual(['10.0.0.5:7233:7233']);
+    expect(configured['temporal-ui'].ports).toEqual(['10.0.0.5:8233:8080']);
     for (const name of ['postgres', 'worker', 'migrate'])
       expect({ name, ports: services[name].ports }).toEqual({ name, ports: undefined });
   });

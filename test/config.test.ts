@@ -1,5 +1,9 @@
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config';
+import { temporalTlsOptions } from '../src/temporal/client';
 
 describe('config', () => {
   it('has documented defaults', () => {
@@ -69,6 +73,68 @@ describe('config', () => {
         expect(issues).toContain(`PROVIDER_IPS_${p}`);
       }
     }
+  });
+
+  it('refuses production without RESULT_SIGNING_KEY, or with the development key', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/RESULT_SIGNING_KEY: required in production/);
+    expect(() => loadConfig({ NODE_ENV: 'production', RESULT_SIGNING_KEY: loadConfig({}).results.signingKey })).toThrow(
+      /RESULT_SIGNING_KEY: the development key is refused in production/,
+    );
+    expect(() => loadConfig({ RESULT_SIGNING_KEY: 'short' })).toThrow(/RESULT_SIGNING_KEY: at least 32 characters/);
+    expect(loadConfig({ RESULT_SIGNING_KEY: 'k'.repeat(32) }).results).toEqual({
+      signingKey: 'k'.repeat(32),
+      latePaymentPolicy: 'refund',
+    });
+    expect(loadConfig({ LATE_PAYMENT_POLICY: 'review' }).results.latePaymentPolicy).toBe('review');
+    expect(() => loadConfig({ LATE_PAYMENT_POLICY: 'ignore' })).toThrow(/LATE_PAYMENT_POLICY/);
+  });
+
+  describe('Temporal mTLS (TEMPORAL_TLS_*)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'talat-tls-'));
+    const file = (name: string, text: string) => {
+      fs.writeFileSync(path.join(dir, name), text);
+      return path.join(dir, name);
+    };
+    const cert = file('client.pem', '-----BEGIN CERTIFICATE-----\nclient\n-----END CERTIFICATE-----\n');
+    const key = file('client.key', '-----BEGIN PRIVATE KEY-----\nkey\n-----END PRIVATE KEY-----\n');
+    const ca = file('ca.pem', '-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n');
+    afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it('none set: no TLS (plain TCP, the embedded dev server)', () => {
+      expect(loadConfig({}).temporal.tls).toBeUndefined();
+      expect(temporalTlsOptions(loadConfig({}).temporal.tls)).toBeUndefined();
+    });
+
+    it('maps the files to the connection options of the client and the worker', () => {
+      const c = loadConfig({
+        TEMPORAL_TLS_CERT: cert,
+        TEMPORAL_TLS_KEY: key,
+        TEMPORAL_TLS_CA: ca,
+        TEMPORAL_TLS_SERVER_NAME: 'temporal.internal.example',
+      });
+      expect(temporalTlsOptions(c.temporal.tls)).toEqual({
+        clientCertPair: { crt: fs.readFileSync(cert), key: fs.readFileSync(key) },
+        serverRootCACertificate: fs.readFileSync(ca),
+        serverNameOverride: 'temporal.internal.example',
+      });
+      // server TLS only (a CA, no client certificate)
+      expect(temporalTlsOptions(loadConfig({ TEMPORAL_TLS_CA: ca }).temporal.tls)).toEqual({
+        serverRootCACertificate: fs.readFileSync(ca),
+      });
+    });
+
+    it.each([
+      [{ TEMPORAL_TLS_CERT: cert }, /TEMPORAL_TLS_KEY: required with TEMPORAL_TLS_CERT/],
+      [{ TEMPORAL_TLS_KEY: key }, /TEMPORAL_TLS_CERT: required with TEMPORAL_TLS_KEY/],
+      [
+        { TEMPORAL_TLS_CERT: cert, TEMPORAL_TLS_KEY: '/nonexistent/client.key' },
+        /TEMPORAL_TLS_KEY: \/nonexistent\/client.key does not exist/,
+      ],
+      [{ TEMPORAL_TLS_CA: '/nonexistent/ca.pem' }, /TEMPORAL_TLS_CA: \/nonexistent\/ca.pem does not exist/],
+    ])('refuses %j at start-up with a clear message', (env, message) => {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      expect(() => loadConfig(env)).toThrow(message);
+    });
   });
 
   it('stops the process with the variable named when started with a bad value', () => {

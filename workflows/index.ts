@@ -7,6 +7,7 @@ import { qrPaymentWorkflow } from './payment-qr';
 import { webhookDeliveryWorkflow, webhookReplayWorkflow, webhookRetryWorkflow } from './webhook';
 import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhook-recovery';
 import { orderRefundsWorkflow } from './refunds';
+import { lateResultWorkflow } from './late-result';
 
 export {
   cardPaymentWorkflow,
@@ -19,6 +20,7 @@ export {
   qrPaymentWorkflow,
   bankRequestWorkflow,
   orderRefundsWorkflow,
+  lateResultWorkflow,
 };
 
 /** Compile-time check: each workflow has the name and the signature the contract gives the gateway. */
@@ -34,6 +36,7 @@ export type RegisteredWorkflows = {
     webhookResendWorkflow: contract.WebhookResendWorkflow;
     webhookRecoverWorkflow: contract.WebhookRecoverWorkflow;
     orderRefundsWorkflow: contract.OrderRefundsWorkflow;
+    lateResultWorkflow: contract.LateResultWorkflow;
   }[K];
 };
 const registered: RegisteredWorkflows = {
@@ -47,5 +50,6 @@ const registered: RegisteredWorkflows = {
   webhookResendWorkflow,
   webhookRecoverWorkflow,
   orderRefundsWorkflow,
+  lateResultWorkflow,
 };
 void registered;

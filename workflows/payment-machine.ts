@@ -5,8 +5,11 @@
  *
  * The workflow keeps the payment's status; the payments row is its durable projection, written
  * only through activities after the workflow decided a transition (src/domain/payment-state).
- *  - signal `paymentResult`: the first valid one decides; one that arrives after the payment
- *    left `pending` changes nothing.
+ *  - signal `paymentResult`: the first valid one whose proof verifies decides (result-proof-v1:
+ *    the settle local activity checks the proof before it writes; a forged or replayed one is
+ *    a logged security event and changes nothing); one that arrives after the payment was
+ *    decided changes nothing when it agrees, and is a late result when it contradicts
+ *    (late-result-v1: recorded, e-mailed, LATE_PAYMENT_POLICY; workflows/late-result.ts).
  *  - every terminal transition runs updatePaymentStatus, then emits payment.status.updated
  *    (workflows/notify.ts); the search attribute PaymentStatus follows the status.
  */
@@ -22,7 +25,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { isTerminal, transition, type PaymentMethod, type PaymentStatus } from '../src/domain/payment-state';
+import {
+  contradicts,
+  isTerminal,
+  transition,
+  type PaymentMethod,
+  type PaymentStatus,
+} from '../src/domain/payment-state';
 import { PaymentStatusKey } from '../src/domain/search-attributes';
 import type { PaymentStatusEvent } from '../src/domain/events';
 import {
@@ -34,6 +43,7 @@ import {
   type PaymentResult,
   type PaymentView,
 } from '../src/domain/workflow-contract';
+import { resolveLateResult } from './late-result';
 import { emitPaymentStatusUpdated, retryWebhookDeliveries } from './notify';
 
 /** The payments-record activities (short, retried until they succeed); the card workflow's attachCharge too. */
@@ -71,12 +81,29 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     status: 'pending',
     history: [{ status: 'pending', at: new Date().toISOString(), reason: 'created' }],
   };
-  const box: { result?: PaymentResult } = {};
+  /** results received before the payment was decided, in arrival order: the first whose proof verifies decides */
+  const queue: PaymentResult[] = [];
+  /** what the payment was decided to: set as a settle step begins (a signalled result's once its proof verified) */
+  let decided: PaymentStatus | undefined;
   setHandler(paymentQuery, () => view);
-  // The first valid result decides; a later, duplicate or malformed signal is kept out of the state.
-  setHandler(paymentResultSignal, (r) => {
-    if (box.result === undefined && view.status === 'pending' && isValidResult(r)) box.result = r;
+  // Until the payment is decided, a valid result waits in the queue; after, one that contradicts
+  // the decision is a late result (it is never dropped), one that agrees changes nothing.
+  setHandler(paymentResultSignal, async (r) => {
+    if (!isValidResult(r)) return;
+    if (decided === undefined) queue.push(r);
+    else await lateResult(r);
   });
+
+  /**
+   * late-result-v1: a result that contradicts the decision is recorded, e-mailed and handled by
+   * LATE_PAYMENT_POLICY (workflows/late-result.ts). Its proof is checked there first. The patch
+   * marker is written only when this happens; a history from before replays as it ran (dropped).
+   */
+  async function lateResult(r: PaymentResult): Promise<void> {
+    const status = decided!;
+    if (!contradicts(r.status, status) || !patched(Patch.lateResult)) return;
+    await resolveLateResult({ paymentId: input.paymentId, orderId: input.orderId, paymentStatus: status, result: r });
+  }
 
   const statusEvent = (status: PaymentStatus, at: string): PaymentStatusEvent => ({
     paymentId: input.paymentId,
@@ -88,30 +115,51 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     apiKeyId: input.apiKeyId,
   });
 
-  /** lean-payment-v1: one local activity writes the transition and makes the first webhook attempts. */
-  async function settleLean(target: PaymentStatus, reason: string): Promise<void> {
+  /**
+   * lean-payment-v1: one local activity writes the transition and makes the first webhook
+   * attempts. result-proof-v1: for a signalled result it first checks the result's proof; false
+   * when it did not verify (nothing was written: the payment keeps waiting).
+   */
+  async function settleLean(target: PaymentStatus, reason: string, result?: PaymentResult): Promise<boolean> {
     const from = view.status;
     const next = transition(from, target);
-    if (!next) return;
+    if (!next) return true;
+    if (!result) decided = next;
     const at = new Date().toISOString();
     const event = isTerminal(next) ? statusEvent(next, at) : undefined;
-    const { retry, firstAttemptAt } = await settlePayment({
+    const { retry, firstAttemptAt, rejected, current } = await settlePayment({
       change: { paymentId: input.paymentId, from, to: next, reason },
       payment: row(),
       event,
+      ...(result ? { result } : {}),
     });
+    if (rejected && patched(Patch.resultProof)) return false;
+    if (current && patched(Patch.lateResult)) {
+      // the row was settled otherwise first (a workflow task that wrote it failed, and its retry
+      // saw the timer and a signal together): the row is the truth, this result is a late one
+      decided = current;
+      view.status = current;
+      view.history.push({ status: current, at, reason: 'settled by an earlier attempt of this step' });
+      upsertSearchAttributes([{ key: PaymentStatusKey, value: current }]);
+      if (result) await lateResult(result);
+      return true;
+    }
+    decided = next;
     view.status = next;
     view.history.push({ status: next, at, reason });
     if (next === 'failed' || next === 'expired') view.failureReason = reason;
     upsertSearchAttributes([{ key: PaymentStatusKey, value: next }]);
     if (event) await retryWebhookDeliveries(event, retry, firstAttemptAt);
+    return true;
   }
 
-  async function settle(target: PaymentStatus, reason: string): Promise<void> {
-    if (lean) return settleLean(target, reason);
+  /** Settle to `target`; with `result` (a signalled one), only when its proof verifies: false when it did not. */
+  async function settle(target: PaymentStatus, reason: string, result?: PaymentResult): Promise<boolean> {
+    if (lean) return settleLean(target, reason, result);
     const from = view.status;
     const next = transition(from, target);
-    if (!next) return;
+    if (!next) return true;
+    decided = next;
     await updatePaymentStatus({ paymentId: input.paymentId, from, to: next, reason });
     const at = new Date().toISOString();
     view.status = next;
@@ -119,38 +167,47 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     if (next === 'failed' || next === 'expired') view.failureReason = reason;
     upsertSearchAttributes([{ key: PaymentStatusKey, value: next }]);
     if (isTerminal(next)) await emitPaymentStatusUpdated(statusEvent(next, at));
+    return true;
   }
 
+  const settleResult = (r: PaymentResult): Promise<boolean> =>
+    settle(
+      r.status === 'success' ? 'paid' : 'failed',
+      `${r.provider}: ${r.status}${r.message ? ` (${r.message})` : ''}`,
+      r,
+    );
+
   /**
-   * Until the result or the deadline. Lean: the expiry timer is never cancelled (a result that
-   * comes first just ends the workflow, and an open timer ends with it: no TimerCanceled event).
+   * Wait for the provider's result until `timeoutMs`, then settle paid, failed or expired.
+   * Lean: the expiry timer is never cancelled (a result that comes first just ends the workflow,
+   * and an open timer ends with it: no TimerCanceled event); a result whose proof does not
+   * verify is skipped and the wait goes on (result-proof-v1).
    */
-  async function resultWithin(timeoutMs: number): Promise<boolean> {
-    if (!lean) return condition(() => box.result !== undefined, Math.max(1, timeoutMs));
+  async function awaitResult(timeoutMs: number, expiredReason: string): Promise<PaymentOutcome> {
+    if (!lean) {
+      const arrived = await condition(() => queue.length > 0, Math.max(1, timeoutMs));
+      if (arrived) await settleResult(queue.shift()!);
+      else await settle('expired', expiredReason);
+      return finish();
+    }
     let expired = false;
     void sleep(Math.max(1, timeoutMs)).then(() => {
       expired = true;
     });
-    await condition(() => box.result !== undefined || expired);
-    return box.result !== undefined;
-  }
-
-  /** Wait for the provider's result until `timeoutMs`, then settle paid, failed or expired. */
-  async function awaitResult(timeoutMs: number, expiredReason: string): Promise<PaymentOutcome> {
-    const arrived = await resultWithin(timeoutMs);
-    if (arrived) {
-      const r = box.result!;
-      await settle(
-        r.status === 'success' ? 'paid' : 'failed',
-        `${r.provider}: ${r.status}${r.message ? ` (${r.message})` : ''}`,
-      );
-    } else {
-      await settle('expired', expiredReason);
+    for (;;) {
+      await condition(() => queue.length > 0 || expired);
+      if (queue.length === 0) {
+        await settle('expired', expiredReason);
+        break;
+      }
+      if (await settleResult(queue.shift()!)) break;
     }
     return finish();
   }
 
+  /** Results still queued when the payment was decided are late results; then every handler ends. */
   async function finish(): Promise<PaymentOutcome> {
+    for (let r = queue.shift(); r; r = queue.shift()) await lateResult(r);
     await condition(allHandlersFinished);
     return { paymentId: input.paymentId, orderId: input.orderId, status: view.status };
   }
@@ -175,5 +232,5 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     if (!lean) await recordPayment(row());
   };
 
-  return { view, box, lean, settle, awaitResult, finish, record };
+  return { view, lean, settle, awaitResult, finish, record };
 }

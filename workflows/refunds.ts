@@ -49,7 +49,8 @@ const { requestProviderRefund } = proxyActivities<Activities>({
   },
 });
 
-function providerFailure(e: unknown): string {
+/** A refund failure as a short reason (the refunds row, the late-result resolution). */
+export function providerFailure(e: unknown): string {
   const cause = e instanceof ActivityFailure ? e.cause : e;
   if (
     cause instanceof ApplicationFailure &&

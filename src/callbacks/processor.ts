@@ -10,21 +10,36 @@
  *    history, and a callback whose signal failed leaves no receipt and gets a 503, so the
  *    provider's retry does the whole work again. A repeated signal after a crash between signal
  *    and commit is harmless: the payment workflow keeps the first result only.
+ *  - Proof: what is signalled carries the receipt id and its proof (src/callbacks/result-proof),
+ *    an HMAC only this gateway and the worker can make; the workflow settles nothing without it.
+ *  - Conflicts: a result that contradicts a settled payment (success after expired or failed,
+ *    failed after paid) is outcome `conflict`: instead of the signal (or, when the payment was
+ *    settled while the signal was on its way, besides it) a lateResultWorkflow records it, tells
+ *    the administrator once and applies LATE_PAYMENT_POLICY (workflows/late-result.ts).
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
-import { paymentResultSignal, type PaymentResult } from '../domain/workflow-contract';
+import { contradicts, type PaymentStatus } from '../domain/payment-state';
+import { OrderIdKey } from '../domain/search-attributes';
+import {
+  lateResultWorkflowId,
+  paymentResultSignal,
+  WorkflowType,
+  type LateResultWorkflow,
+  type PaymentResult,
+} from '../domain/workflow-contract';
 import type { Logger } from '../logger';
 import { callbacks } from '../metrics';
 import { withTemporal } from '../temporal/payments';
 import type { PaymentRef } from '../payments/repository';
 import type { CallbackProvider } from '../domain/providers';
+import { signResult } from './result-proof';
 
 export type { CallbackProvider };
 export type CallbackStatus = 'success' | 'failed' | 'unprocessed';
-export type Outcome = 'signalled' | 'payment_closed' | 'recorded';
+export type Outcome = 'signalled' | 'payment_closed' | 'recorded' | 'conflict';
 
 export interface StoredResponse {
   status: number;
@@ -44,13 +59,18 @@ export interface VerifiedCallback {
   message?: string;
   /** further writes in the same transaction (the handler-form record stores) */
   record?: (trx: Knex.Transaction) => Promise<void>;
-  respond: (outcome: Outcome) => StoredResponse;
+  /** the response; `paymentStatus`: what the payment had become (for a conflict, what the result contradicts) */
+  respond: (outcome: Outcome, paymentStatus: PaymentStatus) => StoredResponse;
 }
 
 export interface ProcessorDeps {
   db: Db;
   client: Client;
   logger: Logger;
+  /** the task queue of lateResultWorkflow */
+  taskQueue: string;
+  /** RESULT_SIGNING_KEY: signs what is signalled */
+  signingKey: string;
   /** deadline of the signal call; the receipt's key is locked meanwhile */
   signalTimeoutMs?: number;
 }
@@ -86,8 +106,11 @@ export async function processCallback(
     if (inserted.length === 0) return undefined; // a committed receipt exists: a duplicate
 
     await cb.record?.(trx);
-    const outcome = cb.status === 'unprocessed' ? 'recorded' : await signal(deps, cb);
-    const response = cb.respond(outcome);
+    const { outcome, paymentStatus } =
+      cb.status === 'unprocessed'
+        ? { outcome: 'recorded' as const, paymentStatus: cb.payment.status }
+        : await deliver(deps, cb, id, trx);
+    const response = cb.respond(outcome, paymentStatus);
     await trx('callback_receipts')
       .where({ id })
       .update({
@@ -138,13 +161,67 @@ async function storedResponse(deps: ProcessorDeps, cb: VerifiedCallback): Promis
   };
 }
 
-async function signal(deps: ProcessorDeps, cb: VerifiedCallback): Promise<Outcome> {
+/**
+ * The result to the payment: a conflict when the payment is already settled the other way,
+ * else the signal (with its proof); a payment found settled the other way after the signal
+ * (the workflow decided while the signal was on its way) or after its workflow ended is a
+ * conflict too.
+ */
+async function deliver(
+  deps: ProcessorDeps,
+  cb: VerifiedCallback,
+  receiptId: string,
+  trx: Knex.Transaction,
+): Promise<{ outcome: Outcome; paymentStatus: PaymentStatus }> {
+  const status = cb.status === 'success' ? 'success' : 'failed';
   const result: PaymentResult = {
-    status: cb.status === 'success' ? 'success' : 'failed',
+    status,
     provider: cb.provider,
     ...(cb.reference ? { reference: cb.reference } : {}),
     ...(cb.message ? { message: cb.message } : {}),
+    receiptId,
+    proof: signResult(deps.signingKey, { receiptId, paymentId: cb.payment.id, status }),
   };
+  if (contradicts(status, cb.payment.status)) return conflict(deps, cb, result, cb.payment.status);
+
+  const signalled = await signal(deps, cb, result);
+  const now = (await trx('payments').where({ id: cb.payment.id }).first('status'))?.status as PaymentStatus | undefined;
+  if (now && contradicts(status, now)) return conflict(deps, cb, result, now);
+  return { outcome: signalled ? 'signalled' : 'payment_closed', paymentStatus: now ?? cb.payment.status };
+}
+
+/** Starts the late result's workflow (one per payment and status: a second start finds it, running or completed). */
+async function conflict(
+  deps: ProcessorDeps,
+  cb: VerifiedCallback,
+  result: PaymentResult,
+  paymentStatus: PaymentStatus,
+): Promise<{ outcome: Outcome; paymentStatus: PaymentStatus }> {
+  deps.logger.warn(
+    { provider: cb.provider, paymentId: cb.payment.id, status: cb.status, paymentStatus, receipt: result.receiptId },
+    'callback contradicts the settled payment: recorded as a conflict',
+  );
+  try {
+    await withTemporal(() =>
+      deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () =>
+        deps.client.workflow.start<LateResultWorkflow>(WorkflowType.lateResult, {
+          taskQueue: deps.taskQueue,
+          workflowId: lateResultWorkflowId(cb.payment.id, result.status),
+          // once per payment and status; again only after a run that failed or was terminated
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+          args: [{ paymentId: cb.payment.id, orderId: cb.payment.orderId, paymentStatus, result }],
+          typedSearchAttributes: [{ key: OrderIdKey, value: cb.payment.orderId }],
+        }),
+      ),
+    );
+  } catch (e) {
+    if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
+  }
+  return { outcome: 'conflict', paymentStatus };
+}
+
+/** True when the signal reached the running payment workflow; false when it had ended. */
+async function signal(deps: ProcessorDeps, cb: VerifiedCallback, result: PaymentResult): Promise<boolean> {
   const handle = deps.client.workflow.getHandle(cb.payment.workflowId);
   try {
     await withTemporal(() =>
@@ -152,7 +229,7 @@ async function signal(deps: ProcessorDeps, cb: VerifiedCallback): Promise<Outcom
         handle.signal(paymentResultSignal, result),
       ),
     );
-    return 'signalled';
+    return true;
   } catch (e) {
     if (e instanceof WorkflowNotFoundError) {
       // the payment workflow has ended (expired, or already decided): keep the receipt for the operator
@@ -160,7 +237,7 @@ async function signal(deps: ProcessorDeps, cb: VerifiedCallback): Promise<Outcom
         { provider: cb.provider, paymentId: cb.payment.id, status: cb.status, paymentStatus: cb.payment.status },
         'callback for a payment that has ended',
       );
-      return 'payment_closed';
+      return false;
     }
     throw e;
   }

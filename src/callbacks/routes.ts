@@ -31,6 +31,7 @@ import {
 import { AppError, ErrorCode } from '../domain/errors';
 import { unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import { thbToSatang } from '../domain/money';
+import type { PaymentStatus } from '../domain/payment-state';
 import { CallbackError, errorResponses, registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
 import type { AlertThrottle } from '../alerts';
@@ -143,7 +144,8 @@ const signedHeaders = z.object({
 });
 const accepted = {
   200: {
-    description: 'recorded (or the first response of a duplicate)',
+    description:
+      'recorded (or the first response of a duplicate). A result that contradicts the settled payment (success after expired or failed, failed after paid) is also 200, with a message starting "Callback recorded as a conflict": the provider must not retry',
     content: { 'application/json': { schema: CallbackAccepted } },
   },
 };
@@ -197,13 +199,32 @@ function assertAmount(wire: unknown, payment: PaymentRef): void {
     throw new AppError(ErrorCode.INVALID_INPUT, 'amount does not match the payment amount');
 }
 
-function generalResponse(orderId: string, status: CallbackStatus, outcome: Outcome): StoredResponse {
+/** What a conflict's answer says happens next (the provider must not retry: the result is recorded). */
+function conflictMessage(status: CallbackStatus, paymentStatus: PaymentStatus, policy: 'refund' | 'review'): string {
+  const next =
+    status === 'success'
+      ? policy === 'refund'
+        ? 'the payment will be refunded automatically'
+        : 'the payment is listed for review'
+      : 'the payment keeps its status';
+  return `Callback recorded as a conflict: the payment had already ended ${paymentStatus}; ${next} and the administrator is told. Do not retry.`;
+}
+
+function generalResponse(
+  orderId: string,
+  status: CallbackStatus,
+  outcome: Outcome,
+  paymentStatus: PaymentStatus,
+  policy: 'refund' | 'review',
+): StoredResponse {
   const message =
     outcome === 'signalled'
       ? 'Callback processed'
-      : outcome === 'payment_closed'
-        ? 'Callback recorded; the payment had already ended'
-        : 'Callback recorded; success is not boolean true or false, nothing was processed';
+      : outcome === 'conflict'
+        ? conflictMessage(status, paymentStatus, policy)
+        : outcome === 'payment_closed'
+          ? 'Callback recorded; the payment had already ended'
+          : 'Callback recorded; success is not boolean true or false, nothing was processed';
   return { status: 200, body: { statusCode: 200, body: { message, orderId, status } } };
 }
 
@@ -239,7 +260,16 @@ function walletRateLimit(deps: AppDeps) {
 export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: AlertThrottle }): Router {
   const r = new Router();
   const { config, db, logger, notifier, alerts } = deps;
-  const processorDeps = { db, client: deps.temporal.client, logger };
+  const processorDeps = {
+    db,
+    client: deps.temporal.client,
+    logger,
+    taskQueue: deps.temporal.taskQueue,
+    signingKey: config.results.signingKey,
+  };
+  const respondGeneral =
+    (orderId: string, status: CallbackStatus) => (outcome: Outcome, paymentStatus: PaymentStatus) =>
+      generalResponse(orderId, status, outcome, paymentStatus, config.results.latePaymentPolicy);
 
   r.post(CALLBACK_PATH_OF.card, async (ctx) => {
     requireBodyType(ctx, 'form');
@@ -276,8 +306,8 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
       request: typeof form.token === 'string' ? { ...form, token: maskToken(form.token) } : form,
       reference,
       message,
-      respond: (outcome) => {
-        const general = generalResponse(p.orderId, status, outcome);
+      respond: (outcome, paymentStatus) => {
+        const general = respondGeneral(p.orderId, status)(outcome, paymentStatus);
         if (!p.callbackUrl) return general;
         const to = new URL(p.callbackUrl);
         to.searchParams.set('orderId', p.orderId);
@@ -312,7 +342,7 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
         message: e.message || undefined,
         record: (trx) =>
           saveHandlerRecord(trx, `${provider}_callbacks`, e, unwrapped.event, unwrapped.body).then(() => undefined),
-        respond: (outcome) => generalResponse(payment.orderId, status, outcome),
+        respond: respondGeneral(payment.orderId, status),
       });
       send(ctx, response);
     });
@@ -350,7 +380,7 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
         sourceIp: ctx.state.clientIp ?? 'unknown',
         request: ctx.request.body,
         reference: c.paymentId ?? c.walletId,
-        respond: (outcome) => generalResponse(payment.orderId, c.status, outcome),
+        respond: respondGeneral(payment.orderId, c.status),
       });
       send(ctx, response);
     });

@@ -46,3 +46,15 @@ export const isTerminal = (s: PaymentStatus): boolean =>
 export function transition(from: PaymentStatus, to: PaymentStatus): PaymentStatus | null {
   return canTransition(from, to) ? to : null;
 }
+
+/**
+ * A provider result contradicts a decided payment when money and status disagree: a success on
+ * a payment that expired or failed (the customer paid, nobody will ship), or a failure on one
+ * that is paid (or refunded from paid). A result on a pending payment, or one that agrees with
+ * the status, is no conflict.
+ */
+export function contradicts(result: 'success' | 'failed', status: PaymentStatus): boolean {
+  return result === 'success'
+    ? status === 'failed' || status === 'expired'
+    : status === 'paid' || status === 'refunded';
+}

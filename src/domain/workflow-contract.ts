@@ -24,6 +24,8 @@ export const WorkflowType = {
   webhookResend: 'webhookResendWorkflow',
   webhookRecover: 'webhookRecoverWorkflow',
   refunds: 'orderRefundsWorkflow',
+  /** a provider result that contradicts a settled payment (the gateway saw it settled first) */
+  lateResult: 'lateResultWorkflow',
 } as const;
 
 /**
@@ -36,6 +38,18 @@ export const WorkflowType = {
  */
 export const Patch = {
   leanPayment: 'lean-payment-v1',
+  /**
+   * result-proof-v1: a signalled result is settled only when its proof verifies (checked inside
+   * the settle local activity: no extra event); a rejected one changes nothing and the payment
+   * keeps waiting. Its marker is recorded only when a result is rejected.
+   */
+  resultProof: 'result-proof-v1',
+  /**
+   * late-result-v1: a result that arrives after the payment was decided and contradicts it is
+   * handed to resolveLateResult (workflows/late-result.ts) instead of being dropped. Its marker
+   * is recorded only when such a result arrives.
+   */
+  lateResult: 'late-result-v1',
 } as const;
 
 // Workflow ids: natural idempotency, one workflow per subject.
@@ -49,6 +63,9 @@ export const paidOrderWorkflowId = (orderId: string): string => `paid-order-${or
  */
 export const webhookDeliveryWorkflowId = (paymentId: string, status: PaymentEventStatus, refundId?: string): string =>
   refundId ? `webhook-${paymentId}-${status}-${refundId}` : `webhook-${paymentId}-${status}`;
+/** one late-result resolution per payment and contradicting status */
+export const lateResultWorkflowId = (paymentId: string, status: PaymentResult['status']): string =>
+  `late-result-${paymentId}-${status}`;
 /** the refunds of an order: one workflow at a time per order serialises them */
 export const refundsWorkflowId = (orderId: string): string => `refunds-${orderId}`;
 /** one replay of a dead letter at a time (a second request joins the running one) */
@@ -75,12 +92,19 @@ export type ActivityFailureType = (typeof ActivityFailureType)[keyof typeof Acti
 
 // ---- payment workflows (card, qr) ----
 
-/** Signal `paymentResult`: the first valid one decides; a later one changes nothing. */
+/**
+ * Signal `paymentResult`: the first valid one with a verified proof decides; a later one that
+ * contradicts the decision is a late result (late-result-v1), one that agrees changes nothing.
+ */
 export interface PaymentResult {
   status: 'success' | 'failed';
   provider: string;
   reference?: string;
   message?: string;
+  /** the callback receipt this result comes from (result-proof-v1) */
+  receiptId?: string;
+  /** HMAC over (receiptId, paymentId, status) with RESULT_SIGNING_KEY (src/callbacks/result-proof.ts) */
+  proof?: string;
 }
 
 export interface ChargeView {
@@ -142,6 +166,28 @@ export const chargeUpdate = defineUpdate<PaymentView>('charge');
 
 export type CardPaymentWorkflow = (input: CardPaymentInput) => Promise<PaymentOutcome>;
 export type QrPaymentWorkflow = (input: QrPaymentInput) => Promise<PaymentOutcome>;
+
+// ---- late and conflicting results (lateResultWorkflow, or the payment workflow's own handler) ----
+
+export interface LateResultInput {
+  paymentId: string;
+  orderId: string;
+  /** the status the payment had been decided to when the result came */
+  paymentStatus: PaymentStatus;
+  result: PaymentResult;
+}
+
+/** What became of the conflict: the policy's action and, for a refund, how it went. */
+export type ConflictResolution = 'recorded' | 'review' | 'refund_pending' | 'refunded' | 'refund_failed';
+
+export interface LateResultOutcome {
+  /** rejected: the proof did not verify; duplicate: this conflict was recorded before; agrees: no conflict */
+  verdict: 'recorded' | 'duplicate' | 'rejected' | 'agrees';
+  conflictId?: string;
+  resolution?: ConflictResolution;
+}
+
+export type LateResultWorkflow = (input: LateResultInput) => Promise<LateResultOutcome>;
 
 // ---- bank calls ----
 

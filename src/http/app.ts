@@ -28,6 +28,7 @@ import { metricsRoutes } from './routes/metrics';
 import { codecRoutes } from './routes/codec';
 import { timelineRoutes } from '../payments/timeline';
 import { memoizeRouteMatching } from './route-match';
+import { latePaymentRoutes } from '../payments/late-payments';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): Koa {
     codecRoutes(deps),
     paymentRoutes(deps),
     timelineRoutes(deps),
+    latePaymentRoutes(deps),
     callbackRoutes({ ...deps, notifier, alerts }),
     webhookRoutes(deps),
     costRoutes(deps),

@@ -229,10 +229,14 @@ export async function attachProviderRef(
     });
 }
 
-/** Apply a transition decided by the workflow; guarded on the current status, so a retry is a no-op. */
-export async function applyTransition(db: Db, change: StatusChange): Promise<void> {
+/**
+ * Apply a transition decided by the workflow; guarded on the current status, so a retry is a
+ * no-op. Resolves to the row's status afterwards: `change.to` (or a later status) when this
+ * transition is, or was before, applied; another one when a different transition won.
+ */
+export async function applyTransition(db: Db, change: StatusChange): Promise<PaymentStatus> {
   if (!canTransition(change.from, change.to)) throw new Error(`illegal transition ${change.from} -> ${change.to}`);
-  const method = await db.transaction(async (trx) => {
+  const { method, status } = await db.transaction(async (trx) => {
     const updated = await trx('payments')
       .where({ id: change.paymentId, status: change.from })
       .update({ status: change.to, updated_at: trx.fn.now() })
@@ -244,8 +248,11 @@ export async function applyTransition(db: Db, change: StatusChange): Promise<voi
         to_status: change.to,
         reason: change.reason,
       });
+      return { method: (updated[0] as { method?: string }).method, status: change.to };
     }
-    return (updated[0] as { method?: string } | undefined)?.method;
+    const row = await trx('payments').where({ id: change.paymentId }).first('status');
+    return { method: undefined, status: (row?.status ?? change.to) as PaymentStatus };
   });
   if (method) paymentTransitions.inc({ method, to: change.to });
+  return status;
 }

@@ -3,7 +3,8 @@
  * (never from Temporal): the payment's creation, every status transition (payment_events),
  * every callback received (callback_receipts: provider, status, outcome, source IP, receipt id),
  * every webhook delivery and attempt (endpoint, attempt number, status code or error, latency),
- * dead letters and their replays, and refunds when the refunds table exists; in time order,
+ * dead letters and their replays, refunds when the refunds table exists, and conflicting
+ * provider results (payment_conflicts: a success after expiry, a failure after paid); in time order,
  * with a link to the payment workflow in Temporal Web. Scope payments:read; visible to the same
  * keys as /checkstatus (same mode; the creating key, or any key for a keyless payment).
  */
@@ -26,6 +27,7 @@ const Entry = z.object({
     'webhook.dead_letter',
     'webhook.replayed',
     'refund',
+    'payment.conflict',
   ]),
   details: z.record(z.unknown()),
 });
@@ -104,7 +106,7 @@ export function timelineRoutes(deps: AppDeps): Router {
     if (!p || p.mode !== key.mode || (p.api_key_id !== null && p.api_key_id !== key.id))
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
 
-    const [events, receipts, deliveries, attempts, deadLetters, refunds] = await Promise.all([
+    const [events, receipts, deliveries, attempts, deadLetters, refunds, conflicts] = await Promise.all([
       db('payment_events').where({ payment_id: p.id }).orderBy('id'),
       db('callback_receipts')
         .where({ payment_id: p.id })
@@ -130,6 +132,7 @@ export function timelineRoutes(deps: AppDeps): Router {
         .where('d.payment_id', p.id)
         .select('l.*'),
       db.schema.hasTable('refunds').then((has) => (has ? db('refunds').where({ payment_id: p.id }) : [])),
+      db('payment_conflicts').where({ payment_id: p.id }),
     ]);
 
     type E = { at: string; type: z.infer<typeof Entry>['type']; details: Record<string, unknown> };
@@ -216,6 +219,21 @@ export function timelineRoutes(deps: AppDeps): Router {
         at: iso(f.created_at),
         type: 'refund',
         details: Object.fromEntries(Object.entries(f).filter(([k]) => !['payment_id', 'created_at'].includes(k))),
+      });
+    for (const c of conflicts)
+      entries.push({
+        at: iso(c.created_at),
+        type: 'payment.conflict',
+        details: {
+          conflictId: c.id,
+          result: c.result_status,
+          paymentStatus: c.payment_status,
+          provider: c.provider,
+          receiptId: c.receipt_id,
+          resolution: c.resolution,
+          refundId: c.refund_id,
+          detail: c.detail,
+        },
       });
     entries.sort((a, b) => a.at.localeCompare(b.at));
 

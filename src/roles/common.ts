@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, type Config } from '../config';
 import { createDb, migrateLatest, migrationSource, type Db } from '../db/knex';
 import { createLogger, type Logger } from '../logger';
 import type { KeyRing } from '../temporal/codec';
-import { connectClient, temporalReachable } from '../temporal/client';
+import { connectClient, temporalReachable, type TemporalTlsFiles } from '../temporal/client';
 
 export type Role = 'gateway' | 'worker';
 
@@ -92,6 +92,10 @@ export async function resolveServices(
   return { databaseUrl, temporalAddress, embedded };
 }
 
+/** TEMPORAL_TLS_* for a Temporal of TEMPORAL_ADDRESS; none for the embedded dev server of `npm start` (plain TCP on loopback). */
+export const temporalTlsOf = (config: Config, embedded: string[]): TemporalTlsFiles | undefined =>
+  embedded.includes('temporal') ? undefined : config.temporal.tls;
+
 /** A knex pool on `url` that has answered `select 1` (else a StartupError naming the URL). */
 export async function connectDb(url: string, poolMax: number): Promise<Db> {
   const db = createDb(url, { poolMax });
@@ -105,10 +109,15 @@ export async function connectDb(url: string, poolMax: number): Promise<Db> {
 }
 
 /** A Temporal client whose frontend has answered (else a StartupError naming the address). */
-export async function connectTemporal(address: string, namespace: string, codecKeys?: KeyRing): Promise<Client> {
+export async function connectTemporal(
+  address: string,
+  namespace: string,
+  codecKeys?: KeyRing,
+  tls?: TemporalTlsFiles,
+): Promise<Client> {
   let client: Client;
   try {
-    client = await connectClient(address, namespace, { codecKeys });
+    client = await connectClient(address, namespace, { codecKeys, tls });
   } catch (e) {
     throw new StartupError(`Temporal at ${address} is unreachable: ${(e as Error).message}`);
   }
@@ -170,7 +179,12 @@ export async function connectServices(
   const services = await resolveServices(config, role);
   const db = await connectDb(services.databaseUrl, poolMax);
   onStop({ name: 'database pool', stop: () => db.destroy() });
-  const client = await connectTemporal(services.temporalAddress, config.temporal.namespace, config.temporal.codecKeys);
+  const client = await connectTemporal(
+    services.temporalAddress,
+    config.temporal.namespace,
+    config.temporal.codecKeys,
+    temporalTlsOf(config, services.embedded),
+  );
   onStop({ name: 'temporal client', stop: () => client.connection.close() });
   await ensureMigrated(db, config, logger);
   return { ...services, db, client };

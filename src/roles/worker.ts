@@ -14,7 +14,7 @@ import http from 'node:http';
 import type { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { sandboxProviders } from '../simulators/providers';
-import { connectServices, redactUrl, runRole, withTimeout } from './common';
+import { connectServices, redactUrl, runRole, temporalTlsOf, withTimeout } from './common';
 import { ensureSearchAttributes, temporalReachable } from '../temporal/client';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { createWorker, prebuiltWorkflowBundle } from '../temporal/worker';
@@ -83,6 +83,7 @@ runRole('worker', async (ctx) => {
     activities: createActivities({ db, config: { ...config, mail }, logger, sandbox: sandboxProviders({ db }) }),
     workflowBundle: bundle ? { codePath: bundle } : undefined,
     codecKeys: config.temporal.codecKeys,
+    tls: temporalTlsOf(config, embedded),
     shutdownGraceTime: Math.max(1000, config.roles.shutdownGraceMs - 2000),
   }).catch((e: Error) => {
     throw new Error(`the worker could not start on ${temporalAddress}: ${e.message}`);

@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import fs from 'node:fs';
+import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
 import { dataConverterOf, type KeyRing } from './codec';
@@ -27,13 +28,54 @@ export function clientOnWorkerConnection(
   });
 }
 
-/** With `codecKeys`, payloads are encrypted (src/temporal/codec.ts): give the worker the same keys. */
+/** TEMPORAL_TLS_*: PEM file paths (config.temporal.tls). */
+export interface TemporalTlsFiles {
+  certPath?: string;
+  keyPath?: string;
+  caPath?: string;
+  serverName?: string;
+}
+
+/**
+ * The TLS options of a connection to the Temporal frontend, for the client (Connection) and the
+ * worker (NativeConnection) alike: the client certificate and key (mTLS), the CA that signed
+ * the server's certificate (else the system's roots) and the name to check it against (else
+ * the address's host). undefined: plain TCP (the embedded dev server).
+ */
+export function temporalTlsOptions(files: TemporalTlsFiles | undefined): TLSConfig | undefined {
+  if (!files) return undefined;
+  const read = (file: string, what: string) => {
+    try {
+      return fs.readFileSync(file);
+    } catch (e) {
+      throw new Error(`${what}: cannot read ${file}: ${(e as Error).message}`);
+    }
+  };
+  return {
+    ...(files.certPath && files.keyPath
+      ? {
+          clientCertPair: {
+            crt: read(files.certPath, 'TEMPORAL_TLS_CERT'),
+            key: read(files.keyPath, 'TEMPORAL_TLS_KEY'),
+          },
+        }
+      : {}),
+    ...(files.caPath ? { serverRootCACertificate: read(files.caPath, 'TEMPORAL_TLS_CA') } : {}),
+    ...(files.serverName ? { serverNameOverride: files.serverName } : {}),
+  };
+}
+
+/**
+ * With `codecKeys`, payloads are encrypted (src/temporal/codec.ts): give the worker the same keys.
+ * With `tls`, the connection uses TLS (mTLS with a client certificate): temporalTlsOptions.
+ */
 export async function connectClient(
   address: string,
   namespace: string,
-  opts: { codecKeys?: KeyRing } = {},
+  opts: { codecKeys?: KeyRing; tls?: TemporalTlsFiles } = {},
 ): Promise<Client> {
-  const connection = await Connection.connect({ address, connectTimeout: '10s' });
+  const tls = temporalTlsOptions(opts.tls);
+  const connection = await Connection.connect({ address, connectTimeout: '10s', ...(tls ? { tls } : {}) });
   return new Client({
     connection,
     namespace,

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Activities } from '../../activities';
+import { temporalTlsOptions, type TemporalTlsFiles } from './client';
 import { dataConverterOf, type KeyRing } from './codec';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
@@ -37,8 +38,12 @@ export async function createWorker(opts: {
   codecKeys?: KeyRing;
   /** a connection to share (e.g. with a client that requests eager starts); else a new one */
   connection?: NativeConnection;
+  /** TLS / mTLS to the frontend (TEMPORAL_TLS_*): the same as the client's */
+  tls?: TemporalTlsFiles;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const connection = opts.connection ?? (await NativeConnection.connect({ address: opts.address }));
+  const tls = temporalTlsOptions(opts.tls);
+  const connection =
+    opts.connection ?? (await NativeConnection.connect({ address: opts.address, ...(tls ? { tls } : {}) }));
   try {
     const worker = await Worker.create({
       connection,

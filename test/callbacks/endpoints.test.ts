@@ -362,6 +362,7 @@ describe('endpoint-specific rules', () => {
       WEBHOOK_SECRET_KEY: 'a'.repeat(64),
       STOREFRONT_KEY_SECRET: 's'.repeat(32),
       IDENTITY_SECRET: 'i'.repeat(32),
+      RESULT_SIGNING_KEY: 'r'.repeat(32),
       TEMPORAL_CODEC_KEYS: `k1:${'c'.repeat(64)}`,
     };
     for (const n of ['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET']) {

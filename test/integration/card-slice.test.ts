@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import { paymentWorkflowId } from '../../src/domain/workflow-contract';
-import { createTestStack, uniq, waitFor, type TestStack } from '../support/stack';
+import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -48,7 +48,7 @@ describe('POST /cardpayment starts a payment workflow', () => {
     const desc = await handle.describe();
     expect(desc.searchAttributes).toMatchObject({ OrderId: [orderId], PaymentMethod: ['card'] });
 
-    await handle.signal('paymentResult', { status: 'success', provider: 'card' });
+    await handle.signal('paymentResult', provenResult(stack.config, row.id, { status: 'success', provider: 'card' }));
     await expect(handle.result()).resolves.toEqual({ paymentId: row.id, orderId, status: 'paid' });
     const paid = await stack.db('payments').where({ order_id: orderId }).first();
     expect(paid.status).toBe('paid');

@@ -32,6 +32,7 @@ describe('object store settings', () => {
       NODE_ENV: 'production',
       STOREFRONT_KEY_SECRET: 'x'.repeat(32),
       IDENTITY_SECRET: 'y'.repeat(32),
+      RESULT_SIGNING_KEY: 'r'.repeat(32),
       WEBHOOK_SECRET_KEY: 'a'.repeat(64),
       TEMPORAL_CODEC_KEYS: 'k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=',
       S3_REGION: 'ap-southeast-1',

@@ -4,7 +4,7 @@
  */
 import { paymentWorkflowId } from '../../src/domain/workflow-contract';
 import type { PaymentView } from '../../src/domain/workflow-contract';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { gatewayWith, newKey, paymentError, request, rowOf, waitFor } from './support';
 
 let stack: TestStack;
@@ -52,7 +52,14 @@ describe('GET /checkstatus/{orderId}', () => {
     expect(pending.headers['x-ratelimit-limit']).toBeDefined();
 
     const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
-    await handle.signal('paymentResult', { status: 'success', provider: 'qr', message: 'bank app' });
+    await handle.signal(
+      'paymentResult',
+      provenResult(stack.config, created.body.body.paymentId, {
+        status: 'success',
+        provider: 'qr',
+        message: 'bank app',
+      }),
+    );
     await handle.result();
     const paid = await check(orderId);
     expect(paid.body.body.status).toBe('paid');

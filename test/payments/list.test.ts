@@ -1,6 +1,6 @@
 /** GET /payments on the real stack: the key's own payments, newest first, filters, cursor pagination. */
 import { paymentWorkflowId } from '../../src/domain/workflow-contract';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { newKey, request, rowOf, waitFor } from './support';
 
 let stack: TestStack;
@@ -28,7 +28,8 @@ it("lists the key's own payments newest first, filtered by status, method and cr
     orders.push(orderId);
   }
   const handle = stack.client.workflow.getHandle(paymentWorkflowId(orders[1]));
-  await handle.signal('paymentResult', { status: 'success', provider: 'qr' });
+  const { id: paid } = await rowOf(stack.db, orders[1]);
+  await handle.signal('paymentResult', provenResult(stack.config, paid, { status: 'success', provider: 'qr' }));
   await handle.result();
 
   const list = (q = '') => api().get(`/payments${q}`).set('X-API-Key', key);

@@ -7,7 +7,7 @@ import { qrImage } from '../../src/payments/qr-image';
 import { paymentWorkflowId } from '../../src/domain/workflow-contract';
 import { orderReference, parseTlv, payloadFields, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
 import { fieldSigned, post as postCallback } from '../callbacks/helpers';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf, waitFor, webhookWitness } from './support';
 
 let stack: TestStack;
@@ -120,8 +120,11 @@ describe('POST /qrpayment', () => {
     const res = await post({ orderId, userId: 'u-3', amount: 55, customerId: 'c-3' });
     const paymentId = res.body.body.paymentId;
     const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
-    await handle.signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-1' });
-    // a second, contradicting result changes nothing
+    await handle.signal(
+      'paymentResult',
+      provenResult(stack.config, paymentId, { status: 'success', provider: 'qr', reference: 'txn-1' }),
+    );
+    // a second, contradicting result without a proof changes nothing
     await handle.signal('paymentResult', { status: 'failed', provider: 'qr' }).catch(() => undefined);
     await expect(handle.result()).resolves.toEqual({ paymentId, orderId, status: 'paid' });
     expect((await rowOf(stack.db, orderId)).status).toBe('paid');

@@ -6,7 +6,7 @@
  */
 import { paymentWorkflowId, refundsWorkflowId } from '../../src/domain/workflow-contract';
 import { cardPayment } from '../callbacks/helpers';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { registerEndpoint, startReceiver, verifiesWithStandardWebhooks, type Receiver } from '../webhooks/helpers';
 import { eventsOf, newKey, paymentError, request, rowOf, waitFor } from './support';
 
@@ -37,7 +37,10 @@ async function paidQr(amount: number, k = key): Promise<{ orderId: string; payme
   expect(created.status).toBe(200);
   await waitFor(() => rowOf(stack.db, orderId));
   const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
-  await handle.signal('paymentResult', { status: 'success', provider: 'qr' });
+  await handle.signal(
+    'paymentResult',
+    provenResult(stack.config, created.body.body.paymentId, { status: 'success', provider: 'qr' }),
+  );
   await handle.result();
   return { orderId, paymentId: created.body.body.paymentId };
 }
@@ -191,7 +194,10 @@ describe('POST /refund', () => {
   it("a card payment is refunded at the card provider (its charge): the refund carries the provider's refund id", async () => {
     const p = await cardPayment(stack, { amount: 80, apiKey: key });
     const handle = stack.client.workflow.getHandle(p.workflowId);
-    await handle.signal('paymentResult', { status: 'success', provider: 'card', reference: p.providerRef });
+    await handle.signal(
+      'paymentResult',
+      provenResult(stack.config, p.paymentId, { status: 'success', provider: 'card', reference: p.providerRef }),
+    );
     await handle.result();
     const res = await refund({ orderId: p.orderId, amount: 25.5 });
     expect(res.body.body).toMatchObject({

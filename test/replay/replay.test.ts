@@ -15,6 +15,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -30,25 +32,43 @@ import {
   type OrderRefundsWorkflow,
 } from '../../src/domain/workflow-contract';
 import { findTemporalCli } from '../../src/stack/temporal';
+import { AesGcmCodec, ENCRYPTED_ENCODING, type KeyRing } from '../../src/temporal/codec';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey } from '../payments/support';
-import { createTestStack, uniq } from '../support/stack';
+import { startSmtpSink } from '../../src/simulators/smtp-sink';
+import { createEndpoint } from '../../src/webhooks/endpoints';
+import { createTestStack, provenResult, uniq, waitFor } from '../support/stack';
 import { historyFromJson } from './history';
 
 /** The file names the current code records to. */
-const RECORDED = { card: 'card-payment-lean.history.json', qr: 'qr-payment-lean.history.json' };
+const RECORDED = {
+  card: 'card-payment-lean.history.json',
+  qr: 'qr-payment-lean.history.json',
+  /** result-proof-v1: a forged result rejected (its marker), then the proven one settles paid */
+  proof: 'qr-payment-proof.history.json',
+  /** late-result-v1: expired, then a late proven success recorded, refunded and e-mailed in the workflow */
+  late: 'qr-payment-late.history.json',
+};
 const FIXTURES = [
-  { file: 'card-payment.history.json', workflowType: 'cardPaymentWorkflow' },
-  { file: 'qr-payment.history.json', workflowType: 'qrPaymentWorkflow' },
-  { file: RECORDED.card, workflowType: 'cardPaymentWorkflow' },
-  { file: RECORDED.qr, workflowType: 'qrPaymentWorkflow' },
-  { file: 'refunds.history.json', workflowType: 'orderRefundsWorkflow' },
+  { file: 'card-payment.history.json', workflowType: 'cardPaymentWorkflow', status: 'paid' },
+  { file: 'qr-payment.history.json', workflowType: 'qrPaymentWorkflow', status: 'paid' },
+  { file: RECORDED.card, workflowType: 'cardPaymentWorkflow', status: 'paid' },
+  { file: RECORDED.qr, workflowType: 'qrPaymentWorkflow', status: 'paid' },
+  { file: RECORDED.proof, workflowType: 'qrPaymentWorkflow', status: 'paid' },
+  { file: RECORDED.late, workflowType: 'qrPaymentWorkflow', status: 'expired' },
+  { file: 'refunds.history.json', workflowType: 'orderRefundsWorkflow', status: undefined },
 ];
 const fixturePath = (f: string) => path.join(__dirname, f);
 const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
 
 /** The history in Temporal's standard JSON form, as `temporal workflow show --output json` writes it. */
-async function save(client: Client, orderId: string, file: string, workflowId = paymentWorkflowId(orderId)) {
+async function save(
+  client: Client,
+  keys: KeyRing,
+  orderId: string,
+  file: string,
+  workflowId = paymentWorkflowId(orderId),
+) {
   await client.workflow.getHandle(workflowId).result();
   const shown = spawnSync(
     findTemporalCli(process.env.TEMPORAL_CLI_PATH),
@@ -67,7 +87,33 @@ async function save(client: Client, orderId: string, file: string, workflowId = 
     { encoding: 'utf8' },
   );
   if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
-  fs.writeFileSync(fixturePath(file), JSON.stringify(JSON.parse(shown.stdout), null, 1) + '\n');
+  const json = await decrypted(JSON.parse(shown.stdout), keys);
+  fs.writeFileSync(fixturePath(file), JSON.stringify(json, null, 1) + '\n');
+}
+
+/**
+ * The history with its payloads decrypted (the payload codec of src/temporal/codec.ts encrypts
+ * them; a replay worker has no codec), as Temporal Web's codec endpoint would show them.
+ */
+async function decrypted(node: unknown, keys: KeyRing): Promise<unknown> {
+  if (Array.isArray(node)) return Promise.all(node.map((n) => decrypted(n, keys)));
+  if (!node || typeof node !== 'object') return node;
+  const o = node as Record<string, unknown>;
+  const meta = o.metadata as Record<string, string> | undefined;
+  if (meta?.encoding && Buffer.from(meta.encoding, 'base64').toString() === ENCRYPTED_ENCODING) {
+    const payload = {
+      metadata: Object.fromEntries(Object.entries(meta).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+      data: Buffer.from(String(o.data ?? ''), 'base64'),
+    };
+    const [clear] = await new AesGcmCodec(keys).decode([payload]);
+    return {
+      metadata: Object.fromEntries(
+        Object.entries(clear.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v as Uint8Array).toString('base64')]),
+      ),
+      data: Buffer.from(clear.data ?? new Uint8Array()).toString('base64'),
+    };
+  }
+  return Object.fromEntries(await Promise.all(Object.entries(o).map(async ([k, v]) => [k, await decrypted(v, keys)])));
 }
 
 if (process.env.RECORD_REPLAY_FIXTURES === '1') {
@@ -83,23 +129,96 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1') {
         callback: 'https://shop.example/done',
       });
       expect(res.body.body.chargeId).toBeTruthy();
-      await stack.client.workflow
-        .getHandle(paymentWorkflowId(card))
-        .signal('paymentResult', { status: 'success', provider: 'card', reference: res.body.body.chargeId });
-      await save(stack.client, card, RECORDED.card);
+      await stack.client.workflow.getHandle(paymentWorkflowId(card)).signal(
+        'paymentResult',
+        provenResult(stack.config, res.body.body.paymentId, {
+          status: 'success',
+          provider: 'card',
+          reference: res.body.body.chargeId,
+        }),
+      );
+      await save(stack.client, stack.config.temporal.codecKeys, card, RECORDED.card);
 
       const { key } = await newKey(stack.db, { scopes: ['payments:write'] });
       const qr = uniq('replay-qr');
-      await request(stack.app.callback())
+      const created = await request(stack.app.callback())
         .post('/qrpayment')
         .set('X-API-Key', key)
         .send({ orderId: qr, userId: 'u-replay', amount: 99.5, customerId: 'c-replay' });
-      await stack.client.workflow
-        .getHandle(paymentWorkflowId(qr))
-        .signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-replay' });
-      await save(stack.client, qr, RECORDED.qr);
+      await stack.client.workflow.getHandle(paymentWorkflowId(qr)).signal(
+        'paymentResult',
+        provenResult(stack.config, created.body.body.paymentId, {
+          status: 'success',
+          provider: 'qr',
+          reference: 'txn-replay',
+        }),
+      );
+      await save(stack.client, stack.config.temporal.codecKeys, qr, RECORDED.qr);
     } finally {
       await stack.close();
+    }
+  });
+}
+
+if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXTURES === 'proof') {
+  it('records the result-proof-v1 and late-result-v1 fixtures', async () => {
+    const smtp = await startSmtpSink();
+    const stack = await createTestStack({ env: { SMTP_URL: smtp.url, QR_EXPIRY_S: '2' } });
+    const slow = http.createServer((req, res) => {
+      req.resume();
+      setTimeout(() => res.writeHead(200).end('ok'), 2000);
+    });
+    let slowHits = 0;
+    slow.on('request', () => slowHits++);
+    try {
+      const { key, id } = await newKey(stack.db, { scopes: ['payments:write'] });
+      // a forged result (no proof), then the proven one
+      const proof = uniq('replay-proof');
+      const a = await request(stack.app.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', key)
+        .send({ orderId: proof, userId: 'u-replay', amount: 10, customerId: 'c-replay' });
+      const handle = stack.client.workflow.getHandle(paymentWorkflowId(proof));
+      await handle.signal('paymentResult', { status: 'success', provider: 'qr' });
+      await new Promise((r) => setTimeout(r, 500));
+      await handle.signal(
+        'paymentResult',
+        provenResult(stack.config, a.body.body.paymentId, {
+          status: 'success',
+          provider: 'qr',
+          reference: 'txn-proof',
+        }),
+      );
+      await save(stack.client, stack.config.temporal.codecKeys, proof, RECORDED.proof);
+
+      // the expiry's settle step held open by a slow webhook endpoint; a proven success comes meanwhile
+      await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+      await createEndpoint(
+        stack.db,
+        stack.config,
+        { id, mode: 'sandbox' },
+        { url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hooks` },
+      );
+      const late = uniq('replay-late');
+      const b = await request(stack.app.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', key)
+        .send({ orderId: late, userId: 'u-replay', amount: 20, customerId: 'c-replay' });
+      await waitFor(async () => slowHits > 0, 20_000, 'the expired webhook attempt');
+      await stack.client.workflow.getHandle(paymentWorkflowId(late)).signal(
+        'paymentResult',
+        provenResult(stack.config, b.body.body.paymentId, {
+          status: 'success',
+          provider: 'qr',
+          reference: 'txn-late',
+        }),
+      );
+      await save(stack.client, stack.config.temporal.codecKeys, late, RECORDED.late);
+    } finally {
+      await stack.close();
+      slow.closeAllConnections();
+      await new Promise((r) => slow.close(r));
+      await smtp.stop();
     }
   });
 }
@@ -110,13 +229,18 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
     try {
       const { key } = await newKey(stack.db, { scopes: ['payments:write'] });
       const orderId = uniq('replay-refund');
-      await request(stack.app.callback())
+      const created = await request(stack.app.callback())
         .post('/qrpayment')
         .set('X-API-Key', key)
         .send({ orderId, userId: 'u-replay', amount: 100, customerId: 'c-replay' });
-      await stack.client.workflow
-        .getHandle(paymentWorkflowId(orderId))
-        .signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-replay' });
+      await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal(
+        'paymentResult',
+        provenResult(stack.config, created.body.body.paymentId, {
+          status: 'success',
+          provider: 'qr',
+          reference: 'txn-replay',
+        }),
+      );
       await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result();
       for (const [refundId, amountSatang] of [
         ['re_replay_partial', 3000],
@@ -136,7 +260,13 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
         });
         expect(out).toMatchObject({ ok: true, status: 'succeeded' });
       }
-      await save(stack.client, orderId, 'refunds.history.json', refundsWorkflowId(orderId));
+      await save(
+        stack.client,
+        stack.config.temporal.codecKeys,
+        orderId,
+        'refunds.history.json',
+        refundsWorkflowId(orderId),
+      );
     } finally {
       await stack.close();
     }
@@ -159,7 +289,7 @@ describe('recorded payment histories replay against the current workflow code', 
         workflowExecutionCompletedEventAttributes: { result: { payloads: { data: string }[] } };
       };
       expect(last.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
-      if (f.workflowType === 'orderRefundsWorkflow') {
+      if (!f.status) {
         const updates = h.events.filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED');
         expect(updates).toHaveLength(2);
         continue;
@@ -167,7 +297,7 @@ describe('recorded payment histories replay against the current workflow code', 
       const result = JSON.parse(
         Buffer.from(last.workflowExecutionCompletedEventAttributes.result.payloads[0].data, 'base64').toString(),
       );
-      expect(result).toMatchObject({ status: 'paid' });
+      expect({ file: f.file, status: result.status }).toEqual({ file: f.file, status: f.status });
     }
   });
 
@@ -203,5 +333,33 @@ describe('recorded payment histories replay against the current workflow code', 
       expect(types).not.toContain('ACTIVITY_TASK_SCHEDULED');
       expect(types.length).toBeLessThanOrEqual(max);
     }
+  });
+
+  it('the shapes of result-proof-v1 and late-result-v1: their markers only where a result was rejected or came late', () => {
+    type Marker = { markerName: string; details: Record<string, { payloads: { data: string }[] }> };
+    const patchesOf = (file: string) =>
+      load(file)
+        .events.map((e) => e.markerRecordedEventAttributes as Marker | undefined)
+        .filter((m) => m?.markerName === 'core_patch')
+        .map(
+          (m) =>
+            (JSON.parse(Buffer.from(m!.details['patch-data'].payloads[0].data, 'base64').toString()) as { id: string })
+              .id,
+        );
+    expect(patchesOf(RECORDED.qr)).toEqual(['lean-payment-v1']);
+    expect(patchesOf(RECORDED.proof)).toEqual(['lean-payment-v1', 'result-proof-v1']);
+    expect(patchesOf(RECORDED.late)).toEqual(['lean-payment-v1', 'late-result-v1']);
+    const late = load(RECORDED.late).events.map(
+      (e) =>
+        (e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined)?.activityType.name,
+    );
+    expect(late.filter(Boolean)).toEqual([
+      'recordLateResult',
+      'recordRefund',
+      'requestProviderRefund',
+      'settleRefund',
+      'settleLateResult',
+      'notifyAdmin',
+    ]);
   });
 });

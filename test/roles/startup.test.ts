@@ -71,6 +71,7 @@ describe('a start-up failure exits non-zero with a clear message', () => {
     const secrets: Record<string, string> = {
       STOREFRONT_KEY_SECRET: 'x'.repeat(32),
       IDENTITY_SECRET: 'y'.repeat(32),
+      RESULT_SIGNING_KEY: 'r'.repeat(32),
       WEBHOOK_SECRET_KEY: 'a'.repeat(64),
       TEMPORAL_CODEC_KEYS: 'k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=',
     };

@@ -18,6 +18,10 @@ import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { clientOnWorkerConnection, connectClient } from '../../src/temporal/client';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { createWorker } from '../../src/temporal/worker';
+import { signResult } from '../../src/callbacks/result-proof';
+import type { PaymentResult } from '../../src/domain/workflow-contract';
+import { newId } from '../../src/ids';
+import { createLogger } from '../../src/logger';
 
 export interface TestStack {
   app: Koa;
@@ -70,16 +74,18 @@ export async function createTestStack(
   opts: {
     worker?: boolean;
     env?: Record<string, string>;
+    logger?: pino.Logger;
     /** the gateway starts payment workflows eagerly on the worker, as `npm start` does */
     eagerStart?: boolean;
   } = {},
 ): Promise<TestStack> {
+  const logger = opts.logger ?? testLogger;
   const db = await workerDb();
   const config = testConfig(opts.env);
   const address = process.env.TALAT_TEST_TEMPORAL_ADDRESS!;
   const client = await connectClient(address, 'default', { codecKeys: config.temporal.codecKeys });
   const taskQueue = `test-${randomUUID()}`;
-  const activities = createActivities({ db, config, logger: testLogger, sandbox: sandboxProviders({ db }) });
+  const activities = createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) });
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   let connection: NativeConnection | undefined;
@@ -100,7 +106,7 @@ export async function createTestStack(
     opts.eagerStart && connection
       ? clientOnWorkerConnection(connection, 'default', { codecKeys: config.temporal.codecKeys })
       : undefined;
-  const app = createApp({ config, db, temporal: { client, taskQueue, eagerStartClient }, logger: testLogger });
+  const app = createApp({ config, db, temporal: { client, taskQueue, eagerStartClient }, logger });
   return {
     app,
     db,
@@ -137,4 +143,35 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`${what} not met within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * A paymentResult as the callback processor signals it: with a receipt id and its proof
+ * (RESULT_SIGNING_KEY of `config`). Without these the payment workflow settles nothing.
+ */
+export function provenResult(
+  config: Config,
+  paymentId: string,
+  result: Omit<PaymentResult, 'receiptId' | 'proof'>,
+  receiptId = newId('evt'),
+): PaymentResult {
+  return {
+    ...result,
+    receiptId,
+    proof: signResult(config.results.signingKey, { receiptId, paymentId, status: result.status }),
+  };
+}
+
+/** A pino logger whose lines (parsed) are kept in `lines`, for tests that check what was logged. */
+export function capturingLogger(): { logger: pino.Logger; lines: Record<string, unknown>[]; raw: string[] } {
+  const lines: Record<string, unknown>[] = [];
+  const raw: string[] = [];
+  // the production logger (its redaction included), writing here
+  const logger = createLogger('info', {
+    write(line: string) {
+      raw.push(line);
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    },
+  });
+  return { logger, lines, raw };
 }

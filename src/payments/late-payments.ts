@@ -1,0 +1,102 @@
+/**
+ * GET /late-payments: the late payments (a provider's success on a payment that had already
+ * expired or failed: the customer paid, the order was not sold), newest first, with what
+ * LATE_PAYMENT_POLICY did about each: `refunded` / `refund_failed` (policy refund, through the
+ * provider), `review` (policy review: refund or fulfil by hand). Rows are written by the worker
+ * (activities/late-results.ts, table payment_conflicts). Scope payments:read; the key's mode, and
+ * its own payments or keyless ones (as /checkstatus). Cursor pagination as every list.
+ */
+import Router from '@koa/router';
+import type { AppDeps } from '../http/deps';
+import { guards } from '../http/guards';
+import { requireApiKey } from '../http/middleware/api-key';
+import { ApiKeyAuth, envelope, errorResponses, registry, z } from '../http/openapi';
+import { afterCursor, pageFields, pageOf, PageQuery } from '../http/pagination';
+import { validate } from '../http/validate';
+import { satangToThb } from '../domain/money';
+
+const Resolution = z.enum(['review', 'refund_pending', 'refunded', 'refund_failed']);
+
+const LatePaymentsQuery = PageQuery.extend({
+  resolution: Resolution.optional().openapi({ description: 'only these (e.g. review: the ones waiting for a person)' }),
+});
+
+const LatePayment = registry.register(
+  'LatePayment',
+  z.object({
+    id: z.string().openapi({ description: 'the conflict id (cfl_...)' }),
+    orderId: z.string(),
+    paymentId: z.string(),
+    provider: z.string(),
+    paymentStatus: z.enum(['expired', 'failed']).openapi({ description: 'what the payment had ended as' }),
+    amount: z.number().openapi({ description: 'THB' }),
+    resolution: Resolution,
+    refundId: z.string().nullable(),
+    detail: z.string().nullable().openapi({ description: 'why a refund failed' }),
+    receiptId: z.string().nullable(),
+    reference: z.string().nullable().openapi({ description: "the provider's reference" }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  }),
+);
+const LatePaymentList = registry.register(
+  'LatePaymentList',
+  z.object({ latePayments: z.array(LatePayment), ...pageFields }),
+);
+
+registry.registerPath({
+  method: 'get',
+  path: '/late-payments',
+  operationId: 'listLatePayments',
+  summary: 'Late payments: a provider success after the payment expired or failed, and what LATE_PAYMENT_POLICY did',
+  tags: ['payment'],
+  security: [{ [ApiKeyAuth.name]: [] }],
+  request: { query: LatePaymentsQuery },
+  responses: {
+    200: {
+      description: 'one page, newest first',
+      content: { 'application/json': { schema: envelope(LatePaymentList) } },
+    },
+    ...errorResponses([400, 401, 403, 429]),
+  },
+});
+
+const iso = (d: unknown) => new Date(d as string).toISOString();
+
+export function latePaymentRoutes(deps: AppDeps): Router {
+  const r = new Router();
+  const { limited } = guards(deps);
+  r.get('/late-payments', limited, requireApiKey('payments:read'), async (ctx) => {
+    const q = validate(LatePaymentsQuery, ctx.query);
+    const key = ctx.state.apiKey!;
+    const query = deps
+      .db('payment_conflicts as c')
+      .join('payments as p', 'p.id', 'c.payment_id')
+      .where('c.result_status', 'success')
+      .where('p.mode', key.mode)
+      .where((w) => w.whereNull('p.api_key_id').orWhere('p.api_key_id', key.id))
+      .select('c.*', 'p.amount_satang');
+    if (q.resolution) query.where('c.resolution', q.resolution);
+    afterCursor(query, { alias: 'c', table: 'payment_conflicts', cursor: q.starting_after, order: 'desc' });
+    const page = await pageOf(query, q.limit, (c: Record<string, unknown>) => ({
+      id: String(c.id),
+      orderId: String(c.order_id),
+      paymentId: String(c.payment_id),
+      provider: String(c.provider),
+      paymentStatus: c.payment_status as 'expired' | 'failed',
+      amount: satangToThb(Number(c.amount_satang)),
+      resolution: c.resolution as z.infer<typeof Resolution>,
+      refundId: (c.refund_id as string | null) ?? null,
+      detail: (c.detail as string | null) ?? null,
+      receiptId: (c.receipt_id as string | null) ?? null,
+      reference: (c.reference as string | null) ?? null,
+      createdAt: iso(c.created_at),
+      updatedAt: iso(c.updated_at),
+    }));
+    ctx.body = {
+      statusCode: 200,
+      body: { latePayments: page.items, hasMore: page.hasMore, nextCursor: page.nextCursor },
+    };
+  });
+  return r;
+}
