@@ -8,6 +8,7 @@ import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from './domain/providers';
+import { QUEUE_KINDS, type QueueKind } from './domain/workflow-contract';
 import { DEV_CODEC_KEYS, parseKeyRing, type KeyRing } from './temporal/codec';
 
 export const PROVIDERS = PROVIDER_NAMES;
@@ -63,6 +64,12 @@ const envSchema = z.object({
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** the worker role's /healthz and /readyz */
   WORKER_HTTP_PORT: port.default(3001),
+  /** the task queues this process's worker polls (README "Roles"): all three unless told */
+  WORKER_QUEUES: csv.pipe(
+    z
+      .array(z.enum(QUEUE_KINDS, { message: `each one of ${QUEUE_KINDS.join(', ')}` }))
+      .transform((q) => (q.length ? [...new Set(q)] : [...QUEUE_KINDS]) as QueueKind[]),
+  ),
   /** roles apply pending migrations at start (under an advisory lock); auto: on except in production */
   MIGRATE_ON_START: z.enum(['on', 'off', 'auto']).default('auto'),
   SHUTDOWN_GRACE_S: positiveInt.max(600).default(20),
@@ -256,6 +263,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     },
     roles: {
       workerHttpPort: e.WORKER_HTTP_PORT,
+      /** the queues the worker polls: payments, webhooks, background (each with its own worker and slots) */
+      workerQueues: e.WORKER_QUEUES,
       migrateOnStart: e.MIGRATE_ON_START === 'auto' ? !production : e.MIGRATE_ON_START === 'on',
       shutdownGraceMs: e.SHUTDOWN_GRACE_S * 1000,
       /** roles run the callback simulator only when SIMULATORS=on (auto leaves it to `npm start`) */

@@ -1,11 +1,12 @@
 /**
  * A Talat for one test file on the real services of global-setup: a database of this jest
- * worker's own (migrated and seeded once), a Temporal client, a worker on a task queue of
- * this file's own, and the Koa app. close() drains the worker and closes every connection.
+ * worker's own (migrated and seeded once), a Temporal client, workers on task queues of this
+ * file's own (its payments queue and the webhooks and background queues named after it; `queues`
+ * chooses which are polled, default all), and the Koa app. close() drains the workers and closes
+ * every connection.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import type Koa from 'koa';
 import { createActivities, type Activities } from '../../activities';
@@ -17,15 +18,17 @@ import { createApp } from '../../src/http/app';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { connectClient } from '../../src/temporal/client';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
-import { createWorker } from '../../src/temporal/worker';
+import type { QueueKind } from '../../src/domain/workflow-contract';
+import { createQueueWorkers, type QueueWorkers } from '../../src/temporal/worker';
 
 export interface TestStack {
   app: Koa;
   db: Db;
   client: Client;
   config: Config;
+  /** the payments queue; taskQueueOf gives the others */
   taskQueue: string;
-  worker?: Worker;
+  workers?: QueueWorkers;
   activities: Activities;
   close(): Promise<void>;
 }
@@ -65,7 +68,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 }
 
 export async function createTestStack(
-  opts: { worker?: boolean; env?: Record<string, string> } = {},
+  opts: { worker?: boolean; queues?: QueueKind[]; env?: Record<string, string> } = {},
 ): Promise<TestStack> {
   const db = await workerDb();
   const config = testConfig(opts.env);
@@ -73,21 +76,22 @@ export async function createTestStack(
   const client = await connectClient(address, 'default', { codecKeys: config.temporal.codecKeys });
   const taskQueue = `test-${randomUUID()}`;
   const activities = createActivities({ db, config, logger: testLogger, sandbox: sandboxProviders({ db }) });
-  let worker: Worker | undefined;
+  let workers: QueueWorkers | undefined;
   let workerRun: Promise<void> | undefined;
-  let connection: NativeConnection | undefined;
   if (opts.worker !== false) {
     installTemporalRuntime('WARN');
-    ({ worker, connection } = await createWorker({
+    workers = await createQueueWorkers({
       address,
       namespace: 'default',
-      taskQueue,
+      paymentsQueue: taskQueue,
+      queues: opts.queues ?? ['payments', 'webhooks', 'background'],
       activities,
       workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! },
       shutdownGraceTime: '1 second',
       codecKeys: config.temporal.codecKeys,
-    }));
-    workerRun = worker.run();
+    });
+    workerRun = workers.run();
+    workerRun.catch(() => undefined); // rethrown by close()
   }
   const app = createApp({ config, db, temporal: { client, taskQueue }, logger: testLogger });
   return {
@@ -96,12 +100,11 @@ export async function createTestStack(
     client,
     config,
     taskQueue,
-    worker,
+    workers,
     activities,
     async close() {
-      if (worker && worker.getState() === 'RUNNING') worker.shutdown();
+      await workers?.stop();
       await workerRun;
-      await connection?.close();
       await client.connection.close();
       migrated = undefined;
       await db.destroy();
