@@ -140,6 +140,8 @@ const envSchema = z.object({
     .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, '32 bytes as 64 hex digits or 44 base64 characters')
     .optional(),
   WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(5000),
+  /** first attempts made inside a payment's settle step at once per endpoint (per worker process); 0: none */
+  WEBHOOK_INLINE_PER_ENDPOINT: z.coerce.number().int().min(0).max(1000).default(4),
   WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['on', 'off', 'auto']).default('auto'),
   PAID_ORDER_CONFIRM_WINDOW_S: positiveInt.max(86_400).default(120),
   SMTP_TIMEOUT_MS: positiveInt.max(120_000).default(5000),
@@ -308,6 +310,13 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
         /^[0-9a-fA-F]{64}$/.test(e.WEBHOOK_SECRET_KEY ?? '') ? 'hex' : 'base64',
       ),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      /**
+       * the bulkhead of the settle step: at most this many first attempts per endpoint run inside
+       * payment workflows at once (each may hold a payments slot up to timeoutMs); the rest, and
+       * every first attempt to an endpoint whose last attempt failed in the last 30 s, are made
+       * by the webhook retry workflow on the webhooks queue instead
+       */
+      inlinePerEndpoint: e.WEBHOOK_INLINE_PER_ENDPOINT,
       allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'auto' ? !production : e.WEBHOOK_ALLOW_PRIVATE_URLS === 'on',
     },
     paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },

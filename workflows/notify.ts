@@ -36,16 +36,24 @@ export async function emitPaymentStatusUpdated(event: PaymentStatusEvent): Promi
   await startChild<WebhookDeliveryWorkflow>(WorkflowType.webhookDelivery, { ...childOptions(event), args: [event] });
 }
 
-/** lean-payment-v1: the retries of the deliveries whose first attempt failed. */
+/**
+ * lean-payment-v1: the retries of the deliveries whose first attempt failed; bulkhead-v1: and
+ * the first attempts the settle step left to the webhooks queue (`deferred`).
+ */
 export async function retryWebhookDeliveries(
   event: PaymentStatusEvent,
-  deliveryIds: string[],
+  failed: string[],
   firstAttemptAt?: number,
+  deferred: string[] = [],
 ): Promise<void> {
-  if (deliveryIds.length === 0) return;
+  if (failed.length === 0 && deferred.length === 0) return;
   await startChild<WebhookRetryWorkflow>(WorkflowType.webhookRetry, {
     ...childOptions(event),
-    args: [{ event, deliveryIds, firstAttemptAt }],
+    args: [
+      deferred.length
+        ? { event, deliveryIds: [...failed, ...deferred], firstAttemptAt, deferred }
+        : { event, deliveryIds: failed, firstAttemptAt },
+    ],
     typedSearchAttributes: [{ key: OrderIdKey, value: event.orderId }],
   });
 }

@@ -95,7 +95,7 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     if (!next) return;
     const at = new Date().toISOString();
     const event = isTerminal(next) ? statusEvent(next, at) : undefined;
-    const { retry, firstAttemptAt } = await settlePayment({
+    const { retry, firstAttemptAt, deferred } = await settlePayment({
       change: { paymentId: input.paymentId, from, to: next, reason },
       payment: row(),
       event,
@@ -104,7 +104,7 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     view.history.push({ status: next, at, reason });
     if (next === 'failed' || next === 'expired') view.failureReason = reason;
     upsertSearchAttributes([{ key: PaymentStatusKey, value: next }]);
-    if (event) await retryWebhookDeliveries(event, retry, firstAttemptAt);
+    if (event) await retryWebhookDeliveries(event, retry, firstAttemptAt, deferred);
   }
 
   async function settle(target: PaymentStatus, reason: string): Promise<void> {

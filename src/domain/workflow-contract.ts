@@ -243,6 +243,11 @@ export interface WebhookRetryInput {
   deliveryIds: string[];
   /** ms since the epoch when the first attempts began: the 1 s before attempt 2 counts from it */
   firstAttemptAt?: number;
+  /**
+   * those of deliveryIds the payment workflow did not attempt (the settle step's bulkhead: their
+   * endpoint was failing or had enough first attempts in flight): this workflow makes attempt 1 too
+   */
+  deferred?: string[];
 }
 export type WebhookRetryWorkflow = (input: WebhookRetryInput) => Promise<DeliveryOutcome[]>;
 export type WebhookReplayWorkflow = (input: WebhookReplayInput) => Promise<ReplayOutcome>;
