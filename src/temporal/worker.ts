@@ -38,7 +38,7 @@ export function prebuiltWorkflowBundle(explicit?: string): string | undefined {
 export const QUEUE_TUNING: Record<QueueKind, Partial<WorkerOptions>> = {
   payments: {
     workflowTaskPollerBehavior: { type: 'autoscaling', minimum: 2, maximum: 50, initial: 10 },
-    maxConcurrentWorkflowTaskExecutions: 100,
+    maxConcurrentWorkflowTaskExecutions: 500,
     maxCachedWorkflows: 5000,
     maxConcurrentLocalActivityExecutions: 200,
   },

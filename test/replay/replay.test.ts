@@ -11,7 +11,10 @@
  *
  * Record the current shape after an intended, versioned change (new file names in RECORDED):
  * RECORD_REPLAY_FIXTURES=1 npx jest test/replay
- * (RECORD_REPLAY_FIXTURES=refunds records only the refunds history).
+ * (RECORD_REPLAY_FIXTURES=refunds records only the refunds history; =bulkhead only the bulkhead one).
+ *
+ * bulkhead-v1 (a third QR shape): the first webhook attempt failed, so the payment workflow
+ * starts its webhookRetryWorkflow child on the webhooks task queue, behind the patch marker.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,7 +26,10 @@ import request from 'supertest';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { OrderIdKey } from '../../src/domain/search-attributes';
 import {
+  Patch,
   paymentWorkflowId,
+  taskQueueOf,
+  webhookDeliveryWorkflowId,
   refundsWorkflowId,
   refundUpdate,
   WorkflowType,
@@ -32,17 +38,22 @@ import {
 import { findTemporalCli } from '../../src/stack/temporal';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey } from '../payments/support';
-import { createTestStack, uniq } from '../support/stack';
+import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhooks/helpers';
+import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
+import { createTestStack, testConfig, uniq } from '../support/stack';
 import { historyFromJson } from './history';
 
 /** The file names the current code records to. */
 const RECORDED = { card: 'card-payment-lean.history.json', qr: 'qr-payment-lean.history.json' };
+/** bulkhead-v1: a paid QR payment whose first webhook attempt failed: its retry child on the webhooks queue */
+const BULKHEAD = 'qr-payment-bulkhead.history.json';
 const FIXTURES = [
   { file: 'card-payment.history.json', workflowType: 'cardPaymentWorkflow' },
   { file: 'qr-payment.history.json', workflowType: 'qrPaymentWorkflow' },
   { file: RECORDED.card, workflowType: 'cardPaymentWorkflow' },
   { file: RECORDED.qr, workflowType: 'qrPaymentWorkflow' },
   { file: 'refunds.history.json', workflowType: 'orderRefundsWorkflow' },
+  { file: BULKHEAD, workflowType: 'qrPaymentWorkflow' },
 ];
 const fixturePath = (f: string) => path.join(__dirname, f);
 const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
@@ -67,7 +78,27 @@ async function save(client: Client, orderId: string, file: string, workflowId = 
     { encoding: 'utf8' },
   );
   if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
-  fs.writeFileSync(fixturePath(file), JSON.stringify(JSON.parse(shown.stdout), null, 1) + '\n');
+  const history = JSON.parse(shown.stdout) as unknown;
+  await decrypted(history, new AesGcmCodec(testConfig().temporal.codecKeys));
+  fs.writeFileSync(fixturePath(file), JSON.stringify(history, null, 1) + '\n');
+}
+
+/** The payloads of a history in JSON form, decrypted in place (the fixtures keep plain JSON payloads, as the replayer reads them). */
+async function decrypted(node: unknown, codec: AesGcmCodec): Promise<void> {
+  if (!node || typeof node !== 'object') return;
+  const p = node as { metadata?: Record<string, string>; data?: string };
+  const b64 = (x: string) => Buffer.from(x).toString('base64');
+  if (p.metadata?.encoding === b64(ENCRYPTED_ENCODING) && typeof p.data === 'string') {
+    const from = (x: string) => new Uint8Array(Buffer.from(x, 'base64'));
+    const [plain] = await codec.decode([
+      { metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, v]) => [k, from(v)])), data: from(p.data) },
+    ]);
+    const to = (x: Uint8Array | null | undefined) => Buffer.from(x ?? new Uint8Array()).toString('base64');
+    p.metadata = Object.fromEntries(Object.entries(plain.metadata ?? {}).map(([k, v]) => [k, to(v)]));
+    p.data = to(plain.data);
+    return;
+  }
+  for (const v of Object.values(node)) await decrypted(v, codec);
 }
 
 if (process.env.RECORD_REPLAY_FIXTURES === '1') {
@@ -143,6 +174,32 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
   });
 }
 
+if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXTURES === 'bulkhead') {
+  it('records the bulkhead fixture: a paid QR payment whose first webhook attempt failed', async () => {
+    const stack = await createTestStack();
+    const receiver = await startReceiver(500);
+    try {
+      const { key } = await webhookKey(stack);
+      await registerEndpoint(stack, key, { url: receiver.url });
+      const orderId = uniq('replay-blk');
+      const res = await request(stack.app.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', key)
+        .send({ orderId, userId: 'u-replay', amount: 42, customerId: 'c-replay' });
+      await stack.client.workflow
+        .getHandle(paymentWorkflowId(orderId))
+        .signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-replay' });
+      await save(stack.client, orderId, BULKHEAD);
+      receiver.status = 200;
+      await stack.client.workflow.getHandle(webhookDeliveryWorkflowId(res.body.body.paymentId, 'paid')).result();
+    } finally {
+      await stack.close();
+      await receiver.stop();
+    }
+  });
+}
+
+type Payloads = { payloads: { data: string }[] };
 const load = (file: string) =>
   JSON.parse(fs.readFileSync(fixturePath(file), 'utf8')) as { events: Record<string, unknown>[] };
 
@@ -190,6 +247,24 @@ describe('recorded payment histories replay against the current workflow code', 
     ]))
       results.push(r);
     expect(results[0].error).toBeInstanceOf(DeterminismViolationError);
+  });
+
+  it('the bulkhead shape: the bulkhead-v1 marker, and the retry child on the webhooks queue', () => {
+    const h = load(BULKHEAD);
+    const started = h.events[0].workflowExecutionStartedEventAttributes as { taskQueue: { name: string } };
+    const child = h.events.find((e) => e.eventType === 'EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED')!
+      .startChildWorkflowExecutionInitiatedEventAttributes as {
+      workflowType: { name: string };
+      taskQueue: { name: string };
+    };
+    expect(child.workflowType.name).toBe(WorkflowType.webhookRetry);
+    expect(child.taskQueue.name).toBe(taskQueueOf('webhooks', started.taskQueue.name));
+    const patches = h.events
+      .filter((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED')
+      .map((e) => e.markerRecordedEventAttributes as { markerName: string; details: Record<string, Payloads> })
+      .filter((m) => m.markerName === 'core_patch')
+      .map((m) => JSON.parse(Buffer.from(m.details['patch-data'].payloads[0].data, 'base64').toString()).id);
+    expect(patches).toEqual([Patch.leanPayment, Patch.bulkhead]);
   });
 
   it('the lean shape: the patch marker, local activities, and few events', () => {
