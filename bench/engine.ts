@@ -160,10 +160,10 @@ runBench(
       });
       const loadAfter = loadAverage();
       if (run.firstError) say(`offered load: ${run.errors} failed, the first: ${run.firstError}`);
-      const { s2s, histories } = await scheduleToStart(client, ids);
+      const { s2s, histories, unstarted } = await scheduleToStart(client, ids);
       return (
         `workflow-task schedule-to-start at ${opts.rate}/s offered (${run.offered} payments in ${run.seconds.toFixed(1)} s, ${run.errors} errors, load average after ${loadAfter}): ` +
-        s2sSummary(s2s, histories)
+        s2sSummary(s2s, histories, unstarted)
       );
     };
     if (opts.steadyOnly) {
