@@ -3,7 +3,8 @@
  * queue. With only the payments queue polled, a QR payment still settles; its webhook's retry
  * workflow waits on the webhooks queue until a webhooks worker polls it, then delivers. A first
  * attempt the settle step may not make (WEBHOOK_INLINE_PER_ENDPOINT=0 here, as for an endpoint
- * that is failing or busy) is made by that retry workflow too.
+ * that is failing or busy) is made by that retry workflow too; and the settle step's breaker
+ * defers the first attempt to an endpoint that just failed.
  */
 import request from 'supertest';
 import {
@@ -12,8 +13,10 @@ import {
   webhookDeliveryWorkflowId,
   WorkflowType,
 } from '../../src/domain/workflow-contract';
+import { createActivities } from '../../activities';
+import { sandboxProviders } from '../../src/simulators/providers';
 import { createQueueWorkers, type QueueWorkers } from '../../src/temporal/worker';
-import { createTestStack, uniq, waitFor, type TestStack } from '../support/stack';
+import { createTestStack, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
 
 let stack: TestStack;
@@ -81,4 +84,47 @@ it('a payment settles with only the payments worker; its webhook waits on the we
     .where('d.payment_id', paymentId)
     .select('a.attempt');
   expect(attempts).toEqual([{ attempt: 1 }]);
+});
+
+it("the settle step's first attempts: an endpoint that just failed gets none inline (deferred to the retry workflow)", async () => {
+  const down = await startReceiver(500);
+  try {
+    const key = await apiKey(stack);
+    await registerEndpoint(stack, key.key, { url: down.url });
+    // the activities with the default bulkhead (WEBHOOK_INLINE_PER_ENDPOINT 4), called directly
+    const activities = createActivities({
+      db: stack.db,
+      config: testConfig(),
+      logger: testLogger,
+      sandbox: sandboxProviders({ db: stack.db }),
+    });
+    const event = async () => {
+      const orderId = uniq('brk');
+      const res = await request(stack.app.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', key.key)
+        .send({ orderId, userId: 'u-1', amount: 3, customerId: 'c-1' });
+      expect(res.status).toBe(200);
+      return {
+        paymentId: res.body.body.paymentId as string,
+        orderId,
+        status: 'paid' as const,
+        amountSatang: 300,
+        timestamp: new Date().toISOString(),
+        mode: 'sandbox' as const,
+        apiKeyId: key.id,
+      };
+    };
+    const first = await activities.firstWebhookAttempts(await event());
+    expect(first.retry).toHaveLength(1);
+    expect(first.deferred).toEqual([]);
+    expect(down.log).toHaveLength(1);
+
+    const second = await activities.firstWebhookAttempts(await event());
+    expect(second.retry).toEqual([]);
+    expect(second.deferred).toHaveLength(1);
+    expect(down.log).toHaveLength(1); // no POST from the settle step to an endpoint that just failed
+  } finally {
+    await down.stop();
+  }
 });
