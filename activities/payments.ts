@@ -38,6 +38,8 @@ export interface SettleInput {
 export interface SettleResult {
   /** deliveries whose first attempt failed: the workflow retries them in a child */
   retry: string[];
+  /** bulkhead-v1: deliveries not attempted here (their endpoint is failing or busy): the child makes their first attempt */
+  deferred?: string[];
   /** ms since the epoch: when the first attempts began (the retries are spaced from it) */
   firstAttemptAt?: number;
   /** result-proof-v1: the result's proof did not verify; nothing was written */
@@ -61,7 +63,7 @@ export function createPaymentActivities({
   /** RESULT_SIGNING_KEY: the key of the result proofs */
   signingKey: string;
   logger: Logger;
-  webhooks: { firstWebhookAttempts(event: PaymentStatusEvent): Promise<{ retry: string[]; firstAttemptAt: number }> };
+  webhooks: { firstWebhookAttempts(event: PaymentStatusEvent): Promise<SettleResult> };
   card: { createCardCharge(input: CreateChargeInput): Promise<Charge> };
 }) {
   return {

@@ -44,7 +44,42 @@ function signingSecrets(
   return secrets;
 }
 
+/** An endpoint whose last attempt failed this recently gets no first attempt inside a payment's settle step. */
+export const INLINE_BREAKER_MS = 30_000;
+
+/** What firstWebhookAttempts hands back to the payment workflow. */
+export interface FirstAttempts {
+  /** deliveries to retry: first attempt failed, or attempted before (a retried settle step) */
+  retry: string[];
+  /** deliveries whose first attempt was left to the webhook retry workflow (the settle step's bulkhead) */
+  deferred: string[];
+  /** ms since the epoch: when the first attempts began */
+  firstAttemptAt: number;
+}
+
 export function createWebhookActivities({ db, config, logger }: { db: Db; config: Config; logger: Logger }) {
+  // the settle step's bulkhead, per worker process: first attempts in flight and last failure, per endpoint
+  const inlineInFlight = new Map<string, number>();
+  const lastFailure = new Map<string, number>();
+  const noteOutcome = (endpointId: string, ok: boolean) => {
+    if (ok) lastFailure.delete(endpointId);
+    else lastFailure.set(endpointId, Date.now());
+  };
+  /** a slot for one first attempt to `endpointId` inside a settle step, or false (then the retry workflow makes it) */
+  const takeInlineSlot = (endpointId: string): boolean => {
+    const failed = lastFailure.get(endpointId);
+    if (failed !== undefined && Date.now() - failed < INLINE_BREAKER_MS) return false;
+    const n = inlineInFlight.get(endpointId) ?? 0;
+    if (n >= config.webhooks.inlinePerEndpoint) return false;
+    inlineInFlight.set(endpointId, n + 1);
+    return true;
+  };
+  const releaseInlineSlot = (endpointId: string) => {
+    const n = (inlineInFlight.get(endpointId) ?? 1) - 1;
+    if (n <= 0) inlineInFlight.delete(endpointId);
+    else inlineInFlight.set(endpointId, n);
+  };
+
   /** One signed POST of a delivery's payload, recorded as an attempt. */
   async function attempt(input: AttemptInput): Promise<AttemptResult> {
     const row = await db('webhook_deliveries as d')
@@ -54,6 +89,7 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
         'd.id',
         'd.payload',
         'd.state',
+        'd.endpoint_id',
         'e.url',
         'e.secret_ciphertext',
         'e.previous_secret_ciphertext',
@@ -73,7 +109,8 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
     const startedAt = new Date();
     const heartbeat = () => {
       try {
-        Context.current().heartbeat();
+        // a local activity (the settle step's first attempt) has no heartbeat: the server would refuse it
+        if (!Context.current().info.isLocal) Context.current().heartbeat();
       } catch {
         // not running as an activity (called directly): nothing to report to
       }
@@ -84,6 +121,7 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
       onProgress: heartbeat,
     });
     const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
+    noteOutcome(String(row.endpoint_id), ok);
     const error = res.error ?? (ok ? undefined : `HTTP ${res.statusCode}`);
     await db.transaction(async (trx) => {
       await trx('webhook_attempts').insert({
@@ -120,7 +158,7 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
   }
 
   /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */
-  async function plan(event: PaymentStatusEvent): Promise<{ id: string; attempts: number }[]> {
+  async function plan(event: PaymentStatusEvent): Promise<{ id: string; endpointId: string; attempts: number }[]> {
     const endpoints = (
       await db('webhook_endpoints')
         .whereNull('deleted_at')
@@ -156,8 +194,12 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
       )
       .where({ payment_id: event.paymentId, event_status: eventKey, state: 'pending' })
       .orderBy('id')
-      .select('id', 'attempts');
-    return rows.map((r: { id: string; attempts: number }) => ({ id: r.id, attempts: Number(r.attempts) }));
+      .select('id', 'endpoint_id', 'attempts');
+    return rows.map((r: { id: string; endpoint_id: string; attempts: number }) => ({
+      id: r.id,
+      endpointId: String(r.endpoint_id),
+      attempts: Number(r.attempts),
+    }));
   }
 
   return {
@@ -169,22 +211,37 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
      * The event's deliveries and their first attempts, all endpoints at once (lean-payment-v1: run
      * inside the payment workflow's settle step). Returns the deliveries still to retry: those whose
      * first attempt failed, and those attempted before (a retried settle step never attempts twice).
+     *
+     * The bulkhead (README "Roles"): an endpoint that failed in the last INLINE_BREAKER_MS, or that
+     * already has WEBHOOK_INLINE_PER_ENDPOINT first attempts in flight from this process, gets no
+     * attempt here: its delivery is `deferred` to the retry workflow on the webhooks queue, which
+     * makes the first attempt itself. So a dead or hanging endpoint holds at most that many
+     * payment settle steps, each for at most WEBHOOK_TIMEOUT_MS.
      */
-    async firstWebhookAttempts(event: PaymentStatusEvent): Promise<{ retry: string[]; firstAttemptAt: number }> {
+    async firstWebhookAttempts(event: PaymentStatusEvent): Promise<FirstAttempts> {
       const firstAttemptAt = Date.now();
       const deliveries = await plan(event);
       const results = await Promise.all(
-        deliveries.map(async (d) => {
-          if (d.attempts > 0) return { id: d.id, retry: true };
-          const r = await attempt({ deliveryId: d.id, attempt: 1, kind: 'automatic' }).catch((e: Error) => ({
-            ok: false,
-            cancelled: false,
-            error: e.message,
-          }));
-          return { id: d.id, retry: !r.ok && !r.cancelled };
+        deliveries.map(async (d): Promise<{ id: string; next?: 'retry' | 'deferred' }> => {
+          if (d.attempts > 0) return { id: d.id, next: 'retry' };
+          if (!takeInlineSlot(d.endpointId)) return { id: d.id, next: 'deferred' };
+          try {
+            const r = await attempt({ deliveryId: d.id, attempt: 1, kind: 'automatic' }).catch((e: Error) => ({
+              ok: false,
+              cancelled: false,
+              error: e.message,
+            }));
+            return { id: d.id, next: !r.ok && !r.cancelled ? 'retry' : undefined };
+          } finally {
+            releaseInlineSlot(d.endpointId);
+          }
         }),
       );
-      return { retry: results.filter((r) => r.retry).map((r) => r.id), firstAttemptAt };
+      return {
+        retry: results.filter((r) => r.next === 'retry').map((r) => r.id),
+        deferred: results.filter((r) => r.next === 'deferred').map((r) => r.id),
+        firstAttemptAt,
+      };
     },
 
     attemptWebhookDelivery: attempt,

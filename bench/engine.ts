@@ -18,7 +18,8 @@
  *     client sent (recorded from it): what is left is the gateway's own cost;
  *  5. raw starts/s on the embedded server (WAL) next to a dev server with SQLite's defaults;
  *  6. workflow-task schedule-to-start p50/p99/max of the payment workflows at R payments/s offered
- *     for S seconds (default 50/s for 10 s).
+ *     for S seconds (default 50/s for 10 s); how it is computed: bench/steady.ts. `--steady-only`
+ *     runs this phase alone (to try worker settings one at a time).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,30 +27,34 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { signatureHeaders, signPayload } from '../src/callbacks/signature';
-import { headerLine, intArg, loadAverage, ms, profiled, resultLine, runBench, say, type Stack } from './support';
+import { offerSteadily, percentile, s2sSummary, scheduleToStart } from './steady';
+import {
+  flagArg,
+  headerLine,
+  intArg,
+  loadAverage,
+  ms,
+  profiled,
+  resultLine,
+  runBench,
+  say,
+  type Stack,
+} from './support';
 
 const args = () => ({
   payments: intArg('--payments', 400, 5000),
   connections: intArg('--connections', 16, 256),
   rate: intArg('--rate', 50, 500),
   seconds: intArg('--seconds', 10, 60),
+  /** only phase 6 (schedule-to-start at R/s offered): for trying worker settings one at a time */
+  steadyOnly: flagArg('--steady-only'),
 });
 
 const EventType = {
-  WorkflowTaskScheduled: 5,
-  WorkflowTaskStarted: 6,
   StartChildWorkflowExecutionInitiated: 29,
 } as const;
 
-const percentile = (xs: number[], p: number) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-const tsMs = (t: temporal.api.history.v1.IHistoryEvent['eventTime']) =>
-  Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
 const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
 
 /**
@@ -196,6 +201,30 @@ runBench(
       if (at === undefined) throw new Error(`no webhook for ${orderId}`);
       return at;
     };
+
+    /** R payments/s offered for S seconds; the schedule-to-start line (the load average at its end beside it) */
+    const steadyPhase = async (): Promise<string> => {
+      say(`offered load: ${opts.rate} payments/s for ${opts.seconds} s, then schedule-to-start from the histories`);
+      const ids: string[] = [];
+      const run = await offerSteadily(opts.rate, opts.seconds, (i) => {
+        const orderId = `${prefix}steady-${i}`;
+        ids.push(`payment-${orderId}`);
+        return createQr(orderId);
+      });
+      const loadAfter = loadAverage();
+      if (run.firstError) say(`offered load: ${run.errors} failed, the first: ${run.firstError}`);
+      const { s2s, histories, unstarted } = await scheduleToStart(client, ids);
+      return (
+        `workflow-task schedule-to-start at ${opts.rate}/s offered (${run.offered} payments in ${run.seconds.toFixed(1)} s, ${run.errors} errors, load average after ${loadAfter}): ` +
+        s2sSummary(s2s, histories, unstarted)
+      );
+    };
+    if (opts.steadyOnly) {
+      const steady = await steadyPhase();
+      receiver.close();
+      process.stdout.write(['', headerLine('engine (--steady-only)', opts.connections, load), steady, ''].join('\n'));
+      return;
+    }
 
     /** events of a workflow and of every workflow it started as a child, after all closed */
     const countEvents = async (workflowId: string): Promise<{ total: number; parts: string[] }> => {
@@ -373,50 +402,7 @@ runBench(
     await plainConn.close();
 
     // 6: payments offered at a steady rate; schedule-to-start of every workflow task of theirs
-    say(`offered load: ${opts.rate} payments/s for ${opts.seconds} s, then schedule-to-start from the histories`);
-    const offered = opts.rate * opts.seconds;
-    const steadyIds: string[] = [];
-    const inflight: Promise<void>[] = [];
-    const t0 = performance.now();
-    let steadyErrors = 0;
-    let firstError = '';
-    for (let i = 0; i < offered; i++) {
-      const due = t0 + (i * 1000) / opts.rate;
-      const wait = due - performance.now();
-      if (wait > 0) await sleep(wait);
-      const orderId = `${prefix}steady-${i}`;
-      steadyIds.push(orderId);
-      inflight.push(
-        createQr(orderId).catch((e: Error) => {
-          steadyErrors++;
-          firstError ||= e.message;
-        }),
-      );
-    }
-    await Promise.all(inflight);
-    const offeredS = (performance.now() - t0) / 1000;
-    if (firstError) say(`offered load: ${steadyErrors} failed, the first: ${firstError}`);
-    const s2s: number[] = [];
-    let histories = 0;
-    for (const orderId of steadyIds) {
-      let events: temporal.api.history.v1.IHistoryEvent[] = [];
-      try {
-        events = (await client.workflow.getHandle(`payment-${orderId}`).fetchHistory()).events ?? [];
-        histories++;
-      } catch (e) {
-        firstError ||= (e as Error).message;
-        continue;
-      }
-      let scheduled: number | undefined;
-      for (const e of events) {
-        if (e.eventType === EventType.WorkflowTaskScheduled) scheduled = tsMs(e.eventTime);
-        else if (e.eventType === EventType.WorkflowTaskStarted && scheduled !== undefined) {
-          s2s.push(tsMs(e.eventTime) - scheduled);
-          scheduled = undefined;
-        }
-      }
-    }
-
+    const steady = await steadyPhase();
     receiver.close();
     const mean = (xs: { total: number }[]) => xs.reduce((a, x) => a + x.total, 0) / Math.max(1, xs.length);
     const range = (xs: { total: number }[]) =>
@@ -452,8 +438,7 @@ runBench(
           plainStarts.p99,
         ),
         `  ratio embedded / defaults: ${ratio(starts.rate, plainStarts.rate)}`,
-        `workflow-task schedule-to-start at ${opts.rate}/s offered (${offered} payments in ${offeredS.toFixed(1)} s, ${steadyErrors} errors): ` +
-          `p50 ${ms(percentile(s2s, 50))}  p99 ${ms(percentile(s2s, 99))}  max ${ms(Math.max(...s2s))}  (${s2s.length} tasks of ${histories} workflows)`,
+        steady,
         '',
       ].join('\n'),
     );

@@ -24,7 +24,8 @@ import { startEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, startEmbeddedTemporal } from '../src/stack/temporal';
 import { connectClient } from '../src/temporal/client';
 import { installTemporalRuntime } from '../src/temporal/runtime';
-import { createWorker } from '../src/temporal/worker';
+import { QUEUE_KINDS, type QueueKind } from '../src/domain/workflow-contract';
+import { createQueueWorkers } from '../src/temporal/worker';
 
 export const say = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 export const ms = (n: number) => `${n.toFixed(1)} ms`;
@@ -67,10 +68,10 @@ export interface Stack {
   base: string;
   /** the sandbox API key */
   key: string;
-  /** stops the worker started with the stack (a second call waits for the first) */
+  /** stops the workers started with the stack (a second call waits for the first) */
   stopWorker: () => Promise<void>;
-  /** starts another worker on the task queue; stopped with the stack */
-  startWorker: () => Promise<() => Promise<void>>;
+  /** starts more workers on the queues (default all three); stopped with the stack */
+  startWorker: (queues?: readonly QueueKind[]) => Promise<() => Promise<void>>;
   /** the Temporal server the stack runs on, and a client of it */
   temporal: { address: string; client: Awaited<ReturnType<typeof connectClient>> };
   /** starts another dev server (stopped with the stack), e.g. with default SQLite settings for comparison */
@@ -78,7 +79,7 @@ export interface Stack {
 }
 
 export interface StackOptions {
-  /** the task queue of the worker and the gateway */
+  /** the payments task queue of the workers and the gateway (the others are named after it) */
   taskQueue: string;
   /** the API key's scopes */
   scopes: string[];
@@ -155,26 +156,21 @@ export function runBench<O>(
     const client = await connectClient(temporal.address, 'default', { codecKeys: config.temporal.codecKeys });
     stops.push(() => client.connection.close());
 
-    say('bundling the workflows and starting a worker');
+    say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
     installTemporalRuntime('ERROR');
-    const startWorker = async () => {
-      const { worker, connection } = await createWorker({
+    const startWorker = async (queues: readonly QueueKind[] = QUEUE_KINDS) => {
+      const workers = await createQueueWorkers({
         address: temporal.address,
         namespace: 'default',
-        taskQueue,
+        paymentsQueue: taskQueue,
+        queues,
         codecKeys: config.temporal.codecKeys,
         activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }),
       });
-      const run = worker.run();
-      let stopped: Promise<void> | undefined;
-      const stop = () =>
-        (stopped ??= (async () => {
-          worker.shutdown();
-          await run;
-          await connection.close();
-        })());
-      stops.push(stop);
-      return stop;
+      const run = workers.run();
+      run.catch(() => undefined);
+      stops.push(workers.stop);
+      return workers.stop;
     };
     const stopWorker = await startWorker();
 

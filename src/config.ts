@@ -9,6 +9,7 @@ import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from './domain/providers';
+import { QUEUE_KINDS, type QueueKind } from './domain/workflow-contract';
 import { DEV_CODEC_KEYS, parseKeyRing, type KeyRing } from './temporal/codec';
 
 export const PROVIDERS = PROVIDER_NAMES;
@@ -66,6 +67,12 @@ const envSchema = z.object({
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** the worker role's /healthz and /readyz */
   WORKER_HTTP_PORT: port.default(3001),
+  /** the task queues this process's worker polls (README "Roles"): all three unless told */
+  WORKER_QUEUES: csv.pipe(
+    z
+      .array(z.enum(QUEUE_KINDS, { message: `each one of ${QUEUE_KINDS.join(', ')}` }))
+      .transform((q) => (q.length ? [...new Set(q)] : [...QUEUE_KINDS]) as QueueKind[]),
+  ),
   /** roles apply pending migrations at start (under an advisory lock); auto: on except in production */
   MIGRATE_ON_START: z.enum(['on', 'off', 'auto']).default('auto'),
   SHUTDOWN_GRACE_S: positiveInt.max(600).default(20),
@@ -145,6 +152,8 @@ const envSchema = z.object({
     .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, '32 bytes as 64 hex digits or 44 base64 characters')
     .optional(),
   WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(5000),
+  /** first attempts made inside a payment's settle step at once per endpoint (per worker process); 0: none */
+  WEBHOOK_INLINE_PER_ENDPOINT: z.coerce.number().int().min(0).max(1000).default(4),
   WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['on', 'off', 'auto']).default('auto'),
   PAID_ORDER_CONFIRM_WINDOW_S: positiveInt.max(86_400).default(120),
   SMTP_TIMEOUT_MS: positiveInt.max(120_000).default(5000),
@@ -292,6 +301,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     },
     roles: {
       workerHttpPort: e.WORKER_HTTP_PORT,
+      /** the queues the worker polls: payments, webhooks, background (each with its own worker and slots) */
+      workerQueues: e.WORKER_QUEUES,
       migrateOnStart: e.MIGRATE_ON_START === 'auto' ? !production : e.MIGRATE_ON_START === 'on',
       shutdownGraceMs: e.SHUTDOWN_GRACE_S * 1000,
       /** roles run the callback simulator only when SIMULATORS=on (auto leaves it to `npm start`) */
@@ -335,6 +346,13 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
         /^[0-9a-fA-F]{64}$/.test(e.WEBHOOK_SECRET_KEY ?? '') ? 'hex' : 'base64',
       ),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      /**
+       * the bulkhead of the settle step: at most this many first attempts per endpoint run inside
+       * payment workflows at once (each may hold a payments slot up to timeoutMs); the rest, and
+       * every first attempt to an endpoint whose last attempt failed in the last 30 s, are made
+       * by the webhook retry workflow on the webhooks queue instead
+       */
+      inlinePerEndpoint: e.WEBHOOK_INLINE_PER_ENDPOINT,
       allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'auto' ? !production : e.WEBHOOK_ALLOW_PRIVATE_URLS === 'on',
     },
     paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },

@@ -22,7 +22,7 @@ import { startEmbeddedTemporal } from './stack/temporal';
 import { startAssetPublisher, startObjectStore } from './objectstore/start';
 import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
-import { createWorker } from './temporal/worker';
+import { createQueueWorkers } from './temporal/worker';
 
 async function main(config: Config) {
   const logger = createLogger(config.logLevel);
@@ -116,30 +116,26 @@ async function main(config: Config) {
     installTemporalRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', {
       metricsPort: config.temporal.metricsPort,
     });
-    const { worker, connection } = await createWorker({
+    const workers = await createQueueWorkers({
       address: temporalAddress,
       namespace: config.temporal.namespace,
-      taskQueue: config.temporal.taskQueue,
+      paymentsQueue: config.temporal.taskQueue,
+      queues: config.roles.workerQueues,
       activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }),
       codecKeys: config.temporal.codecKeys,
       tls,
     });
-    const workerRun = worker.run();
-    stoppers.push({
-      name: 'worker',
-      stop: async () => {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-        await workerRun;
-        await connection.close();
-      },
-    });
+    const workerRun = workers.run();
+    stoppers.push({ name: 'workers', stop: workers.stop });
 
     const notifier = createNotifier({ config, logger });
     stoppers.push({ name: 'notifier', stop: () => notifier.close() });
-    // the worker shares this process: payment workflows start eagerly on it (README "Engine")
-    const eagerStartClient = clientOnWorkerConnection(connection, config.temporal.namespace, {
-      codecKeys: config.temporal.codecKeys,
-    });
+    // the payments worker shares this process: payment workflows start eagerly on it (README "Engine")
+    const eagerStartClient = workers.workers.some((w) => w.kind === 'payments')
+      ? clientOnWorkerConnection(workers.connection, config.temporal.namespace, {
+          codecKeys: config.temporal.codecKeys,
+        })
+      : undefined;
     const app = createApp({
       config,
       db,
@@ -176,7 +172,7 @@ async function main(config: Config) {
       `  temporal       ${temporalAddress}${config.temporal.address ? ' (external)' : ' (embedded dev server)'}`,
       `  temporal web   ${uiUrl ?? '(external: see your cluster)'}`,
       `  postgres       ${databaseUrl.replace(/\/\/([^:@]+)(:[^@]*)?@/, '//$1@')}${config.database.url ? ' (external)' : ' (embedded)'}`,
-      `  worker         task queue ${config.temporal.taskQueue}`,
+      `  workers        task queues ${workers.describe()}`,
       `  object store   ${objectStore.describe}`,
       ...(mailSink ? [`  smtp sink      ${mailSink}`] : []),
       ...(config.simulators

@@ -39,6 +39,16 @@ describe('config', () => {
     expect(c.database.url).toBe('postgres://u@db:5432/talat');
   });
 
+  it('WORKER_QUEUES: all three queues unless told which', () => {
+    expect(loadConfig({}).roles.workerQueues).toEqual(['payments', 'webhooks', 'background']);
+    expect(loadConfig({ WORKER_QUEUES: 'webhooks, background,webhooks' }).roles.workerQueues).toEqual([
+      'webhooks',
+      'background',
+    ]);
+    expect(loadConfig({}).webhooks.inlinePerEndpoint).toBe(4);
+    expect(loadConfig({ WEBHOOK_INLINE_PER_ENDPOINT: '0' }).webhooks.inlinePerEndpoint).toBe(0);
+  });
+
   it.each([
     ['PORT', 'eighty', /PORT/],
     ['PORT', '70000', /PORT/],
@@ -56,6 +66,8 @@ describe('config', () => {
     ['PROVIDER_IPS_CARD', '10.1/8', /PROVIDER_IPS_CARD/],
     ['TRUSTED_PROXIES', '::1/129', /TRUSTED_PROXIES/],
     ['WALLET_RATE_ALLOW', '1.2.3.4', /WALLET_RATE_ALLOW/],
+    ['WORKER_QUEUES', 'payments,emails', /WORKER_QUEUES/],
+    ['WEBHOOK_INLINE_PER_ENDPOINT', '-1', /WEBHOOK_INLINE_PER_ENDPOINT/],
   ])('rejects %s=%s with a message naming the variable', (name, value, pattern) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);

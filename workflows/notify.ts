@@ -7,11 +7,18 @@
  * The refunds workflow emits each refund's event through emitPaymentStatusUpdated (one delivery
  * workflow per refund).
  * Both children carry the order's OrderId search attribute.
+ *
+ * bulkhead-v1: both children run on the webhooks task queue (taskQueueOf), polled by a worker of
+ * its own, so a retry storm to a dead endpoint never takes the payments queue's slots. patched()
+ * is asked only where a child starts: a payment whose first attempts all succeeded records no
+ * marker. Histories recorded before replay their child on the parent's queue.
  */
-import { ParentClosePolicy, startChild } from '@temporalio/workflow';
+import { ParentClosePolicy, patched, startChild, workflowInfo } from '@temporalio/workflow';
 import type { PaymentStatusEvent } from '../src/domain/events';
 import { OrderIdKey } from '../src/domain/search-attributes';
 import {
+  Patch,
+  taskQueueOf,
   webhookDeliveryWorkflowId,
   WorkflowType,
   type WebhookDeliveryWorkflow,
@@ -22,22 +29,31 @@ const childOptions = (event: PaymentStatusEvent) => ({
   workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status, event.refundId),
   parentClosePolicy: ParentClosePolicy.ABANDON,
   workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+  ...(patched(Patch.bulkhead) ? { taskQueue: taskQueueOf('webhooks', workflowInfo().taskQueue) } : {}),
 });
 
 export async function emitPaymentStatusUpdated(event: PaymentStatusEvent): Promise<void> {
   await startChild<WebhookDeliveryWorkflow>(WorkflowType.webhookDelivery, { ...childOptions(event), args: [event] });
 }
 
-/** lean-payment-v1: the retries of the deliveries whose first attempt failed. */
+/**
+ * lean-payment-v1: the retries of the deliveries whose first attempt failed; bulkhead-v1: and
+ * the first attempts the settle step left to the webhooks queue (`deferred`).
+ */
 export async function retryWebhookDeliveries(
   event: PaymentStatusEvent,
-  deliveryIds: string[],
+  failed: string[],
   firstAttemptAt?: number,
+  deferred: string[] = [],
 ): Promise<void> {
-  if (deliveryIds.length === 0) return;
+  if (failed.length === 0 && deferred.length === 0) return;
   await startChild<WebhookRetryWorkflow>(WorkflowType.webhookRetry, {
     ...childOptions(event),
-    args: [{ event, deliveryIds, firstAttemptAt }],
+    args: [
+      deferred.length
+        ? { event, deliveryIds: [...failed, ...deferred], firstAttemptAt, deferred }
+        : { event, deliveryIds: failed, firstAttemptAt },
+    ],
     typedSearchAttributes: [{ key: OrderIdKey, value: event.orderId }],
   });
 }

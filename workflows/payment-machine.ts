@@ -127,7 +127,7 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     if (!result) decided = next;
     const at = new Date().toISOString();
     const event = isTerminal(next) ? statusEvent(next, at) : undefined;
-    const { retry, firstAttemptAt, rejected, current } = await settlePayment({
+    const { retry, firstAttemptAt, deferred, rejected, current } = await settlePayment({
       change: { paymentId: input.paymentId, from, to: next, reason },
       payment: row(),
       event,
@@ -149,7 +149,7 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     view.history.push({ status: next, at, reason });
     if (next === 'failed' || next === 'expired') view.failureReason = reason;
     upsertSearchAttributes([{ key: PaymentStatusKey, value: next }]);
-    if (event) await retryWebhookDeliveries(event, retry, firstAttemptAt);
+    if (event) await retryWebhookDeliveries(event, retry, firstAttemptAt, deferred);
     return true;
   }
 

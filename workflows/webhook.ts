@@ -69,10 +69,14 @@ export async function webhookDeliveryWorkflow(event: PaymentStatusEvent): Promis
 /**
  * webhookRetryWorkflow (id webhook-<paymentId>-<status>, lean-payment-v1): the payment workflow
  * made the first attempt of each delivery itself; this child, started only when one failed,
- * makes attempts 2, 3 and 4 after 1 s, 2 s and 4 s, then the dead letter.
+ * makes attempts 2, 3 and 4 after 1 s, 2 s and 4 s, then the dead letter. A delivery the settle
+ * step deferred (bulkhead-v1: its endpoint was failing or busy) gets its first attempt here, at once.
  */
 export async function webhookRetryWorkflow(input: WebhookRetryInput): Promise<DeliveryOutcome[]> {
-  return Promise.all(input.deliveryIds.map((id) => deliver(id, 2, input.firstAttemptAt)));
+  const deferred = new Set(input.deferred ?? []);
+  return Promise.all(
+    input.deliveryIds.map((id) => (deferred.has(id) ? deliver(id) : deliver(id, 2, input.firstAttemptAt))),
+  );
 }
 
 export async function webhookReplayWorkflow(input: WebhookReplayInput): Promise<ReplayOutcome> {

@@ -8,7 +8,7 @@
  */
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
-import type { BankCall, BankOutcome } from '../domain/workflow-contract';
+import { taskQueueOf, type BankCall, type BankOutcome } from '../domain/workflow-contract';
 import { AppError, ErrorCode } from '../domain/errors';
 import { satangToThb } from '../domain/money';
 import { callBankViaWorkflow } from './service';
@@ -207,7 +207,8 @@ export function bankRoutes(deps: AppDeps): Router {
   const call = (c: BankCall) => {
     requireProvider(deps, 'bank', c.mode);
     return callBankViaWorkflow(deps.temporal.client, {
-      taskQueue: deps.temporal.taskQueue,
+      // bank calls run on the background queue (README "Roles"): never in the payments' slots
+      taskQueue: taskQueueOf('background', deps.temporal.taskQueue),
       call: c,
       providerTimeoutMs: deps.config.payments.providerTimeoutMs,
     });

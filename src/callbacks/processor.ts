@@ -26,6 +26,7 @@ import { OrderIdKey } from '../domain/search-attributes';
 import {
   lateResultWorkflowId,
   paymentResultSignal,
+  taskQueueOf,
   WorkflowType,
   type LateResultWorkflow,
   type PaymentResult,
@@ -205,7 +206,8 @@ async function conflict(
     await withTemporal(() =>
       deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () =>
         deps.client.workflow.start<LateResultWorkflow>(WorkflowType.lateResult, {
-          taskQueue: deps.taskQueue,
+          // background work (a refund at the provider, an e-mail): off the payments' queue (bulkheads)
+          taskQueue: taskQueueOf('background', deps.taskQueue),
           workflowId: lateResultWorkflowId(cb.payment.id, result.status),
           // once per payment and status; again only after a run that failed or was terminated
           workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',

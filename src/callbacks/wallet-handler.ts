@@ -12,6 +12,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import {
   paidOrderWorkflowId,
+  taskQueueOf,
   WorkflowType,
   type PaidOrderInput,
   type PaidOrderProcessingWorkflow,
@@ -29,6 +30,7 @@ export const WALLET_FAILURE_MESSAGE = 'Failed to process wallet callback';
 export interface WalletHandlerDeps {
   db: Db;
   client: Client;
+  /** the payments queue: paid-order processing runs on its background queue (taskQueueOf) */
   taskQueue: string;
   config: Config;
   logger: Logger;
@@ -79,7 +81,7 @@ export async function handleWalletCallback(
       try {
         await withTemporal(() =>
           deps.client.workflow.start<PaidOrderProcessingWorkflow>(WorkflowType.paidOrder, {
-            taskQueue: deps.taskQueue,
+            taskQueue: taskQueueOf('background', deps.taskQueue),
             workflowId: paidOrderWorkflowId(e.orderId),
             args: [input],
             workflowIdReusePolicy: 'REJECT_DUPLICATE',

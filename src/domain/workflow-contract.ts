@@ -50,7 +50,36 @@ export const Patch = {
    * is recorded only when such a result arrives.
    */
   lateResult: 'late-result-v1',
+  /**
+   * bulkhead-v1: webhook children (webhookRetryWorkflow, and the refunds' webhookDeliveryWorkflow)
+   * run on the webhooks task queue, not on their parent's (marker only where a child starts).
+   */
+  bulkhead: 'bulkhead-v1',
 } as const;
+
+// ---- task queues (bulkheads) ----
+
+/**
+ * The task queues, each polled by its own worker with its own slots, so that work which waits
+ * on others (integrators' endpoints, the bank, e-mail) never holds what the payments need:
+ *  - payments: the payment workflows (and the refunds workflow), their local activities;
+ *  - webhooks: webhook retries, replays, resends and recoveries, and their POSTs;
+ *  - background: bank calls and paid-order processing (with its administrator e-mail).
+ */
+export const QUEUE_KINDS = ['payments', 'webhooks', 'background'] as const;
+export type QueueKind = (typeof QUEUE_KINDS)[number];
+
+/**
+ * The queue of `kind`, named after the payments queue (TEMPORAL_TASK_QUEUE) so that the gateway,
+ * the workers and the workflows (which know only their own queue) agree without more settings:
+ * a name ending in `-payments` has that suffix replaced (talat-payments -> talat-webhooks,
+ * talat-background); any other name q gets one added (q-webhooks, q-background).
+ */
+export function taskQueueOf(kind: QueueKind, paymentsQueue: string): string {
+  if (kind === 'payments') return paymentsQueue;
+  const base = paymentsQueue.endsWith('-payments') ? paymentsQueue.slice(0, -'-payments'.length) : paymentsQueue;
+  return `${base}-${kind}`;
+}
 
 // Workflow ids: natural idempotency, one workflow per subject.
 /** the payment of an order: one per order */
@@ -260,6 +289,11 @@ export interface WebhookRetryInput {
   deliveryIds: string[];
   /** ms since the epoch when the first attempts began: the 1 s before attempt 2 counts from it */
   firstAttemptAt?: number;
+  /**
+   * those of deliveryIds the payment workflow did not attempt (the settle step's bulkhead: their
+   * endpoint was failing or had enough first attempts in flight): this workflow makes attempt 1 too
+   */
+  deferred?: string[];
 }
 export type WebhookRetryWorkflow = (input: WebhookRetryInput) => Promise<DeliveryOutcome[]>;
 export type WebhookReplayWorkflow = (input: WebhookReplayInput) => Promise<ReplayOutcome>;

@@ -1,6 +1,8 @@
 /**
- * `npm run worker`: the Temporal worker alone (workflows and activities on TEMPORAL_TASK_QUEUE)
- * against TEMPORAL_ADDRESS and DATABASE_URL, with /healthz and /readyz on WORKER_HTTP_PORT.
+ * `npm run worker`: the Temporal workers alone against TEMPORAL_ADDRESS and DATABASE_URL, with
+ * /healthz and /readyz on WORKER_HTTP_PORT: one worker per task queue of WORKER_QUEUES (default
+ * all three: payments = TEMPORAL_TASK_QUEUE, webhooks, background; see taskQueueOf), each with
+ * its own slots. Scale out by running processes told which queues to poll.
  * Run any number: Temporal hands each task to one worker, and the activities' Postgres writes
  * are idempotent, so webhooks go out once however many workers poll.
  *
@@ -11,13 +13,12 @@
  * SHUTDOWN_GRACE_S to finish (Temporal retries the rest on another worker), then exit 0.
  */
 import http from 'node:http';
-import type { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { sandboxProviders } from '../simulators/providers';
 import { connectServices, redactUrl, runRole, temporalTlsOf, withTimeout } from './common';
 import { ensureSearchAttributes, temporalReachable } from '../temporal/client';
 import { installTemporalRuntime } from '../temporal/runtime';
-import { createWorker, prebuiltWorkflowBundle } from '../temporal/worker';
+import { createQueueWorkers, prebuiltWorkflowBundle, type QueueWorkers } from '../temporal/worker';
 
 runRole('worker', async (ctx) => {
   const { config, logger, onStop, draining, fail } = ctx;
@@ -34,7 +35,7 @@ runRole('worker', async (ctx) => {
   if (!mail.smtpUrl && !config.production) mail = { ...mail, smtpUrl: `smtp://127.0.0.1:${mail.sinkPort}` };
   if (!mail.smtpUrl) logger.warn('SMTP_URL is not set: administrator e-mails cannot be sent');
 
-  const running: { worker?: Worker } = {};
+  const running: { workers?: QueueWorkers } = {};
   const server = http.createServer((req, res) => {
     const reply = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -51,7 +52,7 @@ runRole('worker', async (ctx) => {
         ),
         temporalReachable(client),
       ]);
-      const state = running.worker?.getState() ?? 'STARTING';
+      const state = running.workers?.state() ?? 'STARTING';
       const checks = { postgres: pg ? 'ok' : 'unreachable', temporal: temporal ? 'ok' : 'unreachable', worker: state };
       const ready = pg && temporal && state === 'RUNNING' && !draining();
       reply(
@@ -76,10 +77,11 @@ runRole('worker', async (ctx) => {
 
   installTemporalRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
   const bundle = prebuiltWorkflowBundle(config.temporal.workflowBundlePath);
-  const created = await createWorker({
+  const workers = await createQueueWorkers({
     address: temporalAddress,
     namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
+    paymentsQueue: config.temporal.taskQueue,
+    queues: config.roles.workerQueues,
     activities: createActivities({ db, config: { ...config, mail }, logger, sandbox: sandboxProviders({ db }) }),
     workflowBundle: bundle ? { codePath: bundle } : undefined,
     codecKeys: config.temporal.codecKeys,
@@ -88,17 +90,9 @@ runRole('worker', async (ctx) => {
   }).catch((e: Error) => {
     throw new Error(`the worker could not start on ${temporalAddress}: ${e.message}`);
   });
-  const { worker } = created;
-  running.worker = worker;
-  const run = worker.run();
-  onStop({
-    name: 'worker (drained)',
-    stop: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await run;
-      await created.connection.close();
-    },
-  });
+  running.workers = workers;
+  const run = workers.run();
+  onStop({ name: 'workers (drained)', stop: workers.stop });
   run.catch((e) => void fail(e));
 
   // the storefront's assets: published by the workers (one at a time, under an advisory lock) to
@@ -111,7 +105,7 @@ runRole('worker', async (ctx) => {
 
   const port = config.roles.workerHttpPort;
   return [
-    `worker         task queue ${config.temporal.taskQueue}, workflows ${bundle ? `from the prebuilt bundle ${bundle}` : 'bundled at start'}`,
+    `worker         task queues ${workers.describe()} (WORKER_QUEUES ${config.roles.workerQueues.join(',')}), workflows ${bundle ? `from the prebuilt bundle ${bundle}` : 'bundled at start'}`,
     `health         http://${config.host}:${port}/healthz  http://${config.host}:${port}/readyz`,
     `temporal       ${temporalAddress}${embedded.includes('temporal') ? ' (the embedded one of `npm start`)' : ''}, namespace ${config.temporal.namespace}`,
     `postgres       ${redactUrl(databaseUrl)}${embedded.includes('postgres') ? ' (the embedded one of `npm start`)' : ''}`,

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import { temporalTlsOptions, type TemporalTlsFiles } from './client';
+import { taskQueueOf, type QueueKind } from '../domain/workflow-contract';
 import { dataConverterOf, type KeyRing } from './codec';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
@@ -26,44 +27,147 @@ export function prebuiltWorkflowBundle(explicit?: string): string | undefined {
   return fs.existsSync(built) ? built : undefined;
 }
 
-export async function createWorker(opts: {
-  address: string;
+/**
+ * Each queue's worker settings: its own slots, so one kind of work never takes another's.
+ *  - payments: short workflow tasks (a patch marker, a timer, a local activity) polled eagerly,
+ *    many payments kept cached (a pending QR payment waits up to its expiry), and local-activity
+ *    slots for the settle step (its first webhook attempts are bounded by WEBHOOK_TIMEOUT_MS).
+ *  - webhooks: a retry storm to a dead endpoint is throttled here: few workflow tasks at a time
+ *    (they share the machine's cores with the payments), many POSTs in flight (they only wait).
+ *  - background: bank calls and paid-order processing: few at a time.
+ */
+export const QUEUE_TUNING: Record<QueueKind, Partial<WorkerOptions>> = {
+  payments: {
+    workflowTaskPollerBehavior: { type: 'autoscaling', minimum: 2, maximum: 50, initial: 10 },
+    maxConcurrentWorkflowTaskExecutions: 500,
+    maxCachedWorkflows: 5000,
+    maxConcurrentLocalActivityExecutions: 200,
+  },
+  webhooks: {
+    workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 2 },
+    activityTaskPollerBehavior: { type: 'simple-maximum', maximum: 4 },
+    maxConcurrentWorkflowTaskExecutions: 4,
+    maxConcurrentActivityTaskExecutions: 100,
+    maxConcurrentLocalActivityExecutions: 10,
+    maxCachedWorkflows: 1000,
+  },
+  background: {
+    workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 2 },
+    activityTaskPollerBehavior: { type: 'simple-maximum', maximum: 2 },
+    maxConcurrentWorkflowTaskExecutions: 4,
+    maxConcurrentActivityTaskExecutions: 20,
+    maxConcurrentLocalActivityExecutions: 10,
+    maxCachedWorkflows: 500,
+  },
+};
+
+interface WorkerBase {
   namespace: string;
-  taskQueue: string;
   activities: Activities;
   /** A prebuilt bundle (tests build one once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** the payload codec's key ring: the same as the client's */
   codecKeys?: KeyRing;
-  /** a connection to share (e.g. with a client that requests eager starts); else a new one */
-  connection?: NativeConnection;
   /** TLS / mTLS to the frontend (TEMPORAL_TLS_*): the same as the client's */
   tls?: TemporalTlsFiles;
-}): Promise<{ worker: Worker; connection: NativeConnection }> {
+}
+
+const workerOptions = (
+  connection: NativeConnection,
+  opts: WorkerBase & { taskQueue: string; kind: QueueKind },
+): WorkerOptions => ({
+  connection,
+  namespace: opts.namespace,
+  taskQueue: opts.taskQueue,
+  activities: opts.activities,
+  ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+  shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
+  ...QUEUE_TUNING[opts.kind],
+  ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}),
+});
+
+const connect = (opts: { address: string; tls?: TemporalTlsFiles }) => {
   const tls = temporalTlsOptions(opts.tls);
-  const connection =
-    opts.connection ?? (await NativeConnection.connect({ address: opts.address, ...(tls ? { tls } : {}) }));
+  return NativeConnection.connect({ address: opts.address, ...(tls ? { tls } : {}) });
+};
+
+/**
+ * One worker on `taskQueue` with the settings of `kind` (default payments), on `connection` when
+ * given (e.g. shared with a client that requests eager starts), else on a connection of its own.
+ */
+export async function createWorker(
+  opts: WorkerBase & { address: string; taskQueue: string; kind?: QueueKind; connection?: NativeConnection },
+): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const connection = opts.connection ?? (await connect(opts));
   try {
-    const worker = await Worker.create({
-      connection,
-      namespace: opts.namespace,
-      taskQueue: opts.taskQueue,
-      activities: opts.activities,
-      ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-      shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
-      // A payment's workflow tasks are short (a patch marker, a timer, a local activity): poll for
-      // them eagerly and keep many payments cached, so a burst of starts is picked up at once
-      // rather than waiting behind the default 10 pollers (bench:engine, schedule-to-start).
-      workflowTaskPollerBehavior: { type: 'autoscaling', minimum: 2, maximum: 50, initial: 10 },
-      maxConcurrentWorkflowTaskExecutions: 100,
-      maxCachedWorkflows: 5000,
-      maxConcurrentLocalActivityExecutions: 200,
-      ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}),
-    });
+    const worker = await Worker.create(workerOptions(connection, { ...opts, kind: opts.kind ?? 'payments' }));
     return { worker, connection };
   } catch (e) {
     if (!opts.connection) await connection.close().catch(() => undefined);
+    throw e;
+  }
+}
+
+export interface QueueWorkers {
+  /** the workers' one connection (a client on it can request eager starts of payment workflows) */
+  connection: NativeConnection;
+  /** one worker per polled queue */
+  workers: { kind: QueueKind; taskQueue: string; worker: Worker }[];
+  /** resolves when every worker stopped; rejects when one failed */
+  run(): Promise<void>;
+  /** every worker stops polling and drains; resolves once all stopped and the connection closed */
+  stop(): Promise<void>;
+  /** RUNNING when every worker runs, else the first other state */
+  state(): string;
+  /** "talat-payments, talat-webhooks, talat-background" */
+  describe(): string;
+}
+
+/**
+ * The workers of the queues `queues` (README "Roles"), named after `paymentsQueue`
+ * (taskQueueOf), on one connection, the workflows bundled once for all of them.
+ */
+export async function createQueueWorkers(
+  opts: WorkerBase & { address: string; paymentsQueue: string; queues: readonly QueueKind[] },
+): Promise<QueueWorkers> {
+  const connection = await connect(opts);
+  try {
+    const quiet = () => undefined;
+    const workflowBundle =
+      opts.workflowBundle ??
+      (await bundleWorkflowCode({
+        workflowsPath: WORKFLOWS_PATH,
+        logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet, log: quiet },
+      }));
+    const workers: QueueWorkers['workers'] = [];
+    for (const kind of opts.queues) {
+      const taskQueue = taskQueueOf(kind, opts.paymentsQueue);
+      workers.push({
+        kind,
+        taskQueue,
+        worker: await Worker.create(workerOptions(connection, { ...opts, workflowBundle, taskQueue, kind })),
+      });
+    }
+    let runs: Promise<void>[] | undefined;
+    const run = () => Promise.all((runs ??= workers.map((w) => w.worker.run()))).then(() => undefined);
+    let stopped: Promise<void> | undefined;
+    const stop = () =>
+      (stopped ??= (async () => {
+        for (const w of workers) if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
+        await Promise.allSettled(runs ?? []);
+        await connection.close();
+      })());
+    return {
+      connection,
+      workers,
+      run,
+      stop,
+      state: () => workers.map((w) => w.worker.getState()).find((s) => s !== 'RUNNING') ?? 'RUNNING',
+      describe: () => workers.map((w) => w.taskQueue).join(', '),
+    };
+  } catch (e) {
+    await connection.close().catch(() => undefined);
     throw e;
   }
 }

@@ -18,6 +18,7 @@ import type { AppDeps } from '../http/deps';
 import { AppError, ErrorCode } from '../domain/errors';
 import { EVENT_TYPES } from '../domain/events';
 import {
+  taskQueueOf,
   webhookRecoverWorkflowId,
   webhookReplayWorkflowId,
   webhookResendWorkflowId,
@@ -410,7 +411,7 @@ export function webhookRoutes(deps: AppDeps): Router {
     const workflowId = webhookRecoverWorkflowId(ep.id);
     await withTemporal(() =>
       deps.temporal.client.workflow.start<WebhookRecoverWorkflow>(WorkflowType.webhookRecover, {
-        taskQueue: deps.temporal.taskQueue,
+        taskQueue: taskQueueOf('webhooks', deps.temporal.taskQueue),
         workflowId,
         args: [{ endpointId: ep.id, since: new Date(since).toISOString() }],
         workflowIdConflictPolicy: 'USE_EXISTING',
@@ -428,7 +429,7 @@ export function webhookRoutes(deps: AppDeps): Router {
       throw new AppError(ErrorCode.CONFLICT, 'The endpoint is disabled', { id: msg.id, endpointId: msg.endpointId });
     const attempt = await runOneAttempt(deps.temporal.client, config.webhooks.timeoutMs, msg.id, (client) =>
       client.workflow.start<WebhookResendWorkflow>(WorkflowType.webhookResend, {
-        taskQueue: deps.temporal.taskQueue,
+        taskQueue: taskQueueOf('webhooks', deps.temporal.taskQueue),
         workflowId: webhookResendWorkflowId(msg.id),
         args: [{ messageId: msg.id, kind: 'resend' }],
         workflowIdConflictPolicy: 'USE_EXISTING',
@@ -465,7 +466,7 @@ export function webhookRoutes(deps: AppDeps): Router {
       throw new AppError(ErrorCode.CONFLICT, 'This dead letter was delivered already', { id: found.id });
     const attempt = await runOneAttempt(deps.temporal.client, config.webhooks.timeoutMs, found.id, (client) =>
       client.workflow.start<WebhookReplayWorkflow>(WorkflowType.webhookReplay, {
-        taskQueue: deps.temporal.taskQueue,
+        taskQueue: taskQueueOf('webhooks', deps.temporal.taskQueue),
         workflowId: webhookReplayWorkflowId(found.id),
         args: [{ deadLetterId: found.id }],
         workflowIdConflictPolicy: 'USE_EXISTING',

@@ -11,7 +11,10 @@
  *
  * Record the current shape after an intended, versioned change (new file names in RECORDED):
  * RECORD_REPLAY_FIXTURES=1 npx jest test/replay
- * (RECORD_REPLAY_FIXTURES=refunds records only the refunds history).
+ * (RECORD_REPLAY_FIXTURES=refunds records only the refunds history; =bulkhead only the bulkhead one).
+ *
+ * bulkhead-v1 (a third QR shape): the first webhook attempt failed, so the payment workflow
+ * starts its webhookRetryWorkflow child on the webhooks task queue, behind the patch marker.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,7 +28,10 @@ import request from 'supertest';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { OrderIdKey } from '../../src/domain/search-attributes';
 import {
+  Patch,
   paymentWorkflowId,
+  taskQueueOf,
+  webhookDeliveryWorkflowId,
   refundsWorkflowId,
   refundUpdate,
   WorkflowType,
@@ -37,6 +43,7 @@ import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey } from '../payments/support';
 import { startSmtpSink } from '../../src/simulators/smtp-sink';
 import { createEndpoint } from '../../src/webhooks/endpoints';
+import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhooks/helpers';
 import { createTestStack, provenResult, uniq, waitFor } from '../support/stack';
 import { historyFromJson } from './history';
 
@@ -49,6 +56,8 @@ const RECORDED = {
   /** late-result-v1: expired, then a late proven success recorded, refunded and e-mailed in the workflow */
   late: 'qr-payment-late.history.json',
 };
+/** bulkhead-v1: a paid QR payment whose first webhook attempt failed: its retry child on the webhooks queue */
+const BULKHEAD = 'qr-payment-bulkhead.history.json';
 const FIXTURES = [
   { file: 'card-payment.history.json', workflowType: 'cardPaymentWorkflow', status: 'paid' },
   { file: 'qr-payment.history.json', workflowType: 'qrPaymentWorkflow', status: 'paid' },
@@ -57,6 +66,7 @@ const FIXTURES = [
   { file: RECORDED.proof, workflowType: 'qrPaymentWorkflow', status: 'paid' },
   { file: RECORDED.late, workflowType: 'qrPaymentWorkflow', status: 'expired' },
   { file: 'refunds.history.json', workflowType: 'orderRefundsWorkflow', status: undefined },
+  { file: BULKHEAD, workflowType: 'qrPaymentWorkflow', status: 'paid' },
 ];
 const fixturePath = (f: string) => path.join(__dirname, f);
 const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
@@ -273,6 +283,37 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
   });
 }
 
+if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXTURES === 'bulkhead') {
+  it('records the bulkhead fixture: a paid QR payment whose first webhook attempt failed', async () => {
+    const stack = await createTestStack();
+    const receiver = await startReceiver(500);
+    try {
+      const { key } = await webhookKey(stack);
+      await registerEndpoint(stack, key, { url: receiver.url });
+      const orderId = uniq('replay-blk');
+      const res = await request(stack.app.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', key)
+        .send({ orderId, userId: 'u-replay', amount: 42, customerId: 'c-replay' });
+      await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal(
+        'paymentResult',
+        provenResult(stack.config, res.body.body.paymentId, {
+          status: 'success',
+          provider: 'qr',
+          reference: 'txn-replay',
+        }),
+      );
+      await save(stack.client, stack.config.temporal.codecKeys, orderId, BULKHEAD);
+      receiver.status = 200;
+      await stack.client.workflow.getHandle(webhookDeliveryWorkflowId(res.body.body.paymentId, 'paid')).result();
+    } finally {
+      await stack.close();
+      await receiver.stop();
+    }
+  });
+}
+
+type Payloads = { payloads: { data: string }[] };
 const load = (file: string) =>
   JSON.parse(fs.readFileSync(fixturePath(file), 'utf8')) as { events: Record<string, unknown>[] };
 
@@ -320,6 +361,24 @@ describe('recorded payment histories replay against the current workflow code', 
     ]))
       results.push(r);
     expect(results[0].error).toBeInstanceOf(DeterminismViolationError);
+  });
+
+  it('the bulkhead shape: the bulkhead-v1 marker, and the retry child on the webhooks queue', () => {
+    const h = load(BULKHEAD);
+    const started = h.events[0].workflowExecutionStartedEventAttributes as { taskQueue: { name: string } };
+    const child = h.events.find((e) => e.eventType === 'EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED')!
+      .startChildWorkflowExecutionInitiatedEventAttributes as {
+      workflowType: { name: string };
+      taskQueue: { name: string };
+    };
+    expect(child.workflowType.name).toBe(WorkflowType.webhookRetry);
+    expect(child.taskQueue.name).toBe(taskQueueOf('webhooks', started.taskQueue.name));
+    const patches = h.events
+      .filter((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED')
+      .map((e) => e.markerRecordedEventAttributes as { markerName: string; details: Record<string, Payloads> })
+      .filter((m) => m.markerName === 'core_patch')
+      .map((m) => JSON.parse(Buffer.from(m.details['patch-data'].payloads[0].data, 'base64').toString()).id);
+    expect(patches).toEqual([Patch.leanPayment, Patch.bulkhead]);
   });
 
   it('the lean shape: the patch marker, local activities, and few events', () => {

@@ -1,11 +1,12 @@
 /**
  * A Talat for one test file on the real services of global-setup: a database of this jest
- * worker's own (migrated and seeded once), a Temporal client, a worker on a task queue of
- * this file's own, and the Koa app. close() drains the worker and closes every connection.
+ * worker's own (migrated and seeded once), a Temporal client, workers on task queues of this
+ * file's own (its payments queue and the webhooks and background queues named after it; `queues`
+ * chooses which are polled, default all), and the Koa app. close() drains the workers and closes
+ * every connection.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import type Koa from 'koa';
 import { createActivities, type Activities } from '../../activities';
@@ -17,11 +18,11 @@ import { createApp } from '../../src/http/app';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { clientOnWorkerConnection, connectClient } from '../../src/temporal/client';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
-import { createWorker } from '../../src/temporal/worker';
 import { signResult } from '../../src/callbacks/result-proof';
-import type { PaymentResult } from '../../src/domain/workflow-contract';
+import type { PaymentResult, QueueKind } from '../../src/domain/workflow-contract';
 import { newId } from '../../src/ids';
 import { createLogger } from '../../src/logger';
+import { createQueueWorkers, type QueueWorkers } from '../../src/temporal/worker';
 
 export interface TestStack {
   app: Koa;
@@ -30,8 +31,9 @@ export interface TestStack {
   /** with `eagerStart`: the client on the worker's connection the gateway starts payments with */
   eagerStartClient?: Client;
   config: Config;
+  /** the payments queue; taskQueueOf gives the others */
   taskQueue: string;
-  worker?: Worker;
+  workers?: QueueWorkers;
   activities: Activities;
   close(): Promise<void>;
 }
@@ -73,6 +75,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 export async function createTestStack(
   opts: {
     worker?: boolean;
+    queues?: QueueKind[];
     env?: Record<string, string>;
     logger?: pino.Logger;
     /** the gateway starts payment workflows eagerly on the worker, as `npm start` does */
@@ -86,25 +89,26 @@ export async function createTestStack(
   const client = await connectClient(address, 'default', { codecKeys: config.temporal.codecKeys });
   const taskQueue = `test-${randomUUID()}`;
   const activities = createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) });
-  let worker: Worker | undefined;
+  let workers: QueueWorkers | undefined;
   let workerRun: Promise<void> | undefined;
-  let connection: NativeConnection | undefined;
   if (opts.worker !== false) {
     installTemporalRuntime('WARN');
-    ({ worker, connection } = await createWorker({
+    workers = await createQueueWorkers({
       address,
       namespace: 'default',
-      taskQueue,
+      paymentsQueue: taskQueue,
+      queues: opts.queues ?? ['payments', 'webhooks', 'background'],
       activities,
       workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! },
       shutdownGraceTime: '1 second',
       codecKeys: config.temporal.codecKeys,
-    }));
-    workerRun = worker.run();
+    });
+    workerRun = workers.run();
+    workerRun.catch(() => undefined); // rethrown by close()
   }
   const eagerStartClient =
-    opts.eagerStart && connection
-      ? clientOnWorkerConnection(connection, 'default', { codecKeys: config.temporal.codecKeys })
+    opts.eagerStart && workers
+      ? clientOnWorkerConnection(workers.connection, 'default', { codecKeys: config.temporal.codecKeys })
       : undefined;
   const app = createApp({ config, db, temporal: { client, taskQueue, eagerStartClient }, logger });
   return {
@@ -114,12 +118,11 @@ export async function createTestStack(
     eagerStartClient,
     config,
     taskQueue,
-    worker,
+    workers,
     activities,
     async close() {
-      if (worker && worker.getState() === 'RUNNING') worker.shutdown();
+      await workers?.stop();
       await workerRun;
-      await connection?.close();
       await client.connection.close();
       migrated = undefined;
       await db.destroy();

@@ -1,0 +1,90 @@
+/**
+ * What bench:engine and bench:bulkhead share: payments offered at a steady rate, and the
+ * workflow-task schedule-to-start of the payment workflows read back from their histories.
+ *
+ * Schedule-to-start is measured per workflow task: WorkflowTaskScheduled -> WorkflowTaskStarted,
+ * by the server's event times. A task that timed out unstarted (e.g. on a worker's sticky queue)
+ * and was scheduled again counts from its first WorkflowTaskScheduled: that is the wait the
+ * payment saw. Every workflow task of every payment workflow counts (the first one at start, the
+ * ones a signal or the expiry timer schedule), and p99 is taken across all of them. A task still
+ * unstarted when its history is read counts with its wait so far (a lower bound), and is counted
+ * apart (`unstarted`): leaving it out would hide the longest waits.
+ */
+import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+
+const EventType = { WorkflowTaskScheduled: 5, WorkflowTaskStarted: 6 } as const;
+
+export const percentile = (xs: number[], p: number): number => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const tsMs = (t: temporal.api.history.v1.IHistoryEvent['eventTime']) =>
+  Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
+const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
+
+/** `rate` calls per second of `create(i)` for `seconds`, each on its own schedule (an open loop). */
+export async function offerSteadily(
+  rate: number,
+  seconds: number,
+  create: (i: number) => Promise<void>,
+): Promise<{ offered: number; errors: number; firstError: string; seconds: number }> {
+  const offered = rate * seconds;
+  const inflight: Promise<void>[] = [];
+  const t0 = performance.now();
+  let errors = 0;
+  let firstError = '';
+  for (let i = 0; i < offered; i++) {
+    const wait = t0 + (i * 1000) / rate - performance.now();
+    if (wait > 0) await sleep(wait);
+    inflight.push(
+      create(i).catch((e: Error) => {
+        errors++;
+        firstError ||= e.message;
+      }),
+    );
+  }
+  await Promise.all(inflight);
+  return { offered, errors, firstError, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** Schedule-to-start (ms) of every workflow task of the given workflows, and how many histories were read. */
+export async function scheduleToStart(
+  client: Client,
+  workflowIds: string[],
+): Promise<{ s2s: number[]; histories: number; unstarted: number; firstError: string }> {
+  const s2s: number[] = [];
+  let histories = 0;
+  let unstarted = 0;
+  let firstError = '';
+  for (const id of workflowIds) {
+    let events: temporal.api.history.v1.IHistoryEvent[];
+    try {
+      events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
+      histories++;
+    } catch (e) {
+      firstError ||= (e as Error).message;
+      continue;
+    }
+    let scheduled: number | undefined;
+    for (const e of events) {
+      if (e.eventType === EventType.WorkflowTaskScheduled) scheduled ??= tsMs(e.eventTime);
+      else if (e.eventType === EventType.WorkflowTaskStarted && scheduled !== undefined) {
+        s2s.push(tsMs(e.eventTime) - scheduled);
+        scheduled = undefined;
+      }
+    }
+    if (scheduled !== undefined) {
+      s2s.push(Date.now() - scheduled);
+      unstarted++;
+    }
+  }
+  return { s2s, histories, unstarted, firstError };
+}
+
+/** One line: p50, p99 and max of schedule-to-start, with the counts. */
+export function s2sSummary(s2s: number[], histories: number, unstarted = 0): string {
+  const f = (n: number) => `${n.toFixed(1)} ms`;
+  return `p50 ${f(percentile(s2s, 50))}  p99 ${f(percentile(s2s, 99))}  max ${f(s2s.length ? Math.max(...s2s) : NaN)}  (${s2s.length} tasks of ${histories} workflows, ${unstarted} not started yet: counted with their wait so far)`;
+}
