@@ -37,14 +37,24 @@ export async function ensureSearchAttributes(client: Client, namespace: string):
   });
 }
 
-/** True when the Temporal frontend answers within `timeoutMs`. */
+/**
+ * True when the Temporal frontend answers within `timeoutMs`. The deadline of the call alone is
+ * not enough: on a lazy connection the call first waits for the connection itself (up to its
+ * connectTimeout), so the answer is also raced against a timer.
+ */
 export async function temporalReachable(client: Client, timeoutMs = 2000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await client.connection.withDeadline(Date.now() + timeoutMs, () =>
-      client.connection.workflowService.getSystemInfo({}),
-    );
-    return true;
-  } catch {
-    return false;
+    return await Promise.race([
+      client.connection
+        .withDeadline(Date.now() + timeoutMs, () => client.connection.workflowService.getSystemInfo({}))
+        .then(
+          () => true,
+          () => false,
+        ),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
