@@ -133,7 +133,10 @@ const envSchema = z.object({
     .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, '32 bytes as 64 hex digits or 44 base64 characters')
     .optional(),
   WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(5000),
-  WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['on', 'off', 'auto']).default('auto'),
+  /** development and tests only: webhook endpoints on loopback (127.0.0.0/8, ::1, localhost) */
+  WEBHOOK_ALLOW_LOOPBACK: z.enum(['on', 'off']).default('off'),
+  /** replaced by WEBHOOK_ALLOW_LOOPBACK (refused with a message saying so) */
+  WEBHOOK_ALLOW_PRIVATE_URLS: z.string().optional(),
   PAID_ORDER_CONFIRM_WINDOW_S: positiveInt.max(86_400).default(120),
   SMTP_TIMEOUT_MS: positiveInt.max(120_000).default(5000),
   SMTP_SINK_PORT: port.default(2525),
@@ -213,6 +216,12 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   if (production && !e.IDENTITY_SECRET) issues.push('IDENTITY_SECRET: required in production');
   if (production && !e.WEBHOOK_SECRET_KEY)
     issues.push('WEBHOOK_SECRET_KEY: required in production (32 random bytes, hex or base64)');
+  if (e.WEBHOOK_ALLOW_PRIVATE_URLS !== undefined)
+    issues.push(
+      'WEBHOOK_ALLOW_PRIVATE_URLS: no longer exists; webhook URLs must point to public addresses, and WEBHOOK_ALLOW_LOOPBACK=on allows loopback outside production',
+    );
+  if (production && e.WEBHOOK_ALLOW_LOOPBACK === 'on')
+    issues.push('WEBHOOK_ALLOW_LOOPBACK: must be off in production (loopback webhooks are for development and tests)');
   let codecKeys: KeyRing | undefined;
   if (production && !e.TEMPORAL_CODEC_KEYS)
     issues.push(
@@ -299,7 +308,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
         /^[0-9a-fA-F]{64}$/.test(e.WEBHOOK_SECRET_KEY ?? '') ? 'hex' : 'base64',
       ),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
-      allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'auto' ? !production : e.WEBHOOK_ALLOW_PRIVATE_URLS === 'on',
+      /** the destination policy (src/webhooks/url-policy.ts): https in production, loopback only when allowed */
+      urlPolicy: { requireHttps: production, allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'on' },
     },
     paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },
     /** the same administrator alert is e-mailed at most once per window; repeats go into a digest */

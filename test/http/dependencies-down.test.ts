@@ -47,11 +47,16 @@ const callbackEnvelope = { statusCode: 503, body: { error: 'SERVICE_UNAVAILABLE'
 
 let stack: TestStack;
 let key: string;
+/** Temporal connections to dead ports are closed last: the client's retry timers outlive the calls. */
+const connections: Connection[] = [];
 beforeAll(async () => {
   stack = await createTestStack({ worker: false });
   key = (await newKey(stack.db)).key;
 });
-afterAll(() => stack.close());
+afterAll(async () => {
+  await Promise.all(connections.map((c) => c.close().catch(() => undefined)));
+  await stack.close();
+});
 
 /** One request of each API: payment, bank, webhook endpoints, storefront, callback. */
 const eachApi = (key: () => string, config: () => TestStack['config']) =>
@@ -131,7 +136,12 @@ describe.each([
     await hole?.close();
   });
 
-  it.each(eachApi(() => key, () => stack.config))('%s -> 503 in its envelope', async (_name, send, envelope) => {
+  it.each(
+    eachApi(
+      () => key,
+      () => stack.config,
+    ),
+  )('%s -> 503 in its envelope', async (_name, send, envelope) => {
     const res = await send(app);
     expect(res.status).toBe(503);
     expect(res.body).toEqual(envelope);
@@ -149,6 +159,7 @@ describe('Temporal down: nothing listens on its port', () => {
   let connection: Connection;
   beforeAll(async () => {
     connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}`, connectTimeout: '1s' });
+    connections.push(connection);
     app = createApp({
       config: stack.config,
       db: stack.db,
@@ -156,25 +167,26 @@ describe('Temporal down: nothing listens on its port', () => {
       logger: testLogger,
     });
   });
-  afterAll(() => connection.close().catch(() => undefined));
 
-  it.each(eachApi(() => key, () => stack.config).filter(([name]) => !name.startsWith('storefront')))(
-    '%s -> 503 in its envelope, or an answer that needs no Temporal',
-    async (name, send, envelope) => {
-      const res = await send(app);
-      if (name.startsWith('webhook-endpoint')) {
-        expect(res.status).toBe(201); // registering an endpoint needs only Postgres
-        return;
-      }
-      if (name.startsWith('callback')) {
-        // no such order: answered from Postgres alone, before Temporal is asked
-        expect(res.status).toBe(404);
-        return;
-      }
-      expect(res.status).toBe(503);
-      expect(res.body).toEqual(envelope);
-    },
-  );
+  it.each(
+    eachApi(
+      () => key,
+      () => stack.config,
+    ).filter(([name]) => !name.startsWith('storefront')),
+  )('%s -> 503 in its envelope, or an answer that needs no Temporal', async (name, send, envelope) => {
+    const res = await send(app);
+    if (name.startsWith('webhook-endpoint')) {
+      expect(res.status).toBe(201); // registering an endpoint needs only Postgres
+      return;
+    }
+    if (name.startsWith('callback')) {
+      // no such order: answered from Postgres alone, before Temporal is asked
+      expect(res.status).toBe(404);
+      return;
+    }
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual(envelope);
+  });
 
   it('GET /readyz -> 503 naming temporal unreachable', async () => {
     const res = await request(app.callback()).get('/readyz');
@@ -187,8 +199,10 @@ describe('/readyz with both dependencies hung', () => {
   it('answers 503 (each check has its own timeout) instead of waiting for them', async () => {
     const pg = await blackHole();
     const temporal = await blackHole();
-    const db = createDb(`postgres://talat:x@127.0.0.1:${pg.port}/talat`);
-    const connection = Connection.lazy({ address: `127.0.0.1:${temporal.port}`, connectTimeout: '30s' });
+    const db = createDb(`postgres://talat:x@127.0.0.1:${pg.port}/talat`, { acquireTimeoutMs: 2_000 });
+    // connect and acquire timeouts longer than /readyz's own: it must not wait for them
+    const connection = Connection.lazy({ address: `127.0.0.1:${temporal.port}`, connectTimeout: '3s' });
+    connections.push(connection);
     try {
       const app = createApp({
         config: stack.config,
@@ -201,7 +215,6 @@ describe('/readyz with both dependencies hung', () => {
       expect(res.body.body.details.checks).toEqual({ postgres: 'unreachable', temporal: 'unreachable' });
     } finally {
       await db.destroy();
-      await connection.close().catch(() => undefined);
       await pg.close();
       await temporal.close();
     }
