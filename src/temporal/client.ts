@@ -38,16 +38,18 @@ export async function ensureSearchAttributes(client: Client, namespace: string):
 }
 
 /**
- * True when the Temporal frontend answers within `timeoutMs`. The deadline of the call alone is
- * not enough: on a lazy connection the call first waits for the connection itself (up to its
- * connectTimeout), so the answer is also raced against a timer.
+ * True when the Temporal frontend answers within `timeoutMs`. The call's own deadline ends it a
+ * little before (so it normally settles, retries included, before this returns); the timer is
+ * for a lazy connection, where the call first waits for the connection itself (up to its
+ * connectTimeout), which no call deadline bounds.
  */
 export async function temporalReachable(client: Client, timeoutMs = 2000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
+  const deadline = Date.now() + Math.max(timeoutMs - 100, timeoutMs / 2);
   try {
     return await Promise.race([
       client.connection
-        .withDeadline(Date.now() + timeoutMs, () => client.connection.workflowService.getSystemInfo({}))
+        .withDeadline(deadline, () => client.connection.workflowService.getSystemInfo({}))
         .then(
           () => true,
           () => false,

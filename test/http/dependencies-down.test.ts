@@ -54,6 +54,8 @@ beforeAll(async () => {
   key = (await newKey(stack.db)).key;
 });
 afterAll(async () => {
+  // /readyz does not wait for a client's own connect attempt (up to connectTimeout): let it end first
+  await Promise.all(connections.map((c) => c.ensureConnected().catch(() => undefined)));
   await Promise.all(connections.map((c) => c.close().catch(() => undefined)));
   await stack.close();
 });
