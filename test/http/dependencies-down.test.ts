@@ -49,6 +49,8 @@ let stack: TestStack;
 let key: string;
 /** Temporal connections to dead ports are closed last: the client's retry timers outlive the calls. */
 const connections: Connection[] = [];
+/** and what they talked to, after them */
+const cleanups: (() => Promise<unknown>)[] = [];
 beforeAll(async () => {
   stack = await createTestStack({ worker: false });
   key = (await newKey(stack.db)).key;
@@ -57,6 +59,7 @@ afterAll(async () => {
   // /readyz does not wait for a client's own connect attempt (up to connectTimeout): let it end first
   await Promise.all(connections.map((c) => c.ensureConnected().catch(() => undefined)));
   await Promise.all(connections.map((c) => c.close().catch(() => undefined)));
+  for (const c of cleanups) await c();
   await stack.close();
 });
 
@@ -202,23 +205,22 @@ describe('/readyz with both dependencies hung', () => {
     const pg = await blackHole();
     const temporal = await blackHole();
     const db = createDb(`postgres://talat:x@127.0.0.1:${pg.port}/talat`, { acquireTimeoutMs: 2_000 });
-    // connect and acquire timeouts longer than /readyz's own: it must not wait for them
-    const connection = Connection.lazy({ address: `127.0.0.1:${temporal.port}`, connectTimeout: '3s' });
+    // connect timeout longer than this test may take (a hang, not a speed figure): /readyz must not wait for it
+    const connection = Connection.lazy({ address: `127.0.0.1:${temporal.port}`, connectTimeout: '12s' });
     connections.push(connection);
-    try {
-      const app = createApp({
-        config: stack.config,
-        db,
-        temporal: { client: new Client({ connection }), taskQueue: 'x' },
-        logger: testLogger,
-      });
-      const res = await request(app.callback()).get('/readyz');
-      expect(res.status).toBe(503);
-      expect(res.body.body.details.checks).toEqual({ postgres: 'unreachable', temporal: 'unreachable' });
-    } finally {
-      await db.destroy();
-      await pg.close();
-      await temporal.close();
-    }
-  });
+    cleanups.push(
+      () => db.destroy(),
+      () => pg.close(),
+      () => temporal.close(),
+    );
+    const app = createApp({
+      config: stack.config,
+      db,
+      temporal: { client: new Client({ connection }), taskQueue: 'x' },
+      logger: testLogger,
+    });
+    const res = await request(app.callback()).get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body.body.details.checks).toEqual({ postgres: 'unreachable', temporal: 'unreachable' });
+  }, 8_000);
 });
