@@ -57,7 +57,8 @@ const EventTypes = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).nullable
 const endpointFields = {
   url: z.string().max(2048).openapi({
     example: 'https://shop.example/hooks/talat',
-    description: 'http(s); https and a public address in production',
+    description:
+      'http(s) (https in production) to a public host: names are resolved at registration and at every connection, and every address must be public unicast (loopback only with WEBHOOK_ALLOW_LOOPBACK=on, outside production)',
   }),
   description: z.string().max(500).optional(),
   publicPayments: z.boolean().optional().openapi({
