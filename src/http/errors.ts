@@ -69,13 +69,12 @@ export function isDatabaseUnavailable(e: unknown, depth = 0): boolean {
   return err.cause !== undefined && err.cause !== e && isDatabaseUnavailable(err.cause, depth + 1);
 }
 
-const unavailable = (what: string) =>
-  new AppError(
-    ErrorCode.SERVICE_UNAVAILABLE,
-    `The ${what} is unavailable; try again later`,
-    { service: what === 'database' ? 'postgres' : 'temporal' },
-    { 'Retry-After': '5' },
-  );
+const UNAVAILABLE_MESSAGE = {
+  postgres: 'The database is unavailable; try again later',
+  temporal: 'The payment engine is unavailable; try again later',
+};
+const unavailable = (service: keyof typeof UNAVAILABLE_MESSAGE) =>
+  new AppError(ErrorCode.SERVICE_UNAVAILABLE, UNAVAILABLE_MESSAGE[service], { service }, { 'Retry-After': '5' });
 
 /** Map anything thrown below the error middleware to a safe AppError. */
 export function toAppError(e: unknown): { error: AppError; unexpected: boolean } {
@@ -90,8 +89,8 @@ export function toAppError(e: unknown): { error: AppError; unexpected: boolean }
       unexpected: true,
     };
   // a dependency down: 503 on every API (the callback API in its envelope), never a 500
-  if (isDatabaseUnavailable(e)) return { error: unavailable('database'), unexpected: true };
-  if (isTemporalUnavailable(e)) return { error: unavailable('payment engine'), unexpected: true };
+  if (isDatabaseUnavailable(e)) return { error: unavailable('postgres'), unexpected: true };
+  if (isTemporalUnavailable(e)) return { error: unavailable('temporal'), unexpected: true };
   const err = e as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
   const status = err?.status ?? err?.statusCode;
   if (status === 413 || err?.type === 'entity.too.large')

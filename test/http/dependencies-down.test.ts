@@ -9,6 +9,7 @@ import type Koa from 'koa';
 import request from 'supertest';
 import { createDb, type Db } from '../../src/db/knex';
 import { createApp } from '../../src/http/app';
+import { isDatabaseUnavailable, toAppError } from '../../src/http/errors';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { fieldSigned, post } from '../callbacks/helpers';
 import { newKey } from '../payments/support';
@@ -113,6 +114,40 @@ const eachApi = (key: () => string, config: () => TestStack['config']) =>
       callbackEnvelope,
     ],
   ] as const;
+
+describe('the one classification of the error handler', () => {
+  const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  it.each([
+    ['a refused connection', refused(), 'postgres'],
+    [
+      'an AggregateError of refused connections (IPv4 and IPv6)',
+      new AggregateError([refused(), refused()]),
+      'postgres',
+    ],
+    ['a wrapped termination (57P01)', new Error('query failed', { cause: { code: '57P01' } }), 'postgres'],
+    [
+      "knex's pool timeout",
+      Object.assign(new Error('Knex: Timeout acquiring a connection'), { name: 'KnexTimeoutError' }),
+      'postgres',
+    ],
+    [
+      'a gRPC UNAVAILABLE',
+      Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14 }),
+      'temporal',
+    ],
+    ['a gRPC DEADLINE_EXCEEDED, wrapped', new Error('call failed', { cause: { code: 4 } }), 'temporal'],
+  ])('%s -> 503 with details.service', (_name, e, service) => {
+    const { error } = toAppError(e);
+    expect(error.status).toBe(503);
+    expect(error.details).toEqual({ service });
+    expect(error.headers).toEqual({ 'Retry-After': '5' });
+  });
+
+  it('anything else stays a 500', () => {
+    expect(isDatabaseUnavailable(new Error('boom'))).toBe(false);
+    expect(toAppError(new TypeError('x is undefined')).error.status).toBe(500);
+  });
+});
 
 describe.each([
   ['nothing listens on its port', 'closed'],
