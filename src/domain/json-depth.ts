@@ -22,7 +22,8 @@ export function jsonDeeperThan(text: string, max: number = MAX_JSON_DEPTH): bool
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === BACKSLASH) i++; // the escaped character, whatever it is
+      if (c === BACKSLASH)
+        i++; // the escaped character, whatever it is
       else if (c === QUOTE) inString = false;
     } else if (c === QUOTE) inString = true;
     else if (c === OPEN_BRACE || c === OPEN_BRACKET) {

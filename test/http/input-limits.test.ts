@@ -88,7 +88,11 @@ describe('JSON depth', () => {
       .set('Content-Type', 'application/json')
       .send(JSON.stringify({ body: inner }));
     expect(res.status).toBe(500); // SPEC.md's answer to any failure of the wallet handler
-    expect(res.body).toEqual({ success: false, error: 'body is a string that is not valid JSON', message: expect.any(String) });
+    expect(res.body).toEqual({
+      success: false,
+      error: 'body is a string that is not valid JSON',
+      message: expect.any(String),
+    });
   });
 
   it('over the body limit -> 413 in the callback envelope', async () => {
@@ -133,10 +137,15 @@ describe('content type', () => {
   });
 
   it('POST /cardpayment keeps taking forms (and JSON): a form missing a field is MISSING_FIELD, not 415', async () => {
-    const form = await request(stack.app.callback()).post('/cardpayment').type('form').send({ orderId: uniq('o') });
+    const form = await request(stack.app.callback())
+      .post('/cardpayment')
+      .type('form')
+      .send({ orderId: uniq('o') });
     expect(form.status).toBe(400);
     expect(form.body).toEqual(paymentError('MISSING_FIELD'));
-    const json = await request(stack.app.callback()).post('/cardpayment').send({ orderId: uniq('o') });
+    const json = await request(stack.app.callback())
+      .post('/cardpayment')
+      .send({ orderId: uniq('o') });
     expect(json.body).toEqual(paymentError('MISSING_FIELD'));
   });
 
