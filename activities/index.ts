@@ -2,6 +2,7 @@
 import type { Db } from '../src/db/knex';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/logger';
+import type { Resolver } from '../src/webhooks/url-policy';
 import type { SandboxProviders } from './provider-endpoint';
 import { createBankActivities } from './bank';
 import { createCardProviderActivities } from './card-provider';
@@ -20,6 +21,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** the sandbox bank and card provider (src/simulators/providers.ts), started on first use */
   sandbox: SandboxProviders;
+  /** how webhook endpoint host names are resolved at connect (dns.lookup when absent; tests inject one) */
+  resolve?: Resolver;
 }
 
 /** Every activity logs with orderId, paymentId and workflowId; webhook attempts are metered (./instrument). */

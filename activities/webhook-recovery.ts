@@ -8,9 +8,10 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import type { AttemptResult, WebhookResendInput } from '../src/domain/workflow-contract';
 import type { Logger } from '../src/logger';
+import type { Resolver } from '../src/webhooks/url-policy';
 import { createWebhookActivities } from './webhooks';
 
-export function createWebhookRecoveryActivities(deps: { db: Db; config: Config; logger: Logger }) {
+export function createWebhookRecoveryActivities(deps: { db: Db; config: Config; logger: Logger; resolve?: Resolver }) {
   const { db } = deps;
   const { attemptWebhookDelivery } = createWebhookActivities(deps);
   return {

@@ -15,6 +15,7 @@ import type { AttemptResult, ReplayOutcome, WebhookReplayInput } from '../src/do
 import { newId } from '../src/ids';
 import type { Logger } from '../src/logger';
 import { postWebhook } from '../src/webhooks/http';
+import type { Resolver } from '../src/webhooks/url-policy';
 import { openSecret } from '../src/webhooks/secret-box';
 import { webhookHeaders } from '../src/webhooks/signing';
 
@@ -57,7 +58,18 @@ export interface FirstAttempts {
   firstAttemptAt: number;
 }
 
-export function createWebhookActivities({ db, config, logger }: { db: Db; config: Config; logger: Logger }) {
+/** `resolve`: how endpoint host names are resolved (dns.lookup when absent; tests inject one). */
+export function createWebhookActivities({
+  db,
+  config,
+  logger,
+  resolve,
+}: {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  resolve?: Resolver;
+}) {
   // the settle step's bulkhead, per worker process: first attempts in flight and last failure, per endpoint
   const inlineInFlight = new Map<string, number>();
   const lastFailure = new Map<string, number>();
@@ -117,9 +129,10 @@ export function createWebhookActivities({ db, config, logger }: { db: Db; config
     };
     const res = await postWebhook(row.url, webhookHeaders(secret, row.id, row.payload), row.payload, {
       timeoutMs: config.webhooks.timeoutMs,
-      allowPrivate: config.webhooks.allowPrivateUrls,
+      policy: { ...config.webhooks.urlPolicy, ...(resolve ? { resolve } : {}) },
       onProgress: heartbeat,
     });
+    if (res.detail) logger.warn({ deliveryId: row.id, error: res.error, cause: res.detail }, 'webhook not delivered');
     const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
     noteOutcome(String(row.endpoint_id), ok);
     const error = res.error ?? (ok ? undefined : `HTTP ${res.statusCode}`);

@@ -53,7 +53,7 @@ runBench(
     taskQueue: QUEUE,
     scopes: ['payments:write', 'payments:read', 'webhooks:manage'],
     temporalFile: true,
-    env: { QR_EXPIRY_S: String(opts.expiry), WEBHOOK_INLINE_PER_ENDPOINT: opts.inline },
+    env: { QR_EXPIRY_S: String(opts.expiry), WEBHOOK_INLINE_PER_ENDPOINT: opts.inline, WEBHOOK_ALLOW_LOOPBACK: 'on' },
   },
   () => opts,
   async (o, stack) => {

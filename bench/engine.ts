@@ -122,7 +122,7 @@ runBench(
     taskQueue: 'bench-engine',
     scopes: ['payments:write', 'payments:read', 'webhooks:manage'],
     temporalFile: true,
-    env: { CALLBACK_MAX_AGE_S: '3600', SIMULATORS: 'on', QR_EXPIRY_S: '600' },
+    env: { CALLBACK_MAX_AGE_S: '3600', SIMULATORS: 'on', QR_EXPIRY_S: '600', WEBHOOK_ALLOW_LOOPBACK: 'on' },
   },
   args,
   async (opts, stack: Stack) => {

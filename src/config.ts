@@ -154,7 +154,10 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(5000),
   /** first attempts made inside a payment's settle step at once per endpoint (per worker process); 0: none */
   WEBHOOK_INLINE_PER_ENDPOINT: z.coerce.number().int().min(0).max(1000).default(4),
-  WEBHOOK_ALLOW_PRIVATE_URLS: z.enum(['on', 'off', 'auto']).default('auto'),
+  /** development and tests only: webhook endpoints on loopback (127.0.0.0/8, ::1, localhost) */
+  WEBHOOK_ALLOW_LOOPBACK: z.enum(['on', 'off']).default('off'),
+  /** replaced by WEBHOOK_ALLOW_LOOPBACK (refused with a message saying so) */
+  WEBHOOK_ALLOW_PRIVATE_URLS: z.string().optional(),
   PAID_ORDER_CONFIRM_WINDOW_S: positiveInt.max(86_400).default(120),
   SMTP_TIMEOUT_MS: positiveInt.max(120_000).default(5000),
   SMTP_SINK_PORT: port.default(2525),
@@ -248,6 +251,12 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     const file = e[v];
     if (file && !fs.existsSync(file)) issues.push(`${v}: ${file} does not exist`);
   }
+  if (e.WEBHOOK_ALLOW_PRIVATE_URLS !== undefined)
+    issues.push(
+      'WEBHOOK_ALLOW_PRIVATE_URLS: no longer exists; webhook URLs must point to public addresses, and WEBHOOK_ALLOW_LOOPBACK=on allows loopback outside production',
+    );
+  if (production && e.WEBHOOK_ALLOW_LOOPBACK === 'on')
+    issues.push('WEBHOOK_ALLOW_LOOPBACK: must be off in production (loopback webhooks are for development and tests)');
   let codecKeys: KeyRing | undefined;
   if (production && !e.TEMPORAL_CODEC_KEYS)
     issues.push(
@@ -353,7 +362,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
        * by the webhook retry workflow on the webhooks queue instead
        */
       inlinePerEndpoint: e.WEBHOOK_INLINE_PER_ENDPOINT,
-      allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'auto' ? !production : e.WEBHOOK_ALLOW_PRIVATE_URLS === 'on',
+      /** the destination policy (src/webhooks/url-policy.ts): https in production, loopback only when allowed */
+      urlPolicy: { requireHttps: production, allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'on' },
     },
     paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },
     results: {

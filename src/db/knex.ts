@@ -4,12 +4,17 @@ import knexFactory, { type Knex } from 'knex';
 
 export type Db = Knex;
 
-export function createDb(url: string, opts: { poolMax?: number } = {}): Db {
+/**
+ * A pool of at most `poolMax` connections. A query that cannot get a connection within
+ * `acquireTimeoutMs` (Postgres down or hung, or the pool full) fails with knex's
+ * KnexTimeoutError, which the gateway answers 503 SERVICE_UNAVAILABLE.
+ */
+export function createDb(url: string, opts: { poolMax?: number; acquireTimeoutMs?: number } = {}): Db {
   return knexFactory({
     client: 'pg',
     connection: url,
     pool: { min: 0, max: opts.poolMax ?? 10 },
-    acquireConnectionTimeout: 10_000,
+    acquireConnectionTimeout: opts.acquireTimeoutMs ?? 10_000,
   });
 }
 

@@ -11,6 +11,7 @@
  * Pure code: the routes decide what a failure means on their endpoint.
  */
 import { thbToSatang } from './money';
+import { jsonDeeperThan } from './json-depth';
 
 export const HANDLER_ERRORS = {
   orderId: 'orderId is required in body',
@@ -40,7 +41,9 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 const typeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
+/** JSON in a string field; nested deeper than MAX_JSON_DEPTH counts as not JSON (nothing recursive sees it). */
 function parseJsonText(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (jsonDeeperThan(text)) return { ok: false };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {

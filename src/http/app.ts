@@ -7,7 +7,7 @@ import Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { createNotifier } from '../notifier';
 import type { AppDeps } from './deps';
-import { jsonBody } from './middleware/body';
+import { bodyType, jsonBody } from './middleware/body';
 import { accessLog, errorHandler, requestId } from './middleware/request';
 import { apiKeyContext } from './middleware/api-key';
 import { bankRoutes } from '../bank/routes';
@@ -68,6 +68,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorHandler(deps.logger));
   app.use(cors({ origins: deps.config.storefront.shopOrigin, applies: (path) => isStorefrontPath(deps, path) }));
   app.use(callbackIpGuard(deps.config, deps.logger)); // before any body is read
+  app.use(bodyType());
   app.use(jsonBody(deps.config.bodyLimitBytes));
   app.use(
     koaBody({

@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import type { AlertThrottle } from '../alerts';
 import type { Notifier } from '../notifier';
 import type { TemporalDeps } from '../temporal/client';
+import type { Resolver } from '../webhooks/url-policy';
 
 export interface AppDeps {
   config: Config;
@@ -20,6 +21,8 @@ export interface AppDeps {
   notifier?: Notifier;
   /** administrator alerts with a memory (once per key and window, a digest for the rest); built over the notifier when absent */
   alerts?: AlertThrottle;
+  /** how webhook endpoint host names are resolved at registration (dns.lookup when absent; tests inject one) */
+  resolve?: Resolver;
 }
 
 declare module 'koa' {

@@ -7,6 +7,7 @@
 import type { Context } from 'koa';
 import { CALLBACK_PATHS as CALLBACK_PATH_LIST } from '../domain/callback-paths';
 import { AppError, ErrorCode, httpStatusOf, isAppError } from '../domain/errors';
+import { isUnavailable as isTemporalUnavailable } from '../temporal/payments';
 
 export type Area = 'payment' | 'callback' | 'storefront';
 
@@ -47,17 +48,33 @@ const PG_UNAVAILABLE_CODES = new Set([
   '57P03',
 ]);
 
-/** Postgres (or the pool in front of it) is down, restarting or full: the request may work later. */
-export function isDatabaseUnavailable(e: unknown): boolean {
-  const err = e as { code?: string; name?: string; message?: string } | undefined;
-  if (!err || typeof err !== 'object') return false;
+/**
+ * Postgres (or the pool in front of it) is down, restarting or full: the request may work later.
+ * Looks through `cause` and AggregateError's `errors` (a refused connection to a name with an
+ * IPv4 and an IPv6 address is an AggregateError of two ECONNREFUSED).
+ */
+export function isDatabaseUnavailable(e: unknown, depth = 0): boolean {
+  const err = e as { code?: string; name?: string; message?: string; cause?: unknown; errors?: unknown } | undefined;
+  if (!err || typeof err !== 'object' || depth > 4) return false;
   if (err.name === 'KnexTimeoutError') return true;
   if (typeof err.code === 'string' && (PG_UNAVAILABLE_CODES.has(err.code) || err.code.startsWith('08'))) return true;
-  return (
+  if (
     typeof err.message === 'string' &&
-    /Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/.test(err.message)
-  );
+    /Connection terminated|connect ECONNREFUSED|Client has encountered a connection error|timeout exceeded when trying to connect/.test(
+      err.message,
+    )
+  )
+    return true;
+  if (Array.isArray(err.errors) && err.errors.some((x) => isDatabaseUnavailable(x, depth + 1))) return true;
+  return err.cause !== undefined && err.cause !== e && isDatabaseUnavailable(err.cause, depth + 1);
 }
+
+const UNAVAILABLE_MESSAGE = {
+  postgres: 'The database is unavailable; try again later',
+  temporal: 'The payment engine is unavailable; try again later',
+};
+const unavailable = (service: keyof typeof UNAVAILABLE_MESSAGE) =>
+  new AppError(ErrorCode.SERVICE_UNAVAILABLE, UNAVAILABLE_MESSAGE[service], { service }, { 'Retry-After': '5' });
 
 /** Map anything thrown below the error middleware to a safe AppError. */
 export function toAppError(e: unknown): { error: AppError; unexpected: boolean } {
@@ -71,16 +88,9 @@ export function toAppError(e: unknown): { error: AppError; unexpected: boolean }
       }),
       unexpected: true,
     };
-  if (isDatabaseUnavailable(e))
-    return {
-      error: new AppError(
-        ErrorCode.SERVICE_UNAVAILABLE,
-        'The database is unavailable; try again later',
-        {},
-        { 'Retry-After': '5' },
-      ),
-      unexpected: true,
-    };
+  // a dependency down: 503 on every API (the callback API in its envelope), never a 500
+  if (isDatabaseUnavailable(e)) return { error: unavailable('postgres'), unexpected: true };
+  if (isTemporalUnavailable(e)) return { error: unavailable('temporal'), unexpected: true };
   const err = e as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
   const status = err?.status ?? err?.statusCode;
   if (status === 413 || err?.type === 'entity.too.large')

@@ -113,10 +113,7 @@ export function storefrontRoutes(deps: AppDeps): Router {
   });
 
   r.post('/api/price/getallgz', async (ctx) => {
-    if (ctx.request.length && !ctx.is('application/json'))
-      throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json', {
-        contentType: ctx.get('Content-Type') || null,
-      });
+    // a body that is not JSON: 415 by the app's content-type rule (src/http/middleware/body.ts)
     validate(PricesBody, ctx.request.body);
     const { json, file } = await sf.prices();
     // Accept: application/gzip asks for the .gz file itself (as the price files of the object store)

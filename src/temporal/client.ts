@@ -99,14 +99,26 @@ export async function ensureSearchAttributes(client: Client, namespace: string):
   });
 }
 
-/** True when the Temporal frontend answers within `timeoutMs`. */
+/**
+ * True when the Temporal frontend answers within `timeoutMs`. The call's own deadline ends it a
+ * little before (so it normally settles, retries included, before this returns); the timer is
+ * for a lazy connection, where the call first waits for the connection itself (up to its
+ * connectTimeout), which no call deadline bounds.
+ */
 export async function temporalReachable(client: Client, timeoutMs = 2000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = Date.now() + Math.max(timeoutMs - 100, timeoutMs / 2);
   try {
-    await client.connection.withDeadline(Date.now() + timeoutMs, () =>
-      client.connection.workflowService.getSystemInfo({}),
-    );
-    return true;
-  } catch {
-    return false;
+    return await Promise.race([
+      client.connection
+        .withDeadline(deadline, () => client.connection.workflowService.getSystemInfo({}))
+        .then(
+          () => true,
+          () => false,
+        ),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }

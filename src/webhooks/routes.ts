@@ -43,7 +43,7 @@ import {
   rotateSecret,
   updateEndpoint,
 } from './endpoints';
-import { urlProblem } from './http';
+import { urlProblem } from './url-policy';
 import { requireApiKey } from '../http/middleware/api-key';
 import { registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
@@ -58,7 +58,8 @@ const EventTypes = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).nullable
 const endpointFields = {
   url: z.string().max(2048).openapi({
     example: 'https://shop.example/hooks/talat',
-    description: 'http(s); https and a public address in production',
+    description:
+      'http(s) (https in production) to a public host: names are resolved at registration and at every connection, and every address must be public unicast (loopback only with WEBHOOK_ALLOW_LOOPBACK=on, outside production)',
   }),
   description: z.string().max(500).optional(),
   publicPayments: z.boolean().optional().openapi({
@@ -349,7 +350,7 @@ export function webhookRoutes(deps: AppDeps): Router {
 
   r.post('/endpoints', limited, auth, async (ctx) => {
     const input = validate(EndpointIn, ctx.request.body);
-    checkUrl(input.url);
+    await checkUrl(input.url);
     const created = await createEndpoint(db, config, ctx.state.apiKey!, input);
     ctx.status = 201;
     ctx.set('Cache-Control', 'no-store');
@@ -363,8 +364,10 @@ export function webhookRoutes(deps: AppDeps): Router {
   });
 
   const notFound = (id: string) => new AppError(ErrorCode.NOT_FOUND, 'No such webhook endpoint', { id });
-  const checkUrl = (url: string | undefined) => {
-    const problem = url === undefined ? undefined : urlProblem(url, config.webhooks.allowPrivateUrls);
+  // the destination policy of the connection, with the same resolver (a name is resolved here and at connect)
+  const policy = { ...config.webhooks.urlPolicy, ...(deps.resolve ? { resolve: deps.resolve } : {}) };
+  const checkUrl = async (url: string | undefined) => {
+    const problem = url === undefined ? undefined : await urlProblem(url, policy);
     if (problem) throw new AppError(ErrorCode.INVALID_INPUT, `url: ${problem}`, { field: 'url' });
   };
 
@@ -376,7 +379,7 @@ export function webhookRoutes(deps: AppDeps): Router {
 
   r.patch('/endpoints/:id', limited, auth, async (ctx) => {
     const patch = validate(EndpointPatch, ctx.request.body);
-    checkUrl(patch.url);
+    await checkUrl(patch.url);
     const ep = await updateEndpoint(db, ctx.state.apiKey!, ctx.params.id, patch);
     if (!ep) throw notFound(ctx.params.id);
     ctx.body = { statusCode: 200, body: ep };

@@ -100,7 +100,7 @@ describe('health', () => {
 
   it('/readyz is 503 SERVICE_UNAVAILABLE when both are unreachable', async () => {
     const db = createDb('postgres://nobody@127.0.0.1:1/none');
-    const connection = Connection.lazy({ address: '127.0.0.1:1' });
+    const connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: '1s' });
     const client = new Client({ connection });
     const app = createApp({ config: testConfig(), db, temporal: { client, taskQueue: 'x' }, logger: testLogger });
     try {
@@ -116,6 +116,8 @@ describe('health', () => {
       });
     } finally {
       await db.destroy();
+      // /readyz does not wait for the client's own connect attempt (up to connectTimeout): let it end first
+      await connection.ensureConnected().catch(() => undefined);
       await connection.close().catch(() => undefined);
     }
   });

@@ -68,6 +68,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     DATA_DIR: '.data',
     API_KEY_CACHE_MS: '0',
     STOREFRONT_VERSION_CACHE_MS: '0',
+    // the tests' webhook receivers listen on 127.0.0.1: the explicit development allowance (refused in production)
+    ...(overrides.NODE_ENV === 'production' ? {} : { WEBHOOK_ALLOW_LOOPBACK: 'on' }),
     ...overrides,
   });
 }

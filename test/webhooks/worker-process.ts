@@ -17,6 +17,7 @@ async function main() {
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     DATA_DIR: '.data',
+    WEBHOOK_ALLOW_LOOPBACK: 'on', // the receiver is on 127.0.0.1
     ...JSON.parse(env.TALAT_CRASH_CONFIG_ENV ?? '{}'),
   });
   const db = createDb(env.TALAT_CRASH_DATABASE_URL!);

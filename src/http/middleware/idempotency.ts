@@ -7,7 +7,8 @@
  *    anonymous callers of a public endpoint) and kept for 24 hours in Postgres, so every gateway
  *    process sees it.
  *  - Same key, same request (method, path and body, compared after parsing with keys sorted) ->
- *    the first response is replayed (status and body) with `Idempotent-Replayed: true`.
+ *    the first response is replayed (status and body, byte for byte: the body is kept as the
+ *    JSON text that was sent) with `Idempotent-Replayed: true`.
  *  - Same key, another request -> 422 IDEMPOTENCY_KEY_REUSED; nothing runs.
  *  - Same key while the first request is still running -> 409 CONFLICT with Retry-After; a record
  *    left in flight for more than 60 s (a crashed gateway) is taken over by the same request.
@@ -54,7 +55,9 @@ interface StoredRow {
   fingerprint: string;
   state: 'in_flight' | 'done';
   response_status: number | null;
+  /** rows written before response_text existed (jsonb: keys reordered) */
   response_body: unknown;
+  response_text: string | null;
 }
 
 export function idempotency(db: Db): Middleware {
@@ -72,7 +75,7 @@ export function idempotency(db: Db): Middleware {
          VALUES (?, ?, ?, ?, ?, 'in_flight', now(), now(), now() + make_interval(secs => ?))
          ON CONFLICT (scope, key) DO UPDATE SET
            method = EXCLUDED.method, path = EXCLUDED.path, fingerprint = EXCLUDED.fingerprint, state = 'in_flight',
-           response_status = NULL, response_body = NULL, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at
+           response_status = NULL, response_body = NULL, response_text = NULL, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at
          WHERE ik.expires_at < now()
             OR (ik.state = 'in_flight' AND ik.fingerprint = EXCLUDED.fingerprint AND ik.locked_at < now() - make_interval(secs => ?))
          RETURNING 1`,
@@ -82,7 +85,7 @@ export function idempotency(db: Db): Middleware {
 
       const row = await db('idempotency_keys')
         .where({ scope, key })
-        .first<StoredRow | undefined>('fingerprint', 'state', 'response_status', 'response_body');
+        .first<StoredRow | undefined>('fingerprint', 'state', 'response_status', 'response_body', 'response_text');
       if (!row) {
         if (attempt < 2) continue; // released between the two statements: claim again
         throw new AppError(
@@ -106,16 +109,27 @@ export function idempotency(db: Db): Middleware {
         );
       }
       ctx.status = row.response_status ?? 200;
-      ctx.body = row.response_body;
+      if (row.response_text !== null) {
+        ctx.type = 'json';
+        ctx.body = row.response_text;
+      } else ctx.body = row.response_body;
       ctx.set('Idempotent-Replayed', 'true');
       return;
     }
 
     const release = () => db('idempotency_keys').where({ scope, key, state: 'in_flight' }).del();
+    // a JSON body is kept as the text Koa sends for it (JSON.stringify, no spacing), which the
+    // replay sends again; anything else (a redirect's text) as before
     const keep = (status: number, body: unknown) =>
       db('idempotency_keys')
         .where({ scope, key, state: 'in_flight' })
-        .update({ state: 'done', response_status: status, response_body: JSON.stringify(body ?? null) });
+        .update({
+          state: 'done',
+          response_status: status,
+          ...(body !== null && typeof body === 'object' && !Buffer.isBuffer(body)
+            ? { response_text: JSON.stringify(body) }
+            : { response_body: JSON.stringify(body ?? null) }),
+        });
 
     try {
       await next();

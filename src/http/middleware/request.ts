@@ -45,11 +45,19 @@ export function errorHandler(logger: Logger) {
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404)
           throw new AppError(ErrorCode.NOT_FOUND, `No route for ${ctx.method} ${ctx.path}`, { path: ctx.path });
-        // a method no route implements (TRACE, ...): the router says 501; for the client it is a 405 like any other
-        if (ctx.status === 405 || ctx.status === 501)
-          throw new AppError(ErrorCode.METHOD_NOT_ALLOWED, `Method ${ctx.method} not allowed on ${ctx.path}`, {
-            allowed: String(ctx.response.get('Allow')).split(/,\s*/).filter(Boolean),
-          });
+        // a method no route implements (TRACE, PROPFIND, ...): the router says 501 (with the path's
+        // methods in Allow); for the client it is a 405 like any other, or a 404 when no route has the path
+        if (ctx.status === 405 || ctx.status === 501) {
+          const allowed = String(ctx.response.get('Allow')).split(/,\s*/).filter(Boolean);
+          if (allowed.length === 0)
+            throw new AppError(ErrorCode.NOT_FOUND, `No route for ${ctx.method} ${ctx.path}`, { path: ctx.path });
+          throw new AppError(
+            ErrorCode.METHOD_NOT_ALLOWED,
+            `Method ${ctx.method} not allowed on ${ctx.path}`,
+            { allowed },
+            { Allow: allowed.join(', ') },
+          );
+        }
       }
     } catch (e) {
       const { error, unexpected } = toAppError(e);
