@@ -25,7 +25,7 @@ import { sandboxProviders } from './simulators/providers';
 import { createLogger } from './logger';
 import { stopInReverse, type Stopper } from './roles/common';
 import { superviseEmbeddedPostgres } from './stack/postgres';
-import { claimDataDir } from './stack/supervisor';
+import { claimDataDir, type Supervised } from './stack/supervisor';
 import { superviseEmbeddedTemporal } from './stack/temporal';
 import { startAssetPublisher, startObjectStore } from './objectstore/start';
 import { connectClient, ensureSearchAttributes } from './temporal/client';
@@ -37,10 +37,13 @@ async function main(config: Config) {
   const stoppers: Stopper[] = [];
   const say = (msg: string) => logger.info(msg);
   let stopping = false;
+  // the supervised services: no restarts once a shutdown starts (they stop in their turn below)
+  const supervisors: Supervised[] = [];
 
   const shutdown = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
+    supervisors.forEach((s) => s.hold());
     logger.info({ signal }, 'shutting down');
     await stopInReverse(stoppers, logger);
     logger.flush?.();
@@ -83,6 +86,7 @@ async function main(config: Config) {
         say(
           `taking over the Postgres cluster an earlier start left running in ${pg.dataDir} (pid ${pg.pid}): supervised, and stopped with this one`,
         );
+      supervisors.push(supervisor);
       stoppers.push({ name: 'postgres (supervised)', stop: () => supervisor.stop() });
     }
 
@@ -104,12 +108,14 @@ async function main(config: Config) {
       );
       temporalAddress = t.address;
       uiUrl = t.uiUrl;
+      supervisors.push(t.supervisor);
       stoppers.push({ name: 'temporal dev server (supervised)', stop: () => t.supervisor.stop() });
     }
 
     // the storefront's object store (embedded unless S3_ENDPOINT), before the gateway that signs its URLs
     const objectStore = await startObjectStore(config, say, logger);
     config = objectStore.config;
+    if (objectStore.supervisor) supervisors.push(objectStore.supervisor);
     if (objectStore.stop) stoppers.push({ name: 'object store', stop: objectStore.stop });
 
     const db = createDb(databaseUrl);

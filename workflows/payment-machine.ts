@@ -36,9 +36,13 @@ import {
 } from '../src/domain/workflow-contract';
 import { emitPaymentStatusUpdated, retryWebhookDeliveries } from './notify';
 
-/** The payments-record activities (short, retried until they succeed); the card workflow's attachCharge too. */
+/**
+ * The payments-record activities (short, retried until they succeed); the card workflow's attachCharge too.
+ * 5 s: one transaction each, so a worker killed during one is noticed (and the write retried
+ * elsewhere, idempotently) within 5 s; timeouts are not part of a history's commands.
+ */
 export const recordActivities = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 

@@ -8,7 +8,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { startEmbeddedObjectStore } from '../stack/objectstore';
-import { supervise } from '../stack/supervisor';
+import { supervise, type Supervised } from '../stack/supervisor';
 import { freePort } from '../stack/temporal';
 import { createAssetPublisher } from './publisher';
 
@@ -27,7 +27,7 @@ export async function startObjectStore(
   config: Config,
   log: (msg: string) => void,
   logger?: Pick<Logger, 'info' | 'warn' | 'error'>,
-): Promise<{ config: Config; describe: string; stop?: () => Promise<void> }> {
+): Promise<{ config: Config; describe: string; stop?: () => Promise<void>; supervisor?: Supervised }> {
   const c = config.objectStore;
   if (!c.embedded) return { config, describe: `${c.endpoint} (external)` };
   let port = c.embedded.port;
@@ -70,6 +70,7 @@ export async function startObjectStore(
     config: { ...config, objectStore: { ...c, endpoint: store.endpoint } },
     describe: `${store.endpoint} (embedded ${store.engine}, data under ${path.join(config.dataDir, 'objectstore')}; buckets ${c.buckets.prices}, ${c.buckets.images}; supervised)`,
     stop: () => supervisor.stop(),
+    supervisor,
   };
 }
 

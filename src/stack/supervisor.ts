@@ -26,6 +26,9 @@ export interface Supervised {
   restarts(): number;
   /** resolves once the next restart (after the current instance's end) has succeeded */
   nextStart(): Promise<void>;
+  /** no more restarts (an exit from now on is final), without stopping it: the start of a shutdown */
+  hold(): void;
+  /** no more restarts, and the instance (or the one being started) stopped */
   stop(): Promise<void>;
 }
 
@@ -50,6 +53,7 @@ export async function supervise(
   let timer: NodeJS.Timeout | undefined;
   let wake: (() => void) | undefined;
   let waiters: (() => void)[] = [];
+  let restarting: Promise<unknown> | undefined;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -68,36 +72,47 @@ export async function supervise(
       if (stopped) return;
       delay = Math.min(backoff.maxMs, delay * 2);
       try {
-        const next = await start();
+        const starting = start();
+        restarting = starting.catch(() => undefined);
+        const next = await starting;
+        restarting = undefined;
         if (stopped) return void (await next.stop());
         current = next;
         restarts++;
         startedAt = Date.now();
-        log.info(`${name} restarted (pid ${next.pid ?? '?'}, restart #${restarts})`);
+        log.warn(`${name} restarted (pid ${next.pid ?? '?'}, restart #${restarts})`);
         const w = waiters;
         waiters = [];
         w.forEach((f) => f());
         void watch(next);
         return;
       } catch (e) {
+        restarting = undefined;
         log.error(`${name} could not be restarted: ${(e as Error).message.split('\n')[0]}`);
       }
     }
   };
   void watch(current);
 
+  function hold() {
+    stopped = true;
+    clearTimeout(timer);
+    wake?.();
+  }
+
   return {
     name,
     pid: () => current?.pid,
     restarts: () => restarts,
     nextStart: () => new Promise<void>((resolve) => waiters.push(resolve)),
+    hold,
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      wake?.();
+      hold();
       const c = current;
       current = undefined;
       await c?.stop();
+      // a restart under way when stop() came: its instance is stopped as soon as it is up
+      await restarting;
     },
   };
 }

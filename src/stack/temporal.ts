@@ -135,7 +135,11 @@ export async function startEmbeddedTemporal(opts: {
   // metrics on a free port so two dev servers on one machine do not clash
   args.push('--metrics-port', String(await freePort()));
   opts.log?.(`starting ${cli} ${args.join(' ')}`);
-  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cli, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // its own process group: a terminal's Ctrl-C goes to Talat alone, which stops it in its turn
+    detached: true,
+  });
   let out = '';
   const keep = (b: Buffer) => {
     out = (out + b.toString()).slice(-8000);

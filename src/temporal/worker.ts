@@ -52,6 +52,10 @@ export async function createWorker(opts: {
       maxConcurrentWorkflowTaskExecutions: 100,
       maxCachedWorkflows: 5000,
       maxConcurrentLocalActivityExecutions: 200,
+      // A task for a workflow cached on a worker that was killed waits this long on that worker's
+      // sticky queue before any worker may take it (default 10 s): a crashed worker's payments
+      // resume within 10 s. A live worker answers its sticky queue in milliseconds.
+      stickyQueueScheduleToStartTimeout: '3 seconds',
       ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}),
     });
     return { worker, connection };
