@@ -137,6 +137,7 @@ interface Delivery {
   orderId: string;
   status: string;
   valid: boolean;
+  at: number;
 }
 
 async function main() {
@@ -168,18 +169,22 @@ async function main() {
     mode: 'sandbox',
   });
 
-  say('bundling the workflows once');
-  const bundlePath = path.join(dataDir, 'workflow-bundle.js');
-  const quiet = () => undefined;
-  fs.writeFileSync(
-    bundlePath,
-    (
-      await bundleWorkflowCode({
-        workflowsPath: WORKFLOWS_PATH,
-        logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet, log: quiet },
-      })
-    ).code,
-  );
+  // the workflows bundled once for every worker start (CHAOS_WORKFLOW_BUNDLE: one built already, e.g. by the tests)
+  let bundlePath = process.env.CHAOS_WORKFLOW_BUNDLE ?? '';
+  if (!bundlePath) {
+    say('bundling the workflows once');
+    bundlePath = path.join(dataDir, 'workflow-bundle.js');
+    const quiet = () => undefined;
+    fs.writeFileSync(
+      bundlePath,
+      (
+        await bundleWorkflowCode({
+          workflowsPath: WORKFLOWS_PATH,
+          logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet, log: quiet },
+        })
+      ).code,
+    );
+  }
 
   const env: Record<string, string> = {
     NODE_ENV: 'test',
@@ -222,9 +227,15 @@ async function main() {
       }
       try {
         const data = (JSON.parse(body) as { data: { orderId: string; status: string } }).data;
-        deliveries.push({ id: headers['webhook-id'], orderId: data.orderId, status: data.status, valid });
+        deliveries.push({
+          id: headers['webhook-id'],
+          orderId: data.orderId,
+          status: data.status,
+          valid,
+          at: Date.now(),
+        });
       } catch {
-        deliveries.push({ id: headers['webhook-id'], orderId: '?', status: '?', valid: false });
+        deliveries.push({ id: headers['webhook-id'], orderId: '?', status: '?', valid: false, at: Date.now() });
       }
       res.writeHead(200).end('ok');
     });
@@ -235,9 +246,17 @@ async function main() {
 
   say(`starting 1 worker and ${opts.gateways} gateway(s)`);
   const roles: RoleProc[] = [];
-  roles.push(await spawnRole('worker', env, await freePort()));
-  for (let i = 0; i < opts.gateways; i++) roles.push(await spawnRole('gateway', env, await freePort()));
-  stops.push(() => Promise.all(roles.map((r) => stopChild(r.child, 15_000))));
+  // at the end the roles get 2 s to drain (their work is over; the data is thrown away)
+  stops.push(() => Promise.all(roles.map((r) => stopChild(r.child, 2000))));
+  const roleKinds: ('worker' | 'gateway')[] = [
+    'worker',
+    ...Array.from({ length: opts.gateways }, () => 'gateway' as const),
+  ];
+  const ports = await Promise.all(roleKinds.map(() => freePort()));
+  const startedRoles = await Promise.allSettled(roleKinds.map((k, i) => spawnRole(k, env, ports[i])));
+  for (const r of startedRoles) if (r.status === 'fulfilled') roles.push(r.value);
+  const failedRole = startedRoles.find((r) => r.status === 'rejected');
+  if (failedRole) throw (failedRole as PromiseRejectedResult).reason;
   const gateways = () => roles.filter((r) => r.kind === 'gateway');
   let rr = 0;
   const nextGateway = () => {
@@ -330,6 +349,7 @@ async function main() {
 
   // the faults: each kind in turn, in a seeded order per round
   const kills: { kind: Kind; at: number; pid?: number; back?: number }[] = [];
+  const down = new Set<Kind>();
   const restartRole = async (r: RoleProc) => {
     r.up = false;
     await sleep(500);
@@ -350,6 +370,7 @@ async function main() {
     const at = Date.now();
     const record: (typeof kills)[number] = { kind, at };
     kills.push(record);
+    down.add(kind);
     if (kind === 'worker' || kind === 'gateway') {
       const candidates = roles.filter((r) => r.kind === kind && r.up);
       const r = candidates[Math.floor(random() * candidates.length)];
@@ -369,15 +390,20 @@ async function main() {
       await Promise.race([back, sleep(120_000)]);
     }
     record.back = Date.now() - at;
+    down.delete(kind);
     say(`${kind} is back after ${(record.back / 1000).toFixed(1)} s`);
   }
+  // faults may overlap (Postgres down while the worker restarts), never two of one kind at once
+  const faults: Promise<void>[] = [];
   const killer = (async () => {
     let round: Kind[] = [];
     for (;;) {
       await sleep(opts.killEvery * 1000 * (0.5 + random()));
       if (loadOver) return;
       if (!round.length) round = [...KINDS].sort(() => random() - 0.5);
-      await kill(round.shift()!);
+      const i = round.findIndex((k) => !down.has(k));
+      if (i < 0) continue;
+      faults.push(kill(round.splice(i, 1)[0]));
     }
   })();
 
@@ -401,6 +427,7 @@ async function main() {
   loadOver = true;
   say(`load over (${payments.length} orders); waiting for the last fault to heal and every payment to settle`);
   await killer;
+  await Promise.all(faults);
   await Promise.all(creating);
 
   // settle: every created payment terminal, with a webhook of its status (bounded)
@@ -483,6 +510,16 @@ async function main() {
       .filter((x) => x.kind === k && x.back !== undefined)
       .map((x) => (x.back! / 1000).toFixed(1))
       .join(', ');
+  // from the provider's accepted result to the first webhook: what a fault costs a payment
+  const latencies = created
+    .map((p) => {
+      const first = (hooksOf.get(p.orderId) ?? [])[0];
+      return p.accepted && first ? (first.at - p.accepted.at) / 1000 : undefined;
+    })
+    .filter((x): x is number => x !== undefined)
+    .sort((a, b) => a - b);
+  const pct = (q: number) =>
+    latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : NaN;
   const perPayment = created.length ? deliveries.length / created.length : 0;
   const maxPerPayment = Math.max(0, ...[...hooksOf.values()].map((h) => h.length));
 
@@ -507,6 +544,7 @@ async function main() {
     noAnswer,
     resultNeverAccepted: neverAccepted,
     kills: kinds,
+    settleS: { p50: pct(0.5), p99: pct(0.99), max: latencies[latencies.length - 1] ?? NaN },
     wallS: Math.round((Date.now() - started) / 1000),
     loadBefore: load,
     loadAfter: loadAverage(),
@@ -521,6 +559,7 @@ async function main() {
     `  lost             ${result.lost}`,
     `  applied twice    ${result.appliedTwice}`,
     `  webhooks         ${result.webhooks} deliveries, ${result.webhooksPerPayment} per payment (at most ${maxPerPayment} for one), ${badSignatures} bad signatures`,
+    `  result->webhook  p50 ${pct(0.5).toFixed(1)} s, p99 ${pct(0.99).toFixed(1)} s, max ${(latencies[latencies.length - 1] ?? NaN).toFixed(1)} s (provider's result accepted -> webhook received)`,
     `  5xx seen         ${result.fivexx}${
       result.fivexx
         ? ` (${Object.entries(fivexx)
