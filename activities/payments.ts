@@ -4,6 +4,7 @@
  */
 import type { Db } from '../src/db/knex';
 import type { PaymentStatusEvent } from '../src/domain/events';
+import { isTerminal, type PaymentStatus } from '../src/domain/payment-state';
 import {
   applyTransition,
   attachProviderRef,
@@ -29,6 +30,8 @@ export interface SettleResult {
   retry: string[];
   /** ms since the epoch: when the first attempts began (the retries are spaced from it) */
   firstAttemptAt?: number;
+  /** the row's terminal status after the step: not the change's `to` when an earlier, lost step committed another */
+  status?: PaymentStatus;
 }
 
 export function createPaymentActivities({
@@ -50,7 +53,17 @@ export function createPaymentActivities({
     async settlePayment(input: SettleInput): Promise<SettleResult> {
       await insertPayment(db, input.payment);
       await applyTransition(db, input.change);
-      return input.event ? webhooks.firstWebhookAttempts(input.event) : { retry: [] };
+      if (!input.event) return { retry: [] };
+      // A settle step whose workflow task was lost (worker killed, task timed out) may have
+      // committed another terminal status (say `expired`) before the retried task decided this one
+      // (`paid`, its signal having arrived meanwhile): the row's status is what happened, and only
+      // its webhook goes out (found by `npm run chaos`: a `paid` webhook for an expired payment).
+      const row: { status: PaymentStatus } | undefined = await db('payments')
+        .where({ id: input.change.paymentId })
+        .first('status');
+      const status = row && isTerminal(row.status) ? row.status : input.change.to;
+      const event = status === input.event.status ? input.event : { ...input.event, status };
+      return { ...(await webhooks.firstWebhookAttempts(event)), status };
     },
 
     /** lean-payment-v1, a local activity: the charge at the card provider, then its id on the payments row. */

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import request from 'supertest';
+import { applyTransition } from '../../src/payments/repository';
 import { createTestStack, testDatabaseUrl, uniq, type TestStack } from '../support/stack';
 import { fieldSigned, post, resultOf, waitFor } from '../callbacks/helpers';
 import { apiKey, deliveriesSettled, registerEndpoint, startReceiver, type Receiver } from './helpers';
@@ -134,4 +135,52 @@ it('kill -9 of the worker that holds a payment while another worker runs: the pa
     'paid within 10 s of the kill',
   );
   expect(Date.now() - accepted).toBeLessThan(10_000);
+});
+
+it('a settle step retried after a lost one that committed another status sends the committed status only', async () => {
+  // found by `npm run chaos`: the step of a lost workflow task committed `expired` (and its
+  // webhook); the retried task, with the provider's signal arrived meanwhile, decided `paid`
+  const key = await apiKey(stack);
+  await registerEndpoint(stack, key.key, { url: receiver.url });
+  const orderId = uniq('ord');
+  const created = await request(stack.app.callback())
+    .post('/qrpayment')
+    .set('X-API-Key', key.key)
+    .send({ orderId, userId: 'u-1', amount: 79, customerId: 'c-1' });
+  expect(created.status).toBe(200);
+  const row = await stack.db('payments').where({ order_id: orderId }).first();
+  await stack.client.workflow.getHandle(row.workflow_id).terminate('the test plays the workflow');
+  await applyTransition(stack.db, { paymentId: row.id, from: 'pending', to: 'expired', reason: 'the lost step' });
+
+  const result = await stack.activities.settlePayment({
+    change: { paymentId: row.id, from: 'pending', to: 'paid', reason: 'qr: success' },
+    payment: {
+      paymentId: row.id,
+      orderId,
+      userId: 'u-1',
+      method: 'qr',
+      amountSatang: 7900,
+      mode: 'sandbox',
+      workflowId: row.workflow_id,
+      apiKeyId: key.id,
+    },
+    event: {
+      paymentId: row.id,
+      orderId,
+      status: 'paid',
+      amountSatang: 7900,
+      timestamp: new Date().toISOString(),
+      mode: 'sandbox',
+      apiKeyId: key.id,
+    },
+  });
+  expect(result.status).toBe('expired');
+  expect((await stack.db('payments').where({ id: row.id }).first()).status).toBe('expired');
+  const statuses = receiver.log.filter((r) => r.body.includes(orderId)).map((r) => JSON.parse(r.body).data.status);
+  expect(statuses).toEqual(['expired']);
+  expect(
+    (await stack.db('payment_events').where({ payment_id: row.id }).orderBy('id')).map(
+      (e: { to_status: string }) => e.to_status,
+    ),
+  ).toEqual(['pending', 'expired']);
 });
