@@ -39,6 +39,7 @@ import { createApiKey } from '../src/http/middleware/api-key';
 import { buildCallbacks, sandboxOutcome } from '../src/simulators/callbacks';
 import { superviseEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, stopChild, superviseEmbeddedTemporal } from '../src/stack/temporal';
+import { connectClient } from '../src/temporal/client';
 import { WORKFLOWS_PATH } from '../src/temporal/worker';
 import { benchData, intArg, loadAverage } from './support';
 
@@ -71,6 +72,7 @@ const random = rng(opts.seed);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const { dataDir, stops, stopAll } = benchData(`chaos-${process.pid}`);
+const roleLog = `${dataDir}.log`;
 
 interface RoleProc {
   kind: 'worker' | 'gateway';
@@ -88,6 +90,9 @@ async function spawnRole(kind: 'worker' | 'gateway', env: Record<string, string>
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
+  // every role's output, kept after the run (its data directory is removed): .data/chaos-<pid>.log
+  child.stdout!.on('data', (d: Buffer) => fs.appendFileSync(roleLog, `[${kind} ${child.pid}] ${d.toString()}`));
+  child.stderr!.on('data', (d: Buffer) => fs.appendFileSync(roleLog, `[${kind} ${child.pid}] ${d.toString()}`));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -188,7 +193,7 @@ async function main() {
 
   const env: Record<string, string> = {
     NODE_ENV: 'test',
-    LOG_LEVEL: 'error',
+    LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'warn',
     DATA_DIR: dataDir,
     DATABASE_URL: pg.url,
     TEMPORAL_ADDRESS: temporal.address,
@@ -503,6 +508,31 @@ async function main() {
     if (hooks.some((h) => h.status !== row.status))
       twice.push(`${p.orderId}: a webhook says ${hooks.map((h) => h.status).join(', ')}, the payment ${row.status}`);
   }
+  // what the workflows of the first lost payments say: their status and the task failures in their history
+  const diagnosis: string[] = [];
+  if (lost.length) {
+    const client = await connectClient(temporal.address, 'default', { codecKeys: config.temporal.codecKeys });
+    try {
+      for (const l of lost.slice(0, 5)) {
+        const orderId = l.split(':')[0];
+        try {
+          const h = client.workflow.getHandle(`payment-${orderId}`);
+          const d = await h.describe();
+          const events = (await h.fetchHistory()).events ?? [];
+          const kinds: Record<string, number> = {};
+          for (const e of events)
+            for (const k of Object.keys(e))
+              if (k.endsWith('EventAttributes') && e[k as keyof typeof e])
+                kinds[k.replace('EventAttributes', '')] = (kinds[k.replace('EventAttributes', '')] ?? 0) + 1;
+          diagnosis.push(`${orderId}: workflow ${d.status.name}, ${events.length} events ${JSON.stringify(kinds)}`);
+        } catch (e) {
+          diagnosis.push(`${orderId}: ${(e as Error).message}`);
+        }
+      }
+    } finally {
+      await client.connection.close();
+    }
+  }
   const badSignatures = deliveries.filter((d) => !d.valid).length;
   const kinds = Object.fromEntries(KINDS.map((k) => [k, kills.filter((x) => x.kind === k).length]));
   const backs = (k: Kind) =>
@@ -575,6 +605,8 @@ async function main() {
     `  restarts         temporal ${temporal.supervisor.restarts()}, postgres ${pgSupervisor.restarts()} (by the supervisor)`,
     ...lost.slice(0, 20).map((l) => `  LOST   ${l}`),
     ...twice.slice(0, 20).map((l) => `  TWICE  ${l}`),
+    ...diagnosis.map((l) => `  WHY    ${l}`),
+    `  logs of the roles: ${roleLog}`,
     '',
   ];
   process.stdout.write(lines.join('\n') + '\n');
