@@ -404,7 +404,7 @@ async function main() {
     let round: Kind[] = [];
     for (;;) {
       await sleep(opts.killEvery * 1000 * (0.5 + random()));
-      if (loadOver) return;
+      if (loadOver || aborting) return;
       if (!round.length) round = [...KINDS].sort(() => random() - 0.5);
       const i = round.findIndex((k) => !down.has(k));
       if (i < 0) continue;
@@ -416,7 +416,7 @@ async function main() {
   say('load and faults start');
   const total = opts.rate * opts.duration;
   const t0 = Date.now();
-  for (let i = 0; i < total; i++) {
+  for (let i = 0; i < total && !aborting; i++) {
     const due = t0 + (i * 1000) / opts.rate;
     if (due > Date.now()) await sleep(due - Date.now());
     const r = random();
@@ -614,13 +614,17 @@ async function main() {
   return lost.length === 0 && twice.length === 0 && created.length > 0;
 }
 
+/** SIGINT/SIGTERM or the guard: no more load and no more kills while everything stops */
+let aborting = false;
 const guardMs = (opts.duration + opts.expiry + 420) * 1000;
 const guard = setTimeout(() => {
+  aborting = true;
   say(`guard: still running after ${guardMs / 1000} s, stopping everything`);
   void stopAll().then(() => process.exit(1));
 }, guardMs);
 for (const sig of ['SIGINT', 'SIGTERM'] as const)
   process.on(sig, () => {
+    aborting = true;
     say(`${sig}: stopping everything`);
     void stopAll().then(() => process.exit(130));
   });
