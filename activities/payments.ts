@@ -5,7 +5,7 @@
 import type { Db } from '../src/db/knex';
 import { verifyResultProof } from '../src/callbacks/result-proof';
 import type { PaymentStatusEvent } from '../src/domain/events';
-import { canTransition, type PaymentStatus } from '../src/domain/payment-state';
+import { canTransition, isTerminal, type PaymentStatus } from '../src/domain/payment-state';
 import type { PaymentResult } from '../src/domain/workflow-contract';
 import type { Logger } from '../src/logger';
 import {
@@ -86,7 +86,18 @@ export function createPaymentActivities({
       }
       await insertPayment(db, input.payment);
       const now = await applyTransition(db, input.change);
-      if (now !== input.change.to && !canTransition(input.change.to, now)) return { retry: [], current: now };
+      if (now !== input.change.to && !canTransition(input.change.to, now)) {
+        // A settle step whose workflow task was lost (worker killed, task timed out) committed
+        // another status (say `expired`) before this retried task decided its own (`paid`, its
+        // signal having arrived meanwhile): the row is what happened, so the workflow adopts it,
+        // and only the row's webhook goes out (idempotent: a delivery the lost step attempted is
+        // left to the retries). Found by `npm run chaos`: a `paid` webhook for an expired payment.
+        const attempts =
+          input.event && isTerminal(now)
+            ? await webhooks.firstWebhookAttempts({ ...input.event, status: now })
+            : { retry: [] };
+        return { ...attempts, current: now };
+      }
       return input.event ? webhooks.firstWebhookAttempts(input.event) : { retry: [] };
     },
 

@@ -5,6 +5,13 @@
  * (SQLite under DATA_DIR, Web UI on TEMPORAL_UI_PORT, unless TEMPORAL_ADDRESS), migrations,
  * the catalog seed on an empty database, the worker and the Koa gateway on PORT.
  * SIGINT/SIGTERM stop everything in reverse order; the worker drains first.
+ *
+ * The embedded Postgres, Temporal dev server and object store are supervised: one that exits
+ * unexpectedly is started again with back-off (src/stack/supervisor.ts), on the same port and
+ * data. A port held by another process is refused with a message, never used. DATA_DIR belongs
+ * to one `npm start` at a time (DATA_DIR/talat.pid): a second one on it is refused, and a
+ * Postgres cluster or dev server an earlier, killed start left running on DATA_DIR is taken
+ * over (supervised, and stopped with this one).
  */
 import http from 'node:http';
 import path from 'node:path';
@@ -17,8 +24,9 @@ import { createNotifier } from './notifier';
 import { sandboxProviders } from './simulators/providers';
 import { createLogger } from './logger';
 import { stopInReverse, type Stopper } from './roles/common';
-import { startEmbeddedPostgres } from './stack/postgres';
-import { startEmbeddedTemporal } from './stack/temporal';
+import { superviseEmbeddedPostgres } from './stack/postgres';
+import { claimDataDir, type Supervised } from './stack/supervisor';
+import { superviseEmbeddedTemporal } from './stack/temporal';
 import { startAssetPublisher, startObjectStore } from './objectstore/start';
 import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
@@ -29,10 +37,13 @@ async function main(config: Config) {
   const stoppers: Stopper[] = [];
   const say = (msg: string) => logger.info(msg);
   let stopping = false;
+  // the supervised services: no restarts once a shutdown starts (they stop in their turn below)
+  const supervisors: Supervised[] = [];
 
   const shutdown = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
+    supervisors.forEach((s) => s.hold());
     logger.info({ signal }, 'shutting down');
     await stopInReverse(stoppers, logger);
     logger.flush?.();
@@ -42,6 +53,10 @@ async function main(config: Config) {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   try {
+    // one `npm start` per DATA_DIR: what runs on it (Postgres, the dev server) is this process's
+    const release = claimDataDir(config.dataDir);
+    stoppers.push({ name: 'data directory lock', stop: async () => release() });
+
     // development: the administrator e-mail goes to a local SMTP sink (.eml files under DATA_DIR/mail)
     let mailSink: string | undefined;
     if (!config.mail.smtpUrl && !config.production) {
@@ -62,37 +77,45 @@ async function main(config: Config) {
 
     let databaseUrl = config.database.url;
     if (!databaseUrl) {
-      const pg = await startEmbeddedPostgres({
-        dataDir: path.join(config.dataDir, 'pg'),
-        port: config.database.embeddedPort,
-        database: 'talat',
-        log: say,
-      });
+      const { pg, supervisor } = await superviseEmbeddedPostgres(
+        { dataDir: path.join(config.dataDir, 'pg'), port: config.database.embeddedPort, database: 'talat', log: say },
+        logger,
+      );
       databaseUrl = pg.url;
-      if (pg.startedByUs) stoppers.push({ name: 'postgres', stop: () => pg.stop() });
+      if (!pg.startedByUs)
+        say(
+          `taking over the Postgres cluster an earlier start left running in ${pg.dataDir} (pid ${pg.pid}): supervised, and stopped with this one`,
+        );
+      supervisors.push(supervisor);
+      stoppers.push({ name: 'postgres (supervised)', stop: () => supervisor.stop() });
     }
 
     let temporalAddress = config.temporal.address;
     let uiUrl: string | undefined;
     if (!temporalAddress) {
-      const t = await startEmbeddedTemporal({
-        cliPath: config.temporal.cliPath,
-        port: config.temporal.embeddedPort,
-        uiPort: config.temporal.uiPort,
-        dbFile: path.join(config.dataDir, 'temporal.db'),
-        dataDir: config.dataDir,
-        namespace: config.temporal.namespace,
-        log: say,
-        uiCodecEndpoint: `${config.publicBaseUrl}/codec`,
-      });
+      const t = await superviseEmbeddedTemporal(
+        {
+          cliPath: config.temporal.cliPath,
+          port: config.temporal.embeddedPort,
+          uiPort: config.temporal.uiPort,
+          dbFile: path.join(config.dataDir, 'temporal.db'),
+          dataDir: config.dataDir,
+          namespace: config.temporal.namespace,
+          log: say,
+          uiCodecEndpoint: `${config.publicBaseUrl}/codec`,
+        },
+        logger,
+      );
       temporalAddress = t.address;
       uiUrl = t.uiUrl;
-      stoppers.push({ name: 'temporal dev server', stop: () => t.stop() });
+      supervisors.push(t.supervisor);
+      stoppers.push({ name: 'temporal dev server (supervised)', stop: () => t.supervisor.stop() });
     }
 
     // the storefront's object store (embedded unless S3_ENDPOINT), before the gateway that signs its URLs
-    const objectStore = await startObjectStore(config, say);
+    const objectStore = await startObjectStore(config, say, logger);
     config = objectStore.config;
+    if (objectStore.supervisor) supervisors.push(objectStore.supervisor);
     if (objectStore.stop) stoppers.push({ name: 'object store', stop: objectStore.stop });
 
     const db = createDb(databaseUrl);
@@ -169,9 +192,9 @@ async function main(config: Config) {
       'Talat is running:',
       `  gateway        ${base}  (docs ${base}/docs, OpenAPI ${base}/openapi.json)`,
       `  health         ${base}/healthz  ${base}/readyz`,
-      `  temporal       ${temporalAddress}${config.temporal.address ? ' (external)' : ' (embedded dev server)'}`,
+      `  temporal       ${temporalAddress}${config.temporal.address ? ' (external)' : ' (embedded dev server, supervised)'}`,
       `  temporal web   ${uiUrl ?? '(external: see your cluster)'}`,
-      `  postgres       ${databaseUrl.replace(/\/\/([^:@]+)(:[^@]*)?@/, '//$1@')}${config.database.url ? ' (external)' : ' (embedded)'}`,
+      `  postgres       ${databaseUrl.replace(/\/\/([^:@]+)(:[^@]*)?@/, '//$1@')}${config.database.url ? ' (external)' : ` (embedded, supervised; password in ${path.join(config.dataDir, 'pg.password')})`}`,
       `  workers        task queues ${workers.describe()}`,
       `  object store   ${objectStore.describe}`,
       ...(mailSink ? [`  smtp sink      ${mailSink}`] : []),

@@ -46,9 +46,13 @@ import {
 import { resolveLateResult } from './late-result';
 import { emitPaymentStatusUpdated, retryWebhookDeliveries } from './notify';
 
-/** The payments-record activities (short, retried until they succeed); the card workflow's attachCharge too. */
+/**
+ * The payments-record activities (short, retried until they succeed); the card workflow's attachCharge too.
+ * 5 s: one transaction each, so a worker killed during one is noticed (and the write retried
+ * elsewhere, idempotently) within 5 s; timeouts are not part of a history's commands.
+ */
 export const recordActivities = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
@@ -141,6 +145,8 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
       view.status = current;
       view.history.push({ status: current, at, reason: 'settled by an earlier attempt of this step' });
       upsertSearchAttributes([{ key: PaymentStatusKey, value: current }]);
+      // the webhook of the row's status: its deliveries' first attempts were made by the step
+      if (isTerminal(current)) await retryWebhookDeliveries(statusEvent(current, at), retry, firstAttemptAt, deferred);
       if (result) await lateResult(result);
       return true;
     }

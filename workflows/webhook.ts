@@ -22,8 +22,9 @@ import {
   type WebhookRetryInput,
 } from '../src/domain/workflow-contract';
 
+/** One transaction each: a worker killed during one is noticed within 5 s (the retry is idempotent). */
 const { planWebhookDeliveries, deadLetterWebhook } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 

@@ -8,6 +8,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { startEmbeddedObjectStore } from '../stack/objectstore';
+import { supervise, type Supervised } from '../stack/supervisor';
 import { freePort } from '../stack/temporal';
 import { createAssetPublisher } from './publisher';
 
@@ -18,11 +19,15 @@ const portFree = (port: number) =>
     srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 
-/** Starts the embedded store when configured so; returns the config with its endpoint filled in. */
+/**
+ * Starts the embedded store when configured so, supervised (started again on the same port when
+ * it exits: src/stack/supervisor.ts); returns the config with its endpoint filled in.
+ */
 export async function startObjectStore(
   config: Config,
   log: (msg: string) => void,
-): Promise<{ config: Config; describe: string; stop?: () => Promise<void> }> {
+  logger?: Pick<Logger, 'info' | 'warn' | 'error'>,
+): Promise<{ config: Config; describe: string; stop?: () => Promise<void>; supervisor?: Supervised }> {
   const c = config.objectStore;
   if (!c.embedded) return { config, describe: `${c.endpoint} (external)` };
   let port = c.embedded.port;
@@ -31,19 +36,41 @@ export async function startObjectStore(
     port = await freePort();
     log(`OBJECT_STORE_PORT ${taken} is taken: the embedded object store listens on ${port}`);
   }
-  const store = await startEmbeddedObjectStore({
-    dataDir: path.join(config.dataDir, 'objectstore'),
-    port,
-    accessKeyId: c.accessKeyId!,
-    secretAccessKey: c.secretAccessKey!,
-    bin: c.embedded.bin,
-    toolsDataDir: config.dataDir,
-    log,
-  });
+  const bin = c.embedded.bin;
+  const start = () =>
+    startEmbeddedObjectStore({
+      dataDir: path.join(config.dataDir, 'objectstore'),
+      port,
+      accessKeyId: c.accessKeyId!,
+      secretAccessKey: c.secretAccessKey!,
+      bin,
+      toolsDataDir: config.dataDir,
+      log,
+    });
+  const store = await start();
+  let first: typeof store | undefined = store;
+  const supervisor = await supervise(
+    'the object store',
+    async () => {
+      const s = first ?? (await start());
+      first = undefined;
+      const exited = new Promise<string>((resolve) => {
+        if (s.process.exitCode !== null || s.process.signalCode !== null) return resolve('exited');
+        s.process.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `exit code ${code}`));
+      });
+      return { pid: s.process.pid, exited, stop: () => s.stop() };
+    },
+    {
+      info: (m) => (logger ? logger.info(m) : log(m)),
+      warn: (m) => (logger ? logger.warn(m) : log(m)),
+      error: (m) => (logger ? logger.error(m) : log(m)),
+    },
+  );
   return {
     config: { ...config, objectStore: { ...c, endpoint: store.endpoint } },
-    describe: `${store.endpoint} (embedded ${store.engine}, data under ${path.join(config.dataDir, 'objectstore')}; buckets ${c.buckets.prices}, ${c.buckets.images})`,
-    stop: () => store.stop(),
+    describe: `${store.endpoint} (embedded ${store.engine}, data under ${path.join(config.dataDir, 'objectstore')}; buckets ${c.buckets.prices}, ${c.buckets.images}; supervised)`,
+    stop: () => supervisor.stop(),
+    supervisor,
   };
 }
 

@@ -6,12 +6,14 @@
  * SHUTDOWN_GRACE_S.
  */
 import net from 'node:net';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { createDb, migrateLatest, migrationSource, type Db } from '../db/knex';
 import { createLogger, type Logger } from '../logger';
 import type { KeyRing } from '../temporal/codec';
 import { connectClient, temporalReachable, type TemporalTlsFiles } from '../temporal/client';
+import { embeddedPassword } from '../stack/postgres';
 
 export type Role = 'gateway' | 'worker';
 
@@ -67,7 +69,10 @@ export async function resolveServices(
   let databaseUrl = config.database.url;
   if (!databaseUrl) {
     if (!config.production && (await portOpen('127.0.0.1', config.database.embeddedPort))) {
-      databaseUrl = `postgres://postgres@127.0.0.1:${config.database.embeddedPort}/talat`;
+      // its password is in DATA_DIR/pg.password (without one, PGPASSWORD applies)
+      const password = embeddedPassword(path.join(config.dataDir, 'pg'), false);
+      const auth = password ? `postgres:${encodeURIComponent(password)}` : 'postgres';
+      databaseUrl = `postgres://${auth}@127.0.0.1:${config.database.embeddedPort}/talat`;
       embedded.push('postgres');
     } else
       missing.push(

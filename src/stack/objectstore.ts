@@ -166,7 +166,13 @@ export async function startEmbeddedObjectStore(opts: {
   opts.log?.(
     `starting the object store (${bin.engine}): ${bin.path} ${args.filter((a) => !a.startsWith('-admin.password')).join(' ')}`,
   );
-  const child = spawn(bin.path, args, { stdio: ['ignore', 'pipe', 'pipe'], env, cwd: opts.dataDir });
+  const child = spawn(bin.path, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // its own process group: a terminal's Ctrl-C goes to Talat alone, which stops it in its turn
+    detached: true,
+    env,
+    cwd: opts.dataDir,
+  });
   let out = '';
   const keep = (b: Buffer) => {
     out = (out + b.toString()).slice(-8000);

@@ -4,18 +4,28 @@
  * Uses Debian's postgresql binaries (scripts/provision.sh installs them when absent).
  * initdb and postgres refuse to run as root, so as root the cluster runs as the `postgres`
  * system user. A cluster left running by an earlier start is reused; `stop()` shuts it down.
+ *
+ * Authentication: TCP (127.0.0.1, ::1) asks for the password (scram-sha-256) of the role
+ * `postgres`, generated at the first start and kept in `<dataDir>.password` (DATA_DIR/pg.password,
+ * mode 0600), which is in the URLs this module hands out; the Unix socket lives inside the 0700
+ * data directory, so only its owner (and root) can reach it, and it trusts them. pg_hba.conf is
+ * written at every start, so a cluster initialised before (with trust) is closed the same way.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
+import { assertPortFree, supervise, whenGone, type Supervised } from './supervisor';
 
 export interface EmbeddedPostgres {
-  /** URL of the database `database`, e.g. postgres://postgres@127.0.0.1:5433/talat */
+  /** URL of the database `database`, e.g. postgres://postgres:<password>@127.0.0.1:5433/talat */
   url: string;
   adminUrl: string;
   dataDir: string;
   port: number;
+  /** the postmaster's pid */
+  pid: number;
   startedByUs: boolean;
   stop(): Promise<void>;
 }
@@ -74,6 +84,49 @@ function prepareDataDir(wanted: string): string {
   return fallback;
 }
 
+/** Where the password of the cluster in `dataDir` is kept: beside it, `<dataDir>.password`. */
+export const passwordFileOf = (dataDir: string): string => `${path.resolve(dataDir)}.password`;
+
+/** The cluster's password (generated and written 0600 when there is none yet). */
+export function embeddedPassword(dataDir: string, create = true): string | undefined {
+  const file = passwordFileOf(dataDir);
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  if (!create) return undefined;
+  const password = randomBytes(24).toString('base64url');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  try {
+    fs.writeFileSync(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    // another start wrote it first: use that one
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return fs.readFileSync(file, 'utf8').trim();
+    throw e;
+  }
+  return password;
+}
+
+const HBA = `# Written by Talat (src/stack/postgres.ts) at every start; edits are overwritten.
+# The socket is inside the 0700 data directory: its owner and root only.
+local all all trust
+# TCP: the password of DATA_DIR/pg.password (scram-sha-256)
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+`;
+
+/** Sets the role's password through the socket (trusted), so TCP logins need it. */
+async function setPassword(pgdata: string, port: number, password: string): Promise<void> {
+  const client = new Client({ host: pgdata, port, user: 'postgres', database: 'postgres' });
+  await client.connect();
+  try {
+    await client.query("SET password_encryption = 'scram-sha-256'");
+    await client.query(`ALTER ROLE postgres PASSWORD ${client.escapeLiteral(password)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+const postmasterPid = (pgdata: string): number =>
+  Number(fs.readFileSync(path.join(pgdata, 'postmaster.pid'), 'utf8').split('\n')[0]);
+
 export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   port: number;
@@ -82,6 +135,7 @@ export async function startEmbeddedPostgres(opts: {
 }): Promise<EmbeddedPostgres> {
   const bin = findPostgresBin();
   ensureOsUser();
+  const password = embeddedPassword(opts.dataDir)!;
   const pgdata = prepareDataDir(path.resolve(opts.dataDir));
   const log = opts.log ?? (() => undefined);
 
@@ -92,8 +146,14 @@ export async function startEmbeddedPostgres(opts: {
 
   let startedByUs = false;
   let port = opts.port;
+  fs.writeFileSync(path.join(pgdata, 'pg_hba.conf'), HBA);
   const status = runPg(path.join(bin, 'pg_ctl'), ['-D', pgdata, 'status'], { allowFail: true });
   if (status.status !== 0) {
+    await assertPortFree(
+      port,
+      'the embedded Postgres cannot start',
+      `Stop that process, choose another port with PG_PORT, or set DATABASE_URL to use that server on purpose.`,
+    );
     const logFile = path.join(pgdata, 'server.log');
     const serverOpts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${pgdata} -c max_connections=200 -c fsync=on`;
     runPg(path.join(bin, 'pg_ctl'), ['-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverOpts, 'start']);
@@ -102,20 +162,53 @@ export async function startEmbeddedPostgres(opts: {
     // postmaster.pid line 4 is the port the running server listens on
     port = Number(fs.readFileSync(path.join(pgdata, 'postmaster.pid'), 'utf8').split('\n')[3]) || port;
     log(`reusing the Postgres cluster already running in ${pgdata} on port ${port}`);
+    runPg(path.join(bin, 'pg_ctl'), ['-D', pgdata, 'reload'], { allowFail: true }); // our pg_hba.conf
   }
+  await setPassword(pgdata, port, password);
 
-  const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const auth = `postgres:${encodeURIComponent(password)}`;
+  const adminUrl = `postgres://${auth}@127.0.0.1:${port}/postgres`;
   await createDatabaseIfMissing(adminUrl, opts.database);
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/${opts.database}`,
+    url: `postgres://${auth}@127.0.0.1:${port}/${opts.database}`,
     adminUrl,
     dataDir: pgdata,
     port,
+    pid: postmasterPid(pgdata),
     startedByUs,
     async stop() {
       runPg(path.join(bin, 'pg_ctl'), ['-D', pgdata, '-m', 'fast', '-w', 'stop'], { allowFail: true });
     },
   };
+}
+
+/**
+ * The cluster under supervision: started (or reused) now, and started again on the same port when
+ * its postmaster goes away without stop() (watched by pid, as pg_ctl runs it detached).
+ */
+export async function superviseEmbeddedPostgres(
+  opts: Parameters<typeof startEmbeddedPostgres>[0],
+  log: Parameters<typeof supervise>[2],
+): Promise<{ pg: EmbeddedPostgres; supervisor: Supervised }> {
+  let first: EmbeddedPostgres | undefined;
+  const supervisor = await supervise(
+    'Postgres',
+    async () => {
+      const pg = await startEmbeddedPostgres(first ? { ...opts, port: first.port } : opts);
+      first ??= pg;
+      const gone = whenGone(pg.pid);
+      return {
+        pid: pg.pid,
+        exited: gone.promise,
+        stop: async () => {
+          gone.cancel();
+          await pg.stop();
+        },
+      };
+    },
+    log,
+  );
+  return { pg: first!, supervisor };
 }
 
 export async function createDatabaseIfMissing(adminUrl: string, database: string): Promise<void> {

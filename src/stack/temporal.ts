@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { alive, assertPortFree, supervise, type Supervised } from './supervisor';
 
 export const SEARCH_ATTRIBUTES = ['OrderId', 'PaymentMethod', 'PaymentStatus'] as const;
 
@@ -86,6 +87,21 @@ export async function startEmbeddedTemporal(opts: {
   uiCodecEndpoint?: string;
 }): Promise<EmbeddedTemporal> {
   const cli = findTemporalCli(opts.cliPath, opts.dataDir);
+  // a dev server of an earlier start on the same SQLite file (its Node process was killed): ours, stopped
+  const pidFile = opts.dbFile ? `${opts.dbFile}.pid` : undefined;
+  if (pidFile) await stopLeftover(pidFile, opts.dbFile!, opts.log);
+  // a port held by someone else is never taken for ours (the message says how to use it on purpose)
+  await assertPortFree(
+    opts.port,
+    'the embedded Temporal dev server cannot start',
+    `Stop that process, choose another port with TEMPORAL_PORT, or set TEMPORAL_ADDRESS=127.0.0.1:${opts.port} to use that server on purpose.`,
+  );
+  if (opts.uiPort)
+    await assertPortFree(
+      opts.uiPort,
+      'the embedded Temporal Web UI cannot start',
+      'Stop that process or choose another port with TEMPORAL_UI_PORT.',
+    );
   const args = [
     'server',
     'start-dev',
@@ -119,20 +135,78 @@ export async function startEmbeddedTemporal(opts: {
   // metrics on a free port so two dev servers on one machine do not clash
   args.push('--metrics-port', String(await freePort()));
   opts.log?.(`starting ${cli} ${args.join(' ')}`);
-  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cli, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // its own process group: a terminal's Ctrl-C goes to Talat alone, which stops it in its turn
+    detached: true,
+  });
   let out = '';
   const keep = (b: Buffer) => {
     out = (out + b.toString()).slice(-8000);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  await waitForPort(opts.port, child, 60_000, () => out);
+  try {
+    await waitForPort(opts.port, child, 60_000, () => out);
+  } catch (e) {
+    await stopChild(child, 2000);
+    throw e;
+  }
+  if (pidFile && child.pid) {
+    fs.writeFileSync(pidFile, String(child.pid));
+    child.once('exit', () => fs.rmSync(pidFile, { force: true }));
+  }
   return {
     address: `127.0.0.1:${opts.port}`,
     uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : undefined,
     process: child,
     stop: () => stopChild(child),
   };
+}
+
+/** Stops the dev server named in `pidFile` when it is still running on `dbFile` (a leftover of a killed start). */
+async function stopLeftover(pidFile: string, dbFile: string, log?: (msg: string) => void): Promise<void> {
+  const pid = Number(fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8').trim() : NaN);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return fs.rmSync(pidFile, { force: true });
+  let cmdline = '';
+  try {
+    cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return;
+  }
+  if (!cmdline.includes('start-dev') || !cmdline.includes(dbFile)) return fs.rmSync(pidFile, { force: true });
+  log?.(`stopping the Temporal dev server (pid ${pid}) an earlier start left running on ${dbFile}`);
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  fs.rmSync(pidFile, { force: true });
+}
+
+/**
+ * The dev server under supervision: started now (a failure is thrown), and started again on the
+ * same port and SQLite file whenever it exits on its own (src/stack/supervisor.ts).
+ */
+export async function superviseEmbeddedTemporal(
+  opts: Parameters<typeof startEmbeddedTemporal>[0],
+  log: Parameters<typeof supervise>[2],
+): Promise<{ address: string; uiUrl?: string; supervisor: Supervised }> {
+  let first: EmbeddedTemporal | undefined;
+  const supervisor = await supervise(
+    'the Temporal dev server',
+    async () => {
+      const t = await startEmbeddedTemporal(opts);
+      first ??= t;
+      const exited = new Promise<string>((resolve) => {
+        if (t.process.exitCode !== null || t.process.signalCode !== null)
+          return resolve(`exit code ${t.process.exitCode}, signal ${t.process.signalCode}`);
+        t.process.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `exit code ${code}`));
+      });
+      return { pid: t.process.pid, exited, stop: () => t.stop() };
+    },
+    log,
+  );
+  return { address: first!.address, uiUrl: first!.uiUrl, supervisor };
 }
 
 export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {

@@ -116,9 +116,18 @@ export async function withinDeadline<T>(
 export type PaymentStart =
   { type: typeof WorkflowType.card; input: CardPaymentInput } | { type: typeof WorkflowType.qr; input: QrPaymentInput };
 
+/**
+ * A payment's workflow task timeout: when a worker dies in the middle of a task (say, during the
+ * settle local activity), the server hands the task to another worker after this long instead of
+ * Temporal's default 10 s, so a crashed worker's payments resume within 10 s (README
+ * "Reliability"). A local activity longer than 80% of it makes the SDK heartbeat the task.
+ */
+export const PAYMENT_WORKFLOW_TASK_TIMEOUT = '5 seconds';
+
 const startOptions = (taskQueue: string, memo: PaymentMemo) =>
   ({
     taskQueue,
+    workflowTaskTimeout: PAYMENT_WORKFLOW_TASK_TIMEOUT,
     workflowId: paymentWorkflowId(memo.orderId),
     memo: { ...memo },
     workflowIdConflictPolicy: 'USE_EXISTING',

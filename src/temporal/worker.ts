@@ -83,6 +83,10 @@ const workerOptions = (
   activities: opts.activities,
   ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
   shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
+  // A task for a workflow cached on a worker that was killed waits this long on that worker's
+  // sticky queue before any worker may take it (default 10 s): a crashed worker's payments
+  // resume within 10 s. A live worker answers its sticky queue in milliseconds.
+  stickyQueueScheduleToStartTimeout: '3 seconds',
   ...QUEUE_TUNING[opts.kind],
   ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}),
 });

@@ -4,6 +4,7 @@
  * once are applied once, and every starter succeeds.
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
 import { createDb, migrateLatest, migrationSource } from '../../src/db/knex';
@@ -115,11 +116,15 @@ it('with DATABASE_URL and TEMPORAL_ADDRESS unset, a role uses the embedded servi
   if (process.env.DATABASE_URL || process.env.TEMPORAL_ADDRESS) return; // the tests run on external services, not embedded ones
   // what `npm start` exposes: database `talat` as user postgres on PG_PORT, the dev server on TEMPORAL_PORT
   await createDatabaseIfMissing(admin.toString(), 'talat');
+  // the embedded cluster asks for its password: DATA_DIR/pg.password, or PGPASSWORD when there is none
+  const dataDir = path.join(ROOT, '.data', uniq('no-pg-password'));
   const gateway = await startRole(
     'gateway',
     roleEnv('unused', {
       DATABASE_URL: '',
       TEMPORAL_ADDRESS: '',
+      DATA_DIR: dataDir,
+      PGPASSWORD: decodeURIComponent(admin.password),
       PG_PORT: admin.port,
       TEMPORAL_PORT: temporal.split(':')[1],
     }),
@@ -132,6 +137,7 @@ it('with DATABASE_URL and TEMPORAL_ADDRESS unset, a role uses the embedded servi
     expect((await fetch(`${gateway.base}/readyz`)).status).toBe(200);
   } finally {
     expect(await gateway.stop()).toBe(0);
+    fs.rmSync(dataDir, { recursive: true, force: true });
   }
 });
 
