@@ -1,7 +1,17 @@
 /** Ids carry a typed prefix so a log line says what an id is (pay_, key_, req_, whk_, msg_, cfl_). */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 
 export type IdPrefix =
   'pay' | 'key' | 'req' | 'whk' | 'evt' | 'msg' | 'dlq' | 'chg' | 'usr' | 'ord' | 'ep' | 're' | 'cfl';
 
 export const newId = (prefix: IdPrefix): string => `${prefix}_${randomUUID().replace(/-/g, '')}`;
+
+/**
+ * The payment id of an order (one payment per order): an HMAC of the order id under a server
+ * secret, in the form of newId('pay'). Derived, not random, so that a payments row undone after a
+ * start that failed ambiguously (a deadline, a dropped connection: the workflow may have started)
+ * is written again with the id the workflow's input holds; a random id let the retry's row and
+ * the running workflow disagree, and the payment stayed pending for ever (found by `npm run chaos`).
+ */
+export const orderPaymentId = (secret: string, orderId: string): string =>
+  `pay_${createHmac('sha256', secret).update(`talat-payment-id-v1\n${orderId}`).digest('hex').slice(0, 32)}`;

@@ -12,7 +12,7 @@ import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
 import { paymentWorkflowId, WorkflowType, type PaymentView } from '../domain/workflow-contract';
-import { newId } from '../ids';
+import { orderPaymentId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
 import { startCardPayment, startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../temporal/payments';
 import { qrImage } from './qr-image';
@@ -75,7 +75,9 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
    * The payments row first (so a callback that comes the moment the gateway answered finds it),
    * then the workflow. The order's existing row decides idempotency: the same caller, method and
    * amount get that payment (its workflow started again if an earlier start failed); anything
-   * else is a 409 CONFLICT. A start that fails (Temporal unavailable) undoes the new row.
+   * else is a 409 CONFLICT. A start that fails (Temporal unavailable) undoes the new row; the
+   * payment id is derived from the order (orderPaymentId), so when that start had in fact reached
+   * Temporal, the caller's retry writes the row again with the id the running workflow carries.
    */
   async function createOrFind<T>(
     row: NewPayment,
@@ -113,7 +115,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
     mode: Mode,
   ): Promise<CardPaymentCreated> {
     const row: NewPayment = {
-      paymentId: newId('pay'),
+      paymentId: orderPaymentId(config.identity.secret, req.orderId),
       orderId: req.orderId,
       userId: req.userId,
       method: 'card',
@@ -180,7 +182,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
   async function createQrPayment(req: QrPaymentRequest, key: ApiKeyInfo): Promise<QrPaymentCreated> {
     const qr = qrPayload(req.orderId, req.amount, req.ref2);
     const row: NewPayment = {
-      paymentId: newId('pay'),
+      paymentId: orderPaymentId(config.identity.secret, req.orderId),
       orderId: req.orderId,
       userId: req.userId,
       method: 'qr',
