@@ -15,28 +15,15 @@
  */
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { ADMIN_MAIL, DB_ACTIVITY, PROVIDER_CALL } from './activity-options';
 import type { LateRecord } from '../activities/late-results';
 import type { ConflictResolution, LateResultInput, LateResultOutcome } from '../src/domain/workflow-contract';
 import { providerFailure } from './refunds';
 
-const { recordLateResult, settleLateResult, recordRefund, settleRefund } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+const { recordLateResult, settleLateResult, recordRefund, settleRefund } = proxyActivities<Activities>(DB_ACTIVITY);
 /** Provider calls: as the refunds workflow's (a few quick retries; a 4xx is non-retryable). */
-const { requestProviderRefund } = proxyActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '5 seconds',
-    maximumAttempts: 4,
-  },
-});
-const { notifyAdmin } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 5 },
-});
+const { requestProviderRefund } = proxyActivities<Activities>(PROVIDER_CALL);
+const { notifyAdmin } = proxyActivities<Activities>(ADMIN_MAIL);
 
 const WHAT: Record<ConflictResolution, string> = {
   recorded: 'recorded; the payment keeps its status. Check with the provider which result is true.',

@@ -10,18 +10,13 @@
  */
 import { log, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { ADMIN_MAIL, DB_ACTIVITY } from './activity-options';
 import type { OrderPayment } from '../activities/callbacks';
 import type { PaidOrderInput, PaidOrderOutcome } from '../src/domain/workflow-contract';
 import { unwrapHandlerBody, validateHandlerBody } from '../src/domain/handler-form';
 
-const { loadOrderPayment, recordPaidOrder } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
-const { notifyAdmin } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 5 },
-});
+const { loadOrderPayment, recordPaidOrder } = proxyActivities<Activities>(DB_ACTIVITY);
+const { notifyAdmin } = proxyActivities<Activities>(ADMIN_MAIL);
 
 const MAX_POLL_MS = 15_000;
 

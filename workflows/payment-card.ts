@@ -12,6 +12,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { PROVIDER_CALL } from './activity-options';
 import {
   ActivityFailureType,
   chargeUpdate,
@@ -23,26 +24,10 @@ import { paymentMachine, recordActivities } from './payment-machine';
 const { attachCharge } = recordActivities;
 
 /** Provider calls: a few quick retries for network errors and 5xx; a 4xx is non-retryable (thrown as such). */
-const { createCardCharge } = proxyActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '5 seconds',
-    maximumAttempts: 4,
-  },
-});
+const { createCardCharge } = proxyActivities<Activities>(PROVIDER_CALL);
 
 /** lean-payment-v1: the charge and its id on the payments row in one local activity, same retries. */
-const { chargeCard } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '5 seconds',
-    maximumAttempts: 4,
-  },
-});
+const { chargeCard } = proxyLocalActivities<Activities>(PROVIDER_CALL);
 
 /** A provider failure as a short reason for the payment's history. */
 function providerFailure(e: unknown): string {

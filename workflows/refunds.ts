@@ -25,6 +25,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { DB_ACTIVITY, PROVIDER_CALL } from './activity-options';
 import {
   ActivityFailureType,
   refundUpdate,
@@ -34,20 +35,9 @@ import {
 } from '../src/domain/workflow-contract';
 import { emitPaymentStatusUpdated } from './notify';
 
-const { loadRefundablePayment, recordRefund, settleRefund } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+const { loadRefundablePayment, recordRefund, settleRefund } = proxyActivities<Activities>(DB_ACTIVITY);
 /** Provider calls: a few quick retries for network errors and 5xx; a 4xx is non-retryable. */
-const { requestProviderRefund } = proxyActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '5 seconds',
-    maximumAttempts: 4,
-  },
-});
+const { requestProviderRefund } = proxyActivities<Activities>(PROVIDER_CALL);
 
 /** A refund failure as a short reason (the refunds row, the late-result resolution). */
 export function providerFailure(e: unknown): string {

@@ -9,6 +9,7 @@
  */
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { DB_ACTIVITY } from './activity-options';
 import type {
   AttemptResult,
   RecoverOutcome,
@@ -16,10 +17,7 @@ import type {
   WebhookResendInput,
 } from '../src/domain/workflow-contract';
 
-const { failedWebhookMessages } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+const { failedWebhookMessages } = proxyActivities<Activities>(DB_ACTIVITY);
 /** An attempt is exactly one POST: never retried by Temporal. */
 const { resendWebhookMessage } = proxyActivities<Activities>({
   startToCloseTimeout: '90 seconds',
