@@ -31,7 +31,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../src/config';
 import { createDb, migrateLatest } from '../src/db/knex';
@@ -40,7 +39,7 @@ import { buildCallbacks, sandboxOutcome } from '../src/simulators/callbacks';
 import { superviseEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, stopChild, superviseEmbeddedTemporal } from '../src/stack/temporal';
 import { connectClient } from '../src/temporal/client';
-import { WORKFLOWS_PATH } from '../src/temporal/worker';
+import { bundleWorkflows } from '../src/temporal/worker';
 import { benchData, intArg, loadAverage } from './support';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -179,16 +178,7 @@ async function main() {
   if (!bundlePath) {
     say('bundling the workflows once');
     bundlePath = path.join(dataDir, 'workflow-bundle.js');
-    const quiet = () => undefined;
-    fs.writeFileSync(
-      bundlePath,
-      (
-        await bundleWorkflowCode({
-          workflowsPath: WORKFLOWS_PATH,
-          logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet, log: quiet },
-        })
-      ).code,
-    );
+    fs.writeFileSync(bundlePath, await bundleWorkflows());
   }
 
   const env: Record<string, string> = {

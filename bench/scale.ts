@@ -19,7 +19,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { signPayload } from '../src/callbacks/signature';
 import { DEV_PROVIDER_SECRET_PREFIX } from '../src/config';
 import { createDb, migrateLatest } from '../src/db/knex';
@@ -27,7 +26,7 @@ import { isCatalogEmpty, seedCatalog } from '../src/db/seed';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { startEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, startEmbeddedTemporal, stopChild } from '../src/stack/temporal';
-import { WORKFLOWS_PATH } from '../src/temporal/worker';
+import { bundleWorkflows } from '../src/temporal/worker';
 import { benchData, headerLine, intArg, loadAverage, runBounded, say } from './support';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -207,16 +206,7 @@ async function main() {
 
   say('bundling the workflows once for every worker');
   const bundlePath = path.join(dataDir, 'workflow-bundle.js');
-  const quiet = () => undefined;
-  fs.writeFileSync(
-    bundlePath,
-    (
-      await bundleWorkflowCode({
-        workflowsPath: WORKFLOWS_PATH,
-        logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet, log: quiet },
-      })
-    ).code,
-  );
+  fs.writeFileSync(bundlePath, await bundleWorkflows());
 
   const env = {
     NODE_ENV: 'test',

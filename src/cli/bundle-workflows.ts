@@ -5,16 +5,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { BUILT_BUNDLE_NAME, WORKFLOWS_PATH } from '../temporal/worker';
+import { BUILT_BUNDLE_NAME, bundleWorkflows } from '../temporal/worker';
 
 async function main() {
   const out = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '..', BUILT_BUNDLE_NAME));
-  const quiet = () => undefined;
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: console.error, log: quiet },
-  });
+  const code = await bundleWorkflows();
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, code);
   process.stdout.write(`workflow bundle: ${out} (${(code.length / 1024).toFixed(0)} KiB)\n`);

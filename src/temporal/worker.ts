@@ -61,6 +61,16 @@ export const QUEUE_TUNING: Record<QueueKind, Partial<WorkerOptions>> = {
   },
 };
 
+/** The workflow code, bundled (webpack's progress silenced, its errors on stderr): for workers, tests and builds. */
+export async function bundleWorkflows(): Promise<string> {
+  const quiet = () => undefined;
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: console.error, log: quiet },
+  });
+  return code;
+}
+
 interface WorkerBase {
   namespace: string;
   activities: Activities;
@@ -137,13 +147,7 @@ export async function createQueueWorkers(
 ): Promise<QueueWorkers> {
   const connection = await connect(opts);
   try {
-    const quiet = () => undefined;
-    const workflowBundle =
-      opts.workflowBundle ??
-      (await bundleWorkflowCode({
-        workflowsPath: WORKFLOWS_PATH,
-        logger: { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet, log: quiet },
-      }));
+    const workflowBundle = opts.workflowBundle ?? { code: await bundleWorkflows() };
     const workers: QueueWorkers['workers'] = [];
     for (const kind of opts.queues) {
       const taskQueue = taskQueueOf(kind, opts.paymentsQueue);

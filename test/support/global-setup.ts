@@ -6,11 +6,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { startEmbeddedObjectStore } from '../../src/stack/objectstore';
 import { startEmbeddedPostgres } from '../../src/stack/postgres';
 import { freePort, startEmbeddedTemporal } from '../../src/stack/temporal';
-import { WORKFLOWS_PATH } from '../../src/temporal/worker';
+import { bundleWorkflows } from '../../src/temporal/worker';
 
 export default async function globalSetup(): Promise<void> {
   const root = path.resolve(__dirname, '..', '..');
@@ -76,11 +75,7 @@ async function startAll(dataDir: string, stops: (() => Promise<void>)[]): Promis
     });
   }
 
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
-  });
   const bundlePath = path.join(dataDir, 'test-workflow-bundle.js');
-  fs.writeFileSync(bundlePath, bundle.code);
+  fs.writeFileSync(bundlePath, await bundleWorkflows());
   process.env.TALAT_TEST_WORKFLOW_BUNDLE = bundlePath;
 }
