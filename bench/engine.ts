@@ -1,5 +1,5 @@
 /**
- * `npm run bench:engine [-- --payments N --connections C --rate R --seconds S --profile DIR]`
+ * `npm run bench:engine [-- --payments N --connections C --rate R --seconds S --phases LIST --rounds K --profile DIR]`
  *
  * What a payment costs Temporal and how close the gateway comes to raw Temporal calls on the same
  * server, in one run on this machine. Self-contained and loopback only: its own Postgres cluster
@@ -20,6 +20,11 @@
  *  6. workflow-task schedule-to-start p50/p99/max of the payment workflows at R payments/s offered
  *     for S seconds (default 50/s for 10 s); how it is computed: bench/steady.ts. `--steady-only`
  *     runs this phase alone (to try worker settings one at a time).
+ *
+ * `--phases LIST` runs only those phases (e.g. `--phases 3`, `--phases 3,4`; default all): 1 and 2
+ * are one loop, 4 and 5 need the starts of 3, so they imply it. `--rounds K` (default 1) runs 3 as
+ * K interleaved rounds (gateway, raw, gateway, raw...) of N each, a ratio per round and over all:
+ * on a shared machine the two sides then see the same neighbours.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -49,7 +54,23 @@ const args = () => ({
   seconds: intArg('--seconds', 10, 60),
   /** only phase 6 (schedule-to-start at R/s offered): for trying worker settings one at a time */
   steadyOnly: flagArg('--steady-only'),
+  phases: phasesArg(),
+  rounds: intArg('--rounds', 1, 20),
 });
+
+/** `--phases 3,4`: the phases to run (default all); 4 and 5 need the starts of 3, so they imply it. */
+function phasesArg(): Set<number> {
+  const a = process.argv.slice(2);
+  if (flagArg('--steady-only')) return new Set([6]);
+  if (!a.includes('--phases')) return new Set([1, 2, 3, 4, 5, 6]);
+  const list = (a[a.indexOf('--phases') + 1] ?? '').split(',').map(Number);
+  if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n < 1 || n > 6))
+    throw new Error('--phases must be a comma-separated list of phases 1 to 6, e.g. 3,4');
+  const phases = new Set(list);
+  if (phases.has(4) || phases.has(5)) phases.add(3);
+  if (phases.has(1) || phases.has(2)) phases.add(1).add(2);
+  return phases;
+}
 
 const EventType = {
   StartChildWorkflowExecutionInitiated: 29,
@@ -219,12 +240,8 @@ runBench(
         s2sSummary(s2s, histories, unstarted)
       );
     };
-    if (opts.steadyOnly) {
-      const steady = await steadyPhase();
-      receiver.close();
-      process.stdout.write(['', headerLine('engine (--steady-only)', opts.connections, load), steady, ''].join('\n'));
-      return;
-    }
+    const has = (n: number) => opts.phases.has(n);
+    const out: string[] = [];
 
     /** events of a workflow and of every workflow it started as a child, after all closed */
     const countEvents = async (workflowId: string): Promise<{ total: number; parts: string[] }> => {
@@ -247,188 +264,236 @@ runBench(
       }
       return { total, parts };
     };
-
-    // 1 + 2: one payment at a time, paid by a signed callback the moment the gateway answered
-    say('one payment at a time: events per payment, callback 200 -> webhook received');
-    const latencies: number[] = [];
-    const qrEvents: { total: number; parts: string[] }[] = [];
-    for (let i = 0; i < 20; i++) {
-      const orderId = `${prefix}low-${i}`;
-      await createQr(orderId);
-      const { id } = await paymentRow(orderId);
-      const body = qrCallback(orderId, id);
-      await postCallback(body);
-      const ok = performance.now();
-      latencies.push((await waitArrival(orderId)) - ok);
-      if (i < 5) qrEvents.push(await countEvents(`payment-${orderId}`));
-    }
-    // card: charge at the sandbox provider, then its signed callback
-    const cardEvents: { total: number; parts: string[] }[] = [];
-    for (let i = 0; i < 3; i++) {
-      const orderId = `${prefix}card-${i}`;
-      const form = new URLSearchParams({ orderId, userId: 'u-bench', amount: '250.50', token: 'tok_bench' }).toString();
-      const res = await fetch(`${base}/cardpayment`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key },
-        body: form,
-      });
-      if (res.status !== 200) throw new Error(`POST /cardpayment: ${res.status} ${await res.text()}`);
-      let row = await paymentRow(orderId);
-      for (let j = 0; j < 400 && !row.provider_ref; j++) row = (await sleep(5), await paymentRow(orderId));
-      const cb = new URLSearchParams({
-        objectId: row.provider_ref ?? '',
-        token: 'tok_bench',
-        status: 'true',
-        message: '',
-        saveCard: 'false',
-      }).toString();
-      const cres = await fetch(`${base}/callback`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          ...signatureHeaders(config.callbacks.providers.CARD.secret, cb),
-        },
-        body: cb,
-        redirect: 'manual',
-      });
-      if (cres.status >= 400) throw new Error(`POST /callback: ${cres.status} ${await cres.text()}`);
-      await waitArrival(orderId);
-      cardEvents.push(await countEvents(`payment-${orderId}`));
-    }
-
-    // 3 + 4 compare the gateway with the very Temporal calls it makes, like with like: the worker
-    // is stopped for both (no workflow task, local activity or webhook POST shares the process or
-    // the server with either side), and the raw calls repeat the gateway's own start options
-    // (memo, search attributes, policies, input) and signal payload, recorded from its client.
-    await stack.stopWorker();
-    type StartArgs = Parameters<typeof client.workflow.start>;
-    let gatewayStart: StartArgs | undefined;
-    let gatewaySignal:
-      { def: Parameters<ReturnType<typeof client.workflow.getHandle>['signal']>[0]; args: unknown[] } | undefined;
-    const start0 = client.workflow.start.bind(client.workflow);
-    const getHandle0 = client.workflow.getHandle.bind(client.workflow);
-    client.workflow.start = ((...a: StartArgs) => ((gatewayStart ??= a), start0(...a))) as typeof client.workflow.start;
-    client.workflow.getHandle = ((...a: Parameters<typeof getHandle0>) => {
-      const h = getHandle0(...a);
-      const signal0 = h.signal.bind(h);
-      h.signal = ((def: never, ...args: unknown[]) => (
-        (gatewaySignal ??= { def, args }),
-        signal0(def, ...(args as []))
-      )) as typeof h.signal;
-      return h;
-    }) as typeof client.workflow.getHandle;
-    const restoreClient = () => {
-      client.workflow.start = start0;
-      client.workflow.getHandle = getHandle0;
-    };
-
-    // 3: creations through the gateway, then raw starts of the same calls on a queue no worker polls
-    say(`POST /qrpayment: ${opts.payments} payments over ${opts.connections} connections (worker stopped)`);
-    const qr = await profiled('gateway qrpayment', () =>
-      autocannon({
-        url: `${base}/qrpayment`,
-        workers: 1,
-        connections: opts.connections,
-        amount: opts.payments,
-        timeout: 30,
-        method: 'POST',
-        headers,
-        idReplacement: true,
-        body: JSON.stringify({
-          orderId: `${prefix}tp-[<id>]`,
-          userId: 'u-bench',
-          amount: 123.45,
-          customerId: 'c-bench',
-        }),
-      }),
-    );
-    const qrRate = qr['2xx'] / qr.duration;
-    if (!gatewayStart) throw new Error('the gateway made no workflow start');
-    const [startType, startOpts] = gatewayStart;
-    say(
-      `raw client.workflow.start with the gateway's options: ${opts.payments} over ${opts.connections} concurrent callers`,
-    );
-    const rawQueue = `bench-raw-${process.pid}`;
-    const rawStart = (c: Client, tag: string) => (i: number) =>
-      c.workflow.start(startType, {
-        ...startOpts,
-        taskQueue: rawQueue,
-        workflowId: `raw-${tag}-${process.pid}-${i}`,
-      } as StartArgs[1]);
-    const starts = await rawRate(opts.payments, opts.connections, rawStart(client, 'a'));
-
-    // 4: accepted callbacks for the payments just created, then raw signals (the gateway's payload) to the raw workflows
-    const rows: { id: string; order_id: string }[] = [];
-    for (let i = 0; i < 600 && rows.length < qr['2xx']; i++) {
-      rows.splice(
-        0,
-        rows.length,
-        ...(await db('payments').where('order_id', 'like', `${prefix}tp-%`).select('id', 'order_id')),
-      );
-      if (rows.length < qr['2xx']) await sleep(100);
-    }
-    say(`POST /qrcallback: ${rows.length} callbacks over ${opts.connections} connections (worker stopped)`);
-    const bodies = rows.map((r) => qrCallback(r.order_id, r.id));
-    const {
-      ok: cbOk,
-      latencies: cbLat,
-      seconds: cbSeconds,
-    } = await profiled('gateway qrcallback', () =>
-      postFromWorkerThread(`${base}/qrcallback`, bodies, opts.connections),
-    );
-    const cbRate = cbOk / cbSeconds;
-    restoreClient();
-    if (!gatewaySignal) throw new Error('the gateway sent no signal');
-    const { def: signalDef, args: signalArgs } = gatewaySignal;
-    say(`raw signals with the gateway's payload: ${opts.payments} over ${opts.connections} concurrent callers`);
-    const signals = await rawRate(opts.payments, opts.connections, (i) =>
-      client.workflow.getHandle(`raw-a-${process.pid}-${i}`).signal(signalDef, ...(signalArgs as [])),
-    );
-
-    // the worker again, and the backlog of 3 + 4 worked off before the steady load of 6
-    say('worker restarted: waiting for the payments of 3 + 4 to be settled and their webhooks received');
-    await stack.startWorker();
-    for (let i = 0; i < 900 && rows.some((r) => !arrivals.has(r.order_id)); i++) await sleep(100);
-
-    // 5: raw starts on a dev server with SQLite's default settings, started for the comparison
-    say('raw starts on a second dev server with SQLite default settings (file, no pragmas)');
-    const plainAddress = await stack.startTemporal({
-      dbFile: path.join(stack.dataDir, 'temporal-defaults.db'),
-      sqlitePragmas: false,
-    });
-    const plainConn = await Connection.connect({ address: plainAddress });
-    const plain = new Client({ connection: plainConn, namespace: 'default' });
-    const plainStarts = await rawRate(opts.payments, opts.connections, rawStart(plain, 'b'));
-    await plainConn.close();
-
-    // 6: payments offered at a steady rate; schedule-to-start of every workflow task of theirs
-    const steady = await steadyPhase();
-    receiver.close();
     const mean = (xs: { total: number }[]) => xs.reduce((a, x) => a + x.total, 0) / Math.max(1, xs.length);
     const range = (xs: { total: number }[]) =>
       `${Math.min(...xs.map((x) => x.total))}-${Math.max(...xs.map((x) => x.total))}`;
     const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
     const line = (name: string, rate: number, unit: string, p50: number, p99: number) =>
       `${name.padEnd(44)} ${rate.toFixed(1).padStart(8)} ${unit.padEnd(9)} p50 ${ms(p50).padStart(9)}  p99 ${ms(p99).padStart(9)}`;
-    process.stdout.write(
-      [
-        '',
-        headerLine('engine', opts.connections, load) + `, after ${loadAverage()}`,
+
+    if (has(1)) {
+      // 1 + 2: one payment at a time, paid by a signed callback the moment the gateway answered
+      say('one payment at a time: events per payment, callback 200 -> webhook received');
+      const latencies: number[] = [];
+      const qrEvents: { total: number; parts: string[] }[] = [];
+      for (let i = 0; i < 20; i++) {
+        const orderId = `${prefix}low-${i}`;
+        await createQr(orderId);
+        const { id } = await paymentRow(orderId);
+        const body = qrCallback(orderId, id);
+        await postCallback(body);
+        const ok = performance.now();
+        latencies.push((await waitArrival(orderId)) - ok);
+        if (i < 5) qrEvents.push(await countEvents(`payment-${orderId}`));
+      }
+      // card: charge at the sandbox provider, then its signed callback
+      const cardEvents: { total: number; parts: string[] }[] = [];
+      for (let i = 0; i < 3; i++) {
+        const orderId = `${prefix}card-${i}`;
+        const form = new URLSearchParams({
+          orderId,
+          userId: 'u-bench',
+          amount: '250.50',
+          token: 'tok_bench',
+        }).toString();
+        const res = await fetch(`${base}/cardpayment`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key },
+          body: form,
+        });
+        if (res.status !== 200) throw new Error(`POST /cardpayment: ${res.status} ${await res.text()}`);
+        let row = await paymentRow(orderId);
+        for (let j = 0; j < 400 && !row.provider_ref; j++) row = (await sleep(5), await paymentRow(orderId));
+        const cb = new URLSearchParams({
+          objectId: row.provider_ref ?? '',
+          token: 'tok_bench',
+          status: 'true',
+          message: '',
+          saveCard: 'false',
+        }).toString();
+        const cres = await fetch(`${base}/callback`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            ...signatureHeaders(config.callbacks.providers.CARD.secret, cb),
+          },
+          body: cb,
+          redirect: 'manual',
+        });
+        if (cres.status >= 400) throw new Error(`POST /callback: ${cres.status} ${await cres.text()}`);
+        await waitArrival(orderId);
+        cardEvents.push(await countEvents(`payment-${orderId}`));
+      }
+      out.push(
         `history events, paid QR payment + 1 webhook     ${range(qrEvents)} (mean ${mean(qrEvents).toFixed(1)}; ${qrEvents[0]?.parts.join(', ')})`,
         `history events, paid card payment + 1 webhook   ${range(cardEvents)} (mean ${mean(cardEvents).toFixed(1)}; ${cardEvents[0]?.parts.join(', ')})`,
         `callback 200 -> webhook received (1 at a time)  p50 ${ms(percentile(latencies, 50))}  p99 ${ms(percentile(latencies, 99))}  (${latencies.length} payments)`,
-        resultLine('POST /qrpayment (creations, worker stopped)', 44, qr, qrRate, 'payments/s'),
-        line("raw workflow.start, the gateway's options", starts.rate, 'starts/s', starts.p50, starts.p99),
-        `  ratio gateway / raw starts: ${ratio(qrRate, starts.rate)}`,
-        line(
-          'POST /qrcallback (accepted, worker stopped)',
-          cbRate,
-          'cb/s',
-          percentile(cbLat, 50),
-          percentile(cbLat, 99),
-        ) + `  (${cbOk} of ${bodies.length} 200)`,
-        line("raw signals, the gateway's payload", signals.rate, 'signals/s', signals.p50, signals.p99),
-        `  ratio gateway / raw signals: ${ratio(cbRate, signals.rate)}`,
+      );
+    } else if (has(3)) {
+      // without 1 + 2 the gateway is cold: a few creations first, as 1 + 2 would have made
+      say('warming up: 20 creations one at a time');
+      for (let i = 0; i < 20; i++) await createQr(`${prefix}warm-${i}`);
+    }
+
+    type StartArgs = Parameters<typeof client.workflow.start>;
+    let startType: StartArgs[0] | undefined;
+    let startOpts: StartArgs[1] | undefined;
+    const rawQueue = `bench-raw-${process.pid}`;
+    const rawStart =
+      (c: Client, tag: string, offset = 0) =>
+      (i: number) =>
+        c.workflow.start(startType!, {
+          ...startOpts!,
+          taskQueue: rawQueue,
+          workflowId: `raw-${tag}-${process.pid}-${offset + i}`,
+        } as StartArgs[1]);
+    let starts: { rate: number; p50: number; p99: number } | undefined;
+    let createdOk = 0;
+
+    if (has(3)) {
+      // 3 + 4 compare the gateway with the very Temporal calls it makes, like with like: the worker
+      // is stopped for both (no workflow task, local activity or webhook POST shares the process or
+      // the server with either side), and the raw calls repeat the gateway's own start options
+      // (memo, search attributes, policies, input) and signal payload, recorded from its client.
+      await stack.stopWorker();
+      let gatewayStart: StartArgs | undefined;
+      let gatewaySignal:
+        { def: Parameters<ReturnType<typeof client.workflow.getHandle>['signal']>[0]; args: unknown[] } | undefined;
+      const start0 = client.workflow.start.bind(client.workflow);
+      const getHandle0 = client.workflow.getHandle.bind(client.workflow);
+      client.workflow.start = ((...a: StartArgs) => (
+        (gatewayStart ??= a),
+        start0(...a)
+      )) as typeof client.workflow.start;
+      client.workflow.getHandle = ((...a: Parameters<typeof getHandle0>) => {
+        const h = getHandle0(...a);
+        const signal0 = h.signal.bind(h);
+        h.signal = ((def: never, ...args: unknown[]) => (
+          (gatewaySignal ??= { def, args }),
+          signal0(def, ...(args as []))
+        )) as typeof h.signal;
+        return h;
+      }) as typeof client.workflow.getHandle;
+      const restoreClient = () => {
+        client.workflow.start = start0;
+        client.workflow.getHandle = getHandle0;
+      };
+
+      // 3: creations through the gateway, then raw starts of the same calls on a queue no worker
+      // polls; K rounds of both in turn
+      const rounds: { qr: autocannon.Result; qrRate: number; raw: { rate: number; p50: number; p99: number } }[] = [];
+      for (let k = 0; k < opts.rounds; k++) {
+        const tag = opts.rounds > 1 ? ` (round ${k + 1} of ${opts.rounds})` : '';
+        say(`POST /qrpayment: ${opts.payments} payments over ${opts.connections} connections (worker stopped)${tag}`);
+        const qr = await profiled(`gateway qrpayment${opts.rounds > 1 ? ` ${k + 1}` : ''}`, () =>
+          autocannon({
+            url: `${base}/qrpayment`,
+            workers: 1,
+            connections: opts.connections,
+            amount: opts.payments,
+            timeout: 30,
+            method: 'POST',
+            headers,
+            idReplacement: true,
+            body: JSON.stringify({
+              orderId: `${prefix}tp-${k}-[<id>]`,
+              userId: 'u-bench',
+              amount: 123.45,
+              customerId: 'c-bench',
+            }),
+          }),
+        );
+        if (!gatewayStart) throw new Error('the gateway made no workflow start');
+        [startType, startOpts] = gatewayStart;
+        say(
+          `raw client.workflow.start with the gateway's options: ${opts.payments} over ${opts.connections} concurrent callers${tag}`,
+        );
+        const raw = await rawRate(opts.payments, opts.connections, rawStart(client, 'a', k * opts.payments));
+        rounds.push({ qr, qrRate: qr['2xx'] / qr.duration, raw });
+      }
+      createdOk = rounds.reduce((a, r) => a + r.qr['2xx'], 0);
+      starts = rounds[0].raw;
+      for (const [k, r] of rounds.entries()) {
+        const tag = opts.rounds > 1 ? ` [round ${k + 1}]` : '';
+        out.push(
+          resultLine(`POST /qrpayment (creations, worker stopped)${tag}`, 44, r.qr, r.qrRate, 'payments/s'),
+          line(`raw workflow.start, the gateway's options${tag}`, r.raw.rate, 'starts/s', r.raw.p50, r.raw.p99),
+          `  ratio gateway / raw starts${tag}: ${ratio(r.qrRate, r.raw.rate)}`,
+        );
+      }
+      if (opts.rounds > 1) {
+        // both sides over all rounds: calls / seconds spent
+        const gw = createdOk / rounds.reduce((a, r) => a + r.qr.duration, 0);
+        const rw = (opts.payments * rounds.length) / rounds.reduce((a, r) => a + opts.payments / r.raw.rate, 0);
+        out.push(
+          `over ${rounds.length} rounds: gateway ${gw.toFixed(1)} payments/s, raw ${rw.toFixed(1)} starts/s, ratio ${ratio(gw, rw)}`,
+        );
+      }
+
+      if (has(4)) {
+        // 4: accepted callbacks for the payments just created, then raw signals (the gateway's payload) to the raw workflows
+        const rows: { id: string; order_id: string }[] = [];
+        for (let i = 0; i < 600 && rows.length < createdOk; i++) {
+          rows.splice(
+            0,
+            rows.length,
+            ...(await db('payments').where('order_id', 'like', `${prefix}tp-%`).select('id', 'order_id')),
+          );
+          if (rows.length < createdOk) await sleep(100);
+        }
+        say(`POST /qrcallback: ${rows.length} callbacks over ${opts.connections} connections (worker stopped)`);
+        const bodies = rows.map((r) => qrCallback(r.order_id, r.id));
+        const {
+          ok: cbOk,
+          latencies: cbLat,
+          seconds: cbSeconds,
+        } = await profiled('gateway qrcallback', () =>
+          postFromWorkerThread(`${base}/qrcallback`, bodies, opts.connections),
+        );
+        const cbRate = cbOk / cbSeconds;
+        restoreClient();
+        if (!gatewaySignal) throw new Error('the gateway sent no signal');
+        const { def: signalDef, args: signalArgs } = gatewaySignal;
+        say(`raw signals with the gateway's payload: ${opts.payments} over ${opts.connections} concurrent callers`);
+        const signals = await rawRate(opts.payments, opts.connections, (i) =>
+          client.workflow.getHandle(`raw-a-${process.pid}-${i}`).signal(signalDef, ...(signalArgs as [])),
+        );
+        out.push(
+          line(
+            'POST /qrcallback (accepted, worker stopped)',
+            cbRate,
+            'cb/s',
+            percentile(cbLat, 50),
+            percentile(cbLat, 99),
+          ) + `  (${cbOk} of ${bodies.length} 200)`,
+          line("raw signals, the gateway's payload", signals.rate, 'signals/s', signals.p50, signals.p99),
+          `  ratio gateway / raw signals: ${ratio(cbRate, signals.rate)}`,
+        );
+        // the worker again, and the backlog of 3 + 4 worked off before the steady load of 6
+        say('worker restarted: waiting for the payments of 3 + 4 to be settled and their webhooks received');
+        await stack.startWorker();
+        for (let i = 0; i < 900 && rows.some((r) => !arrivals.has(r.order_id)); i++) await sleep(100);
+      } else {
+        restoreClient();
+        if (has(5) || has(6)) {
+          say('worker restarted');
+          await stack.startWorker();
+        }
+      }
+    }
+
+    if (has(5) && starts) {
+      // 5: raw starts on a dev server with SQLite's default settings, started for the comparison
+      say('raw starts on a second dev server with SQLite default settings (file, no pragmas)');
+      const plainAddress = await stack.startTemporal({
+        dbFile: path.join(stack.dataDir, 'temporal-defaults.db'),
+        sqlitePragmas: false,
+      });
+      const plainConn = await Connection.connect({ address: plainAddress });
+      const plain = new Client({ connection: plainConn, namespace: 'default' });
+      const plainStarts = await rawRate(opts.payments, opts.connections, rawStart(plain, 'b'));
+      await plainConn.close();
+      out.push(
         line('raw starts, embedded server (SQLite WAL)', starts.rate, 'starts/s', starts.p50, starts.p99),
         line(
           'raw starts, dev server with SQLite defaults',
@@ -438,7 +503,19 @@ runBench(
           plainStarts.p99,
         ),
         `  ratio embedded / defaults: ${ratio(starts.rate, plainStarts.rate)}`,
-        steady,
+      );
+    }
+
+    // 6: payments offered at a steady rate; schedule-to-start of every workflow task of theirs
+    if (has(6)) out.push(await steadyPhase());
+    receiver.close();
+    const all = opts.phases.size === 6;
+    process.stdout.write(
+      [
+        '',
+        headerLine(all ? 'engine' : `engine (phases ${[...opts.phases].sort().join(',')})`, opts.connections, load) +
+          `, after ${loadAverage()}`,
+        ...out,
         '',
       ].join('\n'),
     );
