@@ -33,6 +33,7 @@ import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import { signatureHeaders, signPayload } from '../src/callbacks/signature';
+import { cpuPerCall, cpuSnapshot, type CpuSnapshot } from './proc-cpu';
 import { offerSteadily, percentile, s2sSummary, scheduleToStart } from './steady';
 import {
   flagArg,
@@ -382,9 +383,17 @@ runBench(
       // 3: creations through the gateway, then raw starts of the same calls on a queue no worker
       // polls; K rounds of both in turn
       const rounds: { qr: autocannon.Result; qrRate: number; raw: { rate: number; p50: number; p99: number } }[] = [];
+      const pgDir = path.join(stack.dataDir, 'pg');
+      const zero: CpuSnapshot = { node: 0, postgres: 0, temporal: 0 };
+      const add = (t: CpuSnapshot, a: CpuSnapshot, b: CpuSnapshot) => {
+        for (const k of ['node', 'postgres', 'temporal'] as const) t[k] += b[k] - a[k];
+      };
+      const cpuGateway = { ...zero };
+      const cpuRaw = { ...zero };
       for (let k = 0; k < opts.rounds; k++) {
         const tag = opts.rounds > 1 ? ` (round ${k + 1} of ${opts.rounds})` : '';
         say(`POST /qrpayment: ${opts.payments} payments over ${opts.connections} connections (worker stopped)${tag}`);
+        const c0 = cpuSnapshot(pgDir);
         const qr = await profiled(`gateway qrpayment${opts.rounds > 1 ? ` ${k + 1}` : ''}`, () =>
           autocannon({
             url: `${base}/qrpayment`,
@@ -408,7 +417,11 @@ runBench(
         say(
           `raw client.workflow.start with the gateway's options: ${opts.payments} over ${opts.connections} concurrent callers${tag}`,
         );
+        const c1 = cpuSnapshot(pgDir);
         const raw = await rawRate(opts.payments, opts.connections, rawStart(client, 'a', k * opts.payments));
+        const c2 = cpuSnapshot(pgDir);
+        add(cpuGateway, c0, c1);
+        add(cpuRaw, c1, c2);
         rounds.push({ qr, qrRate: qr['2xx'] / qr.duration, raw });
       }
       createdOk = rounds.reduce((a, r) => a + r.qr['2xx'], 0);
@@ -429,6 +442,10 @@ runBench(
           `over ${rounds.length} rounds: gateway ${gw.toFixed(1)} payments/s, raw ${rw.toFixed(1)} starts/s, ratio ${ratio(gw, rw)}`,
         );
       }
+      out.push(
+        `  gateway creations, ${cpuPerCall(zero, cpuGateway, createdOk)}`,
+        `  raw starts,        ${cpuPerCall(zero, cpuRaw, opts.payments * rounds.length)}`,
+      );
 
       if (has(4)) {
         // 4: accepted callbacks for the payments just created, then raw signals (the gateway's payload) to the raw workflows
