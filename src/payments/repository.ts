@@ -149,56 +149,74 @@ export interface StatusChange {
 }
 
 /**
- * The pending payments row and its `created` history event, unless a row with the same `unique`
- * column (the payment id, or the order id) is there already; the inserted row, else undefined.
+ * The pending payments row and its `created` history event, written by ONE statement (a
+ * data-modifying CTE, atomic on its own: no BEGIN/COMMIT round trips), unless a row with the same
+ * `unique` column (the payment id, or the order id) is there already. Returns the inserted row
+ * (`created`), else, with `orElseExisting`, the row that was there when the statement began.
  */
-async function insertPending(trx: Db, input: NewPayment, unique: 'id' | 'order_id'): Promise<Row | undefined> {
-  const [inserted] = await trx('payments')
-    .insert({
-      id: input.paymentId,
-      order_id: input.orderId,
-      user_id: input.userId,
-      method: input.method,
-      amount_satang: input.amountSatang,
-      status: 'pending',
-      mode: input.mode,
-      customer_id: input.customerId ?? null,
-      callback_url: input.callbackUrl ?? null,
-      api_key_id: input.apiKeyId ?? null,
-      workflow_id: input.workflowId,
-      expires_at: input.expiresAt ?? null,
-      details: JSON.stringify(input.details ?? {}),
-    })
-    .onConflict(unique)
-    .ignore()
-    .returning('*');
-  if (inserted) {
-    await trx('payment_events').insert({
-      payment_id: input.paymentId,
-      from_status: null,
-      to_status: 'pending',
-      reason: 'created',
-    });
-  }
-  return inserted as Row | undefined;
+const insertPendingSql = (unique: 'id' | 'order_id', orElseExisting: boolean) => `
+  WITH ins AS (
+    INSERT INTO payments (id, order_id, user_id, method, amount_satang, status, mode, customer_id,
+                          callback_url, api_key_id, workflow_id, expires_at, details)
+    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?::jsonb)
+    ON CONFLICT (${unique}) DO NOTHING
+    RETURNING *
+  ), ev AS (
+    INSERT INTO payment_events (payment_id, from_status, to_status, reason)
+    SELECT id, NULL, 'pending', 'created' FROM ins
+  )
+  SELECT ins.*, true AS created FROM ins${
+    orElseExisting
+      ? `
+  UNION ALL
+  SELECT p.*, false AS created FROM payments p WHERE p.${unique} = ? AND NOT EXISTS (SELECT 1 FROM ins)`
+      : ''
+  }`;
+
+async function insertPending(
+  db: Db,
+  input: NewPayment,
+  unique: 'id' | 'order_id',
+  orElseExisting: boolean,
+): Promise<(Row & { created: boolean }) | undefined> {
+  const values = [
+    input.paymentId,
+    input.orderId,
+    input.userId,
+    input.method,
+    input.amountSatang,
+    input.mode,
+    input.customerId ?? null,
+    input.callbackUrl ?? null,
+    input.apiKeyId ?? null,
+    input.workflowId,
+    input.expiresAt ?? null,
+    JSON.stringify(input.details ?? {}),
+  ];
+  if (orElseExisting) values.push(unique === 'id' ? input.paymentId : input.orderId);
+  const { rows } = await db.raw<{ rows: (Row & { created: boolean })[] }>(
+    insertPendingSql(unique, orElseExisting),
+    values,
+  );
+  return rows[0];
 }
 
 /** Insert the payment row and its first history event; a retry finds the row and does nothing. */
 export async function insertPayment(db: Db, input: NewPayment): Promise<void> {
-  await db.transaction((trx) => insertPending(trx, input, 'id'));
+  await insertPending(db, input, 'id', false);
 }
 
 /**
  * The gateway's write before it starts the workflow (lean-payment-v1), so a callback that comes
  * the moment the gateway answered finds the payment: the row and its first history event, unless
- * the order already has a payment. Returns the order's payment and whether it is this one.
+ * the order already has a payment. Returns the order's payment and whether it is this one. One
+ * round trip; a second only when the order's row was committed by another request while this
+ * statement ran (its snapshot, taken before, does not show it).
  */
 export async function createPendingPayment(db: Db, input: NewPayment): Promise<{ created: boolean; payment: Payment }> {
-  return db.transaction(async (trx) => {
-    const inserted = await insertPending(trx, input, 'order_id');
-    if (inserted) return { created: true, payment: toPayment(inserted)! };
-    return { created: false, payment: toPayment(await trx('payments').where({ order_id: input.orderId }).first())! };
-  });
+  const row = await insertPending(db, input, 'order_id', true);
+  if (row) return { created: row.created, payment: toPayment(row)! };
+  return { created: false, payment: toPayment(await db('payments').where({ order_id: input.orderId }).first())! };
 }
 
 /** Undo createPendingPayment when the workflow could not be started (nothing else refers to the row yet). */
