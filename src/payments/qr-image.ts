@@ -28,14 +28,18 @@ export function modulesPng(size: number, dark: (row: number, col: number) => boo
   const px = (size + 2 * QR_MARGIN_MODULES) * QR_MODULE_PX;
   const rowBytes = Math.ceil(px / 8);
   const raw = Buffer.alloc((rowBytes + 1) * px, 0); // each row: filter type 0, then the bits (1 = white)
-  for (let y = 0; y < px; y++) {
-    const row = raw.subarray(y * (rowBytes + 1) + 1, (y + 1) * (rowBytes + 1));
-    const r = Math.floor(y / QR_MODULE_PX) - QR_MARGIN_MODULES;
-    for (let x = 0; x < px; x++) {
-      const c = Math.floor(x / QR_MODULE_PX) - QR_MARGIN_MODULES;
-      const black = r >= 0 && r < size && c >= 0 && c < size && dark(r, c);
-      if (!black) row[x >> 3] |= 0x80 >> (x & 7);
+  // one row of pixels per row of modules, each module decided once, then the row repeated
+  const line = Buffer.alloc(rowBytes + 1);
+  const modulesAcross = px / QR_MODULE_PX;
+  for (let mr = 0; mr < modulesAcross; mr++) {
+    line.fill(0);
+    const r = mr - QR_MARGIN_MODULES;
+    for (let mc = 0; mc < modulesAcross; mc++) {
+      const c = mc - QR_MARGIN_MODULES;
+      if (r >= 0 && r < size && c >= 0 && c < size && dark(r, c)) continue;
+      for (let x = mc * QR_MODULE_PX; x < (mc + 1) * QR_MODULE_PX; x++) line[1 + (x >> 3)] |= 0x80 >> (x & 7);
     }
+    for (let k = 0; k < QR_MODULE_PX; k++) line.copy(raw, (mr * QR_MODULE_PX + k) * (rowBytes + 1));
   }
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(px, 0);
