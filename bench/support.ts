@@ -87,6 +87,12 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** run Temporal as `npm start` does (SQLite file in WAL mode) rather than in memory */
   temporalFile?: boolean;
+  /**
+   * false: no worker in this process, as the gateway role (`npm run gateway`) runs; the workers'
+   * AsyncLocalStorage turns on Node's promise hooks for the whole process, which makes every
+   * `await` of the gateway dearer (default true: the workers run here, as in `npm start`)
+   */
+  worker?: boolean;
 }
 
 /**
@@ -121,7 +127,7 @@ export function runBench<O>(
 ): void {
   const { dataDir, stops, stopAll } = benchData(name);
 
-  async function startStack({ taskQueue, scopes, env, temporalFile }: StackOptions): Promise<Stack> {
+  async function startStack({ taskQueue, scopes, env, temporalFile, worker = true }: StackOptions): Promise<Stack> {
     say('starting Postgres and the Temporal dev server (own, on free ports)');
     fs.mkdirSync(dataDir, { recursive: true });
     const pg = await startEmbeddedPostgres({
@@ -156,8 +162,10 @@ export function runBench<O>(
     const client = await connectClient(temporal.address, 'default', { codecKeys: config.temporal.codecKeys });
     stops.push(() => client.connection.close());
 
-    say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
-    installTemporalRuntime('ERROR');
+    if (worker) {
+      say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
+      installTemporalRuntime('ERROR');
+    } else say('no worker in this process (as the gateway role runs)');
     const startWorker = async (queues: readonly QueueKind[] = QUEUE_KINDS) => {
       const workers = await createQueueWorkers({
         address: temporal.address,
@@ -172,7 +180,7 @@ export function runBench<O>(
       stops.push(workers.stop);
       return workers.stop;
     };
-    const stopWorker = await startWorker();
+    const stopWorker = worker ? await startWorker() : async () => undefined;
 
     const app = createApp({ config, db, temporal: { client, taskQueue }, logger });
     const server = http.createServer(app.callback());
