@@ -3,7 +3,7 @@
  * the body is even read), content type, signature, timestamp. Anything that does not verify is
  * refused with the callback error names of DESIGN.md; nothing is recorded before all pass.
  */
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { PROVIDERS, type Config, type ProviderName } from '../config';
 import { CALLBACK_ENDPOINTS } from '../domain/callback-paths';
 import { AppError, ErrorCode } from '../domain/errors';
@@ -25,15 +25,19 @@ declare module 'koa' {
   }
 }
 
-/** Middleware placed before the body parser: a disallowed source gets INVALID_IP and its body is never read. */
-export function callbackIpGuard(config: Config, logger: Logger) {
+/**
+ * The callback API's address check, a step of the front middleware (src/http/middleware/front.ts),
+ * before any body is read: a call to an IP-restricted path from outside its provider's allow-list
+ * throws 403 INVALID_IP; an allowed one sets ctx.state.clientIp. Other paths pass untouched.
+ */
+export function callbackIpGuard(config: Config, logger: Logger): (ctx: Context) => void {
   const trusted = compileCidrs(config.callbacks.trustedProxies);
   const allowed = Object.fromEntries(
     PROVIDERS.map((p) => [p, compileCidrs(config.callbacks.providers[p].ips)]),
   ) as Record<ProviderName, ReturnType<typeof compileCidrs>>;
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context): void => {
     const provider = RESTRICTED_PATHS[ctx.path.replace(/\/+$/, '').toLowerCase()];
-    if (!provider) return next();
+    if (!provider) return;
     const address = clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, trusted);
     if (!inCidrs(address, allowed[provider])) {
       logger.warn(
@@ -48,7 +52,6 @@ export function callbackIpGuard(config: Config, logger: Logger) {
       throw new AppError(ErrorCode.INVALID_IP, 'Request from an unauthorised IP address');
     }
     ctx.state.clientIp = formatAddress(address);
-    return next();
   };
 }
 
