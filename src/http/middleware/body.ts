@@ -29,10 +29,9 @@ export const FORM_PATHS: ReadonlySet<string> = new Set(['/cardpayment', '/callba
  * UNSUPPORTED_MEDIA_TYPE before a byte of it is read. Bodiless requests (no Content-Length or 0,
  * no Transfer-Encoding) pass.
  */
-function checkBodyType(ctx: Context): void {
+function checkBodyType(ctx: Context, json: boolean): void {
   const hasBody = (ctx.request.length ?? 0) > 0 || ctx.get('Transfer-Encoding') !== '';
   if (hasBody) {
-    const json = ctx.request.is('json', '+json');
     const form = FORM_PATHS.has(ctx.path.replace(/\/+$/, '')) && ctx.request.is('urlencoded');
     if (!json && !form)
       throw new AppError(
@@ -100,8 +99,9 @@ export function bodyReader(limitBytes: number): (ctx: Context) => Promise<void> 
       ctx.request.body = {};
       return undefined;
     }
-    checkBodyType(ctx);
-    if (ctx.request.is('json', '+json')) return readJson(ctx, limitBytes);
+    const json = Boolean(ctx.request.is('json', '+json'));
+    checkBodyType(ctx, json);
+    if (json) return readJson(ctx, limitBytes);
     return form(ctx, nothing) as Promise<void>;
   };
 }
