@@ -25,7 +25,7 @@ import { inputRule } from './middleware/input';
 import { metricsRoutes } from './routes/metrics';
 import { codecRoutes } from './routes/codec';
 import { timelineRoutes } from '../payments/timeline';
-import { memoizeRouteMatching } from './route-match';
+import { memoizeRouteMatching, routerMiddleware } from './route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
 
 export function createApp(deps: AppDeps): Koa {
@@ -80,7 +80,7 @@ export function createApp(deps: AppDeps): Koa {
     keyContext(ctx);
     return next();
   });
-  app.use(router.routes());
+  app.use(routerMiddleware(router)); // router.routes(), each match's chain composed once
   app.use(router.allowedMethods());
   return app;
 }
