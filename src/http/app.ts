@@ -73,12 +73,15 @@ export function createApp(deps: AppDeps): Koa {
   const readBody = bodyReader(deps.config.bodyLimitBytes);
   const checkInput = inputRule(router, callbackInputRefused({ config: deps.config, logger: deps.logger, alerts }));
   const keyContext = apiKeyContext(deps.db, { cacheMs: deps.config.payments.apiKeyCacheMs });
-  app.use(async (ctx, next) => {
-    const reading = readBody(ctx);
-    if (reading) await reading;
+  const afterBody = (ctx: Koa.Context, next: Koa.Next) => {
     checkInput(ctx);
     keyContext(ctx);
     return next();
+  };
+  // not an async function: a bodiless request (GET) goes on without a promise of its own
+  app.use((ctx, next) => {
+    const reading = readBody(ctx);
+    return reading ? reading.then(() => afterBody(ctx, next)) : afterBody(ctx, next);
   });
   app.use(routerMiddleware(router)); // router.routes(), each match's chain composed once
   app.use(router.allowedMethods());
