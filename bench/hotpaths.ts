@@ -11,9 +11,9 @@
  * machine's load (other processes) hits both alike; the ratio is of the mean rates.
  *
  * The process runs what the gateway role (`npm run gateway`) runs: the gateway and a Temporal
- * client, no worker. `--with-worker` also runs the workers in it, as `npm start` does (their
- * AsyncLocalStorage turns on Node's promise hooks for the whole process: every `await` costs more,
- * bare Koa's too).
+ * client, no worker. `--with-worker` also runs the workers in it, as `npm start` does. Either way
+ * Node 20's promise hooks are on for the whole process (every `await` costs more, bare Koa's too):
+ * the Temporal client's call context is an AsyncLocalStorage that its connect already runs.
  */
 import fs from 'node:fs';
 import http from 'node:http';

@@ -87,11 +87,7 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** run Temporal as `npm start` does (SQLite file in WAL mode) rather than in memory */
   temporalFile?: boolean;
-  /**
-   * false: no worker in this process, as the gateway role (`npm run gateway`) runs; the workers'
-   * AsyncLocalStorage turns on Node's promise hooks for the whole process, which makes every
-   * `await` of the gateway dearer (default true: the workers run here, as in `npm start`)
-   */
+  /** false: no worker in this process, as the gateway role (`npm run gateway`) runs (default true: the workers run here, as in `npm start`) */
   worker?: boolean;
 }
 
