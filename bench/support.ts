@@ -94,6 +94,8 @@ export interface StackOptions {
    * (TemporalDeps.eagerStartClient) while one runs; plainly while the workers are stopped
    */
   eagerStart?: boolean;
+  /** false: no worker in this process, as the gateway role (`npm run gateway`) runs (default true: the workers run here, as in `npm start`) */
+  worker?: boolean;
 }
 
 /**
@@ -128,7 +130,14 @@ export function runBench<O>(
 ): void {
   const { dataDir, stops, stopAll } = benchData(name);
 
-  async function startStack({ taskQueue, scopes, env, temporalFile, eagerStart }: StackOptions): Promise<Stack> {
+  async function startStack({
+    taskQueue,
+    scopes,
+    env,
+    temporalFile,
+    eagerStart,
+    worker = true,
+  }: StackOptions): Promise<Stack> {
     say('starting Postgres and the Temporal dev server (own, on free ports)');
     fs.mkdirSync(dataDir, { recursive: true });
     const pg = await startEmbeddedPostgres({
@@ -163,8 +172,10 @@ export function runBench<O>(
     const client = await connectClient(temporal.address, 'default', { codecKeys: config.temporal.codecKeys });
     stops.push(() => client.connection.close());
 
-    say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
-    installTemporalRuntime('ERROR');
+    if (worker) {
+      say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
+      installTemporalRuntime('ERROR');
+    } else say('no worker in this process (as the gateway role runs)');
     const temporalDeps: TemporalDeps = { client, taskQueue };
     const startWorker = async (queues: readonly QueueKind[] = QUEUE_KINDS) => {
       const workers = await createQueueWorkers({
@@ -189,7 +200,7 @@ export function runBench<O>(
       stops.push(stop);
       return stop;
     };
-    const stopWorker = await startWorker();
+    const stopWorker = worker ? await startWorker() : async () => undefined;
 
     const app = createApp({ config, db, temporal: temporalDeps, logger });
     const server = http.createServer(app.callback());
