@@ -18,7 +18,7 @@
  *     client sent (recorded from it): what is left is the gateway's own cost;
  *  5. raw starts/s on the embedded server (WAL) next to a dev server with SQLite's defaults;
  *  6. workflow-task schedule-to-start p50/p99/max of the payment workflows at R payments/s offered
- *     for S seconds (default 50/s for 10 s); how it is computed: bench/steady.ts. `--steady-only`
+ *     (each created, then paid by its signed callback the moment the gateway answered) for S seconds (default 50/s for 10 s); how it is computed: bench/steady.ts. `--steady-only`
  *     runs this phase alone (to try worker settings one at a time).
  *
  * `--phases LIST` runs only those phases (e.g. `--phases 3`, `--phases 3,4`; default all): 1 and 2
@@ -33,8 +33,9 @@ import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import { signatureHeaders, signPayload } from '../src/callbacks/signature';
+import { orderPaymentId } from '../src/ids';
 import { cpuPerCall, cpuSnapshot, type CpuSnapshot } from './proc-cpu';
-import { offerSteadily, percentile, s2sSummary, scheduleToStart } from './steady';
+import { percentile, s2sBreakdown, s2sSummary, scheduleToStart } from './steady';
 import {
   flagArg,
   headerLine,
@@ -116,6 +117,53 @@ function postFromWorkerThread(
   });
 }
 
+/**
+ * Pays payments at `rate` per second from a worker thread (an open loop, as a shop's customers
+ * and its provider would: each on its own schedule, not waiting for the others): POST /qrpayment,
+ * then, the moment it answered, the payment's signed callback. The callbacks are signed in
+ * advance (the payment id is derived from the order), so the thread only sends.
+ */
+function payFromWorkerThread(
+  base: string,
+  apiKey: string,
+  payments: { create: string; callback: string }[],
+  rate: number,
+): Promise<{ errors: number; firstError: string; seconds: number }> {
+  const code = `
+    const { parentPort, workerData: { base, apiKey, payments, rate } } = require('node:worker_threads');
+    const sleep = (n) => new Promise((r) => setTimeout(r, n));
+    (async () => {
+      let errors = 0, firstError = '';
+      const inflight = [];
+      const t0 = performance.now();
+      const post = async (path, headers, body) => {
+        const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+        const text = await res.text();
+        if (res.status !== 200) throw new Error('POST ' + path + ': ' + res.status + ' ' + text.slice(0, 200));
+      };
+      for (let i = 0; i < payments.length; i++) {
+        const wait = t0 + (i * 1000) / rate - performance.now();
+        if (wait > 0) await sleep(wait);
+        const p = payments[i];
+        inflight.push(
+          post('/qrpayment', { 'x-api-key': apiKey }, p.create)
+            .then(() => post('/qrcallback', {}, p.callback))
+            .catch((e) => { errors++; firstError ||= e.message; }),
+        );
+      }
+      await Promise.all(inflight);
+      parentPort.postMessage({ errors, firstError, seconds: (performance.now() - t0) / 1000 });
+    })();`;
+  return new Promise((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: { base, apiKey, payments, rate } });
+    w.once('message', (m: { errors: number; firstError: string; seconds: number }) => {
+      resolve(m);
+      void w.terminate();
+    });
+    w.once('error', reject);
+  });
+}
+
 /** Concurrency `c` loops over `n` calls of `fn(i)`; calls/s over the whole run. */
 async function rawRate(
   n: number,
@@ -144,6 +192,9 @@ runBench(
     taskQueue: 'bench-engine',
     scopes: ['payments:write', 'payments:read', 'webhooks:manage'],
     temporalFile: true,
+    // as `npm start` runs: payment workflows start eagerly on the worker in the process (while it
+    // runs; phases 3 and 4 stop it); `--plain-starts` starts them as a gateway-only process does
+    eagerStart: !process.argv.includes('--plain-starts'),
     env: { CALLBACK_MAX_AGE_S: '3600', SIMULATORS: 'on', QR_EXPIRY_S: '600', WEBHOOK_ALLOW_LOOPBACK: 'on' },
   },
   args,
@@ -186,7 +237,7 @@ runBench(
         body: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
       });
       if (res.status !== 200) throw new Error(`POST /qrpayment: ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
+      return ((await res.json()) as { body: { paymentId: string } }).body.paymentId;
     };
     /** the payments row: its id is what the provider's callback names */
     const paymentRow = async (orderId: string) => {
@@ -228,17 +279,28 @@ runBench(
     const steadyPhase = async (): Promise<string> => {
       say(`offered load: ${opts.rate} payments/s for ${opts.seconds} s, then schedule-to-start from the histories`);
       const ids: string[] = [];
-      const run = await offerSteadily(opts.rate, opts.seconds, (i) => {
+      // a payment offered is a payment paid: created, then its signed callback the moment the
+      // gateway answered (its settle step's workflow task counts too, not only the first one);
+      // sent from a worker thread, as a shop's clients are not in Talat's process
+      const payments = Array.from({ length: opts.rate * opts.seconds }, (_, i) => {
         const orderId = `${prefix}steady-${i}`;
         ids.push(`payment-${orderId}`);
-        return createQr(orderId);
+        return {
+          create: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
+          callback: qrCallback(orderId, orderPaymentId(config.identity.secret, orderId)),
+        };
       });
+      const eager = stack.eagerStarting() ? 'eager starts' : 'plain starts';
+      const paid = await payFromWorkerThread(base, key, payments, opts.rate);
+      const run = { ...paid, offered: payments.length };
       const loadAfter = loadAverage();
       if (run.firstError) say(`offered load: ${run.errors} failed, the first: ${run.firstError}`);
-      const { s2s, histories, unstarted } = await scheduleToStart(client, ids);
+      const r = await scheduleToStart(client, ids);
+      const { s2s, histories, unstarted } = r;
       return (
-        `workflow-task schedule-to-start at ${opts.rate}/s offered (${run.offered} payments in ${run.seconds.toFixed(1)} s, ${run.errors} errors, load average after ${loadAfter}): ` +
-        s2sSummary(s2s, histories, unstarted)
+        `workflow-task schedule-to-start at ${opts.rate}/s offered, paid (${eager}; ${run.offered} payments in ${run.seconds.toFixed(1)} s, ${run.errors} errors, load average after ${loadAfter}): ` +
+        s2sSummary(s2s, histories, unstarted) +
+        `\n  by task: ${s2sBreakdown(r)}`
       );
     };
     const has = (n: number) => opts.phases.has(n);

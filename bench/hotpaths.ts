@@ -1,5 +1,5 @@
 /**
- * `npm run bench:hotpaths [-- --seconds S --rounds R --connections C --only REGEX --profile DIR]`
+ * `npm run bench:hotpaths [-- --seconds S --rounds R --connections C --only REGEX --profile DIR --with-worker]`
  *
  * Talat's cheapest answers next to their ceiling, in one run on this machine: bare Koa answering
  * the same bytes from the same process. Rejections (a bad API key -> 401, a bad callback
@@ -9,6 +9,11 @@
  * C connections (default 16), autocannon in a worker thread. Each Talat scenario runs R rounds
  * (default 3) of S seconds (default 3) in turn with its bare Koa ceiling, so that a change of the
  * machine's load (other processes) hits both alike; the ratio is of the mean rates.
+ *
+ * The process runs what the gateway role (`npm run gateway`) runs: the gateway and a Temporal
+ * client, no worker. `--with-worker` also runs the workers in it, as `npm start` does. Either way
+ * Node 20's promise hooks are on for the whole process (every `await` costs more, bare Koa's too):
+ * the Temporal client's call context is an AsyncLocalStorage that its connect already runs.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -19,7 +24,7 @@ import pino from 'pino';
 import { createApp } from '../src/http/app';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { seedCatalog, isCatalogEmpty } from '../src/db/seed';
-import { headerLine, intArg, loadAverage, profiled, runBench, say } from './support';
+import { flagArg, headerLine, intArg, loadAverage, profiled, runBench, say } from './support';
 
 /** CPU time (user + system) of this process's main thread so far, in ms (Linux: /proc; elsewhere NaN). */
 function mainThreadCpuMs(): number {
@@ -51,7 +56,7 @@ async function listen(app: Koa): Promise<{ base: string; close: () => Promise<vo
 
 runBench(
   `bench-hot-${process.pid}`,
-  { taskQueue: 'bench-hot', scopes: ['payments:read'] },
+  { taskQueue: 'bench-hot', scopes: ['payments:read'], worker: flagArg('--with-worker') },
   args,
   async (opts, stack) => {
     const { db, config, temporal } = stack;
@@ -205,6 +210,9 @@ runBench(
       [
         '',
         headerLine('hot paths', opts.connections, load) + `, after ${loadAverage()}`,
+        flagArg('--with-worker')
+          ? 'the workers run in this process, as in `npm start` (--with-worker)'
+          : 'no worker in this process, as the gateway role (`npm run gateway`) runs',
         `each Talat scenario: ${opts.rounds} rounds of ${opts.seconds} s in turn with its bare Koa ceiling (measured again for each)`,
         `x bare: the rate's ratio; cpu x bare: bare Koa's main-thread CPU per request over Talat's (what the rate ratio tends to on an idle machine, where that thread is the bottleneck)`,
         `${'scenario'.padEnd(38)}${'req/s'.padStart(9)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'x bare'.padStart(8)}${'cpu us/req'.padStart(12)}${'cpu x bare'.padStart(12)}   answers`,

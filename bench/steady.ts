@@ -13,7 +13,12 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 
-const EventType = { WorkflowTaskScheduled: 5, WorkflowTaskStarted: 6 } as const;
+const EventType = {
+  WorkflowTaskScheduled: 5,
+  WorkflowTaskStarted: 6,
+  WorkflowTaskTimedOut: 8,
+  WorkflowTaskFailed: 9,
+} as const;
 
 export const percentile = (xs: number[], p: number): number => {
   if (xs.length === 0) return NaN;
@@ -53,8 +58,21 @@ export async function offerSteadily(
 export async function scheduleToStart(
   client: Client,
   workflowIds: string[],
-): Promise<{ s2s: number[]; histories: number; unstarted: number; firstError: string }> {
+): Promise<{
+  s2s: number[];
+  histories: number;
+  unstarted: number;
+  firstError: string;
+  /** schedule-to-start by the task's place in its workflow: [first tasks, second tasks, later ones] */
+  byOrdinal: [number[], number[], number[]];
+  /** workflow tasks that timed out or failed (each is scheduled again: one more task, one more wait) */
+  timedOut: number;
+  failed: number;
+}> {
   const s2s: number[] = [];
+  const byOrdinal: [number[], number[], number[]] = [[], [], []];
+  let timedOut = 0;
+  let failed = 0;
   let histories = 0;
   let unstarted = 0;
   let firstError = '';
@@ -68,23 +86,36 @@ export async function scheduleToStart(
       continue;
     }
     let scheduled: number | undefined;
+    let ordinal = 0;
     for (const e of events) {
       if (e.eventType === EventType.WorkflowTaskScheduled) scheduled ??= tsMs(e.eventTime);
       else if (e.eventType === EventType.WorkflowTaskStarted && scheduled !== undefined) {
-        s2s.push(tsMs(e.eventTime) - scheduled);
+        const wait = tsMs(e.eventTime) - scheduled;
+        s2s.push(wait);
+        byOrdinal[Math.min(ordinal++, 2)].push(wait);
         scheduled = undefined;
-      }
+      } else if (e.eventType === EventType.WorkflowTaskTimedOut) timedOut++;
+      else if (e.eventType === EventType.WorkflowTaskFailed) failed++;
     }
     if (scheduled !== undefined) {
       s2s.push(Date.now() - scheduled);
       unstarted++;
     }
   }
-  return { s2s, histories, unstarted, firstError };
+  return { s2s, histories, unstarted, firstError, byOrdinal, timedOut, failed };
 }
 
 /** One line: p50, p99 and max of schedule-to-start, with the counts. */
 export function s2sSummary(s2s: number[], histories: number, unstarted = 0): string {
   const f = (n: number) => `${n.toFixed(1)} ms`;
   return `p50 ${f(percentile(s2s, 50))}  p99 ${f(percentile(s2s, 99))}  max ${f(s2s.length ? Math.max(...s2s) : NaN)}  (${s2s.length} tasks of ${histories} workflows, ${unstarted} not started yet: counted with their wait so far)`;
+}
+
+/** One line: p99 of the first, second and later workflow tasks of each workflow, and the tasks that timed out or failed. */
+export function s2sBreakdown(
+  r: Pick<Awaited<ReturnType<typeof scheduleToStart>>, 'byOrdinal' | 'timedOut' | 'failed'>,
+): string {
+  const f = (xs: number[], name: string) => `${name} p99 ${percentile(xs, 99).toFixed(1)} ms (${xs.length})`;
+  const [first, second, later] = r.byOrdinal;
+  return `${f(first, '1st task')}, ${f(second, '2nd')}, ${f(later, 'later')}; ${r.timedOut} timed out, ${r.failed} failed`;
 }

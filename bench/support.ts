@@ -22,7 +22,7 @@ import { createApp } from '../src/http/app';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { startEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, startEmbeddedTemporal } from '../src/stack/temporal';
-import { connectClient } from '../src/temporal/client';
+import { clientOnWorkerConnection, connectClient, type TemporalDeps } from '../src/temporal/client';
 import { installTemporalRuntime } from '../src/temporal/runtime';
 import { QUEUE_KINDS, type QueueKind } from '../src/domain/workflow-contract';
 import { createQueueWorkers } from '../src/temporal/worker';
@@ -74,6 +74,8 @@ export interface Stack {
   startWorker: (queues?: readonly QueueKind[]) => Promise<() => Promise<void>>;
   /** the Temporal server the stack runs on, and a client of it */
   temporal: { address: string; client: Awaited<ReturnType<typeof connectClient>> };
+  /** true while the gateway starts payment workflows eagerly (StackOptions.eagerStart, a payments worker running) */
+  eagerStarting: () => boolean;
   /** starts another dev server (stopped with the stack), e.g. with default SQLite settings for comparison */
   startTemporal: (opts: { dbFile?: string; sqlitePragmas?: boolean }) => Promise<string>;
 }
@@ -87,6 +89,13 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** run Temporal as `npm start` does (SQLite file in WAL mode) rather than in memory */
   temporalFile?: boolean;
+  /**
+   * start payment workflows as `npm start` does, eagerly on the payments worker of this process
+   * (TemporalDeps.eagerStartClient) while one runs; plainly while the workers are stopped
+   */
+  eagerStart?: boolean;
+  /** false: no worker in this process, as the gateway role (`npm run gateway`) runs (default true: the workers run here, as in `npm start`) */
+  worker?: boolean;
 }
 
 /**
@@ -121,7 +130,14 @@ export function runBench<O>(
 ): void {
   const { dataDir, stops, stopAll } = benchData(name);
 
-  async function startStack({ taskQueue, scopes, env, temporalFile }: StackOptions): Promise<Stack> {
+  async function startStack({
+    taskQueue,
+    scopes,
+    env,
+    temporalFile,
+    eagerStart,
+    worker = true,
+  }: StackOptions): Promise<Stack> {
     say('starting Postgres and the Temporal dev server (own, on free ports)');
     fs.mkdirSync(dataDir, { recursive: true });
     const pg = await startEmbeddedPostgres({
@@ -156,8 +172,11 @@ export function runBench<O>(
     const client = await connectClient(temporal.address, 'default', { codecKeys: config.temporal.codecKeys });
     stops.push(() => client.connection.close());
 
-    say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
-    installTemporalRuntime('ERROR');
+    if (worker) {
+      say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
+      installTemporalRuntime('ERROR');
+    } else say('no worker in this process (as the gateway role runs)');
+    const temporalDeps: TemporalDeps = { client, taskQueue };
     const startWorker = async (queues: readonly QueueKind[] = QUEUE_KINDS) => {
       const workers = await createQueueWorkers({
         address: temporal.address,
@@ -169,12 +188,21 @@ export function runBench<O>(
       });
       const run = workers.run();
       run.catch(() => undefined);
-      stops.push(workers.stop);
-      return workers.stop;
+      const eager =
+        eagerStart && queues.includes('payments')
+          ? clientOnWorkerConnection(workers.connection, 'default', { codecKeys: config.temporal.codecKeys })
+          : undefined;
+      if (eager) temporalDeps.eagerStartClient = eager;
+      const stop = async () => {
+        if (eager && temporalDeps.eagerStartClient === eager) delete temporalDeps.eagerStartClient;
+        await workers.stop();
+      };
+      stops.push(stop);
+      return stop;
     };
-    const stopWorker = await startWorker();
+    const stopWorker = worker ? await startWorker() : async () => undefined;
 
-    const app = createApp({ config, db, temporal: { client, taskQueue }, logger });
+    const app = createApp({ config, db, temporal: temporalDeps, logger });
     const server = http.createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     stops.push(() => new Promise((resolve) => server.close(resolve)));
@@ -189,6 +217,7 @@ export function runBench<O>(
       stopWorker,
       startWorker,
       temporal: { address: temporal.address, client },
+      eagerStarting: () => !!temporalDeps.eagerStartClient,
       startTemporal,
     };
   }

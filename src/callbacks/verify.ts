@@ -3,7 +3,7 @@
  * the body is even read), content type, signature, timestamp. Anything that does not verify is
  * refused with the callback error names of DESIGN.md; nothing is recorded before all pass.
  */
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { PROVIDERS, type Config, type ProviderName } from '../config';
 import { CALLBACK_ENDPOINTS } from '../domain/callback-paths';
 import { AppError, ErrorCode } from '../domain/errors';
@@ -25,30 +25,44 @@ declare module 'koa' {
   }
 }
 
-/** Middleware placed before the body parser: a disallowed source gets INVALID_IP and its body is never read. */
-export function callbackIpGuard(config: Config, logger: Logger) {
+/**
+ * The callback API's address check, a step of the front middleware (src/http/middleware/request.ts),
+ * before any body is read: a call to an IP-restricted path from outside its provider's allow-list
+ * throws 403 INVALID_IP; an allowed one sets ctx.state.clientIp. Other paths pass untouched.
+ */
+export function callbackIpGuard(config: Config, logger: Logger): (ctx: Context) => void {
   const trusted = compileCidrs(config.callbacks.trustedProxies);
   const allowed = Object.fromEntries(
     PROVIDERS.map((p) => [p, compileCidrs(config.callbacks.providers[p].ips)]),
   ) as Record<ProviderName, ReturnType<typeof compileCidrs>>;
-  return async (ctx: Context, next: Next) => {
+  // the verdict is a pure function of the provider, the peer, X-Forwarded-For and the (fixed)
+  // allow-lists and trusted proxies: worked out once per triple, not parsed again on every
+  // callback (bounded: the oldest go first), as the rate limiter does for its address buckets
+  const verdicts = new Map<string, { address: string; allowed: boolean }>();
+  const verdictOf = (provider: ProviderName, peer: string | undefined, forwardedFor: string) => {
+    const triple = `${provider}|${peer}|${forwardedFor}`;
+    let v = verdicts.get(triple);
+    if (v === undefined) {
+      const address = clientAddress(peer, forwardedFor || undefined, trusted);
+      v = { address: formatAddress(address), allowed: inCidrs(address, allowed[provider]) };
+      verdicts.set(triple, v);
+      if (verdicts.size > 10_000) verdicts.delete(verdicts.keys().next().value!);
+    }
+    return v;
+  };
+  return (ctx: Context): void => {
     const provider = RESTRICTED_PATHS[ctx.path.replace(/\/+$/, '').toLowerCase()];
-    if (!provider) return next();
-    const address = clientAddress(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For') || undefined, trusted);
-    if (!inCidrs(address, allowed[provider])) {
+    if (!provider) return;
+    const peer = ctx.req.socket.remoteAddress;
+    const v = verdictOf(provider, peer, ctx.get('X-Forwarded-For'));
+    if (!v.allowed) {
       logger.warn(
-        {
-          requestId: ctx.state.requestId,
-          provider,
-          address: formatAddress(address),
-          peer: ctx.req.socket.remoteAddress,
-        },
+        { requestId: ctx.state.requestId, provider, address: v.address, peer },
         'callback from a disallowed address',
       );
       throw new AppError(ErrorCode.INVALID_IP, 'Request from an unauthorised IP address');
     }
-    ctx.state.clientIp = formatAddress(address);
-    return next();
+    ctx.state.clientIp = v.address;
   };
 }
 

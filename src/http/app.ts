@@ -4,11 +4,10 @@
  */
 import Router from '@koa/router';
 import Koa from 'koa';
-import { HttpMethodEnum, koaBody } from 'koa-body';
 import { createNotifier } from '../notifier';
 import type { AppDeps } from './deps';
-import { bodyType, jsonBody } from './middleware/body';
-import { accessLog, errorHandler, requestId } from './middleware/request';
+import { bodyReader } from './middleware/body';
+import { front } from './middleware/request';
 import { apiKeyContext } from './middleware/api-key';
 import { bankRoutes } from '../bank/routes';
 import { callbackIpGuard } from '../callbacks/verify';
@@ -23,18 +22,16 @@ import { objectStoreRoutes } from '../objectstore/routes';
 import { createAlertThrottle } from '../alerts';
 import { callbackInputRefused } from '../callbacks/bad-input';
 import { inputRule } from './middleware/input';
-import { httpMetrics } from './middleware/metrics';
 import { metricsRoutes } from './routes/metrics';
 import { codecRoutes } from './routes/codec';
 import { timelineRoutes } from '../payments/timeline';
-import { memoizeRouteMatching } from './route-match';
+import { memoizeRouteMatching, routerMiddleware } from './route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
 
-  const bodyLimit = `${deps.config.bodyLimitBytes}b`;
   const router = new Router();
   const notifier = deps.notifier ?? createNotifier(deps);
   const alerts =
@@ -62,30 +59,31 @@ export function createApp(deps: AppDeps): Koa {
     router.use(r.routes());
   memoizeRouteMatching(router); // every route is in: nothing is added after this
 
-  app.use(httpMetrics());
-  app.use(requestId());
-  app.use(accessLog(deps.logger));
-  app.use(errorHandler(deps.logger));
-  app.use(cors({ origins: deps.config.storefront.shopOrigin, applies: (path) => isStorefrontPath(deps, path) }));
-  app.use(callbackIpGuard(deps.config, deps.logger)); // before any body is read
-  app.use(bodyType());
-  app.use(jsonBody(deps.config.bodyLimitBytes));
+  // Two middlewares before the router, not ten: each Koa middleware is a dispatch, a promise and
+  // an await on every request (bench:hotpaths). The front: request id, error envelopes, CORS, the
+  // callback address check, metrics and the access log (src/http/middleware/request.ts).
   app.use(
-    koaBody({
-      multipart: false,
-      urlencoded: true,
-      json: false, // read by jsonBody(): koa-body cannot keep the raw text of a body that is a JSON string
-      text: false,
-      jsonLimit: bodyLimit,
-      formLimit: bodyLimit,
-      textLimit: bodyLimit,
-      includeUnparsed: true,
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    front({
+      logger: deps.logger,
+      cors: cors({ origins: deps.config.storefront.shopOrigin, applies: (path) => isStorefrontPath(deps, path) }),
+      callbackIpGuard: callbackIpGuard(deps.config, deps.logger), // before any body is read
     }),
   );
-  app.use(inputRule(router, callbackInputRefused({ config: deps.config, logger: deps.logger, alerts })));
-  app.use(apiKeyContext(deps.db, { cacheMs: deps.config.payments.apiKeyCacheMs }));
-  app.use(router.routes());
+  // then, in this order: the body, the input rule, the request's key lookup
+  const readBody = bodyReader(deps.config.bodyLimitBytes);
+  const checkInput = inputRule(router, callbackInputRefused({ config: deps.config, logger: deps.logger, alerts }));
+  const keyContext = apiKeyContext(deps.db, { cacheMs: deps.config.payments.apiKeyCacheMs });
+  const afterBody = (ctx: Koa.Context, next: Koa.Next) => {
+    checkInput(ctx);
+    keyContext(ctx);
+    return next();
+  };
+  // not an async function: a bodiless request (GET) goes on without a promise of its own
+  app.use((ctx, next) => {
+    const reading = readBody(ctx);
+    return reading ? reading.then(() => afterBody(ctx, next)) : afterBody(ctx, next);
+  });
+  app.use(routerMiddleware(router)); // router.routes(), each match's chain composed once
   app.use(router.allowedMethods());
   return app;
 }

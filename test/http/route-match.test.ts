@@ -1,13 +1,15 @@
 /**
  * Route matching reused per method and path (src/http/route-match.ts): the same routes, params,
- * 404 and 405 as without it, on first and later requests, and past the bound.
+ * 404 and 405 as without it, on first and later requests, and past the bound; and the router's
+ * middleware with each match's chain composed once (routerMiddleware): the same answers as
+ * router.routes().
  */
 import Router from '@koa/router';
 import Koa from 'koa';
 import request from 'supertest';
-import { memoizeRouteMatching } from '../../src/http/route-match';
+import { memoizeRouteMatching, routerMiddleware } from '../../src/http/route-match';
 
-function app(memo: boolean, max?: number) {
+function app(memo: boolean, max?: number, composedOnce = false) {
   const router = new Router();
   const sub = new Router();
   sub.get('/orders/:id', (ctx) => void (ctx.body = { id: ctx.params.id, route: ctx._matchedRoute }));
@@ -17,7 +19,7 @@ function app(memo: boolean, max?: number) {
   router.get('/plain', (ctx) => void (ctx.body = { plain: true }));
   if (memo) memoizeRouteMatching(router, max);
   const koa = new Koa();
-  koa.use(router.routes());
+  koa.use(composedOnce ? routerMiddleware(router) : router.routes());
   koa.use(router.allowedMethods());
   return { server: koa.callback(), router };
 }
@@ -46,8 +48,13 @@ it('a caller that appends to the matched layers does not change what the next re
 });
 
 it('answers with each request its own params, 404 and 405, also past the bound', async () => {
-  for (const max of [undefined, 2]) {
-    const { server } = app(true, max);
+  for (const [max, composedOnce] of [
+    [undefined, false],
+    [2, false],
+    [undefined, true],
+    [2, true],
+  ] as const) {
+    const { server } = app(true, max, composedOnce);
     for (const id of ['a', 'b', 'a', 'c', 'b']) {
       const res = await request(server).get(`/orders/${id}`);
       expect(res.body).toEqual({ id, route: '/orders/:id' });
@@ -61,4 +68,68 @@ it('answers with each request its own params, 404 and 405, also past the bound',
       expect((await request(server).get('/nope')).status).toBe(404);
     }
   }
+});
+
+/** a router with a prefix middleware whose params the route sees (two matched layers), as seen by the handler */
+function layered(composedOnce: boolean, memo: boolean) {
+  const router = new Router();
+  router.use('/shops/:shop', async (ctx, next) => {
+    ctx.state.seen = [`mw:${ctx.params.shop}:${ctx.routerPath}`];
+    await next();
+  });
+  router.get('/shops/:shop/orders/:id', (ctx) => {
+    ctx.body = {
+      params: ctx.params,
+      requestParams: (ctx.request as unknown as { params: unknown }).params,
+      seen: ctx.state.seen,
+      matchedRoute: ctx._matchedRoute,
+      routerPath: ctx.routerPath,
+      matched: (ctx.matched as { path: string }[]).map((l) => l.path),
+    };
+  });
+  if (memo) memoizeRouteMatching(router);
+  const koa = new Koa();
+  koa.use(composedOnce ? routerMiddleware(router) : router.routes());
+  koa.use(router.allowedMethods());
+  return koa.callback();
+}
+
+it('routerMiddleware answers as router.routes() does: params, layers run in order, matched routes', async () => {
+  for (const memo of [false, true]) {
+    const plain = layered(false, memo);
+    const once = layered(true, memo);
+    for (const path of ['/shops/a/orders/1', '/shops/b/orders/2', '/shops/a/orders/1', '/shops/a', '/shops/a/x']) {
+      for (const method of ['get', 'post', 'delete'] as const) {
+        const [p, o] = [await request(plain)[method](path), await request(once)[method](path)];
+        expect({ status: o.status, body: o.body, allow: o.headers.allow }).toEqual({
+          status: p.status,
+          body: p.body,
+          allow: p.headers.allow,
+        });
+      }
+    }
+    expect((await request(once).get('/shops/b/orders/2')).body).toMatchObject({
+      params: { shop: 'b', id: '2' },
+      seen: ['mw:b:/shops/:shop'],
+      matchedRoute: '/shops/:shop/orders/:id',
+    });
+  }
+});
+
+it('routerMiddleware composes the chain of a match once, not on every request', async () => {
+  const router = new Router();
+  let composed = 0;
+  const stack = [(ctx: Koa.Context) => void (ctx.body = { id: ctx.params.id })];
+  router.get('/orders/:id', ...stack);
+  memoizeRouteMatching(router);
+  // count the reads of each layer's stack: @koa/router reads it on every request to compose the chain
+  for (const layer of router.stack) {
+    const own = layer.stack;
+    Object.defineProperty(layer, 'stack', { get: () => (composed++, own) });
+  }
+  const koa = new Koa();
+  koa.use(routerMiddleware(router));
+  const server = koa.callback();
+  for (const id of ['a', 'b', 'a', 'a', 'b']) expect((await request(server).get(`/orders/${id}`)).body).toEqual({ id });
+  expect(composed).toBe(2); // once per path, not once per request (5)
 });

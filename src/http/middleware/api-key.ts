@@ -6,7 +6,7 @@
  *    mode (live | sandbox). The key itself is shown once, when it is created.
  *  - `requireApiKey(scope)`: no key, an unknown key or a revoked key -> 401 UNAUTHORIZED; a valid
  *    key without `scope` -> 403 FORBIDDEN; otherwise ctx.state.apiKey = {id, name, scopes, mode}.
- *  - `apiKeyContext(db)` (installed once by createApp) gives each request a memoised lookup, so
+ *  - `apiKeyContext(db)` (run once per request by createApp) gives each request a memoised lookup, so
  *    the rate limiter and requireApiKey share one database round trip.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -111,13 +111,12 @@ export function keyLookupCache(db: Db, ttlMs: number, max = 10_000, now: () => n
   };
 }
 
-/** Installed once by createApp: a memoised per-request key lookup in ctx.state.lookupApiKey. */
-export function apiKeyContext(db: Db, opts: { cacheMs?: number } = {}): Middleware {
+/** A step run once per request by createApp: a memoised key lookup in ctx.state.lookupApiKey. */
+export function apiKeyContext(db: Db, opts: { cacheMs?: number } = {}): (ctx: Context) => void {
   const lookup = keyLookupCache(db, opts.cacheMs ?? 0);
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context) => {
     let memo: Promise<KeyLookup> | undefined;
     ctx.state.lookupApiKey = () => (memo ??= lookup(ctx.get('X-API-Key') || undefined));
-    await next();
   };
 }
 

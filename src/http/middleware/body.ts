@@ -3,7 +3,8 @@
  * (rawBodyOf). Limits are checked on the raw bytes before anything recursive runs: size (413)
  * while reading, nesting depth (400) by an iterative scan of the text before JSON.parse.
  */
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
 import { AppError, ErrorCode } from '../../domain/errors';
 import { jsonDeeperThan, MAX_JSON_DEPTH } from '../../domain/json-depth';
 
@@ -28,23 +29,19 @@ export const FORM_PATHS: ReadonlySet<string> = new Set(['/cardpayment', '/callba
  * UNSUPPORTED_MEDIA_TYPE before a byte of it is read. Bodiless requests (no Content-Length or 0,
  * no Transfer-Encoding) pass.
  */
-export function bodyType() {
-  return async (ctx: Context, next: Next) => {
-    const hasBody = (ctx.request.length ?? 0) > 0 || ctx.get('Transfer-Encoding') !== '';
-    if (BODY_METHODS.has(ctx.method) && hasBody) {
-      const json = ctx.request.is('json', '+json');
-      const form = FORM_PATHS.has(ctx.path.replace(/\/+$/, '')) && ctx.request.is('urlencoded');
-      if (!json && !form)
-        throw new AppError(
-          ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-          FORM_PATHS.has(ctx.path.replace(/\/+$/, ''))
-            ? 'Content-Type must be application/json or application/x-www-form-urlencoded'
-            : 'Content-Type must be application/json',
-          { contentType: ctx.get('Content-Type') || null },
-        );
-    }
-    await next();
-  };
+function checkBodyType(ctx: Context, json: boolean): void {
+  const hasBody = (ctx.request.length ?? 0) > 0 || ctx.get('Transfer-Encoding') !== '';
+  if (hasBody) {
+    const form = FORM_PATHS.has(ctx.path.replace(/\/+$/, '')) && ctx.request.is('urlencoded');
+    if (!json && !form)
+      throw new AppError(
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        FORM_PATHS.has(ctx.path.replace(/\/+$/, ''))
+          ? 'Content-Type must be application/json or application/x-www-form-urlencoded'
+          : 'Content-Type must be application/json',
+        { contentType: ctx.get('Content-Type') || null },
+      );
+  }
 }
 
 /**
@@ -53,30 +50,58 @@ export function bodyType() {
  * deeper than MAX_JSON_DEPTH -> 400 INVALID_INPUT (before JSON.parse or canonical JSON recurse);
  * malformed -> 400 INVALID_INPUT; a compressed body -> 415.
  */
-export function jsonBody(limitBytes: number) {
-  return async (ctx: Context, next: Next) => {
-    if (BODY_METHODS.has(ctx.method) && ctx.request.is('json', '+json')) {
-      const encoding = ctx.get('Content-Encoding').toLowerCase();
-      if (encoding && encoding !== 'identity')
-        throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Content-Encoding ${encoding} is not supported`);
-      if (Number(ctx.get('Content-Length')) > limitBytes)
-        throw Object.assign(new Error('request entity too large'), { status: 413 });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > limitBytes) throw Object.assign(new Error('request entity too large'), { status: 413 });
-        chunks.push(chunk);
-      }
-      const raw = Buffer.concat(chunks).toString('utf8');
-      ctx.state.rawBody = raw;
-      if (jsonDeeperThan(raw, MAX_JSON_DEPTH))
-        throw new AppError(ErrorCode.INVALID_INPUT, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, {
-          reason: 'too deeply nested',
-          maxDepth: MAX_JSON_DEPTH,
-        });
-      ctx.request.body = raw.trim() === '' ? {} : JSON.parse(raw);
+async function readJson(ctx: Context, limitBytes: number): Promise<void> {
+  const encoding = ctx.get('Content-Encoding').toLowerCase();
+  if (encoding && encoding !== 'identity')
+    throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Content-Encoding ${encoding} is not supported`);
+  if (Number(ctx.get('Content-Length')) > limitBytes)
+    throw Object.assign(new Error('request entity too large'), { status: 413 });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limitBytes) throw Object.assign(new Error('request entity too large'), { status: 413 });
+    chunks.push(chunk);
+  }
+  const raw = Buffer.concat(chunks).toString('utf8');
+  ctx.state.rawBody = raw;
+  if (jsonDeeperThan(raw, MAX_JSON_DEPTH))
+    throw new AppError(ErrorCode.INVALID_INPUT, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, {
+      reason: 'too deeply nested',
+      maxDepth: MAX_JSON_DEPTH,
+    });
+  ctx.request.body = raw.trim() === '' ? {} : JSON.parse(raw);
+}
+
+const nothing = () => Promise.resolve();
+
+/**
+ * The request body, read once into ctx.request.body (a step, not a middleware: see
+ * src/http/app.ts). POST, PUT, PATCH and DELETE: the content-type rule, then JSON (readJson) or,
+ * for anything else, koa-body (forms, with their raw text). Other methods carry no body: {} as
+ * koa-body sets it, without asking koa-body (four content-type tests a request).
+ */
+export function bodyReader(limitBytes: number): (ctx: Context) => Promise<void> | undefined {
+  const limit = `${limitBytes}b`;
+  const form = koaBody({
+    multipart: false,
+    urlencoded: true,
+    json: false, // read by readJson(): koa-body cannot keep the raw text of a body that is a JSON string
+    text: false,
+    jsonLimit: limit,
+    formLimit: limit,
+    textLimit: limit,
+    includeUnparsed: true,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  });
+  return (ctx: Context) => {
+    if (!BODY_METHODS.has(ctx.method)) {
+      ctx.request.body = {};
+      return undefined;
     }
-    await next();
+    const json = Boolean(ctx.request.is('json', '+json'));
+    checkBodyType(ctx, json);
+    if (json) return readJson(ctx, limitBytes);
+    return form(ctx, nothing) as Promise<void>;
   };
 }

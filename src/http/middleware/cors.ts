@@ -6,22 +6,30 @@
  *  - other requests from the shop's origin get Access-Control-Allow-Origin and the exposed
  *    headers (ETag, rate limits, request id); error answers too, so the shop can read them.
  */
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { AppError, ErrorCode } from '../../domain/errors';
 
 const ALLOW_METHODS = 'GET, HEAD, POST, OPTIONS';
 const ALLOW_HEADERS = 'Content-Type, X-API-Key, If-None-Match, X-Request-Id, Accept, Accept-Language';
 const EXPOSE_HEADERS = 'ETag, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After';
 
-export function cors(opts: { origins: string; applies: (path: string) => boolean; maxAgeSeconds?: number }) {
+/**
+ * A step of the front middleware (src/http/middleware/front.ts): true when it answered the
+ * request (a preflight), false when the request goes on (with the CORS headers when they apply).
+ */
+export function cors(opts: {
+  origins: string;
+  applies: (path: string) => boolean;
+  maxAgeSeconds?: number;
+}): (ctx: Context) => boolean {
   const origins = new Set(
     opts.origins
       .split(',')
       .map((o) => o.trim().replace(/\/+$/, ''))
       .filter(Boolean),
   );
-  return async (ctx: Context, next: Next) => {
-    if (!opts.applies(ctx.path)) return next();
+  return (ctx: Context): boolean => {
+    if (!opts.applies(ctx.path)) return false;
     ctx.vary('Origin');
     const origin = ctx.get('Origin');
     const allowed = origin !== '' && origins.has(origin);
@@ -32,12 +40,12 @@ export function cors(opts: { origins: string; applies: (path: string) => boolean
       ctx.set('Access-Control-Allow-Headers', ALLOW_HEADERS);
       ctx.set('Access-Control-Max-Age', String(opts.maxAgeSeconds ?? 600));
       ctx.status = 204;
-      return;
+      return true;
     }
     if (allowed) {
       ctx.set('Access-Control-Allow-Origin', origin);
       ctx.set('Access-Control-Expose-Headers', EXPOSE_HEADERS);
     }
-    await next();
+    return false;
   };
 }

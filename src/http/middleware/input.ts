@@ -1,12 +1,11 @@
 /**
- * The input rule (src/http/input-rule.ts) as middleware, after the body parsers and before any
- * route: path parameters (named as the route names them), query parameters, JSON and form
+ * The input rule (src/http/input-rule.ts), after the body is read and before any route: path parameters (named as the route names them), query parameters, JSON and form
  * fields. A refused request is 400 INVALID_INPUT in its area's envelope, details
  * {field, in, reason}; `onRefused` lets an area react (the callback API alerts the operator
  * when the refused callback was correctly signed).
  */
 import type Router from '@koa/router';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { AppError, ErrorCode } from '../../domain/errors';
 import { findUnstorable, printableField, unstorableReason, type Unstorable } from '../input-rule';
 
@@ -46,8 +45,9 @@ export function violationOf(ctx: Context, router: Router): InputViolation | unde
   return undefined;
 }
 
+/** A step (see src/http/app.ts), after the body is read: throws 400 INVALID_INPUT for a refused request. */
 export function inputRule(router: Router, onRefused?: (ctx: Context, v: InputViolation) => void) {
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context): void => {
     const v = violationOf(ctx, router);
     if (v) {
       onRefused?.(ctx, v);
@@ -58,6 +58,5 @@ export function inputRule(router: Router, onRefused?: (ctx: Context, v: InputVio
         reason: v.reason,
       });
     }
-    await next();
   };
 }
