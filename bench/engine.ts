@@ -11,7 +11,8 @@
  *     counted from Temporal: the payment workflow and every workflow it starts;
  *  2. callback 200 -> webhook received, p50/p99, one payment at a time;
  *  3. POST /qrpayment creations/s next to raw `client.workflow.start`/s on the same server;
- *  4. POST /qrcallback accepted/s next to raw signals/s on the same server;
+ *  4. POST /qrcallback accepted/s next to raw signals/s on the same server, in 3 interleaved
+ *     rounds, with the main thread's CPU per callback and per raw signal;
  *     3 and 4 compare like with like: the worker is stopped for both sides (its workflow tasks,
  *     local activities and webhook POSTs would otherwise share the process and the server with
  *     the gateway only), and the raw calls repeat the options and payload the gateway's own
@@ -38,6 +39,7 @@ import {
   headerLine,
   intArg,
   loadAverage,
+  mainThreadCpuMs,
   ms,
   profiled,
   resultLine,
@@ -114,26 +116,28 @@ function postFromWorkerThread(
   });
 }
 
-/** Concurrency `c` loops over `n` calls of `fn(i)`; calls/s over the whole run. */
+/** Concurrency `c` loops over `n` calls of `fn(i)` (i from `from`); calls/s over the whole run. */
 async function rawRate(
   n: number,
   c: number,
   fn: (i: number) => Promise<unknown>,
-): Promise<{ rate: number; p50: number; p99: number }> {
+  from = 0,
+): Promise<{ rate: number; p50: number; p99: number; latencies: number[]; seconds: number }> {
   let next = 0;
   const lat: number[] = [];
   const start = performance.now();
   await Promise.all(
     Array.from({ length: c }, async () => {
       while (next < n) {
-        const i = next++;
+        const i = from + next++;
         const t = performance.now();
         await fn(i);
         lat.push(performance.now() - t);
       }
     }),
   );
-  return { rate: n / ((performance.now() - start) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99) };
+  const seconds = (performance.now() - start) / 1000;
+  return { rate: n / seconds, p50: percentile(lat, 50), p99: percentile(lat, 99), latencies: lat, seconds };
 }
 
 runBench(
@@ -417,33 +421,65 @@ runBench(
           );
           if (rows.length < qr['2xx']) await sleep(100);
         }
-        say(`POST /qrcallback: ${rows.length} callbacks over ${opts.connections} connections (worker stopped)`);
+        // in ROUNDS turns, the gateway's callbacks then as many raw signals: a change of the machine's
+        // load hits both sides; the main thread's CPU per call is the steadier figure on a shared machine
+        const ROUNDS = 3;
+        say(
+          `POST /qrcallback: ${rows.length} callbacks, then raw signals with the gateway's payload, in ${ROUNDS} rounds over ${opts.connections} connections (worker stopped)`,
+        );
         const bodies = rows.map((r) => qrCallback(r.order_id, r.id));
         callbackOrders.push(...rows.map((r) => r.order_id));
-        const {
-          ok: cbOk,
-          latencies: cbLat,
-          seconds: cbSeconds,
-        } = await profiled('gateway qrcallback', () =>
-          postFromWorkerThread(`${base}/qrcallback`, bodies, opts.connections),
-        );
-        const cbRate = cbOk / cbSeconds;
-        if (!gatewaySignal) throw new Error('the gateway sent no signal');
-        const { def: signalDef, args: signalArgs } = gatewaySignal;
-        say(`raw signals with the gateway's payload: ${opts.payments} over ${opts.connections} concurrent callers`);
-        const signals = await rawRate(opts.payments, opts.connections, (i) =>
-          client.workflow.getHandle(`raw-a-${process.pid}-${i}`).signal(signalDef, ...(signalArgs as [])),
-        );
+        const gw = { ok: 0, seconds: 0, cpuMs: 0, latencies: [] as number[] };
+        const raw = { n: 0, seconds: 0, cpuMs: 0, latencies: [] as number[] };
+        for (let round = 0; round < ROUNDS; round++) {
+          const part = bodies.slice(
+            Math.floor((round * bodies.length) / ROUNDS),
+            Math.floor(((round + 1) * bodies.length) / ROUNDS),
+          );
+          let cpu0 = mainThreadCpuMs();
+          const g = await profiled(`gateway qrcallback round ${round + 1}`, () =>
+            postFromWorkerThread(`${base}/qrcallback`, part, opts.connections),
+          );
+          gw.cpuMs += mainThreadCpuMs() - cpu0;
+          gw.ok += g.ok;
+          gw.seconds += g.seconds;
+          gw.latencies.push(...g.latencies);
+          if (!gatewaySignal) throw new Error('the gateway sent no signal');
+          const { def: signalDef, args: signalArgs } = gatewaySignal;
+          const from = Math.floor((round * opts.payments) / ROUNDS);
+          const n = Math.floor(((round + 1) * opts.payments) / ROUNDS) - from;
+          cpu0 = mainThreadCpuMs();
+          const r = await rawRate(
+            n,
+            opts.connections,
+            (i) => client.workflow.getHandle(`raw-a-${process.pid}-${i}`).signal(signalDef, ...(signalArgs as [])),
+            from,
+          );
+          raw.cpuMs += mainThreadCpuMs() - cpu0;
+          raw.n += n;
+          raw.seconds += r.seconds;
+          raw.latencies.push(...r.latencies);
+        }
+        const cbRate = gw.ok / gw.seconds;
+        const sigRate = raw.n / raw.seconds;
+        const cbCpu = (1000 * gw.cpuMs) / Math.max(1, gw.ok);
+        const sigCpu = (1000 * raw.cpuMs) / Math.max(1, raw.n);
         out.push(
           line(
             'POST /qrcallback (accepted, worker stopped)',
             cbRate,
             'cb/s',
-            percentile(cbLat, 50),
-            percentile(cbLat, 99),
-          ) + `  (${cbOk} of ${bodies.length} 200)`,
-          line("raw signals, the gateway's payload", signals.rate, 'signals/s', signals.p50, signals.p99),
-          `  ratio gateway / raw signals: ${ratio(cbRate, signals.rate)}`,
+            percentile(gw.latencies, 50),
+            percentile(gw.latencies, 99),
+          ) + `  (${gw.ok} of ${bodies.length} 200; main thread ${cbCpu.toFixed(0)} us CPU/callback)`,
+          line(
+            "raw signals, the gateway's payload",
+            sigRate,
+            'signals/s',
+            percentile(raw.latencies, 50),
+            percentile(raw.latencies, 99),
+          ) + `  (main thread ${sigCpu.toFixed(0)} us CPU/signal)`,
+          `  ratio gateway / raw signals: ${ratio(cbRate, sigRate)} (rate, ${ROUNDS} interleaved rounds); ${ratio(sigCpu, cbCpu)} (raw CPU/signal over gateway CPU/callback, main thread)`,
         );
       }
       restoreClient();

@@ -10,7 +10,6 @@
  * (default 3) of S seconds (default 3) in turn with its bare Koa ceiling, so that a change of the
  * machine's load (other processes) hits both alike; the ratio is of the mean rates.
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
@@ -19,18 +18,7 @@ import pino from 'pino';
 import { createApp } from '../src/http/app';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { seedCatalog, isCatalogEmpty } from '../src/db/seed';
-import { headerLine, intArg, loadAverage, profiled, runBench, say } from './support';
-
-/** CPU time (user + system) of this process's main thread so far, in ms (Linux: /proc; elsewhere NaN). */
-function mainThreadCpuMs(): number {
-  try {
-    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return NaN;
-  }
-}
+import { headerLine, intArg, loadAverage, mainThreadCpuMs, profiled, runBench, say } from './support';
 
 const args = () => ({
   seconds: intArg('--seconds', 3, 60),
