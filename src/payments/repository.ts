@@ -39,7 +39,8 @@ export interface PaymentEvent {
 }
 
 type Row = Record<string, unknown>;
-const toPayment = (r: Row | undefined): Payment | undefined =>
+/** A payments row (`SELECT p.*`, other columns beside it ignored) as a Payment. */
+export const toPayment = (r: Row | undefined): Payment | undefined =>
   r && {
     id: String(r.id),
     orderId: String(r.order_id),
