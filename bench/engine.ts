@@ -430,6 +430,15 @@ runBench(
         const bodies = rows.map((r) => qrCallback(r.order_id, r.id));
         callbackOrders.push(...rows.map((r) => r.order_id));
         const gw = { ok: 0, seconds: 0, cpuMs: 0, latencies: [] as number[] };
+        // the gateway's Postgres queries while it answers the callbacks: how many, and their latency
+        const pgQueries = { on: false, started: new Map<string, number>(), latencies: [] as number[] };
+        const onQuery = (q: { __knexQueryUid?: string }) =>
+          pgQueries.on && q.__knexQueryUid && pgQueries.started.set(q.__knexQueryUid, performance.now());
+        const onResponse = (_r: unknown, q: { __knexQueryUid?: string }) => {
+          const t = q.__knexQueryUid ? pgQueries.started.get(q.__knexQueryUid) : undefined;
+          if (t !== undefined) pgQueries.latencies.push(performance.now() - t);
+        };
+        db.on('query', onQuery).on('query-response', onResponse).on('query-error', onResponse);
         const raw = { n: 0, seconds: 0, cpuMs: 0, latencies: [] as number[] };
         for (let round = 0; round < ROUNDS; round++) {
           const part = bodies.slice(
@@ -437,10 +446,12 @@ runBench(
             Math.floor(((round + 1) * bodies.length) / ROUNDS),
           );
           let cpu0 = mainThreadCpuMs();
+          pgQueries.on = true;
           const g = await profiled(`gateway qrcallback round ${round + 1}`, () =>
             postFromWorkerThread(`${base}/qrcallback`, part, opts.connections),
           );
           gw.cpuMs += mainThreadCpuMs() - cpu0;
+          pgQueries.on = false;
           gw.ok += g.ok;
           gw.seconds += g.seconds;
           gw.latencies.push(...g.latencies);
@@ -462,6 +473,7 @@ runBench(
         }
         const cbRate = gw.ok / gw.seconds;
         const sigRate = raw.n / raw.seconds;
+        db.off('query', onQuery).off('query-response', onResponse).off('query-error', onResponse);
         const cbCpu = (1000 * gw.cpuMs) / Math.max(1, gw.ok);
         const sigCpu = (1000 * raw.cpuMs) / Math.max(1, raw.n);
         out.push(
@@ -471,7 +483,10 @@ runBench(
             'cb/s',
             percentile(gw.latencies, 50),
             percentile(gw.latencies, 99),
-          ) + `  (${gw.ok} of ${bodies.length} 200; main thread ${cbCpu.toFixed(0)} us CPU/callback)`,
+          ) +
+            `  (${gw.ok} of ${bodies.length} 200; main thread ${cbCpu.toFixed(0)} us CPU/callback; ` +
+            `${(pgQueries.latencies.length / Math.max(1, gw.ok)).toFixed(1)} Postgres queries/callback, ` +
+            `p50 ${ms(percentile(pgQueries.latencies, 50))} each)`,
           line(
             "raw signals, the gateway's payload",
             sigRate,
