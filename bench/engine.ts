@@ -431,6 +431,7 @@ runBench(
         callbackOrders.push(...rows.map((r) => r.order_id));
         const gw = { ok: 0, seconds: 0, cpuMs: 0, latencies: [] as number[] };
         // the gateway's Postgres queries while it answers the callbacks: how many, and their latency
+        // (knex's query events: a transaction's BEGIN and COMMIT are not among them)
         const pgQueries = { on: false, started: new Map<string, number>(), latencies: [] as number[] };
         const onQuery = (q: { __knexQueryUid?: string }) =>
           pgQueries.on && q.__knexQueryUid && pgQueries.started.set(q.__knexQueryUid, performance.now());
@@ -485,7 +486,7 @@ runBench(
             percentile(gw.latencies, 99),
           ) +
             `  (${gw.ok} of ${bodies.length} 200; main thread ${cbCpu.toFixed(0)} us CPU/callback; ` +
-            `${(pgQueries.latencies.length / Math.max(1, gw.ok)).toFixed(1)} Postgres queries/callback, ` +
+            `${(pgQueries.latencies.length / Math.max(1, gw.ok)).toFixed(1)} Postgres queries/callback without BEGIN/COMMIT, ` +
             `p50 ${ms(percentile(pgQueries.latencies, 50))} each)`,
           line(
             "raw signals, the gateway's payload",
