@@ -545,6 +545,31 @@ describe('endpoint-specific rules', () => {
     expect(await signalsOf(stack, p.workflowId)).toBe(1);
   });
 
+  it('a payment settled the other way while the signal was on its way: the receipt is a conflict, not signalled', async () => {
+    const p = await cardPayment(stack);
+    // Temporal takes the signal, but the workflow had decided `expired` meanwhile (its row says so)
+    const workflow = Object.create(stack.client.workflow) as Client['workflow'];
+    workflow.getHandle = ((...a: Parameters<Client['workflow']['getHandle']>) =>
+      Object.assign(Object.create(stack.client.workflow.getHandle(...a)) as object, {
+        signal: async () => {
+          await stack.db('payments').where({ id: p.paymentId }).update({ status: 'expired' });
+        },
+      })) as unknown as Client['workflow']['getHandle'];
+    const app = createApp({
+      config: stack.config,
+      db: stack.db,
+      temporal: {
+        client: Object.assign(Object.create(stack.client) as Client, { workflow }),
+        taskQueue: stack.taskQueue,
+      },
+      logger: testLogger,
+    });
+    const res = await post(app, '/qrcallback', ENDPOINTS[3].valid(p));
+    expect(res.status).toBe(200);
+    expect(res.body.body.message).toMatch(/^Callback recorded as a conflict: the payment had already ended expired/);
+    expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ outcome: 'conflict' })]);
+  });
+
   /** A receipt claimed by a delivery that has not finished (no outcome yet), as the processor writes it. */
   const unfinishedReceipt = (p: TestPayment, id: string, ageSeconds: number) =>
     stack.db('callback_receipts').insert({
