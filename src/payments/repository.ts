@@ -63,9 +63,6 @@ export const toPayment = (r: Row | undefined): Payment | undefined =>
 export const paymentByOrderId = async (db: Db, orderId: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ order_id: orderId }).first());
 
-export const paymentByProviderRef = async (db: Db, ref: string): Promise<Payment | undefined> =>
-  toPayment(await db('payments').where({ provider_ref: ref }).orderBy('created_at', 'desc').first());
-
 export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ id }).first());
 
