@@ -11,7 +11,8 @@
  *     counted from Temporal: the payment workflow and every workflow it starts;
  *  2. callback 200 -> webhook received, p50/p99, one payment at a time;
  *  3. POST /qrpayment creations/s next to raw `client.workflow.start`/s on the same server;
- *  4. POST /qrcallback accepted/s next to raw signals/s on the same server;
+ *  4. POST /qrcallback accepted/s next to raw signals/s on the same server, in 3 interleaved
+ *     rounds, with the main thread's CPU per callback and per raw signal;
  *     3 and 4 compare like with like: the worker is stopped for both sides (its workflow tasks,
  *     local activities and webhook POSTs would otherwise share the process and the server with
  *     the gateway only), and the raw calls repeat the options and payload the gateway's own
@@ -21,10 +22,12 @@
  *     (each created, then paid by its signed callback the moment the gateway answered) for S seconds (default 50/s for 10 s); how it is computed: bench/steady.ts. `--steady-only`
  *     runs this phase alone (to try worker settings one at a time).
  *
- * `--phases LIST` runs only those phases (e.g. `--phases 3`, `--phases 3,4`; default all): 1 and 2
- * are one loop, 4 and 5 need the starts of 3, so they imply it. `--rounds K` (default 1) runs 3 as
- * K interleaved rounds (gateway, raw, gateway, raw...) of N each, a ratio per round and over all:
- * on a shared machine the two sides then see the same neighbours.
+ * `--phases LIST` (e.g. `--phases 4` or `--phases 3,4,6`) runs only the phases listed (1 and 2 are
+ * one loop and run together; 4 needs the payments of 3 and 5 its start options, so 4 and 5 imply 3);
+ * all of them by default. `--rounds K` (default 1) runs 3 as K interleaved rounds (gateway, raw,
+ * gateway, raw...) of N each, a ratio per round and over all, and the CPU ms per call of Node's main
+ * thread, Postgres and the Temporal server on each side (bench/proc-cpu.ts): on a shared machine the
+ * two sides then see the same neighbours.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +44,7 @@ import {
   headerLine,
   intArg,
   loadAverage,
+  mainThreadCpuMs,
   ms,
   profiled,
   resultLine,
@@ -60,17 +64,18 @@ const args = () => ({
   rounds: intArg('--rounds', 1, 20),
 });
 
-/** `--phases 3,4`: the phases to run (default all); 4 and 5 need the starts of 3, so they imply it. */
+/** `--phases LIST`: the phases to run (1-6, comma-separated; 1 and 2 go together, 4 and 5 imply 3); all by default. */
 function phasesArg(): Set<number> {
   const a = process.argv.slice(2);
-  if (flagArg('--steady-only')) return new Set([6]);
-  if (!a.includes('--phases')) return new Set([1, 2, 3, 4, 5, 6]);
-  const list = (a[a.indexOf('--phases') + 1] ?? '').split(',').map(Number);
+  const i = a.indexOf('--phases');
+  if (i < 0) return new Set([1, 2, 3, 4, 5, 6]);
+  const list = (a[i + 1] ?? '').split(',').map(Number);
   if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n < 1 || n > 6))
-    throw new Error('--phases must be a comma-separated list of phases 1 to 6, e.g. 3,4');
+    throw new Error('--phases must be a comma-separated list of phases from 1 to 6, e.g. 3,4');
   const phases = new Set(list);
-  if (phases.has(4) || phases.has(5)) phases.add(3);
   if (phases.has(1) || phases.has(2)) phases.add(1).add(2);
+  // 4 posts the callbacks of 3's payments; 5 repeats 3's start options on a second server
+  if (phases.has(4) || phases.has(5)) phases.add(3);
   return phases;
 }
 
@@ -164,26 +169,28 @@ function payFromWorkerThread(
   });
 }
 
-/** Concurrency `c` loops over `n` calls of `fn(i)`; calls/s over the whole run. */
+/** Concurrency `c` loops over `n` calls of `fn(i)` (i from `from`); calls/s over the whole run. */
 async function rawRate(
   n: number,
   c: number,
   fn: (i: number) => Promise<unknown>,
-): Promise<{ rate: number; p50: number; p99: number }> {
+  from = 0,
+): Promise<{ rate: number; p50: number; p99: number; latencies: number[]; seconds: number }> {
   let next = 0;
   const lat: number[] = [];
   const start = performance.now();
   await Promise.all(
     Array.from({ length: c }, async () => {
       while (next < n) {
-        const i = next++;
+        const i = from + next++;
         const t = performance.now();
         await fn(i);
         lat.push(performance.now() - t);
       }
     }),
   );
-  return { rate: n / ((performance.now() - start) / 1000), p50: percentile(lat, 50), p99: percentile(lat, 99) };
+  const seconds = (performance.now() - start) / 1000;
+  return { rate: n / seconds, p50: percentile(lat, 50), p99: percentile(lat, 99), latencies: lat, seconds };
 }
 
 runBench(
@@ -303,8 +310,13 @@ runBench(
         `\n  by task: ${s2sBreakdown(r)}`
       );
     };
-    const has = (n: number) => opts.phases.has(n);
-    const out: string[] = [];
+    const run = (n: number) => opts.phases.has(n);
+    if (opts.steadyOnly || (opts.phases.size === 1 && run(6))) {
+      const steady = await steadyPhase();
+      receiver.close();
+      process.stdout.write(['', headerLine('engine (--steady-only)', opts.connections, load), steady, ''].join('\n'));
+      return;
+    }
 
     /** events of a workflow and of every workflow it started as a child, after all closed */
     const countEvents = async (workflowId: string): Promise<{ total: number; parts: string[] }> => {
@@ -327,97 +339,84 @@ runBench(
       }
       return { total, parts };
     };
-    const mean = (xs: { total: number }[]) => xs.reduce((a, x) => a + x.total, 0) / Math.max(1, xs.length);
-    const range = (xs: { total: number }[]) =>
-      `${Math.min(...xs.map((x) => x.total))}-${Math.max(...xs.map((x) => x.total))}`;
+
+    // 1 + 2: one payment at a time, paid by a signed callback the moment the gateway answered
+    say('one payment at a time: events per payment, callback 200 -> webhook received');
+    const latencies: number[] = [];
+    const qrEvents: { total: number; parts: string[] }[] = [];
+    for (let i = 0; i < (run(1) ? 20 : 0); i++) {
+      const orderId = `${prefix}low-${i}`;
+      await createQr(orderId);
+      const { id } = await paymentRow(orderId);
+      const body = qrCallback(orderId, id);
+      await postCallback(body);
+      const ok = performance.now();
+      latencies.push((await waitArrival(orderId)) - ok);
+      if (i < 5) qrEvents.push(await countEvents(`payment-${orderId}`));
+    }
+    // card: charge at the sandbox provider, then its signed callback
+    const cardEvents: { total: number; parts: string[] }[] = [];
+    for (let i = 0; i < (run(1) ? 3 : 0); i++) {
+      const orderId = `${prefix}card-${i}`;
+      const form = new URLSearchParams({ orderId, userId: 'u-bench', amount: '250.50', token: 'tok_bench' }).toString();
+      const res = await fetch(`${base}/cardpayment`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key },
+        body: form,
+      });
+      if (res.status !== 200) throw new Error(`POST /cardpayment: ${res.status} ${await res.text()}`);
+      let row = await paymentRow(orderId);
+      for (let j = 0; j < 400 && !row.provider_ref; j++) row = (await sleep(5), await paymentRow(orderId));
+      const cb = new URLSearchParams({
+        objectId: row.provider_ref ?? '',
+        token: 'tok_bench',
+        status: 'true',
+        message: '',
+        saveCard: 'false',
+      }).toString();
+      const cres = await fetch(`${base}/callback`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...signatureHeaders(config.callbacks.providers.CARD.secret, cb),
+        },
+        body: cb,
+        redirect: 'manual',
+      });
+      if (cres.status >= 400) throw new Error(`POST /callback: ${cres.status} ${await cres.text()}`);
+      await waitArrival(orderId);
+      cardEvents.push(await countEvents(`payment-${orderId}`));
+    }
+
     const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');
     const line = (name: string, rate: number, unit: string, p50: number, p99: number) =>
       `${name.padEnd(44)} ${rate.toFixed(1).padStart(8)} ${unit.padEnd(9)} p50 ${ms(p50).padStart(9)}  p99 ${ms(p99).padStart(9)}`;
-
-    if (has(1)) {
-      // 1 + 2: one payment at a time, paid by a signed callback the moment the gateway answered
-      say('one payment at a time: events per payment, callback 200 -> webhook received');
-      const latencies: number[] = [];
-      const qrEvents: { total: number; parts: string[] }[] = [];
-      for (let i = 0; i < 20; i++) {
-        const orderId = `${prefix}low-${i}`;
-        await createQr(orderId);
-        const { id } = await paymentRow(orderId);
-        const body = qrCallback(orderId, id);
-        await postCallback(body);
-        const ok = performance.now();
-        latencies.push((await waitArrival(orderId)) - ok);
-        if (i < 5) qrEvents.push(await countEvents(`payment-${orderId}`));
-      }
-      // card: charge at the sandbox provider, then its signed callback
-      const cardEvents: { total: number; parts: string[] }[] = [];
-      for (let i = 0; i < 3; i++) {
-        const orderId = `${prefix}card-${i}`;
-        const form = new URLSearchParams({
-          orderId,
-          userId: 'u-bench',
-          amount: '250.50',
-          token: 'tok_bench',
-        }).toString();
-        const res = await fetch(`${base}/cardpayment`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key },
-          body: form,
-        });
-        if (res.status !== 200) throw new Error(`POST /cardpayment: ${res.status} ${await res.text()}`);
-        let row = await paymentRow(orderId);
-        for (let j = 0; j < 400 && !row.provider_ref; j++) row = (await sleep(5), await paymentRow(orderId));
-        const cb = new URLSearchParams({
-          objectId: row.provider_ref ?? '',
-          token: 'tok_bench',
-          status: 'true',
-          message: '',
-          saveCard: 'false',
-        }).toString();
-        const cres = await fetch(`${base}/callback`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/x-www-form-urlencoded',
-            ...signatureHeaders(config.callbacks.providers.CARD.secret, cb),
-          },
-          body: cb,
-          redirect: 'manual',
-        });
-        if (cres.status >= 400) throw new Error(`POST /callback: ${cres.status} ${await cres.text()}`);
-        await waitArrival(orderId);
-        cardEvents.push(await countEvents(`payment-${orderId}`));
-      }
+    const mean = (xs: { total: number }[]) => xs.reduce((a, x) => a + x.total, 0) / Math.max(1, xs.length);
+    const range = (xs: { total: number }[]) =>
+      `${Math.min(...xs.map((x) => x.total))}-${Math.max(...xs.map((x) => x.total))}`;
+    const out: string[] = [];
+    if (run(1))
       out.push(
         `history events, paid QR payment + 1 webhook     ${range(qrEvents)} (mean ${mean(qrEvents).toFixed(1)}; ${qrEvents[0]?.parts.join(', ')})`,
         `history events, paid card payment + 1 webhook   ${range(cardEvents)} (mean ${mean(cardEvents).toFixed(1)}; ${cardEvents[0]?.parts.join(', ')})`,
         `callback 200 -> webhook received (1 at a time)  p50 ${ms(percentile(latencies, 50))}  p99 ${ms(percentile(latencies, 99))}  (${latencies.length} payments)`,
       );
-    } else if (has(3)) {
-      // without 1 + 2 the gateway is cold: a few creations first, as 1 + 2 would have made
-      say('warming up: 20 creations one at a time');
-      for (let i = 0; i < 20; i++) await createQr(`${prefix}warm-${i}`);
-    }
 
+    // 3 + 4 compare the gateway with the very Temporal calls it makes, like with like: the worker
+    // is stopped for both (no workflow task, local activity or webhook POST shares the process or
+    // the server with either side), and the raw calls repeat the gateway's own start options
+    // (memo, search attributes, policies, input) and signal payload, recorded from its client.
     type StartArgs = Parameters<typeof client.workflow.start>;
-    let startType: StartArgs[0] | undefined;
-    let startOpts: StartArgs[1] | undefined;
     const rawQueue = `bench-raw-${process.pid}`;
-    const rawStart =
-      (c: Client, tag: string, offset = 0) =>
-      (i: number) =>
-        c.workflow.start(startType!, {
-          ...startOpts!,
-          taskQueue: rawQueue,
-          workflowId: `raw-${tag}-${process.pid}-${offset + i}`,
-        } as StartArgs[1]);
-    let starts: { rate: number; p50: number; p99: number } | undefined;
-    let createdOk = 0;
-
-    if (has(3)) {
-      // 3 + 4 compare the gateway with the very Temporal calls it makes, like with like: the worker
-      // is stopped for both (no workflow task, local activity or webhook POST shares the process or
-      // the server with either side), and the raw calls repeat the gateway's own start options
-      // (memo, search attributes, policies, input) and signal payload, recorded from its client.
+    let startOf: ((c: Client, tag: string) => (i: number) => Promise<unknown>) | undefined;
+    let embeddedStarts: { rate: number; p50: number; p99: number } | undefined;
+    const callbackOrders: string[] = [];
+    if (run(3)) {
+      if (!run(1)) {
+        // without 1 + 2 the gateway is cold: a few creations first, as 1 + 2 would have made
+        say('warming up: 20 creations one at a time');
+        for (let i = 0; i < 20; i++) await createQr(`${prefix}warm-${i}`);
+      }
       await stack.stopWorker();
       let gatewayStart: StartArgs | undefined;
       let gatewaySignal:
@@ -444,7 +443,6 @@ runBench(
 
       // 3: creations through the gateway, then raw starts of the same calls on a queue no worker
       // polls; K rounds of both in turn
-      const rounds: { qr: autocannon.Result; qrRate: number; raw: { rate: number; p50: number; p99: number } }[] = [];
       const pgDir = path.join(stack.dataDir, 'pg');
       const zero: CpuSnapshot = { node: 0, postgres: 0, temporal: 0 };
       const add = (t: CpuSnapshot, a: CpuSnapshot, b: CpuSnapshot) => {
@@ -452,6 +450,18 @@ runBench(
       };
       const cpuGateway = { ...zero };
       const cpuRaw = { ...zero };
+      let startType: StartArgs[0] | undefined;
+      let startOpts: StartArgs[1] | undefined;
+      const rawStart =
+        (c: Client, tag: string, offset = 0) =>
+        (i: number) =>
+          c.workflow.start(startType!, {
+            ...startOpts!,
+            taskQueue: rawQueue,
+            workflowId: `raw-${tag}-${process.pid}-${offset + i}`,
+          } as StartArgs[1]);
+      startOf = rawStart;
+      const rounds: { qr: autocannon.Result; qrRate: number; raw: { rate: number; p50: number; p99: number } }[] = [];
       for (let k = 0; k < opts.rounds; k++) {
         const tag = opts.rounds > 1 ? ` (round ${k + 1} of ${opts.rounds})` : '';
         say(`POST /qrpayment: ${opts.payments} payments over ${opts.connections} connections (worker stopped)${tag}`);
@@ -490,8 +500,8 @@ runBench(
         add(cpuRaw, c1, c2);
         rounds.push({ qr, qrRate: qr['2xx'] / qr.duration, raw });
       }
-      createdOk = rounds.reduce((a, r) => a + r.qr['2xx'], 0);
-      starts = rounds[0].raw;
+      const createdOk = rounds.reduce((a, r) => a + r.qr['2xx'], 0);
+      const starts = rounds[0].raw;
       for (const [k, r] of rounds.entries()) {
         const tag = opts.rounds > 1 ? ` [round ${k + 1}]` : '';
         out.push(
@@ -512,8 +522,9 @@ runBench(
         `  gateway creations, ${cpuPerCall(zero, cpuGateway, createdOk)}`,
         `  raw starts,        ${cpuPerCall(zero, cpuRaw, opts.payments * rounds.length)}`,
       );
+      if (run(5)) embeddedStarts = starts;
 
-      if (has(4)) {
+      if (run(4)) {
         // 4: accepted callbacks for the payments just created, then raw signals (the gateway's payload) to the raw workflows
         const rows: { id: string; order_id: string }[] = [];
         for (let i = 0; i < 600 && rows.length < createdOk; i++) {
@@ -524,48 +535,94 @@ runBench(
           );
           if (rows.length < createdOk) await sleep(100);
         }
-        say(`POST /qrcallback: ${rows.length} callbacks over ${opts.connections} connections (worker stopped)`);
+        // in ROUNDS turns, the gateway's callbacks then as many raw signals: a change of the machine's
+        // load hits both sides; the main thread's CPU per call is the steadier figure on a shared machine
+        const ROUNDS = 3;
+        say(
+          `POST /qrcallback: ${rows.length} callbacks, then raw signals with the gateway's payload, in ${ROUNDS} rounds over ${opts.connections} connections (worker stopped)`,
+        );
         const bodies = rows.map((r) => qrCallback(r.order_id, r.id));
-        const {
-          ok: cbOk,
-          latencies: cbLat,
-          seconds: cbSeconds,
-        } = await profiled('gateway qrcallback', () =>
-          postFromWorkerThread(`${base}/qrcallback`, bodies, opts.connections),
-        );
-        const cbRate = cbOk / cbSeconds;
-        restoreClient();
-        if (!gatewaySignal) throw new Error('the gateway sent no signal');
-        const { def: signalDef, args: signalArgs } = gatewaySignal;
-        say(`raw signals with the gateway's payload: ${opts.payments} over ${opts.connections} concurrent callers`);
-        const signals = await rawRate(opts.payments, opts.connections, (i) =>
-          client.workflow.getHandle(`raw-a-${process.pid}-${i}`).signal(signalDef, ...(signalArgs as [])),
-        );
+        callbackOrders.push(...rows.map((r) => r.order_id));
+        const gw = { ok: 0, seconds: 0, cpuMs: 0, latencies: [] as number[] };
+        // the gateway's Postgres queries while it answers the callbacks: how many, and their latency
+        // (knex's query events: a transaction's BEGIN and COMMIT are not among them)
+        const pgQueries = { on: false, started: new Map<string, number>(), latencies: [] as number[] };
+        const onQuery = (q: { __knexQueryUid?: string }) =>
+          pgQueries.on && q.__knexQueryUid && pgQueries.started.set(q.__knexQueryUid, performance.now());
+        const onResponse = (_r: unknown, q: { __knexQueryUid?: string }) => {
+          const t = q.__knexQueryUid ? pgQueries.started.get(q.__knexQueryUid) : undefined;
+          if (t !== undefined) pgQueries.latencies.push(performance.now() - t);
+        };
+        db.on('query', onQuery).on('query-response', onResponse).on('query-error', onResponse);
+        const raw = { n: 0, seconds: 0, cpuMs: 0, latencies: [] as number[] };
+        for (let round = 0; round < ROUNDS; round++) {
+          const part = bodies.slice(
+            Math.floor((round * bodies.length) / ROUNDS),
+            Math.floor(((round + 1) * bodies.length) / ROUNDS),
+          );
+          let cpu0 = mainThreadCpuMs();
+          pgQueries.on = true;
+          const g = await profiled(`gateway qrcallback round ${round + 1}`, () =>
+            postFromWorkerThread(`${base}/qrcallback`, part, opts.connections),
+          );
+          gw.cpuMs += mainThreadCpuMs() - cpu0;
+          pgQueries.on = false;
+          gw.ok += g.ok;
+          gw.seconds += g.seconds;
+          gw.latencies.push(...g.latencies);
+          if (!gatewaySignal) throw new Error('the gateway sent no signal');
+          const { def: signalDef, args: signalArgs } = gatewaySignal;
+          const from = Math.floor((round * opts.payments) / ROUNDS);
+          const n = Math.floor(((round + 1) * opts.payments) / ROUNDS) - from;
+          cpu0 = mainThreadCpuMs();
+          const r = await rawRate(
+            n,
+            opts.connections,
+            (i) => client.workflow.getHandle(`raw-a-${process.pid}-${i}`).signal(signalDef, ...(signalArgs as [])),
+            from,
+          );
+          raw.cpuMs += mainThreadCpuMs() - cpu0;
+          raw.n += n;
+          raw.seconds += r.seconds;
+          raw.latencies.push(...r.latencies);
+        }
+        const cbRate = gw.ok / gw.seconds;
+        const sigRate = raw.n / raw.seconds;
+        db.off('query', onQuery).off('query-response', onResponse).off('query-error', onResponse);
+        const cbCpu = (1000 * gw.cpuMs) / Math.max(1, gw.ok);
+        const sigCpu = (1000 * raw.cpuMs) / Math.max(1, raw.n);
         out.push(
           line(
             'POST /qrcallback (accepted, worker stopped)',
             cbRate,
             'cb/s',
-            percentile(cbLat, 50),
-            percentile(cbLat, 99),
-          ) + `  (${cbOk} of ${bodies.length} 200)`,
-          line("raw signals, the gateway's payload", signals.rate, 'signals/s', signals.p50, signals.p99),
-          `  ratio gateway / raw signals: ${ratio(cbRate, signals.rate)}`,
+            percentile(gw.latencies, 50),
+            percentile(gw.latencies, 99),
+          ) +
+            `  (${gw.ok} of ${bodies.length} 200; main thread ${cbCpu.toFixed(0)} us CPU/callback; ` +
+            `${(pgQueries.latencies.length / Math.max(1, gw.ok)).toFixed(1)} Postgres queries/callback without BEGIN/COMMIT, ` +
+            `p50 ${ms(percentile(pgQueries.latencies, 50))} each)`,
+          line(
+            "raw signals, the gateway's payload",
+            sigRate,
+            'signals/s',
+            percentile(raw.latencies, 50),
+            percentile(raw.latencies, 99),
+          ) + `  (main thread ${sigCpu.toFixed(0)} us CPU/signal)`,
+          `  ratio gateway / raw signals: ${ratio(cbRate, sigRate)} (rate, ${ROUNDS} interleaved rounds); ${ratio(sigCpu, cbCpu)} (raw CPU/signal over gateway CPU/callback, main thread)`,
         );
-        // the worker again, and the backlog of 3 + 4 worked off before the steady load of 6
-        say('worker restarted: waiting for the payments of 3 + 4 to be settled and their webhooks received');
+      }
+      restoreClient();
+
+      // the worker again, and the backlog of 3 + 4 worked off before the steady load of 6
+      if (run(5) || run(6)) {
+        say('worker restarted: waiting for the payments of 4 to be settled and their webhooks received');
         await stack.startWorker();
-        for (let i = 0; i < 900 && rows.some((r) => !arrivals.has(r.order_id)); i++) await sleep(100);
-      } else {
-        restoreClient();
-        if (has(5) || has(6)) {
-          say('worker restarted');
-          await stack.startWorker();
-        }
+        for (let i = 0; i < 900 && callbackOrders.some((o) => !arrivals.has(o)); i++) await sleep(100);
       }
     }
 
-    if (has(5) && starts) {
+    if (run(5)) {
       // 5: raw starts on a dev server with SQLite's default settings, started for the comparison
       say('raw starts on a second dev server with SQLite default settings (file, no pragmas)');
       const plainAddress = await stack.startTemporal({
@@ -574,7 +631,9 @@ runBench(
       });
       const plainConn = await Connection.connect({ address: plainAddress });
       const plain = new Client({ connection: plainConn, namespace: 'default' });
-      const plainStarts = await rawRate(opts.payments, opts.connections, rawStart(plain, 'b'));
+      if (!embeddedStarts || !startOf) throw new Error('phase 5 needs phase 3');
+      const starts = embeddedStarts;
+      const plainStarts = await rawRate(opts.payments, opts.connections, startOf(plain, 'b'));
       await plainConn.close();
       out.push(
         line('raw starts, embedded server (SQLite WAL)', starts.rate, 'starts/s', starts.p50, starts.p99),
@@ -590,14 +649,13 @@ runBench(
     }
 
     // 6: payments offered at a steady rate; schedule-to-start of every workflow task of theirs
-    if (has(6)) out.push(await steadyPhase());
+    if (run(6)) out.push(await steadyPhase());
     receiver.close();
-    const all = opts.phases.size === 6;
     process.stdout.write(
       [
         '',
-        headerLine(all ? 'engine' : `engine (phases ${[...opts.phases].sort().join(',')})`, opts.connections, load) +
-          `, after ${loadAverage()}`,
+        headerLine('engine', opts.connections, load) +
+          `, after ${loadAverage()}, phases ${[...opts.phases].sort().join(',')}`,
         ...out,
         '',
       ].join('\n'),

@@ -15,7 +15,6 @@
  * Node 20's promise hooks are on for the whole process (every `await` costs more, bare Koa's too):
  * the Temporal client's call context is an AsyncLocalStorage that its connect already runs.
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
@@ -24,18 +23,7 @@ import pino from 'pino';
 import { createApp } from '../src/http/app';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { seedCatalog, isCatalogEmpty } from '../src/db/seed';
-import { flagArg, headerLine, intArg, loadAverage, profiled, runBench, say } from './support';
-
-/** CPU time (user + system) of this process's main thread so far, in ms (Linux: /proc; elsewhere NaN). */
-function mainThreadCpuMs(): number {
-  try {
-    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return NaN;
-  }
-}
+import { flagArg, headerLine, intArg, loadAverage, mainThreadCpuMs, profiled, runBench, say } from './support';
 
 const args = () => ({
   seconds: intArg('--seconds', 3, 60),

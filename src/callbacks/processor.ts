@@ -5,11 +5,14 @@
  *  - Duplicates: one receipt per (provider, payment, status). A duplicate, also one arriving
  *    concurrently, waits for the first delivery to finish and gets its stored response; it
  *    records nothing and signals nothing.
- *  - Durable before the 200: the receipt is committed only after Temporal accepted the signal
- *    (the insert holds the unique key until then), so an answered callback is in the workflow's
- *    history, and a callback whose signal failed leaves no receipt and gets a 503, so the
- *    provider's retry does the whole work again. A repeated signal after a crash between signal
- *    and commit is harmless: the payment workflow keeps the first result only.
+ *  - Durable before the 200: the receipt is claimed (committed unfinished, no outcome: the
+ *    unique key is then taken, and no transaction stays open across the signal) and finished
+ *    with its outcome and response only after Temporal accepted the signal, so an answered
+ *    callback is in the workflow's history. A callback whose signal failed removes its
+ *    unfinished receipt and gets a 503, so the provider's retry does the whole work again; one
+ *    whose gateway died before finishing leaves it unfinished, and a retry after the delivery
+ *    lease (30 s) takes it over with the same receipt id. A repeated signal is harmless: the
+ *    payment workflow keeps the first result only.
  *  - Proof: what is signalled carries the receipt id and its proof (src/callbacks/result-proof),
  *    an HMAC only this gateway and the worker can make; the workflow settles nothing without it.
  *  - Conflicts: a result that contradicts a settled payment (success after expired or failed,
@@ -21,7 +24,8 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
-import { contradicts, type PaymentStatus } from '../domain/payment-state';
+import { AppError, ErrorCode } from '../domain/errors';
+import { CONTRADICTED_BY, contradicts, type PaymentStatus } from '../domain/payment-state';
 import { OrderIdKey } from '../domain/search-attributes';
 import {
   lateResultWorkflowId,
@@ -34,7 +38,7 @@ import {
 import type { Logger } from '../logger';
 import { callbacks } from '../metrics';
 import { withTemporal } from '../temporal/payments';
-import type { PaymentRef } from '../payments/repository';
+import { toPayment, type PaymentRef } from '../payments/repository';
 import type { CallbackProvider } from '../domain/providers';
 import { signResult } from './result-proof';
 
@@ -58,9 +62,14 @@ export interface VerifiedCallback {
   /** the provider's reference (charge id, wallet transaction id...) and message, passed to the workflow */
   reference?: string;
   message?: string;
-  /** further writes in the same transaction (the handler-form record stores) */
+  /** its receipt, when callbackPayment read it with the payment (null: none); read again when absent */
+  receipt?: Receipt | null;
+  /** further writes in the transaction that finishes the receipt (the handler-form record stores) */
   record?: (trx: Knex.Transaction) => Promise<void>;
-  /** the response; `paymentStatus`: what the payment had become (for a conflict, what the result contradicts) */
+  /**
+   * the response; `paymentStatus`: for a conflict, what the result contradicts; else the status
+   * the callback found (the payment may have moved on since the signal)
+   */
   respond: (outcome: Outcome, paymentStatus: PaymentStatus) => StoredResponse;
 }
 
@@ -72,110 +81,272 @@ export interface ProcessorDeps {
   taskQueue: string;
   /** RESULT_SIGNING_KEY: signs what is signalled */
   signingKey: string;
-  /** deadline of the signal call; the receipt's key is locked meanwhile */
+  /** deadline of the signal call */
   signalTimeoutMs?: number;
+  /** how long a receipt may stay unfinished before a duplicate takes its delivery over (default 30 s) */
+  deliveryLeaseMs?: number;
 }
 
 const SIGNAL_TIMEOUT_MS = 5_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function processCallback(
-  deps: ProcessorDeps,
-  cb: VerifiedCallback,
-): Promise<{ response: StoredResponse; duplicate: boolean }> {
-  // a committed receipt always holds its response: a duplicate that comes later needs no lock
-  const known = await storedResponse(deps, cb);
-  if (known) {
-    callbacks.inc({ provider: cb.provider, outcome: 'duplicate', reason: '' });
-    return { response: known, duplicate: true };
-  }
+/** How long a receipt may stay unfinished before a duplicate takes its delivery over (its gateway died). */
+const DELIVERY_LEASE_MS = 30_000;
+/** How often a duplicate looks whether the delivery it waits for has finished. */
+const WAIT_POLL_MS = 20;
 
-  const first = await deps.db.transaction(async (trx) => {
-    const id = newId('evt');
-    const inserted = await trx('callback_receipts')
-      .insert({
-        id,
-        provider: cb.provider,
-        payment_id: cb.payment.id,
-        order_id: cb.payment.orderId,
-        status: cb.status,
-        source_ip: cb.sourceIp,
-        request: JSON.stringify(cb.request ?? null),
-      })
-      .onConflict(['provider', 'payment_id', 'status'])
-      .ignore()
-      .returning('id');
-    if (inserted.length === 0) return undefined; // a committed receipt exists: a duplicate
-
-    await cb.record?.(trx);
-    const { outcome, paymentStatus } =
-      cb.status === 'unprocessed'
-        ? { outcome: 'recorded' as const, paymentStatus: cb.payment.status }
-        : await deliver(deps, cb, id, trx);
-    const response = cb.respond(outcome, paymentStatus);
-    await trx('callback_receipts')
-      .where({ id })
-      .update({
-        outcome,
-        response_status: response.status,
-        response_body: JSON.stringify(response.body),
-        response_location: response.location ?? null,
-      });
-    deps.logger.info(
-      {
-        provider: cb.provider,
-        paymentId: cb.payment.id,
-        orderId: cb.payment.orderId,
-        status: cb.status,
-        outcome,
-        receipt: id,
-      },
-      'callback accepted',
-    );
-    return response;
-  });
-  if (first) {
-    callbacks.inc({ provider: cb.provider, outcome: 'accepted', reason: '' });
-    return { response: first, duplicate: false };
-  }
-  callbacks.inc({ provider: cb.provider, outcome: 'duplicate', reason: '' });
-
-  // the first delivery committed while this one waited on the unique key
-  const response = await storedResponse(deps, cb);
-  if (!response) throw new Error(`callback receipt of ${cb.provider}/${cb.payment.id}/${cb.status} has no response`);
-  return { response, duplicate: true };
+/** A receipt as found: finished (it holds the first response) or a delivery under way. */
+export interface Receipt {
+  id: string;
+  /** the first response, once the delivery has finished */
+  response?: StoredResponse;
+  /** unfinished for longer than the delivery lease: its delivery died, a duplicate takes it over */
+  stale: boolean;
 }
 
-async function storedResponse(deps: ProcessorDeps, cb: VerifiedCallback): Promise<StoredResponse | undefined> {
-  const row = await deps
-    .db('callback_receipts')
-    .where({ provider: cb.provider, payment_id: cb.payment.id, status: cb.status })
-    .first('response_status', 'response_body', 'response_location');
-  if (!row) return undefined;
-  deps.logger.info(
-    { provider: cb.provider, paymentId: cb.payment.id, status: cb.status },
-    'duplicate callback: first response returned',
-  );
+/** The columns of a receipt, read beside the payment or alone, as `receipt_*` (see receiptOf). */
+const RECEIPT_COLUMNS = `r.id AS receipt_id, r.outcome AS receipt_outcome, r.response_status AS receipt_response_status,
+  r.response_body AS receipt_response_body, r.response_location AS receipt_response_location,
+  (r.outcome IS NULL AND r.created_at < now() - ? * interval '1 millisecond') AS receipt_stale`;
+
+const leaseOf = (deps: Pick<ProcessorDeps, 'deliveryLeaseMs'>) => deps.deliveryLeaseMs ?? DELIVERY_LEASE_MS;
+
+function receiptOf(row: Record<string, unknown> | undefined): Receipt | null {
+  if (!row?.receipt_id) return null;
   return {
-    status: Number(row.response_status),
-    body: row.response_body,
-    ...(row.response_location ? { location: String(row.response_location) } : {}),
+    id: String(row.receipt_id),
+    stale: row.receipt_stale === true,
+    ...(row.receipt_outcome == null
+      ? {}
+      : {
+          response: {
+            status: Number(row.receipt_response_status),
+            body: row.receipt_response_body,
+            ...(row.receipt_response_location ? { location: String(row.receipt_response_location) } : {}),
+          },
+        }),
   };
 }
 
 /**
- * The result to the payment: a conflict when the payment is already settled the other way,
- * else the signal (with its proof); a payment found settled the other way after the signal
- * (the workflow decided while the signal was on its way) or after its workflow ended is a
- * conflict too.
+ * The payment a callback names (by order id or by the provider's reference) and, in the same
+ * query, its receipt for (provider, status) if there is one: what processCallback needs to answer
+ * a duplicate without another round trip.
  */
-async function deliver(
+export async function callbackPayment(
+  deps: Pick<ProcessorDeps, 'db' | 'deliveryLeaseMs'>,
+  by: { orderId: string } | { providerRef: string },
+  provider: CallbackProvider,
+  status: CallbackStatus,
+): Promise<{ payment: PaymentRef; receipt: Receipt | null } | undefined> {
+  const where = 'orderId' in by ? 'p.order_id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC';
+  const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
+    `SELECT p.*, ${RECEIPT_COLUMNS}
+       FROM payments p
+       LEFT JOIN callback_receipts r ON r.payment_id = p.id AND r.provider = ? AND r.status = ?
+      WHERE ${where} LIMIT 1`,
+    [leaseOf(deps), provider, status, 'orderId' in by ? by.orderId : by.providerRef],
+  );
+  const payment = toPayment(rows[0]);
+  return payment && { payment, receipt: receiptOf(rows[0]) };
+}
+
+async function readReceipt(deps: ProcessorDeps, cb: VerifiedCallback): Promise<Receipt | null> {
+  const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
+    `SELECT ${RECEIPT_COLUMNS} FROM callback_receipts r WHERE r.provider = ? AND r.payment_id = ? AND r.status = ?`,
+    [leaseOf(deps), cb.provider, cb.payment.id, cb.status],
+  );
+  return receiptOf(rows[0]);
+}
+
+/**
+ * Records a verified callback and delivers it, once per (provider, payment, status).
+ *
+ * The receipt is claimed first, committed on its own and unfinished (no outcome), so no
+ * transaction stays open across the signal; the delivery then finishes it with its outcome and
+ * response (one UPDATE, which also finds a payment settled the other way while the signal was
+ * on its way). A duplicate that finds the receipt finished gets its response; one that finds it
+ * unfinished waits for it; one that finds it unfinished for longer than the lease (its gateway
+ * died) takes the delivery over, with the same receipt id: the workflow keeps the first result.
+ * A delivery that fails removes its unfinished receipt, so the provider's retry does the work.
+ */
+export async function processCallback(
   deps: ProcessorDeps,
   cb: VerifiedCallback,
-  receiptId: string,
-  trx: Knex.Transaction,
-): Promise<{ outcome: Outcome; paymentStatus: PaymentStatus }> {
+): Promise<{ response: StoredResponse; duplicate: boolean }> {
+  let receipt = cb.receipt === undefined ? await readReceipt(deps, cb) : cb.receipt;
+  const waitUntil = Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS) * 2 + 1_000;
+  for (;;) {
+    if (receipt?.response) return duplicate(deps, cb, receipt.response);
+    const id = !receipt ? await claim(deps, cb) : receipt.stale ? await takeOver(deps, receipt.id) : undefined;
+    if (id) {
+      const response = await deliverAndFinish(deps, cb, id);
+      callbacks.inc({ provider: cb.provider, outcome: 'accepted', reason: '' });
+      return { response, duplicate: false };
+    }
+    if (receipt && !receipt.stale) {
+      // another delivery of this callback is under way: its response is ours
+      if (Date.now() > waitUntil)
+        throw new AppError(
+          ErrorCode.SERVICE_UNAVAILABLE,
+          'An earlier delivery of this callback is still under way, try again later',
+        );
+      await sleep(WAIT_POLL_MS);
+    }
+    receipt = await readReceipt(deps, cb);
+  }
+}
+
+function duplicate(
+  deps: ProcessorDeps,
+  cb: VerifiedCallback,
+  response: StoredResponse,
+): { response: StoredResponse; duplicate: boolean } {
+  callbacks.inc({ provider: cb.provider, outcome: 'duplicate', reason: '' });
+  deps.logger.info(
+    { provider: cb.provider, paymentId: cb.payment.id, status: cb.status },
+    'duplicate callback: first response returned',
+  );
+  return { response, duplicate: true };
+}
+
+/** The new receipt's id, unfinished and committed; undefined when (provider, payment, status) has one. */
+async function claim(deps: ProcessorDeps, cb: VerifiedCallback): Promise<string | undefined> {
+  const { rows } = await deps.db.raw<{ rows: { id: string }[] }>(
+    `INSERT INTO callback_receipts (id, provider, payment_id, order_id, status, source_ip, request)
+     VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (provider, payment_id, status) DO NOTHING RETURNING id`,
+    [
+      newId('evt'),
+      cb.provider,
+      cb.payment.id,
+      cb.payment.orderId,
+      cb.status,
+      cb.sourceIp,
+      JSON.stringify(cb.request ?? null),
+    ],
+  );
+  return rows[0]?.id;
+}
+
+/** A stale unfinished receipt's id, its lease renewed for this delivery; undefined when another took it. */
+async function takeOver(deps: ProcessorDeps, id: string): Promise<string | undefined> {
+  const { rows } = await deps.db.raw<{ rows: { id: string }[] }>(
+    `UPDATE callback_receipts SET created_at = now()
+      WHERE id = ? AND outcome IS NULL AND created_at < now() - ? * interval '1 millisecond' RETURNING id`,
+    [id, leaseOf(deps)],
+  );
+  if (rows[0]) deps.logger.warn({ receipt: id }, 'callback delivery taken over: its first delivery did not finish');
+  return rows[0]?.id;
+}
+
+/** Delivers the claimed receipt `id` and finishes it; a failed delivery removes it (the retry does the work). */
+async function deliverAndFinish(deps: ProcessorDeps, cb: VerifiedCallback, id: string): Promise<StoredResponse> {
+  try {
+    return cb.status === 'unprocessed'
+      ? await finish(deps, cb, id, 'recorded', cb.payment.status)
+      : await deliver(deps, cb, id);
+  } catch (e) {
+    await deps.db
+      .raw('DELETE FROM callback_receipts WHERE id = ? AND outcome IS NULL', [id])
+      .catch((err: unknown) =>
+        deps.logger.warn({ err, receipt: id }, 'unfinished callback receipt not removed: a retry takes it over'),
+      );
+    throw e;
+  }
+}
+
+/**
+ * Writes the outcome and response of receipt `id` (and the callback's record, in the same
+ * transaction), unless a delivery that took it over finished it first: then that response.
+ * With `unless`, only while the payment is in none of those statuses: undefined otherwise.
+ */
+async function finish(
+  deps: ProcessorDeps,
+  cb: VerifiedCallback,
+  id: string,
+  outcome: Outcome,
+  paymentStatus: PaymentStatus,
+  unless: readonly PaymentStatus[] = [],
+): Promise<StoredResponse> {
+  const response = cb.respond(outcome, paymentStatus);
+  const update = async (q: Knex | Knex.Transaction) => {
+    const { rows } = await q.raw<{ rows: unknown[] }>(
+      `UPDATE callback_receipts r
+          SET outcome = ?, response_status = ?, response_body = ?, response_location = ?
+         FROM payments p
+        WHERE r.id = ? AND r.outcome IS NULL AND p.id = r.payment_id
+          ${unless.length ? `AND p.status NOT IN (${unless.map(() => '?').join(', ')})` : ''}
+        RETURNING r.id`,
+      [outcome, response.status, JSON.stringify(response.body), response.location ?? null, id, ...unless],
+    );
+    return rows.length > 0;
+  };
+  const record = cb.record;
+  const done = record
+    ? await deps.db.transaction(async (trx) => (await update(trx)) && (await record(trx), true))
+    : await update(deps.db);
+  if (!done) return finishedElsewhere(deps, cb, id, outcome, paymentStatus, unless);
+  deps.logger.info(
+    {
+      provider: cb.provider,
+      paymentId: cb.payment.id,
+      orderId: cb.payment.orderId,
+      status: cb.status,
+      outcome,
+      receipt: id,
+    },
+    'callback accepted',
+  );
+  return response;
+}
+
+/** The final UPDATE changed nothing: the receipt was finished by a delivery that took it over, or the payment is now settled the other way. */
+async function finishedElsewhere(
+  deps: ProcessorDeps,
+  cb: VerifiedCallback,
+  id: string,
+  outcome: Outcome,
+  paymentStatus: PaymentStatus,
+  unless: readonly PaymentStatus[],
+): Promise<StoredResponse> {
+  const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
+    `SELECT ${RECEIPT_COLUMNS}, p.status AS payment_status
+       FROM callback_receipts r JOIN payments p ON p.id = r.payment_id WHERE r.id = ?`,
+    [leaseOf(deps), id],
+  );
+  const receipt = receiptOf(rows[0]);
+  if (receipt?.response) return receipt.response;
+  if (!receipt) throw new Error(`callback receipt ${id} of ${cb.provider}/${cb.payment.id}/${cb.status} is gone`);
+  const now = rows[0].payment_status as PaymentStatus;
+  if (!unless.includes(now)) return finish(deps, cb, id, outcome, paymentStatus, unless);
+  // the payment was settled the other way while the signal was on its way (or after its workflow ended)
+  return conflict(deps, cb, id, now);
+}
+
+/**
+ * The result to the payment: a conflict when the payment is already settled the other way,
+ * else the signal (with its proof), its receipt finished only while the payment is not settled
+ * the other way: one found so after the signal (the workflow decided while the signal was on its
+ * way) or after its workflow ended is a conflict too.
+ */
+async function deliver(deps: ProcessorDeps, cb: VerifiedCallback, receiptId: string): Promise<StoredResponse> {
   const status = cb.status === 'success' ? 'success' : 'failed';
-  const result: PaymentResult = {
+  if (contradicts(status, cb.payment.status)) return conflict(deps, cb, receiptId, cb.payment.status);
+  const signalled = await signal(deps, cb, resultOf(deps, cb, receiptId));
+  return finish(
+    deps,
+    cb,
+    receiptId,
+    signalled ? 'signalled' : 'payment_closed',
+    cb.payment.status,
+    CONTRADICTED_BY[status],
+  );
+}
+
+function resultOf(deps: ProcessorDeps, cb: VerifiedCallback, receiptId: string): PaymentResult {
+  const status = cb.status === 'success' ? 'success' : 'failed';
+  return {
     status,
     provider: cb.provider,
     ...(cb.reference ? { reference: cb.reference } : {}),
@@ -183,21 +354,16 @@ async function deliver(
     receiptId,
     proof: signResult(deps.signingKey, { receiptId, paymentId: cb.payment.id, status }),
   };
-  if (contradicts(status, cb.payment.status)) return conflict(deps, cb, result, cb.payment.status);
-
-  const signalled = await signal(deps, cb, result);
-  const now = (await trx('payments').where({ id: cb.payment.id }).first('status'))?.status as PaymentStatus | undefined;
-  if (now && contradicts(status, now)) return conflict(deps, cb, result, now);
-  return { outcome: signalled ? 'signalled' : 'payment_closed', paymentStatus: now ?? cb.payment.status };
 }
 
 /** Starts the late result's workflow (one per payment and status: a second start finds it, running or completed). */
 async function conflict(
   deps: ProcessorDeps,
   cb: VerifiedCallback,
-  result: PaymentResult,
+  receiptId: string,
   paymentStatus: PaymentStatus,
-): Promise<{ outcome: Outcome; paymentStatus: PaymentStatus }> {
+): Promise<StoredResponse> {
+  const result = resultOf(deps, cb, receiptId);
   deps.logger.warn(
     { provider: cb.provider, paymentId: cb.payment.id, status: cb.status, paymentStatus, receipt: result.receiptId },
     'callback contradicts the settled payment: recorded as a conflict',
@@ -219,7 +385,7 @@ async function conflict(
   } catch (e) {
     if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
   }
-  return { outcome: 'conflict', paymentStatus };
+  return finish(deps, cb, receiptId, 'conflict', paymentStatus);
 }
 
 /** True when the signal reached the running payment workflow; false when it had ended. */

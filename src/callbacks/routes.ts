@@ -9,9 +9,11 @@ import type { Context } from 'koa';
 import type { AppDeps } from '../http/deps';
 import { rawBodyOf } from '../http/middleware/body';
 import type { Notifier } from '../notifier';
-import { paymentByOrderId, paymentByProviderRef, paymentMatches, type PaymentRef } from '../payments/repository';
+import { paymentMatches, type PaymentRef } from '../payments/repository';
 import {
+  callbackPayment,
   processCallback,
+  type Receipt,
   type CallbackProvider,
   type CallbackStatus,
   type Outcome,
@@ -276,30 +278,31 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
     verifySignatureHeaders(ctx, config, 'CARD', rawBodyOf(ctx) ?? '');
     const form = ctx.request.body as Record<string, unknown>;
 
-    let payment: PaymentRef | undefined;
+    let found: { payment: PaymentRef; receipt: Receipt | null } | undefined;
     let status: 'success' | 'failed';
     let reference: string;
     let message: string | undefined;
     if (form.objectId !== undefined || config.production) {
       const c = validate(CardCallback, form);
-      payment = await paymentByProviderRef(db, c.objectId);
-      if (!payment) throw new AppError(ErrorCode.ORDER_NOT_FOUND, `No payment for charge ${c.objectId}`);
       status = c.status === 'true' ? 'success' : 'failed';
+      found = await callbackPayment(processorDeps, { providerRef: c.objectId }, 'card', status);
+      if (!found) throw new AppError(ErrorCode.ORDER_NOT_FOUND, `No payment for charge ${c.objectId}`);
       reference = c.objectId;
       message = c.message || undefined;
     } else {
       // the development test form (never in production)
       const t = validate(CardTestCallback, form);
-      payment = await paymentByOrderId(db, t.orderId);
-      if (!payment) orderNotFound(t.orderId);
-      assertAmount(t.amount, payment);
       status = t.status === 'success' || t.status === 'true' ? 'success' : 'failed';
+      found = await callbackPayment(processorDeps, { orderId: t.orderId }, 'card', status);
+      if (!found) orderNotFound(t.orderId);
+      assertAmount(t.amount, found.payment);
       reference = t.transactionId;
     }
-    const p = payment;
+    const p = found.payment;
     const { response } = await processCallback(processorDeps, {
       provider: 'card',
       payment: p,
+      receipt: found.receipt,
       status,
       sourceIp: ctx.state.clientIp ?? 'unknown',
       // the card token is a credential: the receipt keeps only its last four characters
@@ -327,14 +330,16 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
       const valid = validateHandlerBody(unwrapped.body);
       if (!valid.ok) throw new AppError(valid.missing ? ErrorCode.MISSING_FIELD : ErrorCode.INVALID_INPUT, valid.error);
       const e = valid.value;
-      const payment = await paymentByOrderId(db, e.orderId);
-      if (!payment || !paymentMatches(payment, e.paymentId)) orderNotFound(e.orderId, e.paymentId);
+      const status: CallbackStatus = e.success === true ? 'success' : e.success === false ? 'failed' : 'unprocessed';
+      const found = await callbackPayment(processorDeps, { orderId: e.orderId }, provider, status);
+      if (!found || !paymentMatches(found.payment, e.paymentId)) orderNotFound(e.orderId, e.paymentId);
+      const { payment, receipt } = found;
       if (e.amountSatang > 0 && e.amountSatang !== payment.amountSatang)
         throw new AppError(ErrorCode.INVALID_INPUT, 'amount does not match the payment amount');
-      const status: CallbackStatus = e.success === true ? 'success' : e.success === false ? 'failed' : 'unprocessed';
       const { response } = await processCallback(processorDeps, {
         provider,
         payment,
+        receipt,
         status,
         sourceIp: ctx.state.clientIp ?? 'unknown',
         request: unwrapped.event,
@@ -369,13 +374,15 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
     r.post(path, async (ctx) => {
       requireBodyType(ctx, 'json');
       const c = validate(schema, verifySignedPayload(ctx.request.body, config, providerNameOf(provider)));
-      const payment = await paymentByOrderId(db, c.orderId);
-      if (!payment || (c.paymentId !== undefined && !paymentMatches(payment, c.paymentId)))
+      const found = await callbackPayment(processorDeps, { orderId: c.orderId }, provider, c.status);
+      if (!found || (c.paymentId !== undefined && !paymentMatches(found.payment, c.paymentId)))
         orderNotFound(c.orderId, c.paymentId);
+      const { payment, receipt } = found;
       assertAmount(c.amount, payment);
       const { response } = await processCallback(processorDeps, {
         provider,
         payment,
+        receipt,
         status: c.status,
         sourceIp: ctx.state.clientIp ?? 'unknown',
         request: ctx.request.body,

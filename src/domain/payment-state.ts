@@ -53,8 +53,11 @@ export function transition(from: PaymentStatus, to: PaymentStatus): PaymentStatu
  * that is paid (or refunded from paid). A result on a pending payment, or one that agrees with
  * the status, is no conflict.
  */
+export const CONTRADICTED_BY: Record<'success' | 'failed', readonly PaymentStatus[]> = {
+  success: ['failed', 'expired'],
+  failed: ['paid', 'refunded'],
+};
+
 export function contradicts(result: 'success' | 'failed', status: PaymentStatus): boolean {
-  return result === 'success'
-    ? status === 'failed' || status === 'expired'
-    : status === 'paid' || status === 'refunded';
+  return CONTRADICTED_BY[result].includes(status);
 }

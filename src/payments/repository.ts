@@ -39,7 +39,8 @@ export interface PaymentEvent {
 }
 
 type Row = Record<string, unknown>;
-const toPayment = (r: Row | undefined): Payment | undefined =>
+/** A payments row (`SELECT p.*`, other columns beside it ignored) as a Payment. */
+export const toPayment = (r: Row | undefined): Payment | undefined =>
   r && {
     id: String(r.id),
     orderId: String(r.order_id),
@@ -61,9 +62,6 @@ const toPayment = (r: Row | undefined): Payment | undefined =>
 
 export const paymentByOrderId = async (db: Db, orderId: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ order_id: orderId }).first());
-
-export const paymentByProviderRef = async (db: Db, ref: string): Promise<Payment | undefined> =>
-  toPayment(await db('payments').where({ provider_ref: ref }).orderBy('created_at', 'desc').first());
 
 export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ id }).first());

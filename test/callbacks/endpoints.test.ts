@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import type { ProviderName } from '../../src/config';
 import { createApp } from '../../src/http/app';
-import { createTestStack, testConfig, testLogger, type TestStack } from '../support/stack';
+import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import {
   callbackError,
   cardPayment,
@@ -543,5 +543,79 @@ describe('endpoint-specific rules', () => {
     expect(await receiptsOf(stack, p.paymentId)).toHaveLength(1);
     await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
     expect(await signalsOf(stack, p.workflowId)).toBe(1);
+  });
+
+  it('a payment settled the other way while the signal was on its way: the receipt is a conflict, not signalled', async () => {
+    const p = await cardPayment(stack);
+    // Temporal takes the signal, but the workflow had decided `expired` meanwhile (its row says so)
+    const workflow = Object.create(stack.client.workflow) as Client['workflow'];
+    workflow.getHandle = ((...a: Parameters<Client['workflow']['getHandle']>) =>
+      Object.assign(Object.create(stack.client.workflow.getHandle(...a)) as object, {
+        signal: async () => {
+          await stack.db('payments').where({ id: p.paymentId }).update({ status: 'expired' });
+        },
+      })) as unknown as Client['workflow']['getHandle'];
+    const app = createApp({
+      config: stack.config,
+      db: stack.db,
+      temporal: {
+        client: Object.assign(Object.create(stack.client) as Client, { workflow }),
+        taskQueue: stack.taskQueue,
+      },
+      logger: testLogger,
+    });
+    const res = await post(app, '/qrcallback', ENDPOINTS[3].valid(p));
+    expect(res.status).toBe(200);
+    expect(res.body.body.message).toMatch(/^Callback recorded as a conflict: the payment had already ended expired/);
+    expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ outcome: 'conflict' })]);
+  });
+
+  /** A receipt claimed by a delivery that has not finished (no outcome yet), as the processor writes it. */
+  const unfinishedReceipt = (p: TestPayment, id: string, ageSeconds: number) =>
+    stack.db('callback_receipts').insert({
+      id,
+      provider: 'qr',
+      payment_id: p.paymentId,
+      order_id: p.orderId,
+      status: 'success',
+      source_ip: '127.0.0.1',
+      request: '{}',
+      created_at: stack.db.raw(`now() - ? * interval '1 second'`, [ageSeconds]),
+    });
+
+  it('a duplicate that finds the first delivery still under way waits for it and gets its response, signalling nothing', async () => {
+    const p = await cardPayment(stack);
+    const id = uniq('evt');
+    await unfinishedReceipt(p, id, 0);
+    const first = { statusCode: 200, body: { message: 'the first delivery answered this', orderId: p.orderId } };
+    // sent now (supertest sends on then()), answered only once that delivery finished
+    const pending = post(stack.app, '/qrcallback', ENDPOINTS[3].valid(p)).then((r) => r);
+    await new Promise((r) => setTimeout(r, 300));
+    await stack
+      .db('callback_receipts')
+      .where({ id })
+      .update({ outcome: 'signalled', response_status: 200, response_body: JSON.stringify(first) });
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(JSON.stringify(first));
+    expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ id })]);
+    expect(await signalsOf(stack, p.workflowId)).toBe(0);
+  });
+
+  it('a delivery left unfinished longer than the lease (its gateway died) is taken over by the retry, with the same receipt', async () => {
+    const p = await cardPayment(stack);
+    const id = uniq('evt');
+    await unfinishedReceipt(p, id, 3600);
+    const res = await post(stack.app, '/qrcallback', ENDPOINTS[3].valid(p));
+    expect(res.status).toBe(200);
+    expect(res.body.body).toEqual({ message: 'Callback processed', orderId: p.orderId, status: 'success' });
+    expect(await receiptsOf(stack, p.paymentId)).toEqual([
+      expect.objectContaining({ id, outcome: 'signalled', response_status: 200 }),
+    ]);
+    await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
+    expect(await signalsOf(stack, p.workflowId)).toBe(1);
+    // and its duplicate now gets that response
+    const again = await post(stack.app, '/qrcallback', ENDPOINTS[3].valid(p));
+    expect(again.text).toBe(res.text);
   });
 });
