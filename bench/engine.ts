@@ -31,6 +31,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
@@ -202,7 +203,12 @@ runBench(
     // as `npm start` runs: payment workflows start eagerly on the worker in the process (while it
     // runs; phases 3 and 4 stop it); `--plain-starts` starts them as a gateway-only process does
     eagerStart: !process.argv.includes('--plain-starts'),
-    env: { CALLBACK_MAX_AGE_S: '3600', SIMULATORS: 'on', QR_EXPIRY_S: '600', WEBHOOK_ALLOW_LOOPBACK: 'on' },
+    env: {
+      CALLBACK_MAX_AGE_S: '3600',
+      SIMULATORS: 'on',
+      QR_EXPIRY_S: '600',
+      WEBHOOK_ALLOW_LOOPBACK: 'on',
+    },
   },
   args,
   async (opts, stack: Stack) => {
@@ -298,8 +304,18 @@ runBench(
         };
       });
       const eager = stack.eagerStarting() ? 'eager starts' : 'plain starts';
-      const paid = await payFromWorkerThread(base, key, payments, opts.rate);
+      const pgDir = path.join(stack.dataDir, 'pg');
+      const [c0, p0, t0] = [cpuSnapshot(pgDir), process.cpuUsage(), performance.now()];
+      const paid = await profiled('steady', () => payFromWorkerThread(base, key, payments, opts.rate));
+      const [c1, p1, wall] = [cpuSnapshot(pgDir), process.cpuUsage(), performance.now() - t0];
       const run = { ...paid, offered: payments.length };
+      // how busy each part was while the load ran, in % of one core (the machine has os.cpus() of them)
+      const busy = (ms: number) => `${((ms / wall) * 100).toFixed(0)}%`;
+      const processMs = (p1.user + p1.system - p0.user - p0.system) / 1000;
+      const cpuLine =
+        `  CPU while offered (% of one core, ${os.cpus().length} cores): Talat's main thread ${busy(c1.node - c0.node)}, ` +
+        `Talat's process (with its workflow threads and the load generator's thread) ${busy(processMs)}, ` +
+        `Postgres ${busy(c1.postgres - c0.postgres)}, Temporal server ${busy(c1.temporal - c0.temporal)}`;
       const loadAfter = loadAverage();
       if (run.firstError) say(`offered load: ${run.errors} failed, the first: ${run.firstError}`);
       const r = await scheduleToStart(client, ids);
@@ -307,7 +323,7 @@ runBench(
       return (
         `workflow-task schedule-to-start at ${opts.rate}/s offered, paid (${eager}; ${run.offered} payments in ${run.seconds.toFixed(1)} s, ${run.errors} errors, load average after ${loadAfter}): ` +
         s2sSummary(s2s, histories, unstarted) +
-        `\n  by task: ${s2sBreakdown(r)}`
+        `\n  by task: ${s2sBreakdown(r)}\n${cpuLine}`
       );
     };
     const run = (n: number) => opts.phases.has(n);

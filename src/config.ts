@@ -153,7 +153,7 @@ const envSchema = z.object({
     .optional(),
   WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(5000),
   /** first attempts made inside a payment's settle step at once per endpoint (per worker process); 0: none */
-  WEBHOOK_INLINE_PER_ENDPOINT: z.coerce.number().int().min(0).max(1000).default(4),
+  WEBHOOK_INLINE_PER_ENDPOINT: z.coerce.number().int().min(0).max(1000).default(32),
   /** development and tests only: webhook endpoints on loopback (127.0.0.0/8, ::1, localhost) */
   WEBHOOK_ALLOW_LOOPBACK: z.enum(['on', 'off']).default('off'),
   /** replaced by WEBHOOK_ALLOW_LOOPBACK (refused with a message saying so) */

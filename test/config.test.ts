@@ -45,7 +45,7 @@ describe('config', () => {
       'webhooks',
       'background',
     ]);
-    expect(loadConfig({}).webhooks.inlinePerEndpoint).toBe(4);
+    expect(loadConfig({}).webhooks.inlinePerEndpoint).toBe(32);
     expect(loadConfig({ WEBHOOK_INLINE_PER_ENDPOINT: '0' }).webhooks.inlinePerEndpoint).toBe(0);
   });
 

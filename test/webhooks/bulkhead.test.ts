@@ -94,7 +94,7 @@ it("the settle step's first attempts: an endpoint that just failed gets none inl
   try {
     const key = await apiKey(stack);
     await registerEndpoint(stack, key.key, { url: down.url });
-    // the activities with the default bulkhead (WEBHOOK_INLINE_PER_ENDPOINT 4), called directly
+    // the activities with the default bulkhead (WEBHOOK_INLINE_PER_ENDPOINT 32), called directly
     const activities = createActivities({
       db: stack.db,
       config: testConfig(),
