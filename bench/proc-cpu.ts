@@ -17,6 +17,8 @@ interface Stat {
   comm: string;
   /** utime + stime + cutime + cstime, in ms */
   ms: number;
+  /** utime + stime alone (a thread's own time), in ms */
+  own: number;
 }
 
 function readStat(file: string): Stat | undefined {
@@ -38,7 +40,13 @@ function readStat(file: string): Stat | undefined {
     ppid: f[1],
     comm,
     ms: ((f[11] + f[12] + f[13] + f[14]) * 1000) / TICKS,
+    own: ((f[11] + f[12]) * 1000) / TICKS,
   };
+}
+
+/** CPU time (user + system) of this process's main thread so far, in ms (Linux: /proc; elsewhere NaN). */
+export function mainThreadCpuMs(): number {
+  return readStat(`/proc/self/task/${process.pid}/stat`)?.own ?? NaN;
 }
 
 function allProcesses(): Stat[] {
@@ -76,7 +84,7 @@ export interface CpuSnapshot {
  */
 export function cpuSnapshot(pgDataDir: string): CpuSnapshot {
   const procs = allProcesses();
-  const main = readStat(`/proc/${process.pid}/task/${process.pid}/stat`);
+
   let postmaster = 0;
   try {
     postmaster = Number(fs.readFileSync(path.join(pgDataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -86,7 +94,7 @@ export function cpuSnapshot(pgDataDir: string): CpuSnapshot {
   const temporal = procs
     .filter((p) => p.ppid === process.pid && p.comm.startsWith('temporal'))
     .reduce((a, p) => a + treeMs(procs, p.pid), 0);
-  return { node: main?.ms ?? 0, postgres: postmaster ? treeMs(procs, postmaster) : 0, temporal };
+  return { node: mainThreadCpuMs() || 0, postgres: postmaster ? treeMs(procs, postmaster) : 0, temporal };
 }
 
 /** CPU ms per call between two snapshots, e.g. "node 3.1, postgres 1.2, temporal 4.0 ms/call". */

@@ -42,16 +42,7 @@ export function intArg(flag: string, dflt: number, max: number): number {
 /** Whether the command line has the switch `flag`. */
 export const flagArg = (flag: string) => process.argv.slice(2).includes(flag);
 
-/** CPU time (user + system) of this process's main thread so far, in ms (Linux: /proc; elsewhere NaN). */
-export function mainThreadCpuMs(): number {
-  try {
-    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return NaN;
-  }
-}
+export { mainThreadCpuMs } from './proc-cpu';
 
 /** The 1-minute load average, as printed in the header line. */
 export const loadAverage = () => os.loadavg()[0].toFixed(1);
