@@ -15,7 +15,7 @@
  * WorkflowTaskScheduled -> WorkflowTaskStarted, p50/p99/max) of the steady merchant's payments
  * and of the storm's own payments (their expiry task), the load average before and after, and
  * the storm's progress (attempts made, dead letters) at the end of the window.
- * `--inline-per-endpoint K` sets WEBHOOK_INLINE_PER_ENDPOINT (default 4): a large K lets every
+ * `--inline-per-endpoint K` sets WEBHOOK_INLINE_PER_ENDPOINT (default: Talat's own): a large K lets every
  * expiry make its first attempt inside its settle step, as before the bulkhead.
  *
  * Self-contained and loopback only (bench/support.ts): its own Postgres and Temporal dev server
@@ -24,6 +24,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../src/config';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { freePort } from '../src/stack/temporal';
 import { offerSteadily, s2sSummary, scheduleToStart } from './steady';
@@ -40,7 +41,7 @@ const opts = {
   seconds: intArg('--seconds', 40, 120),
   expiry: intArg('--expiry', 10, 120),
   dead: argValue('--dead', 'hang'),
-  inline: argValue('--inline-per-endpoint', '4'),
+  inline: argValue('--inline-per-endpoint', String(loadConfig({}).webhooks.inlinePerEndpoint)),
 };
 if (opts.dead !== 'hang' && opts.dead !== 'closed') throw new Error('--dead must be hang or closed');
 if (!/^\d{1,4}$/.test(opts.inline)) throw new Error('--inline-per-endpoint must be a whole number from 0 to 1000');
