@@ -252,23 +252,26 @@ export async function attachProviderRef(
  */
 export async function applyTransition(db: Db, change: StatusChange): Promise<PaymentStatus> {
   if (!canTransition(change.from, change.to)) throw new Error(`illegal transition ${change.from} -> ${change.to}`);
-  const { method, status } = await db.transaction(async (trx) => {
-    const updated = await trx('payments')
-      .where({ id: change.paymentId, status: change.from })
-      .update({ status: change.to, updated_at: trx.fn.now() })
-      .returning(['id', 'method']);
-    if (updated.length > 0) {
-      await trx('payment_events').insert({
-        payment_id: change.paymentId,
-        from_status: change.from,
-        to_status: change.to,
-        reason: change.reason,
-      });
-      return { method: (updated[0] as { method?: string }).method, status: change.to };
-    }
-    const row = await trx('payments').where({ id: change.paymentId }).first('status');
-    return { method: undefined, status: (row?.status ?? change.to) as PaymentStatus };
-  });
-  if (method) paymentTransitions.inc({ method, to: change.to });
-  return status;
+  // The guarded update and its history event in ONE statement (a data-modifying CTE is atomic on
+  // its own: no BEGIN/COMMIT round trips); the event is written only when the update matched.
+  const { rows } = await db.raw<{ rows: { method: string | null }[] }>(
+    `WITH updated AS (
+       UPDATE payments SET status = ?, updated_at = now() WHERE id = ? AND status = ? RETURNING method
+     ), event AS (
+       INSERT INTO payment_events (payment_id, from_status, to_status, reason)
+       SELECT ?, ?, ?, ? FROM updated
+     )
+     SELECT (SELECT method FROM updated) AS method`,
+    [change.to, change.paymentId, change.from, change.paymentId, change.from, change.to, change.reason],
+  );
+  const method = rows[0]?.method;
+  if (method) {
+    paymentTransitions.inc({ method, to: change.to });
+    return change.to;
+  }
+  // Not from `change.from` (any more): what the row says now. A statement of its own, so that it
+  // sees what a concurrent transition committed (the statement above read the row as it was when
+  // it began, though its update waited for that transition's lock and then found no match).
+  const row = await db('payments').where({ id: change.paymentId }).first('status');
+  return (row?.status ?? change.to) as PaymentStatus;
 }
