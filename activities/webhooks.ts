@@ -136,26 +136,31 @@ export function createWebhookActivities({
     const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
     noteOutcome(String(row.endpoint_id), ok);
     const error = res.error ?? (ok ? undefined : `HTTP ${res.statusCode}`);
-    await db.transaction(async (trx) => {
-      await trx('webhook_attempts').insert({
-        delivery_id: row.id,
-        attempt: input.attempt,
-        kind: input.kind,
-        started_at: startedAt,
-        duration_ms: res.durationMs,
-        status_code: res.statusCode ?? null,
-        error: error ?? null,
-      });
-      await trx('webhook_deliveries')
-        .where({ id: row.id })
-        .update({
-          attempts: trx.raw('attempts + 1'),
-          last_status_code: res.statusCode ?? null,
-          last_error: error ?? null,
-          updated_at: trx.fn.now(),
-          ...(ok ? { state: 'delivered', delivered_at: trx.fn.now() } : {}),
-        });
-    });
+    // the attempt and the delivery's counters in ONE statement (a data-modifying CTE is atomic on
+    // its own: no BEGIN/COMMIT round trips)
+    await db.raw(
+      `WITH attempt AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, kind, started_at, duration_ms, status_code, error)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+       )
+       UPDATE webhook_deliveries
+          SET attempts = attempts + 1, last_status_code = ?, last_error = ?, updated_at = now()${
+            ok ? ", state = 'delivered', delivered_at = now()" : ''
+          }
+        WHERE id = ?`,
+      [
+        row.id,
+        input.attempt,
+        input.kind,
+        startedAt,
+        res.durationMs,
+        res.statusCode ?? null,
+        error ?? null,
+        res.statusCode ?? null,
+        error ?? null,
+        row.id,
+      ],
+    );
     logger.info(
       {
         deliveryId: row.id,

@@ -1,0 +1,99 @@
+/**
+ * A webhook attempt is recorded (the attempt row and the delivery's counters and state) by ONE
+ * statement, no BEGIN/COMMIT round trips (was four: BEGIN, INSERT, UPDATE, COMMIT); a delivered
+ * attempt marks its delivery delivered, a failed one leaves it pending with the error, and each
+ * counts once.
+ */
+import request from 'supertest';
+import { createActivities } from '../../activities';
+import { sandboxProviders } from '../../src/simulators/providers';
+import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
+import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
+
+let stack: TestStack;
+let up: Receiver;
+let down: Receiver;
+beforeAll(async () => {
+  stack = await createTestStack({ queues: ['payments'] });
+  up = await startReceiver(200);
+  down = await startReceiver(500);
+});
+afterAll(async () => {
+  await stack.close();
+  await up.stop();
+  await down.stop();
+});
+
+/** The SQL statements `fn` sends to Postgres. */
+async function statementsOf<T>(fn: () => Promise<T>): Promise<{ sql: string[]; result: T }> {
+  const sql: string[] = [];
+  const note = (q: { sql: string }) => sql.push(q.sql);
+  stack.db.on('query', note);
+  try {
+    return { sql, result: await fn() };
+  } finally {
+    stack.db.off('query', note);
+  }
+}
+
+async function paidEventTo(url: string) {
+  const key = await apiKey(stack);
+  await registerEndpoint(stack, key.key, { url });
+  const orderId = uniq('att');
+  const res = await request(stack.app.callback())
+    .post('/qrpayment')
+    .set('X-API-Key', key.key)
+    .send({ orderId, userId: 'u-1', amount: 3, customerId: 'c-1' });
+  expect(res.status).toBe(200);
+  return {
+    paymentId: res.body.body.paymentId as string,
+    orderId,
+    status: 'paid' as const,
+    amountSatang: 300,
+    timestamp: new Date().toISOString(),
+    mode: 'sandbox' as const,
+    apiKeyId: key.id,
+  };
+}
+
+const activities = () =>
+  createActivities({
+    db: stack.db,
+    config: testConfig(),
+    logger: testLogger,
+    sandbox: sandboxProviders({ db: stack.db }),
+  });
+
+it('a delivered first attempt is recorded in one statement, without a transaction', async () => {
+  const event = await paidEventTo(up.url);
+  const a = activities();
+  const { sql, result } = await statementsOf(() => a.firstWebhookAttempts(event));
+  expect(result.retry).toEqual([]);
+  expect(up.log.filter((r) => r.body.includes(event.orderId))).toHaveLength(1);
+  expect(sql.join(';')).not.toMatch(/\b(BEGIN|COMMIT)\b/i);
+  // the plan (endpoints, deliveries, the pending ones), the delivery read, the record
+  expect(sql).toHaveLength(5);
+  const d = await stack.db('webhook_deliveries').where({ payment_id: event.paymentId }).first();
+  expect(d).toMatchObject({ state: 'delivered', attempts: 1, last_status_code: 200, last_error: null });
+  expect(d.delivered_at).not.toBeNull();
+  const attempts = await stack.db('webhook_attempts').where({ delivery_id: d.id });
+  expect(attempts).toHaveLength(1);
+  expect(attempts[0]).toMatchObject({ attempt: 1, kind: 'automatic', status_code: 200, error: null });
+});
+
+it('a failed attempt is recorded with its error and leaves the delivery pending', async () => {
+  const event = await paidEventTo(down.url);
+  const a = activities();
+  const first = await a.firstWebhookAttempts(event);
+  expect(first.retry).toHaveLength(1);
+  const d = await stack.db('webhook_deliveries').where({ id: first.retry[0] }).first();
+  expect(d).toMatchObject({ state: 'pending', attempts: 1, last_status_code: 500, last_error: 'HTTP 500' });
+  expect(d.delivered_at).toBeNull();
+  const again = await a.attemptWebhookDelivery({ deliveryId: d.id, attempt: 2, kind: 'automatic' });
+  expect(again.ok).toBe(false);
+  const after = await stack.db('webhook_deliveries').where({ id: d.id }).first();
+  expect(after.attempts).toBe(2);
+  expect(await stack.db('webhook_attempts').where({ delivery_id: d.id }).orderBy('attempt').pluck('attempt')).toEqual([
+    1, 2,
+  ]);
+});
