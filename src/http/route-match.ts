@@ -37,28 +37,32 @@ export function memoizeRouteMatching(router: Router, max = 2000): void {
  */
 export function routerMiddleware(router: Router): Middleware {
   if (router.opts.host !== undefined) throw new Error('routerMiddleware: a host-bound router is not supported');
-  const chains = new WeakMap<Match['pathAndMethod'], ComposedMiddleware<ParameterizedContext>>();
+  // a chain captures its path (the layers' params are read from it), so it is kept with that path:
+  // memoizeRouteMatching keys a match by method and path, and without it every match is new
+  const chains = new WeakMap<
+    Match['pathAndMethod'],
+    { path: string; chain: ComposedMiddleware<ParameterizedContext> }
+  >();
   const chainOf = (path: string, layers: Match['pathAndMethod']) => {
-    let chain = chains.get(layers);
-    if (chain === undefined) {
-      const fns: Middleware[] = [];
-      for (const layer of router.opts.exclusive ? [layers[layers.length - 1]] : layers) {
-        fns.push((ctx, next) => {
-          ctx.captures = (layer.captures as (p: string, c?: string[]) => string[])(path, ctx.captures);
-          const params = layer.params(path, ctx.captures, ctx.params);
-          (ctx.request as { params?: typeof params }).params = params;
-          ctx.params = params;
-          ctx.routerPath = layer.path;
-          ctx.routerName = layer.name;
-          ctx._matchedRoute = layer.path;
-          if (layer.name) ctx._matchedRouteName = layer.name;
-          return next();
-        });
-        fns.push(...(layer.stack as Middleware[]));
-      }
-      chain = compose(fns);
-      chains.set(layers, chain);
+    const kept = chains.get(layers);
+    if (kept?.path === path) return kept.chain;
+    const fns: Middleware[] = [];
+    for (const layer of router.opts.exclusive ? [layers[layers.length - 1]] : layers) {
+      fns.push((ctx, next) => {
+        ctx.captures = (layer.captures as (p: string, c?: string[]) => string[])(path, ctx.captures);
+        const params = layer.params(path, ctx.captures, ctx.params);
+        (ctx.request as { params?: typeof params }).params = params;
+        ctx.params = params;
+        ctx.routerPath = layer.path;
+        ctx.routerName = layer.name;
+        ctx._matchedRoute = layer.path;
+        if (layer.name) ctx._matchedRouteName = layer.name;
+        return next();
+      });
+      fns.push(...(layer.stack as Middleware[]));
     }
+    const chain = compose(fns);
+    chains.set(layers, { path, chain });
     return chain;
   };
   return (ctx, next) => {

@@ -6,7 +6,7 @@
  */
 import type { Db } from '../../src/db/knex';
 import { createPendingPayment, insertPayment, type NewPayment } from '../../src/payments/repository';
-import { uniq, workerDb } from '../support/stack';
+import { statementsOf, uniq, workerDb } from '../support/stack';
 import { eventsOf, rowOf } from './support';
 
 let db: Db;
@@ -29,28 +29,14 @@ const newPayment = (orderId: string, over: Partial<NewPayment> = {}): NewPayment
   ...over,
 });
 
-/** The SQL statements `fn` sends to Postgres. */
-async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
-  const sql: string[] = [];
-  const note = (q: { sql: string }) => sql.push(q.sql);
-  db.on('query', note);
-  try {
-    await fn();
-  } finally {
-    db.off('query', note);
-  }
-  return sql;
-}
-
 it("writes a new order's row and its created event in one statement, without a transaction", async () => {
   const input = newPayment(uniq('one-statement'));
-  let result: Awaited<ReturnType<typeof createPendingPayment>> | undefined;
-  const sql = await statementsOf(async () => (result = await createPendingPayment(db, input)));
+  const { sql, result } = await statementsOf(db, () => createPendingPayment(db, input));
   expect(sql).toHaveLength(1);
   expect(sql.join(';')).not.toMatch(/\b(BEGIN|COMMIT)\b/i);
 
-  expect(result!.created).toBe(true);
-  expect(result!.payment).toMatchObject({
+  expect(result.created).toBe(true);
+  expect(result.payment).toMatchObject({
     id: input.paymentId,
     orderId: input.orderId,
     status: 'pending',
@@ -60,7 +46,7 @@ it("writes a new order's row and its created event in one statement, without a t
     apiKeyId: null,
     details: { qr: { payload: 'P', crc: 'ABCD', ref1: 'R1' } },
   });
-  expect(result!.payment.expiresAt?.toISOString()).toBe(input.expiresAt);
+  expect(result.payment.expiresAt?.toISOString()).toBe(input.expiresAt);
   expect((await rowOf(db, input.orderId)).id).toBe(input.paymentId);
   expect(await eventsOf(db, input.paymentId)).toEqual(['pending']);
 });
@@ -69,13 +55,12 @@ it('an order that has a row gets that row back (created: false), in one statemen
   const orderId = uniq('existing');
   const first = newPayment(orderId);
   await createPendingPayment(db, first);
-  let again: Awaited<ReturnType<typeof createPendingPayment>> | undefined;
-  const sql = await statementsOf(
-    async () => (again = await createPendingPayment(db, newPayment(orderId, { amountSatang: 99_900 }))),
+  const { sql, result: again } = await statementsOf(db, () =>
+    createPendingPayment(db, newPayment(orderId, { amountSatang: 99_900 })),
   );
   expect(sql).toHaveLength(1);
-  expect(again!.created).toBe(false);
-  expect(again!.payment).toMatchObject({ id: first.paymentId, amountSatang: 12_345 });
+  expect(again.created).toBe(false);
+  expect(again.payment).toMatchObject({ id: first.paymentId, amountSatang: 12_345 });
   expect(await eventsOf(db, first.paymentId)).toEqual(['pending']);
 });
 

@@ -7,7 +7,7 @@
  */
 import type { Db } from '../../src/db/knex';
 import { applyTransition, insertPayment } from '../../src/payments/repository';
-import { uniq, workerDb } from '../support/stack';
+import { statementsOf, uniq, workerDb } from '../support/stack';
 import { eventsOf } from './support';
 
 let db: Db;
@@ -33,27 +33,13 @@ async function pendingPayment(): Promise<string> {
   return paymentId;
 }
 
-/** The SQL statements `fn` sends to Postgres. */
-async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
-  const sql: string[] = [];
-  const note = (q: { sql: string }) => sql.push(q.sql);
-  db.on('query', note);
-  try {
-    await fn();
-  } finally {
-    db.off('query', note);
-  }
-  return sql;
-}
-
 const statusOf = async (id: string) => (await db('payments').where({ id }).first('status')).status as string;
 
 it('applies a transition and writes its event in one statement, without a transaction', async () => {
   const id = await pendingPayment();
-  let now: string | undefined;
-  const sql = await statementsOf(async () => {
-    now = await applyTransition(db, { paymentId: id, from: 'pending', to: 'paid', reason: 'QR: success' });
-  });
+  const { sql, result: now } = await statementsOf(db, () =>
+    applyTransition(db, { paymentId: id, from: 'pending', to: 'paid', reason: 'QR: success' }),
+  );
   expect(sql).toHaveLength(1);
   expect(sql.join(';')).not.toMatch(/\b(BEGIN|COMMIT)\b/i);
   expect(now).toBe('paid');

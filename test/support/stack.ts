@@ -133,6 +133,18 @@ export async function createTestStack(
 }
 
 /** Fresh ids per test so workflows never collide. */
+/** The SQL statements `fn` sends to Postgres through `db` (knex's query events), and its result. */
+export async function statementsOf<T>(db: Db, fn: () => Promise<T>): Promise<{ sql: string[]; result: T }> {
+  const sql: string[] = [];
+  const note = (q: { sql: string }) => sql.push(q.sql);
+  db.on('query', note);
+  try {
+    return { sql, result: await fn() };
+  } finally {
+    db.off('query', note);
+  }
+}
+
 export const uniq = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
 
 /** Poll `fn` until it returns a value (not undefined, null or false), or fail after `ms`. */

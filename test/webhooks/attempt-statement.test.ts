@@ -4,11 +4,10 @@
  * attempt marks its delivery delivered, a failed one leaves it pending with the error, and each
  * counts once.
  */
-import request from 'supertest';
 import { createActivities } from '../../activities';
 import { sandboxProviders } from '../../src/simulators/providers';
-import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
-import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
+import { createTestStack, statementsOf, testConfig, testLogger, type TestStack } from '../support/stack';
+import { apiKey, paidQrEvent, registerEndpoint, startReceiver, type Receiver } from './helpers';
 
 let stack: TestStack;
 let up: Receiver;
@@ -24,36 +23,10 @@ afterAll(async () => {
   await down.stop();
 });
 
-/** The SQL statements `fn` sends to Postgres. */
-async function statementsOf<T>(fn: () => Promise<T>): Promise<{ sql: string[]; result: T }> {
-  const sql: string[] = [];
-  const note = (q: { sql: string }) => sql.push(q.sql);
-  stack.db.on('query', note);
-  try {
-    return { sql, result: await fn() };
-  } finally {
-    stack.db.off('query', note);
-  }
-}
-
 async function paidEventTo(url: string) {
   const key = await apiKey(stack);
   await registerEndpoint(stack, key.key, { url });
-  const orderId = uniq('att');
-  const res = await request(stack.app.callback())
-    .post('/qrpayment')
-    .set('X-API-Key', key.key)
-    .send({ orderId, userId: 'u-1', amount: 3, customerId: 'c-1' });
-  expect(res.status).toBe(200);
-  return {
-    paymentId: res.body.body.paymentId as string,
-    orderId,
-    status: 'paid' as const,
-    amountSatang: 300,
-    timestamp: new Date().toISOString(),
-    mode: 'sandbox' as const,
-    apiKeyId: key.id,
-  };
+  return paidQrEvent(stack, key);
 }
 
 const activities = () =>
@@ -67,7 +40,7 @@ const activities = () =>
 it('a delivered first attempt is recorded in one statement, without a transaction', async () => {
   const event = await paidEventTo(up.url);
   const a = activities();
-  const { sql, result } = await statementsOf(() => a.firstWebhookAttempts(event));
+  const { sql, result } = await statementsOf(stack.db, () => a.firstWebhookAttempts(event));
   expect(result.retry).toEqual([]);
   expect(up.log.filter((r) => r.body.includes(event.orderId))).toHaveLength(1);
   expect(sql.join(';')).not.toMatch(/\b(BEGIN|COMMIT)\b/i);

@@ -17,7 +17,7 @@ import { createActivities } from '../../activities';
 import { sandboxProviders } from '../../src/simulators/providers';
 import { createQueueWorkers, type QueueWorkers } from '../../src/temporal/worker';
 import { createTestStack, provenResult, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
-import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
+import { apiKey, paidQrEvent, registerEndpoint, startReceiver, type Receiver } from './helpers';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -101,23 +101,7 @@ it("the settle step's first attempts: an endpoint that just failed gets none inl
       logger: testLogger,
       sandbox: sandboxProviders({ db: stack.db }),
     });
-    const event = async () => {
-      const orderId = uniq('brk');
-      const res = await request(stack.app.callback())
-        .post('/qrpayment')
-        .set('X-API-Key', key.key)
-        .send({ orderId, userId: 'u-1', amount: 3, customerId: 'c-1' });
-      expect(res.status).toBe(200);
-      return {
-        paymentId: res.body.body.paymentId as string,
-        orderId,
-        status: 'paid' as const,
-        amountSatang: 300,
-        timestamp: new Date().toISOString(),
-        mode: 'sandbox' as const,
-        apiKeyId: key.id,
-      };
-    };
+    const event = () => paidQrEvent(stack, key);
     const first = await activities.firstWebhookAttempts(await event());
     expect(first.retry).toHaveLength(1);
     expect(first.deferred).toEqual([]);

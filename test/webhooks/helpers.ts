@@ -70,6 +70,25 @@ export async function registerEndpoint(stack: TestStack, key: string, body: Reco
   return res.body.body as { id: string; secret: string; url: string };
 }
 
+/** A new QR payment created with `key` through the API, and the `paid` status event of it (to hand to the webhook activities). */
+export async function paidQrEvent(stack: TestStack, key: { key: string; id: string }) {
+  const orderId = uniq('evt');
+  const res = await request(stack.app.callback())
+    .post('/qrpayment')
+    .set('X-API-Key', key.key)
+    .send({ orderId, userId: 'u-1', amount: 3, customerId: 'c-1' });
+  if (res.status !== 200) throw new Error(`POST /qrpayment: ${res.status} ${JSON.stringify(res.body)}`);
+  return {
+    paymentId: res.body.body.paymentId as string,
+    orderId,
+    status: 'paid' as const,
+    amountSatang: 300,
+    timestamp: new Date().toISOString(),
+    mode: 'sandbox' as const,
+    apiKeyId: key.id,
+  };
+}
+
 /** Every delivery of a payment's event once none is pending any more (delivered, dead or cancelled). */
 export async function deliveriesSettled(stack: TestStack, paymentId: string, status: string, timeoutMs = 30_000) {
   const { waitFor } = await import('../support/stack');

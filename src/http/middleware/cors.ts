@@ -14,7 +14,7 @@ const ALLOW_HEADERS = 'Content-Type, X-API-Key, If-None-Match, X-Request-Id, Acc
 const EXPOSE_HEADERS = 'ETag, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After';
 
 /**
- * A step of the front middleware (src/http/middleware/front.ts): true when it answered the
+ * A step of the front middleware (src/http/middleware/request.ts): true when it answered the
  * request (a preflight), false when the request goes on (with the CORS headers when they apply).
  */
 export function cors(opts: {

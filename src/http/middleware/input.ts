@@ -1,8 +1,9 @@
 /**
- * The input rule (src/http/input-rule.ts), after the body is read and before any route: path parameters (named as the route names them), query parameters, JSON and form
- * fields. A refused request is 400 INVALID_INPUT in its area's envelope, details
- * {field, in, reason}; `onRefused` lets an area react (the callback API alerts the operator
- * when the refused callback was correctly signed).
+ * The input rule (src/http/input-rule.ts), after the body is read and before any route: path
+ * parameters (named as the route names them), query parameters, JSON and form fields. A refused
+ * request is 400 INVALID_INPUT in its area's envelope, details {field, in, reason}; `onRefused`
+ * lets an area react (the callback API alerts the operator when the refused callback was
+ * correctly signed).
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';

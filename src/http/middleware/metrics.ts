@@ -1,5 +1,5 @@
 /**
- * Run by the front middleware (src/http/middleware/front.ts) once a request is answered: counts
+ * Run by the front middleware (src/http/middleware/request.ts) once a request is answered: counts
  * it and its duration by route pattern and status, and derives from the final answer what the
  * callback and rate-limit metrics need (a rejected callback's error name, a 429). One counter,
  * one histogram per request.
