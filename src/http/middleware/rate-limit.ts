@@ -5,10 +5,18 @@
  * Contract:
  *  - Fixed windows aligned to the clock (second and minute). A request is admitted when both
  *    windows have room; an admitted request counts in both, a refused one in neither.
- *  - The counters of API keys live in Postgres (table rate_limits) and are updated by one atomic
- *    upsert per request, so any number of gateway processes on one database enforce one limit
- *    together. Once a key is refused, this gateway refuses it again without asking Postgres
- *    until the refusing window ends (the answer Postgres would give).
+ *  - The counters of API keys live in Postgres (table rate_limits), so any number of gateway
+ *    processes on one database enforce one limit together. They are updated by atomic upserts,
+ *    coalesced per key: while this gateway's upsert for a key is in flight, the key's later
+ *    requests wait; when it returns, all n that waited go together as ONE upsert that counts them
+ *    at once, admitting k = min(n, room left in the second window, room left in the minute window)
+ *    (room never below 0). The n get their decisions in arrival order: the first k are admitted,
+ *    each with the Remaining of its own position in the count, the rest are refused. So a key
+ *    costs at most one statement in flight per gateway, whatever its concurrency. A failed
+ *    statement fails every request of its batch. A batch is counted in the windows of the clock
+ *    when it is sent, and its decisions (Reset, Retry-After) are told from that moment. Once a key is refused, this gateway refuses it
+ *    again without asking Postgres until the refusing window ends (the answer Postgres would
+ *    give); a batch that was waiting when the refusal came is answered from it too.
  *  - Callers without a valid key (bucketed by client address) are counted in this gateway's
  *    memory, by the same rule: a flood of bad keys or anonymous calls costs no database write.
  *    With N gateways an address may get up to N times the limit.
@@ -47,24 +55,30 @@ export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: numb
   if (!Number.isInteger(perSecond) || !Number.isInteger(perMinute) || perSecond < 1 || perMinute < 1)
     throw new Error('rate limits must be positive integers');
 
-  // Every SET expression sees the row as it was, so s0/m0 (the counts in the current windows
-  // before this request) and ok are spelled out where needed. Values other than the bucket are
-  // integers computed here, inlined after validation.
-  const upsert = (secWindow: number, minWindow: number) => {
+  // Counts n requests at once (the batch of one key) and admits k of them. Every SET expression
+  // sees the row as it was, so s0/m0 (the counts in the current windows before this batch) and k
+  // are spelled out where needed. Values other than the bucket are integers computed here,
+  // inlined after validation. RETURNING sees only the new row: `admitted` carries k out.
+  const upsert = (secWindow: number, minWindow: number, n: number) => {
+    for (const v of [secWindow, minWindow, n])
+      if (!Number.isSafeInteger(v) || v < 0) throw new Error(`rate limit: not a count or window: ${v}`);
+    if (n < 1) throw new Error('rate limit: an empty batch');
     const s0 = `(CASE WHEN EXCLUDED.sec_window <= rl.sec_window THEN rl.sec_count ELSE 0 END)`;
     const m0 = `(CASE WHEN EXCLUDED.min_window <= rl.min_window THEN rl.min_count ELSE 0 END)`;
-    const ok = `(${s0} < ${perSecond} AND ${m0} < ${perMinute})`;
+    const k = `LEAST(${n}, GREATEST(0, ${perSecond} - ${s0}), GREATEST(0, ${perMinute} - ${m0}))`;
+    const first = Math.min(n, perSecond, perMinute); // k of a new row
     return `
-      INSERT INTO rate_limits AS rl (bucket, sec_window, sec_count, min_window, min_count, allowed, updated_at)
-      VALUES (?, ${secWindow}, 1, ${minWindow}, 1, true, now())
+      INSERT INTO rate_limits AS rl (bucket, sec_window, sec_count, min_window, min_count, allowed, admitted, updated_at)
+      VALUES (?, ${secWindow}, ${first}, ${minWindow}, ${first}, ${first === n}, ${first}, now())
       ON CONFLICT (bucket) DO UPDATE SET
         sec_window = GREATEST(rl.sec_window, EXCLUDED.sec_window),
         min_window = GREATEST(rl.min_window, EXCLUDED.min_window),
-        sec_count = ${s0} + (CASE WHEN ${ok} THEN 1 ELSE 0 END),
-        min_count = ${m0} + (CASE WHEN ${ok} THEN 1 ELSE 0 END),
-        allowed = ${ok},
+        sec_count = ${s0} + ${k},
+        min_count = ${m0} + ${k},
+        allowed = ${k} = ${n},
+        admitted = ${k},
         updated_at = now()
-      RETURNING sec_window, sec_count, min_window, min_count, allowed`;
+      RETURNING sec_window, sec_count, min_window, min_count, admitted`;
   };
 
   type Counted = {
@@ -95,29 +109,83 @@ export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: numb
   };
   /** Shared buckets refused by Postgres: the refusal, until the window that refused ends. */
   const refused = new Map<string, { until: number; r: Counted }>();
+  const refuse = (bucket: string, r: Counted) => {
+    const minuteBlocks = r.min_count >= perMinute;
+    refused.set(bucket, {
+      until: minuteBlocks ? (Number(r.min_window) + 1) * 60_000 : (Number(r.sec_window) + 1) * 1000,
+      r,
+    });
+    if (refused.size > 10_000) refused.delete(refused.keys().next().value!);
+  };
+
+  /** One request's count and the moment it was counted at (its batch's). */
+  type Counting = { r: Counted; now: number };
+  type Waiter = { resolve: (c: Counting) => void; reject: (e: unknown) => void };
+  /** Shared buckets with an upsert in flight: the requests that arrived since, in arrival order. */
+  const queued = new Map<string, Waiter[]>();
+
+  /** Counts one batch of a shared bucket in one statement, then sends the batch that queued meanwhile. */
+  const send = async (bucket: string, batch: Waiter[], now: number): Promise<void> => {
+    try {
+      const block = refused.get(bucket);
+      if (block && now < block.until) {
+        for (const w of batch) w.resolve({ r: block.r, now });
+        return;
+      }
+      if (block) refused.delete(bucket);
+      const n = batch.length;
+      const { rows } = await db.raw<{ rows: (Counted & { admitted: number })[] }>(
+        upsert(Math.floor(now / 1000), Math.floor(now / 60_000), n),
+        [bucket],
+      );
+      const { admitted: k, ...after } = rows[0];
+      // the i-th admitted request (0-based) saw the counts before the batch plus i + 1
+      for (let i = 0; i < k; i++)
+        batch[i].resolve({
+          r: {
+            ...after,
+            sec_count: after.sec_count - k + i + 1,
+            min_count: after.min_count - k + i + 1,
+            allowed: true,
+          },
+          now,
+        });
+      if (k < n) {
+        const no = { ...after, allowed: false };
+        refuse(bucket, no);
+        for (let i = k; i < n; i++) batch[i].resolve({ r: no, now });
+      }
+    } catch (e) {
+      for (const w of batch) w.reject(e);
+    } finally {
+      const next = queued.get(bucket)!;
+      if (next.length === 0) queued.delete(bucket);
+      else {
+        queued.set(bucket, []);
+        void send(bucket, next, clock());
+      }
+    }
+  };
+
+  /** This request's count in a shared bucket: sent at once, or in the batch after the one in flight. */
+  const countShared = (bucket: string, now: number): Promise<Counting> =>
+    new Promise((resolve, reject) => {
+      const waiting = queued.get(bucket);
+      if (waiting) waiting.push({ resolve, reject });
+      else {
+        queued.set(bucket, []);
+        void send(bucket, [{ resolve, reject }], now);
+      }
+    });
 
   return {
     async consume(bucket: string): Promise<RateDecision> {
-      const now = clock();
-      const secWindow = Math.floor(now / 1000);
-      const minWindow = Math.floor(now / 60_000);
+      let now = clock();
       let r: Counted;
       const block = refused.get(bucket);
-      if (!bucket.startsWith('key:')) r = countLocally(bucket, secWindow, minWindow);
+      if (!bucket.startsWith('key:')) r = countLocally(bucket, Math.floor(now / 1000), Math.floor(now / 60_000));
       else if (block && now < block.until) r = block.r;
-      else {
-        if (block) refused.delete(bucket);
-        const { rows } = await db.raw<{ rows: Counted[] }>(upsert(secWindow, minWindow), [bucket]);
-        r = rows[0];
-        if (!r.allowed) {
-          const minuteBlocks = r.min_count >= perMinute;
-          refused.set(bucket, {
-            until: minuteBlocks ? (Number(r.min_window) + 1) * 60_000 : (Number(r.sec_window) + 1) * 1000,
-            r,
-          });
-          if (refused.size > 10_000) refused.delete(refused.keys().next().value!);
-        }
-      }
+      else ({ r, now } = await countShared(bucket, now));
       const secResetMs = (Number(r.sec_window) + 1) * 1000;
       const minResetMs = (Number(r.min_window) + 1) * 60_000;
       const secLeft = Math.max(0, perSecond - r.sec_count);
