@@ -238,8 +238,10 @@ function send(ctx: Context, r: StoredResponse): void {
 
 /**
  * /wallet/callback is public: limited per client address (WALLET_RATE_PER_SECOND / _PER_MINUTE,
- * generous), with the project's one rate limiter (Postgres, shared by every gateway); addresses
- * in WALLET_RATE_ALLOW (the wallet gateway) are never limited.
+ * generous), with the project's one rate limiter. Its buckets are addresses, not API keys, so
+ * they are counted in this gateway's memory (a flood costs no database write; with N gateways an
+ * address may get up to N times the limit); addresses in WALLET_RATE_ALLOW (the wallet gateway)
+ * are never limited.
  */
 function walletRateLimit(deps: AppDeps) {
   const { walletRateLimit: limits, callbacks } = deps.config;
