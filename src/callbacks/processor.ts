@@ -21,6 +21,12 @@
  *    snapshot cannot see a receipt a concurrent first delivery committed after it began, but its
  *    INSERT (ON CONFLICT DO NOTHING) meets it: "none seen, none claimed" is read again and is a
  *    duplicate that waits, never an error or a second delivery.
+ *  - A retry while the first delivery is unfinished: a living delivery finishes within
+ *    milliseconds, so a duplicate waits only while the unfinished receipt is younger than 2 s
+ *    (duplicateWaitMs; the age is the database's). An older one's gateway died (or it is stuck):
+ *    the retry gets a prompt 503 SERVICE_UNAVAILABLE with Retry-After, the seconds until the
+ *    lease ends and a retry takes the delivery over, instead of a wait of up to 11 s and then the
+ *    503 while the provider's connection is held.
  *  - Proof: what is signalled carries the receipt id and its proof (src/callbacks/result-proof),
  *    an HMAC only this gateway and the worker can make; the workflow settles nothing without it.
  *  - Conflicts: a result that contradicts a settled payment (success after expired or failed,
@@ -93,6 +99,11 @@ export interface ProcessorDeps {
   signalTimeoutMs?: number;
   /** how long a receipt may stay unfinished before a duplicate takes its delivery over (default 30 s) */
   deliveryLeaseMs?: number;
+  /**
+   * how old an unfinished receipt may be for a duplicate to wait for it (default 2 s); one older
+   * than this (its delivery is stuck or its gateway died) gets a prompt 503 with Retry-After
+   */
+  duplicateWaitMs?: number;
 }
 
 const SIGNAL_TIMEOUT_MS = 5_000;
@@ -100,6 +111,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How long a receipt may stay unfinished before a duplicate takes its delivery over (its gateway died). */
 const DELIVERY_LEASE_MS = 30_000;
+/**
+ * How old an unfinished receipt may be for a duplicate to wait for it. A living delivery finishes
+ * within milliseconds (one signal, one UPDATE); one unfinished after this is stuck or its gateway
+ * died, and a duplicate then gets a prompt 503 (Retry-After: until the lease ends) instead of
+ * holding the provider's connection.
+ */
+const DUPLICATE_WAIT_MS = 2_000;
 /** How often a duplicate looks whether the delivery it waits for has finished. */
 const WAIT_POLL_MS = 20;
 
@@ -110,6 +128,8 @@ export interface Receipt {
   response?: StoredResponse;
   /** unfinished for longer than the delivery lease: its delivery died, a duplicate takes it over */
   stale: boolean;
+  /** how long ago it was claimed (or taken over), by the database's clock */
+  ageMs: number;
   /** claimed just now by this callback's own lookup (callbackPayment with a claim): this callback delivers it */
   claimed?: true;
 }
@@ -117,7 +137,8 @@ export interface Receipt {
 /** The columns of a receipt, read beside the payment or alone, as `receipt_*` (see receiptOf). */
 const RECEIPT_COLUMNS = `r.id AS receipt_id, r.outcome AS receipt_outcome, r.response_status AS receipt_response_status,
   r.response_body AS receipt_response_body, r.response_location AS receipt_response_location,
-  (r.outcome IS NULL AND r.created_at < now() - ? * interval '1 millisecond') AS receipt_stale`;
+  (r.outcome IS NULL AND r.created_at < now() - ? * interval '1 millisecond') AS receipt_stale,
+  (extract(epoch FROM now() - r.created_at) * 1000)::float8 AS receipt_age_ms`;
 
 const leaseOf = (deps: Pick<ProcessorDeps, 'deliveryLeaseMs'>) => deps.deliveryLeaseMs ?? DELIVERY_LEASE_MS;
 
@@ -126,6 +147,7 @@ function receiptOf(row: Record<string, unknown> | undefined): Receipt | null {
   return {
     id: String(row.receipt_id),
     stale: row.receipt_stale === true,
+    ageMs: Number(row.receipt_age_ms ?? 0),
     ...(row.receipt_outcome == null
       ? {}
       : {
@@ -231,7 +253,7 @@ export async function callbackPayment(
   if (row.claimed_id) {
     return {
       payment,
-      receipt: { id: String(row.claimed_id), stale: false, claimed: true },
+      receipt: { id: String(row.claimed_id), stale: false, ageMs: 0, claimed: true },
     };
   }
   const receipt = receiptOf(row);
@@ -262,8 +284,9 @@ async function readReceipt(deps: ProcessorDeps, cb: VerifiedCallback): Promise<R
  * committed on its own and unfinished (no outcome), so no transaction stays open across the
  * signal; the delivery then finishes it with its outcome and response (one UPDATE, which also
  * finds a payment settled the other way while the signal was on its way). A duplicate that finds
- * the receipt finished gets its response; one that finds it unfinished waits for it; one that
- * finds it unfinished for longer than the lease (its gateway died) takes the delivery over, with the
+ * the receipt finished gets its response; one that finds it unfinished waits for it while it is
+ * younger than duplicateWaitMs, and past that gets a prompt 503 with Retry-After; one that finds
+ * it unfinished for longer than the lease (its gateway died) takes the delivery over, with the
  * same receipt id: the workflow keeps the first result. A delivery that fails removes its
  * unfinished receipt, so the provider's retry does the work.
  */
@@ -272,7 +295,6 @@ export async function processCallback(
   cb: VerifiedCallback,
 ): Promise<{ response: StoredResponse; duplicate: boolean }> {
   let receipt = cb.receipt === undefined ? await readReceipt(deps, cb) : cb.receipt;
-  const waitUntil = Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS) * 2 + 1_000;
   for (;;) {
     if (receipt?.response) return duplicate(deps, cb, receipt.response);
     const id = receipt?.claimed
@@ -288,16 +310,31 @@ export async function processCallback(
       return { response, duplicate: false };
     }
     if (receipt && !receipt.stale) {
-      // another delivery of this callback is under way: its response is ours
-      if (Date.now() > waitUntil)
-        throw new AppError(
-          ErrorCode.SERVICE_UNAVAILABLE,
-          'An earlier delivery of this callback is still under way, try again later',
-        );
+      // another delivery of this callback is under way: its response is ours, unless it is stuck
+      if (receipt.ageMs >= (deps.duplicateWaitMs ?? DUPLICATE_WAIT_MS)) throw stillUnderWay(deps, cb, receipt);
       await sleep(WAIT_POLL_MS);
     }
     receipt = await readReceipt(deps, cb);
   }
+}
+
+/**
+ * The 503 of a duplicate whose first delivery has not finished in the time a living one takes:
+ * its gateway died (or it is stuck). Answered at once, with Retry-After until the lease ends and a
+ * retry takes the delivery over, instead of holding the provider's connection.
+ */
+function stillUnderWay(deps: ProcessorDeps, cb: VerifiedCallback, receipt: Receipt): AppError {
+  const retryAfter = Math.max(1, Math.ceil((leaseOf(deps) - receipt.ageMs) / 1000));
+  deps.logger.warn(
+    { provider: cb.provider, paymentId: cb.payment.id, status: cb.status, receipt: receipt.id, ageMs: receipt.ageMs },
+    'duplicate callback: its first delivery has not finished; 503 until its lease ends',
+  );
+  return new AppError(
+    ErrorCode.SERVICE_UNAVAILABLE,
+    `An earlier delivery of this callback has not finished; retry after ${retryAfter} s`,
+    {},
+    { 'Retry-After': String(retryAfter) },
+  );
 }
 
 function duplicate(

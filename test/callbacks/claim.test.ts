@@ -7,7 +7,8 @@
  *  - a receipt inserted by a concurrent first delivery after the lookup's snapshot was taken (the
  *    lookup cannot see it, its INSERT meets it): a duplicate that waits, never an error and never
  *    a second delivery;
- *  - a gateway that died after claiming: a retry after the lease takes the delivery over.
+ *  - a gateway that died after claiming: a retry within the lease gets a prompt 503 with
+ *    Retry-After (no long wait), one after the lease takes the delivery over.
  * The clock is the database's: a receipt's age is set by its created_at, so nothing sleeps for seconds.
  */
 import type { Client } from '@temporalio/client';
@@ -23,7 +24,7 @@ import {
 } from '../../src/callbacks/processor';
 import { createPendingPayment, type Payment } from '../../src/payments/repository';
 import { statementsOf, testConfig, testLogger, uniq, waitFor, workerDb } from '../support/stack';
-import { fieldSigned, post } from './helpers';
+import { callbackError, fieldSigned, post } from './helpers';
 
 let db: Db;
 beforeAll(async () => {
@@ -240,12 +241,64 @@ describe('a concurrent first delivery', () => {
 });
 
 describe('a gateway that died after claiming (the receipt stays unfinished)', () => {
-  it('with an injected lease: a receipt older than it is taken over by the retry (same id, one signal)', async () => {
+  it("the provider's retry within the lease gets a prompt 503 SERVICE_UNAVAILABLE with Retry-After, and changes nothing", async () => {
     const temporal = temporalStandIn();
-    const deps = depsWith(temporal.client, { deliveryLeaseMs: 400 });
+    const app = appWith(temporal.client);
+    const p = await pendingQrPayment();
+    const id = await unfinishedReceipt(p, 5_000); // claimed 5 s ago, of the 30 s lease
+    const started = Date.now();
+    const res = await post(app, '/qrcallback', qrCallback(p));
+    expect(Date.now() - started).toBeLessThan(1_000); // was: a wait of 11 s, then the 503
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual(callbackError('SERVICE_UNAVAILABLE', 503));
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(24);
+    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(25);
+    expect(await receiptsOf(p)).toEqual([expect.objectContaining({ id, outcome: null })]);
+    expect(temporal.signalsOf(p.workflowId)).toBe(0);
+
+    // after the lease (the receipt 31 s old), the retry takes the delivery over with the same receipt
+    await db('callback_receipts')
+      .where({ id })
+      .update({ created_at: db.raw(`now() - interval '31 seconds'`) });
+    const retry = await post(app, '/qrcallback', qrCallback(p));
+    expect(retry.status).toBe(200);
+    expect(retry.body.body).toEqual({ message: 'Callback processed', orderId: p.orderId, status: 'success' });
+    expect(await receiptsOf(p)).toEqual([expect.objectContaining({ id, outcome: 'signalled', response_status: 200 })]);
+    expect(temporal.signalsOf(p.workflowId)).toBe(1);
+  });
+
+  it('a duplicate waits for a delivery under way only while it is younger than duplicateWaitMs', async () => {
+    const temporal = temporalStandIn();
+    const deps = depsWith(temporal.client, { duplicateWaitMs: 300 });
     const p = await pendingQrPayment();
     const d = qrDelivery(deps, p);
-    const id = await unfinishedReceipt(p, 500);
+    await unfinishedReceipt(p, 0); // claimed just now, never finished
+    const started = Date.now();
+    const found = await d.lookup();
+    expect(found?.receipt).toMatchObject({ stale: false });
+    await expect(d.process(found?.receipt)).rejects.toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      headers: { 'Retry-After': '30' },
+    });
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(250);
+    expect(waited).toBeLessThan(2_000);
+    expect(temporal.signalsOf(p.workflowId)).toBe(0);
+  });
+
+  it('with an injected lease: a receipt older than it is taken over (same id, one signal); a younger one is not', async () => {
+    const temporal = temporalStandIn();
+    const deps = depsWith(temporal.client, { deliveryLeaseMs: 400, duplicateWaitMs: 100 });
+    const p = await pendingQrPayment();
+    const d = qrDelivery(deps, p);
+    const id = await unfinishedReceipt(p, 200);
+    await expect(d.process((await d.lookup())?.receipt)).rejects.toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      headers: { 'Retry-After': '1' },
+    });
+    await db('callback_receipts')
+      .where({ id })
+      .update({ created_at: db.raw(`now() - interval '500 milliseconds'`) });
     const found = await d.lookup();
     expect(found?.receipt).toMatchObject({ id, stale: true });
     await expect(d.process(found?.receipt)).resolves.toEqual({
