@@ -22,7 +22,8 @@ import {
   type Receipt,
   type StoredResponse,
 } from '../../src/callbacks/processor';
-import { createPendingPayment, type Payment } from '../../src/payments/repository';
+import { orderReference } from '../../src/domain/promptpay';
+import { createPendingPayment, paymentMatches, paymentMatchesSql, type Payment } from '../../src/payments/repository';
 import { statementsOf, testConfig, testLogger, uniq, waitFor, workerDb } from '../support/stack';
 import { callbackError, fieldSigned, post } from './helpers';
 
@@ -54,13 +55,13 @@ function temporalStandIn(delayMs = 0) {
   return { client, signalsOf: (workflowId: string) => signals.filter((w) => w === workflowId).length };
 }
 
-async function pendingQrPayment(): Promise<Payment> {
+async function pendingQrPayment(method: Payment['method'] = 'qr'): Promise<Payment> {
   const orderId = uniq('claim');
   const { payment } = await createPendingPayment(db, {
     paymentId: uniq('pay'),
     orderId,
     userId: 'u-1',
-    method: 'qr',
+    method,
     amountSatang: 12_345,
     mode: 'sandbox',
     workflowId: `payment-${orderId}`,
@@ -165,6 +166,31 @@ describe('round trips', () => {
     expect(await receiptsOf(p)).toEqual([]);
     expect(temporal.signalsOf(p.workflowId)).toBe(0);
   });
+});
+
+it('the claim checks the payment id as paymentMatches does (the route refuses what it does not claim)', async () => {
+  const qr = await pendingQrPayment();
+  const card = await pendingQrPayment('card');
+  await db('payments').where({ id: card.id }).update({ provider_ref: 'chrg_claim_1' });
+  const cardRow = { ...card, providerRef: 'chrg_claim_1' };
+  const cases: [Payment, string][] = [
+    [qr, qr.id],
+    [qr, orderReference(qr.orderId)],
+    [qr, 'pay_other'],
+    [qr, card.id],
+    [cardRow, card.id],
+    [cardRow, 'chrg_claim_1'],
+    [cardRow, orderReference(card.orderId)],
+    [cardRow, 'chrg_other'],
+  ];
+  for (const [p, given] of cases) {
+    const m = paymentMatchesSql(given, p.orderId);
+    const { rows } = await db.raw<{ rows: { matches: boolean | null }[] }>(
+      `SELECT (${m.sql}) AS matches FROM payments p WHERE p.id = ?`,
+      [...m.bindings, p.id],
+    );
+    expect([given, rows[0].matches === true]).toEqual([given, paymentMatches(p, given)]);
+  }
 });
 
 describe('a concurrent first delivery', () => {
