@@ -203,7 +203,9 @@ export async function callbackPayment(
     const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
       `SELECT p.*, ${RECEIPT_COLUMNS}
          FROM payments p
-         LEFT JOIN callback_receipts r ON r.payment_id = p.id AND r.provider = ? AND r.status = ?
+         LEFT JOIN LATERAL (
+           SELECT * FROM callback_receipts r WHERE r.provider = ? AND r.payment_id = p.id AND r.status = ? LIMIT 1
+         ) r ON true
         WHERE ${where} LIMIT 1`,
       [leaseOf(deps), provider, status, key],
     );
@@ -216,6 +218,10 @@ export async function callbackPayment(
     ...(claim.paymentRef !== undefined ? [paymentMatchesSql(claim.paymentRef, key)] : []),
     ...(claim.amountSatang !== undefined ? [{ sql: 'p.amount_satang = ?', bindings: [claim.amountSatang] }] : []),
   ];
+  // `r` names the payment by a scalar subquery (above: a LATERAL subquery with LIMIT, which the
+  // planner cannot flatten), so the receipt is one probe of the unique key (provider, payment_id,
+  // status) whatever the statistics say; as a plain join, on a table whose statistics still
+  // counted few receipts, the planner scanned every receipt of the provider and status.
   // One statement, one snapshot: `r` cannot see a receipt committed after the statement began.
   // The INSERT's ON CONFLICT can (it waits for a concurrent insert of the key and does nothing
   // when that commits), so "no receipt seen, none claimed" is a concurrent first delivery.
@@ -224,7 +230,8 @@ export async function callbackPayment(
        SELECT p.*, (${checks.map((c) => c.sql).join(' AND ') || 'true'}) AS claim_checks
          FROM payments p WHERE ${where} LIMIT 1
      ), r AS (
-       SELECT r.* FROM callback_receipts r JOIN p ON r.payment_id = p.id WHERE r.provider = ? AND r.status = ?
+       SELECT r.* FROM callback_receipts r
+        WHERE r.provider = ? AND r.payment_id = (SELECT p.id FROM p) AND r.status = ?
      ), c AS (
        INSERT INTO callback_receipts (id, provider, payment_id, order_id, status, source_ip, request)
        SELECT ?::text, ?::text, p.id, p.order_id, ?::text, ?::text, ?::jsonb FROM p
