@@ -3,8 +3,9 @@
  *
  * Guarantees:
  *  - Duplicates: one receipt per (provider, payment, status). A duplicate, also one arriving
- *    concurrently, waits for the first delivery to finish and gets its stored response; it
- *    records nothing and signals nothing.
+ *    concurrently, waits for the first delivery to finish and gets its stored response (the wait
+ *    is bounded: see "A retry while the first delivery is unfinished"); it records nothing and
+ *    signals nothing.
  *  - Durable before the 200: the receipt is claimed (committed unfinished, no outcome: the
  *    unique key is then taken, and no transaction stays open across the signal) and finished
  *    with its outcome and response only after Temporal accepted the signal, so an answered
