@@ -3,8 +3,9 @@
  *
  * Guarantees:
  *  - Duplicates: one receipt per (provider, payment, status). A duplicate, also one arriving
- *    concurrently, waits for the first delivery to finish and gets its stored response; it
- *    records nothing and signals nothing.
+ *    concurrently, waits for the first delivery to finish and gets its stored response (the wait
+ *    is bounded: see "A retry while the first delivery is unfinished"); it records nothing and
+ *    signals nothing.
  *  - Durable before the 200: the receipt is claimed (committed unfinished, no outcome: the
  *    unique key is then taken, and no transaction stays open across the signal) and finished
  *    with its outcome and response only after Temporal accepted the signal, so an answered
@@ -13,6 +14,20 @@
  *    whose gateway died before finishing leaves it unfinished, and a retry after the delivery
  *    lease (30 s) takes it over with the same receipt id. A repeated signal is harmless: the
  *    payment workflow keeps the first result only.
+ *  - Two round trips for a first callback: the lookup that reads the payment and its receipt
+ *    (callbackPayment) also claims the receipt, in one statement, when the callback passes the
+ *    route's checks (the payment id it gives, its amount): every callback that passes them is
+ *    delivered and keeps a receipt, whatever its outcome (signalled, payment_closed, recorded,
+ *    conflict); one they refuse claims nothing. Then the signal, then the finish. The statement's
+ *    snapshot cannot see a receipt a concurrent first delivery committed after it began, but its
+ *    INSERT (ON CONFLICT DO NOTHING) meets it: "none seen, none claimed" is read again and is a
+ *    duplicate that waits, never an error or a second delivery.
+ *  - A retry while the first delivery is unfinished: a living delivery finishes within
+ *    milliseconds, so a duplicate waits only while the unfinished receipt is younger than 2 s
+ *    (duplicateWaitMs; the age is the database's). An older one's gateway died (or it is stuck):
+ *    the retry gets a prompt 503 SERVICE_UNAVAILABLE with Retry-After, the seconds until the
+ *    lease ends and a retry takes the delivery over, instead of a wait of up to 11 s and then the
+ *    503 while the provider's connection is held.
  *  - Proof: what is signalled carries the receipt id and its proof (src/callbacks/result-proof),
  *    an HMAC only this gateway and the worker can make; the workflow settles nothing without it.
  *  - Conflicts: a result that contradicts a settled payment (success after expired or failed,
@@ -38,7 +53,7 @@ import {
 import type { Logger } from '../logger';
 import { callbacks } from '../metrics';
 import { withTemporal } from '../temporal/payments';
-import { toPayment, type PaymentRef } from '../payments/repository';
+import { paymentMatchesSql, toPayment, type PaymentRef } from '../payments/repository';
 import type { CallbackProvider } from '../domain/providers';
 import { signResult } from './result-proof';
 
@@ -85,6 +100,11 @@ export interface ProcessorDeps {
   signalTimeoutMs?: number;
   /** how long a receipt may stay unfinished before a duplicate takes its delivery over (default 30 s) */
   deliveryLeaseMs?: number;
+  /**
+   * how old an unfinished receipt may be for a duplicate to wait for it (default 2 s); one older
+   * than this (its delivery is stuck or its gateway died) gets a prompt 503 with Retry-After
+   */
+  duplicateWaitMs?: number;
 }
 
 const SIGNAL_TIMEOUT_MS = 5_000;
@@ -92,6 +112,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How long a receipt may stay unfinished before a duplicate takes its delivery over (its gateway died). */
 const DELIVERY_LEASE_MS = 30_000;
+/**
+ * How old an unfinished receipt may be for a duplicate to wait for it. A living delivery finishes
+ * within milliseconds (one signal, one UPDATE); one unfinished after this is stuck or its gateway
+ * died, and a duplicate then gets a prompt 503 (Retry-After: until the lease ends) instead of
+ * holding the provider's connection.
+ */
+const DUPLICATE_WAIT_MS = 2_000;
 /** How often a duplicate looks whether the delivery it waits for has finished. */
 const WAIT_POLL_MS = 20;
 
@@ -102,12 +129,17 @@ export interface Receipt {
   response?: StoredResponse;
   /** unfinished for longer than the delivery lease: its delivery died, a duplicate takes it over */
   stale: boolean;
+  /** how long ago it was claimed (or taken over), by the database's clock */
+  ageMs: number;
+  /** claimed just now by this callback's own lookup (callbackPayment with a claim): this callback delivers it */
+  claimed?: true;
 }
 
 /** The columns of a receipt, read beside the payment or alone, as `receipt_*` (see receiptOf). */
 const RECEIPT_COLUMNS = `r.id AS receipt_id, r.outcome AS receipt_outcome, r.response_status AS receipt_response_status,
   r.response_body AS receipt_response_body, r.response_location AS receipt_response_location,
-  (r.outcome IS NULL AND r.created_at < now() - ? * interval '1 millisecond') AS receipt_stale`;
+  (r.outcome IS NULL AND r.created_at < now() - ? * interval '1 millisecond') AS receipt_stale,
+  (extract(epoch FROM now() - r.created_at) * 1000)::float8 AS receipt_age_ms`;
 
 const leaseOf = (deps: Pick<ProcessorDeps, 'deliveryLeaseMs'>) => deps.deliveryLeaseMs ?? DELIVERY_LEASE_MS;
 
@@ -116,6 +148,7 @@ function receiptOf(row: Record<string, unknown> | undefined): Receipt | null {
   return {
     id: String(row.receipt_id),
     stale: row.receipt_stale === true,
+    ageMs: Number(row.receipt_age_ms ?? 0),
     ...(row.receipt_outcome == null
       ? {}
       : {
@@ -129,26 +162,119 @@ function receiptOf(row: Record<string, unknown> | undefined): Receipt | null {
 }
 
 /**
+ * What a callback that passed verification claims with its lookup (callbackPayment): the receipt
+ * is claimed only when the payment it finds is one the route then delivers to, so these are the
+ * route's own checks, as SQL: the id the provider gave must name the payment (paymentMatches) and
+ * the amount must be the payment's. A callback the route refuses (404, 400) claims nothing.
+ */
+export interface Claim {
+  sourceIp: string;
+  /** the parsed payload, kept with the receipt */
+  request: unknown;
+  /** the payment id the callback gave (our id, the provider's reference, a QR's order reference); only with an order id lookup */
+  paymentRef?: string;
+  /** the amount the callback gave, in satang */
+  amountSatang?: number;
+}
+
+/**
  * The payment a callback names (by order id or by the provider's reference) and, in the same
- * query, its receipt for (provider, status) if there is one: what processCallback needs to answer
- * a duplicate without another round trip.
+ * statement, its receipt for (provider, status) if there is one: what processCallback needs to
+ * answer a duplicate without another round trip. With `claim`, the same statement also claims
+ * the receipt (inserts it unfinished, see processCallback) when there is none and the payment
+ * passes the claim's checks: a first callback then costs the lookup and the finish, two round
+ * trips. `receipt` is then:
+ *  - the new receipt, `claimed` (this callback delivers it);
+ *  - the receipt found (a duplicate);
+ *  - undefined: none was visible to the statement's snapshot, but its insert met one committed
+ *    since (a concurrent first delivery): processCallback reads it again and waits for it;
+ *  - null: none, and nothing claimed (the payment fails the checks: the route refuses it).
  */
 export async function callbackPayment(
   deps: Pick<ProcessorDeps, 'db' | 'deliveryLeaseMs'>,
   by: { orderId: string } | { providerRef: string },
   provider: CallbackProvider,
   status: CallbackStatus,
-): Promise<{ payment: PaymentRef; receipt: Receipt | null } | undefined> {
-  const where = 'orderId' in by ? 'p.order_id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC';
+  claim?: Claim,
+): Promise<{ payment: PaymentRef; receipt: Receipt | null | undefined } | undefined> {
+  const byOrder = 'orderId' in by;
+  const where = byOrder ? 'p.order_id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC';
+  const key = byOrder ? by.orderId : by.providerRef;
+  if (!claim) {
+    const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
+      `SELECT p.*, ${RECEIPT_COLUMNS}
+         FROM payments p
+         LEFT JOIN LATERAL (
+           SELECT * FROM callback_receipts r WHERE r.provider = ? AND r.payment_id = p.id AND r.status = ? LIMIT 1
+         ) r ON true
+        WHERE ${where} LIMIT 1`,
+      [leaseOf(deps), provider, status, key],
+    );
+    const payment = toPayment(rows[0]);
+    return payment && { payment, receipt: receiptOf(rows[0]) };
+  }
+  if (claim.paymentRef !== undefined && !byOrder)
+    throw new Error('callbackPayment: a claim with paymentRef needs the order id lookup');
+  const checks: { sql: string; bindings: (string | number | boolean)[] }[] = [
+    ...(claim.paymentRef !== undefined ? [paymentMatchesSql(claim.paymentRef, key)] : []),
+    ...(claim.amountSatang !== undefined ? [{ sql: 'p.amount_satang = ?', bindings: [claim.amountSatang] }] : []),
+  ];
+  // `r` names the payment by a scalar subquery (above: a LATERAL subquery with LIMIT, which the
+  // planner cannot flatten), so the receipt is one probe of the unique key (provider, payment_id,
+  // status) whatever the statistics say; as a plain join, on a table whose statistics still
+  // counted few receipts, the planner scanned every receipt of the provider and status.
+  // One statement, one snapshot: `r` cannot see a receipt committed after the statement began.
+  // The INSERT's ON CONFLICT can (it waits for a concurrent insert of the key and does nothing
+  // when that commits), so "no receipt seen, none claimed" is a concurrent first delivery.
   const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
-    `SELECT p.*, ${RECEIPT_COLUMNS}
-       FROM payments p
-       LEFT JOIN callback_receipts r ON r.payment_id = p.id AND r.provider = ? AND r.status = ?
-      WHERE ${where} LIMIT 1`,
-    [leaseOf(deps), provider, status, 'orderId' in by ? by.orderId : by.providerRef],
+    `WITH p AS (
+       SELECT p.*, (${checks.map((c) => c.sql).join(' AND ') || 'true'}) AS claim_checks
+         FROM payments p WHERE ${where} LIMIT 1
+     ), r AS (
+       SELECT r.* FROM callback_receipts r
+        WHERE r.provider = ? AND r.payment_id = (SELECT p.id FROM p) AND r.status = ?
+     ), c AS (
+       INSERT INTO callback_receipts (id, provider, payment_id, order_id, status, source_ip, request)
+       SELECT ?::text, ?::text, p.id, p.order_id, ?::text, ?::text, ?::jsonb FROM p
+        WHERE p.claim_checks AND NOT EXISTS (SELECT 1 FROM r)
+       ON CONFLICT (provider, payment_id, status) DO NOTHING
+       RETURNING id
+     )
+     SELECT p.*, ${RECEIPT_COLUMNS}, c.id AS claimed_id
+       FROM p LEFT JOIN r ON true LEFT JOIN c ON true`,
+    [
+      ...checks.flatMap((c) => c.bindings),
+      key,
+      provider,
+      status,
+      newId('evt'),
+      provider,
+      status,
+      claim.sourceIp,
+      JSON.stringify(claim.request ?? null),
+      leaseOf(deps),
+    ],
   );
-  const payment = toPayment(rows[0]);
-  return payment && { payment, receipt: receiptOf(rows[0]) };
+  const row = rows[0];
+  const payment = toPayment(row);
+  if (!payment) return undefined;
+  if (row.claimed_id) {
+    return {
+      payment,
+      receipt: { id: String(row.claimed_id), stale: false, ageMs: 0, claimed: true },
+    };
+  }
+  const receipt = receiptOf(row);
+  return { payment, receipt: receipt ?? (row.claim_checks === true ? undefined : null) };
+}
+
+/**
+ * A receipt claimed by callbackPayment for a callback the route then refused after all (its
+ * checks and the claim's disagreed): removed, so the key is free again. Not expected to happen.
+ */
+export async function releaseClaim(deps: Pick<ProcessorDeps, 'db' | 'logger'>, receipt: Receipt): Promise<void> {
+  deps.logger.error({ receipt: receipt.id }, 'a callback the route refused had claimed its receipt: removed');
+  await deps.db.raw('DELETE FROM callback_receipts WHERE id = ? AND outcome IS NULL', [receipt.id]);
 }
 
 async function readReceipt(deps: ProcessorDeps, cb: VerifiedCallback): Promise<Receipt | null> {
@@ -162,39 +288,61 @@ async function readReceipt(deps: ProcessorDeps, cb: VerifiedCallback): Promise<R
 /**
  * Records a verified callback and delivers it, once per (provider, payment, status).
  *
- * The receipt is claimed first, committed on its own and unfinished (no outcome), so no
- * transaction stays open across the signal; the delivery then finishes it with its outcome and
- * response (one UPDATE, which also finds a payment settled the other way while the signal was
- * on its way). A duplicate that finds the receipt finished gets its response; one that finds it
- * unfinished waits for it; one that finds it unfinished for longer than the lease (its gateway
- * died) takes the delivery over, with the same receipt id: the workflow keeps the first result.
- * A delivery that fails removes its unfinished receipt, so the provider's retry does the work.
+ * The receipt is claimed first (by callbackPayment's lookup, `cb.receipt.claimed`, or else here),
+ * committed on its own and unfinished (no outcome), so no transaction stays open across the
+ * signal; the delivery then finishes it with its outcome and response (one UPDATE, which also
+ * finds a payment settled the other way while the signal was on its way). A duplicate that finds
+ * the receipt finished gets its response; one that finds it unfinished waits for it while it is
+ * younger than duplicateWaitMs, and past that gets a prompt 503 with Retry-After; one that finds
+ * it unfinished for longer than the lease (its gateway died) takes the delivery over, with the
+ * same receipt id: the workflow keeps the first result. A delivery that fails removes its
+ * unfinished receipt, so the provider's retry does the work.
  */
 export async function processCallback(
   deps: ProcessorDeps,
   cb: VerifiedCallback,
 ): Promise<{ response: StoredResponse; duplicate: boolean }> {
   let receipt = cb.receipt === undefined ? await readReceipt(deps, cb) : cb.receipt;
-  const waitUntil = Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS) * 2 + 1_000;
   for (;;) {
     if (receipt?.response) return duplicate(deps, cb, receipt.response);
-    const id = !receipt ? await claim(deps, cb) : receipt.stale ? await takeOver(deps, receipt.id) : undefined;
+    const id = receipt?.claimed
+      ? receipt.id
+      : !receipt
+        ? await claim(deps, cb)
+        : receipt.stale
+          ? await takeOver(deps, receipt.id)
+          : undefined;
     if (id) {
       const response = await deliverAndFinish(deps, cb, id);
       callbacks.inc({ provider: cb.provider, outcome: 'accepted', reason: '' });
       return { response, duplicate: false };
     }
     if (receipt && !receipt.stale) {
-      // another delivery of this callback is under way: its response is ours
-      if (Date.now() > waitUntil)
-        throw new AppError(
-          ErrorCode.SERVICE_UNAVAILABLE,
-          'An earlier delivery of this callback is still under way, try again later',
-        );
+      // another delivery of this callback is under way: its response is ours, unless it is stuck
+      if (receipt.ageMs >= (deps.duplicateWaitMs ?? DUPLICATE_WAIT_MS)) throw stillUnderWay(deps, cb, receipt);
       await sleep(WAIT_POLL_MS);
     }
     receipt = await readReceipt(deps, cb);
   }
+}
+
+/**
+ * The 503 of a duplicate whose first delivery has not finished in the time a living one takes:
+ * its gateway died (or it is stuck). Answered at once, with Retry-After until the lease ends and a
+ * retry takes the delivery over, instead of holding the provider's connection.
+ */
+function stillUnderWay(deps: ProcessorDeps, cb: VerifiedCallback, receipt: Receipt): AppError {
+  const retryAfter = Math.max(1, Math.ceil((leaseOf(deps) - receipt.ageMs) / 1000));
+  deps.logger.warn(
+    { provider: cb.provider, paymentId: cb.payment.id, status: cb.status, receipt: receipt.id, ageMs: receipt.ageMs },
+    'duplicate callback: its first delivery has not finished; 503 until its lease ends',
+  );
+  return new AppError(
+    ErrorCode.SERVICE_UNAVAILABLE,
+    `An earlier delivery of this callback has not finished; retry after ${retryAfter} s`,
+    {},
+    { 'Retry-After': String(retryAfter) },
+  );
 }
 
 function duplicate(

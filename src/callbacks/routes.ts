@@ -13,6 +13,8 @@ import { paymentMatches, type PaymentRef } from '../payments/repository';
 import {
   callbackPayment,
   processCallback,
+  releaseClaim,
+  type Claim,
   type Receipt,
   type CallbackProvider,
   type CallbackStatus,
@@ -271,6 +273,23 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
     taskQueue: deps.temporal.taskQueue,
     signingKey: config.results.signingKey,
   };
+  /**
+   * The route's own checks of the payment its lookup found (the claim made the same ones in SQL):
+   * a receipt the lookup claimed is released if they refuse the callback after all.
+   */
+  const checked = async (found: { receipt: Receipt | null | undefined }, check: () => void): Promise<void> => {
+    try {
+      check();
+    } catch (e) {
+      if (found.receipt?.claimed) await releaseClaim(processorDeps, found.receipt);
+      throw e;
+    }
+  };
+  /** The claim of a callback whose amount (THB on the wire) must be the payment's; none when it is no amount at all. */
+  const withAmount = (claim: Claim, wire: unknown): Claim | undefined => {
+    const r = thbToSatang(wire);
+    return r.ok ? { ...claim, amountSatang: r.satang } : undefined;
+  };
   const respondGeneral =
     (orderId: string, status: CallbackStatus) => (outcome: Outcome, paymentStatus: PaymentStatus) =>
       generalResponse(orderId, status, outcome, paymentStatus, config.results.latePaymentPolicy);
@@ -280,14 +299,19 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
     verifySignatureHeaders(ctx, config, 'CARD', rawBodyOf(ctx) ?? '');
     const form = ctx.request.body as Record<string, unknown>;
 
-    let found: { payment: PaymentRef; receipt: Receipt | null } | undefined;
+    const claim: Claim = {
+      sourceIp: ctx.state.clientIp ?? 'unknown',
+      // the card token is a credential: the receipt keeps only its last four characters
+      request: typeof form.token === 'string' ? { ...form, token: maskToken(form.token) } : form,
+    };
+    let found: { payment: PaymentRef; receipt: Receipt | null | undefined } | undefined;
     let status: 'success' | 'failed';
     let reference: string;
     let message: string | undefined;
     if (form.objectId !== undefined || config.production) {
       const c = validate(CardCallback, form);
       status = c.status === 'true' ? 'success' : 'failed';
-      found = await callbackPayment(processorDeps, { providerRef: c.objectId }, 'card', status);
+      found = await callbackPayment(processorDeps, { providerRef: c.objectId }, 'card', status, claim);
       if (!found) throw new AppError(ErrorCode.ORDER_NOT_FOUND, `No payment for charge ${c.objectId}`);
       reference = c.objectId;
       message = c.message || undefined;
@@ -295,9 +319,10 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
       // the development test form (never in production)
       const t = validate(CardTestCallback, form);
       status = t.status === 'success' || t.status === 'true' ? 'success' : 'failed';
-      found = await callbackPayment(processorDeps, { orderId: t.orderId }, 'card', status);
+      found = await callbackPayment(processorDeps, { orderId: t.orderId }, 'card', status, withAmount(claim, t.amount));
       if (!found) orderNotFound(t.orderId);
-      assertAmount(t.amount, found.payment);
+      const payment = found.payment;
+      await checked(found, () => assertAmount(t.amount, payment));
       reference = t.transactionId;
     }
     const p = found.payment;
@@ -306,9 +331,7 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
       payment: p,
       receipt: found.receipt,
       status,
-      sourceIp: ctx.state.clientIp ?? 'unknown',
-      // the card token is a credential: the receipt keeps only its last four characters
-      request: typeof form.token === 'string' ? { ...form, token: maskToken(form.token) } : form,
+      ...claim,
       reference,
       message,
       respond: (outcome, paymentStatus) => {
@@ -333,18 +356,25 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
       if (!valid.ok) throw new AppError(valid.missing ? ErrorCode.MISSING_FIELD : ErrorCode.INVALID_INPUT, valid.error);
       const e = valid.value;
       const status: CallbackStatus = e.success === true ? 'success' : e.success === false ? 'failed' : 'unprocessed';
-      const found = await callbackPayment(processorDeps, { orderId: e.orderId }, provider, status);
-      if (!found || !paymentMatches(found.payment, e.paymentId)) orderNotFound(e.orderId, e.paymentId);
+      const claim: Claim = { sourceIp: ctx.state.clientIp ?? 'unknown', request: unwrapped.event };
+      const found = await callbackPayment(processorDeps, { orderId: e.orderId }, provider, status, {
+        ...claim,
+        paymentRef: e.paymentId,
+        ...(e.amountSatang > 0 ? { amountSatang: e.amountSatang } : {}),
+      });
+      if (!found) orderNotFound(e.orderId, e.paymentId);
       const { payment, receipt } = found;
-      if (e.amountSatang > 0 && e.amountSatang !== payment.amountSatang)
-        throw new AppError(ErrorCode.INVALID_INPUT, 'amount does not match the payment amount');
+      await checked(found, () => {
+        if (!paymentMatches(payment, e.paymentId)) orderNotFound(e.orderId, e.paymentId);
+        if (e.amountSatang > 0 && e.amountSatang !== payment.amountSatang)
+          throw new AppError(ErrorCode.INVALID_INPUT, 'amount does not match the payment amount');
+      });
       const { response } = await processCallback(processorDeps, {
         provider,
         payment,
         receipt,
         status,
-        sourceIp: ctx.state.clientIp ?? 'unknown',
-        request: unwrapped.event,
+        ...claim,
         reference: e.paymentId,
         message: e.message || undefined,
         record: (trx) =>
@@ -376,18 +406,24 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
     r.post(path, async (ctx) => {
       requireBodyType(ctx, 'json');
       const c = validate(schema, verifySignedPayload(ctx.request.body, config, providerNameOf(provider)));
-      const found = await callbackPayment(processorDeps, { orderId: c.orderId }, provider, c.status);
-      if (!found || (c.paymentId !== undefined && !paymentMatches(found.payment, c.paymentId)))
-        orderNotFound(c.orderId, c.paymentId);
+      const claim: Claim = { sourceIp: ctx.state.clientIp ?? 'unknown', request: ctx.request.body };
+      const claimChecked = withAmount(
+        c.paymentId !== undefined ? { ...claim, paymentRef: c.paymentId } : claim,
+        c.amount,
+      );
+      const found = await callbackPayment(processorDeps, { orderId: c.orderId }, provider, c.status, claimChecked);
+      if (!found) orderNotFound(c.orderId, c.paymentId);
       const { payment, receipt } = found;
-      assertAmount(c.amount, payment);
+      await checked(found, () => {
+        if (c.paymentId !== undefined && !paymentMatches(payment, c.paymentId)) orderNotFound(c.orderId, c.paymentId);
+        assertAmount(c.amount, payment);
+      });
       const { response } = await processCallback(processorDeps, {
         provider,
         payment,
         receipt,
         status: c.status,
-        sourceIp: ctx.state.clientIp ?? 'unknown',
-        request: ctx.request.body,
+        ...claim,
         reference: c.paymentId ?? c.walletId,
         respond: respondGeneral(payment.orderId, c.status),
       });

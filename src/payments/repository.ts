@@ -75,6 +75,16 @@ export const paymentMatches = (p: PaymentRef, given: string): boolean =>
   (p.providerRef !== null && given === p.providerRef) ||
   (p.method === 'qr' && given === orderReference(p.orderId));
 
+/**
+ * paymentMatches as SQL, over the payments row `p` of the order `orderId` (the callback's lookup
+ * claims its receipt only for a payment the route then accepts): the same three ways, kept here
+ * beside it so the two stay one rule.
+ */
+export const paymentMatchesSql = (given: string, orderId: string): { sql: string; bindings: (string | boolean)[] } => ({
+  sql: "(p.id = ? OR p.provider_ref = ? OR (p.method = 'qr' AND ?::boolean))",
+  bindings: [given, given, given === orderReference(orderId)],
+});
+
 export interface PaymentFilter {
   apiKeyId: string;
   mode: Mode;
