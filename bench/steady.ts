@@ -11,7 +11,7 @@
  * apart (`unstarted`): leaving it out would hide the longest waits.
  */
 import type { Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 
 const EventType = {
   WorkflowTaskScheduled: 5,
@@ -68,11 +68,14 @@ export async function scheduleToStart(
   /** workflow tasks that timed out or failed (each is scheduled again: one more task, one more wait) */
   timedOut: number;
   failed: number;
+  /** the failed ones by cause (e.g. UNHANDLED_COMMAND: a signal came while the task was completing) */
+  failCauses: Record<string, number>;
 }> {
   const s2s: number[] = [];
   const byOrdinal: [number[], number[], number[]] = [[], [], []];
   let timedOut = 0;
   let failed = 0;
+  const failCauses: Record<string, number> = {};
   let histories = 0;
   let unstarted = 0;
   let firstError = '';
@@ -95,14 +98,20 @@ export async function scheduleToStart(
         byOrdinal[Math.min(ordinal++, 2)].push(wait);
         scheduled = undefined;
       } else if (e.eventType === EventType.WorkflowTaskTimedOut) timedOut++;
-      else if (e.eventType === EventType.WorkflowTaskFailed) failed++;
+      else if (e.eventType === EventType.WorkflowTaskFailed) {
+        failed++;
+        const cause = e.workflowTaskFailedEventAttributes?.cause;
+        const name = (cause != null && temporal.api.enums.v1.WorkflowTaskFailedCause[cause]) || String(cause);
+        failCauses[name.replace('WORKFLOW_TASK_FAILED_CAUSE_', '')] =
+          (failCauses[name.replace('WORKFLOW_TASK_FAILED_CAUSE_', '')] ?? 0) + 1;
+      }
     }
     if (scheduled !== undefined) {
       s2s.push(Date.now() - scheduled);
       unstarted++;
     }
   }
-  return { s2s, histories, unstarted, firstError, byOrdinal, timedOut, failed };
+  return { s2s, histories, unstarted, firstError, byOrdinal, timedOut, failed, failCauses };
 }
 
 /** One line: p50, p99 and max of schedule-to-start, with the counts. */
@@ -113,9 +122,14 @@ export function s2sSummary(s2s: number[], histories: number, unstarted = 0): str
 
 /** One line: p99 of the first, second and later workflow tasks of each workflow, and the tasks that timed out or failed. */
 export function s2sBreakdown(
-  r: Pick<Awaited<ReturnType<typeof scheduleToStart>>, 'byOrdinal' | 'timedOut' | 'failed'>,
+  r: Pick<Awaited<ReturnType<typeof scheduleToStart>>, 'byOrdinal' | 'timedOut' | 'failed'> & {
+    failCauses?: Record<string, number>;
+  },
 ): string {
   const f = (xs: number[], name: string) => `${name} p99 ${percentile(xs, 99).toFixed(1)} ms (${xs.length})`;
   const [first, second, later] = r.byOrdinal;
-  return `${f(first, '1st task')}, ${f(second, '2nd')}, ${f(later, 'later')}; ${r.timedOut} timed out, ${r.failed} failed`;
+  const causes = Object.entries(r.failCauses ?? {})
+    .map(([c, n]) => `${c} ${n}`)
+    .join(', ');
+  return `${f(first, '1st task')}, ${f(second, '2nd')}, ${f(later, 'later')}; ${r.timedOut} timed out, ${r.failed} failed${causes ? ` (${causes})` : ''}`;
 }
