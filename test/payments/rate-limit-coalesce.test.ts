@@ -8,18 +8,13 @@
 import type { Db } from '../../src/db/knex';
 import { createRateLimiter, type RateDecision } from '../../src/http/middleware/rate-limit';
 import { createTestStack, statementsOf, uniq, type TestStack } from '../support/stack';
+import { testClock } from './support';
 
 let stack: TestStack;
 beforeAll(async () => {
   stack = await createTestStack({ worker: false });
 });
 afterAll(() => stack.close());
-
-/** A clock the test moves; starts on a whole minute so window arithmetic is plain. */
-function testClock(start = Date.UTC(2031, 0, 1, 8, 0, 0)) {
-  let now = start;
-  return { now: () => now, set: (t: number) => (now = t), start };
-}
 
 const limiterOn = (clock: () => number, perSecond = 100, perMinute = 1000, db: Db = stack.db) =>
   createRateLimiter({ db, clock, perSecond, perMinute });

@@ -7,19 +7,13 @@ import Koa from 'koa';
 import { createApp } from '../../src/http/app';
 import { createRateLimiter } from '../../src/http/middleware/rate-limit';
 import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
-import { newKey, paymentError, request } from './support';
+import { newKey, paymentError, request, testClock } from './support';
 
 let stack: TestStack;
 beforeAll(async () => {
   stack = await createTestStack({ worker: false });
 });
 afterAll(() => stack.close());
-
-/** A clock the test moves; starts on a whole minute so window arithmetic is plain. */
-function testClock(start = Date.UTC(2031, 0, 1, 8, 0, 0)) {
-  let now = start;
-  return { now: () => now, set: (t: number) => (now = t), start };
-}
 
 const gateway = (clock: () => number): Koa =>
   createApp({

@@ -87,3 +87,9 @@ export async function webhookWitness(stack: TestStack, owner?: { id: string }) {
     stop: () => receiver.stop(),
   };
 }
+
+/** A clock the test moves (rate-limit windows); starts on a whole minute so window arithmetic is plain. */
+export function testClock(start = Date.UTC(2031, 0, 1, 8, 0, 0)) {
+  let now = start;
+  return { now: () => now, set: (t: number) => (now = t), start };
+}
