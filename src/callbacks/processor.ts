@@ -141,6 +141,9 @@ const RECEIPT_COLUMNS = `r.id AS receipt_id, r.outcome AS receipt_outcome, r.res
   (r.outcome IS NULL AND r.created_at < now() - ? * interval '1 millisecond') AS receipt_stale,
   (extract(epoch FROM now() - r.created_at) * 1000)::float8 AS receipt_age_ms`;
 
+/** A claim: the receipt inserted unfinished (no outcome), by callbackPayment's lookup or by claim(). */
+const CLAIM_INSERT = `INSERT INTO callback_receipts (id, provider, payment_id, order_id, status, source_ip, request)`;
+
 const leaseOf = (deps: Pick<ProcessorDeps, 'deliveryLeaseMs'>) => deps.deliveryLeaseMs ?? DELIVERY_LEASE_MS;
 
 function receiptOf(row: Record<string, unknown> | undefined): Receipt | null {
@@ -234,7 +237,7 @@ export async function callbackPayment(
        SELECT r.* FROM callback_receipts r
         WHERE r.provider = ? AND r.payment_id = (SELECT p.id FROM p) AND r.status = ?
      ), c AS (
-       INSERT INTO callback_receipts (id, provider, payment_id, order_id, status, source_ip, request)
+       ${CLAIM_INSERT}
        SELECT ?::text, ?::text, p.id, p.order_id, ?::text, ?::text, ?::jsonb FROM p
         WHERE p.claim_checks AND NOT EXISTS (SELECT 1 FROM r)
        ON CONFLICT (provider, payment_id, status) DO NOTHING
@@ -361,7 +364,7 @@ function duplicate(
 /** The new receipt's id, unfinished and committed; undefined when (provider, payment, status) has one. */
 async function claim(deps: ProcessorDeps, cb: VerifiedCallback): Promise<string | undefined> {
   const { rows } = await deps.db.raw<{ rows: { id: string }[] }>(
-    `INSERT INTO callback_receipts (id, provider, payment_id, order_id, status, source_ip, request)
+    `${CLAIM_INSERT}
      VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (provider, payment_id, status) DO NOTHING RETURNING id`,
     [
