@@ -3,12 +3,14 @@
  * logs, body parsing with limits, one error handler with SPEC.md's envelopes, 404/405.
  */
 import Router from '@koa/router';
+import { IncomingMessage, type ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { createNotifier } from '../notifier';
 import type { AppDeps } from './deps';
 import { bodyReader } from './middleware/body';
 import { front } from './middleware/request';
-import { apiKeyContext } from './middleware/api-key';
+import { apiKeyContext, keyLookupCache } from './middleware/api-key';
+import { createEdge } from './edge';
 import { bankRoutes } from '../bank/routes';
 import { callbackIpGuard } from '../callbacks/verify';
 import { callbackRoutes } from '../callbacks/routes';
@@ -72,7 +74,8 @@ export function createApp(deps: AppDeps): Koa {
   // then, in this order: the body, the input rule, the request's key lookup
   const readBody = bodyReader(deps.config.bodyLimitBytes);
   const checkInput = inputRule(router, callbackInputRefused({ config: deps.config, logger: deps.logger, alerts }));
-  const keyContext = apiKeyContext(deps.db, { cacheMs: deps.config.payments.apiKeyCacheMs });
+  const keys = keyLookupCache(deps.db, deps.config.payments.apiKeyCacheMs);
+  const keyContext = apiKeyContext(keys);
   const afterBody = (ctx: Koa.Context, next: Koa.Next) => {
     checkInput(ctx);
     keyContext(ctx);
@@ -85,5 +88,15 @@ export function createApp(deps: AppDeps): Koa {
   });
   app.use(routerMiddleware(router)); // router.routes(), each match's chain composed once
   app.use(router.allowedMethods());
+
+  // the edge answers the payment API's cheapest refusals before Koa (src/http/edge.ts): every
+  // server of the app (npm start, the gateway role, the tests) gets it through app.callback()
+  const edge = createEdge({ router, keys, logger: deps.logger });
+  const koaCallback = app.callback.bind(app);
+  app.callback = () => {
+    const handle = koaCallback();
+    return (req, res) =>
+      req instanceof IncomingMessage && edge(req, res as ServerResponse) ? Promise.resolve() : handle(req, res);
+  };
   return app;
 }

@@ -80,40 +80,65 @@ export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
   return true;
 }
 
+/** A lookup that needs no database: no key, or one that cannot be a key. */
+const lookupWithoutDb = (presented: string | undefined): KeyLookup | undefined =>
+  !presented ? { status: 'missing' } : !API_KEY_PATTERN.test(presented) ? { status: 'invalid' } : undefined;
+
 export async function lookupApiKey(db: Db, presented: string | undefined): Promise<KeyLookup> {
-  if (!presented) return { status: 'missing' };
-  if (!API_KEY_PATTERN.test(presented)) return { status: 'invalid' };
+  const known = lookupWithoutDb(presented);
+  if (known) return known;
   const row = await db('api_keys')
-    .where({ key_hash: hashApiKey(presented) })
+    .where({ key_hash: hashApiKey(presented!) })
     .first<ApiKeyRow | undefined>('id', 'name', 'scopes', 'mode', 'revoked_at');
   if (!row) return { status: 'invalid' };
   if (row.revoked_at) return { status: 'revoked' };
   return { status: 'valid', key: { id: row.id, name: row.name, scopes: row.scopes, mode: row.mode } };
 }
 
+export type KeyLookups = ((presented: string | undefined) => Promise<KeyLookup>) & {
+  /** the lookup when it is known now (no key, a malformed one, a settled fresh entry), else undefined */
+  peek(presented: string | undefined): KeyLookup | undefined;
+};
+
 /**
  * Key lookups reused for `ttlMs` (0: never): valid, unknown and revoked alike, so neither an
  * integrator's calls nor a flood of bad keys costs a query each. A revocation reaches a gateway
  * within `ttlMs`. Bounded: the oldest entries go first past `max`.
  */
-export function keyLookupCache(db: Db, ttlMs: number, max = 10_000, now: () => number = () => performance.now()) {
-  const entries = new Map<string, { at: number; lookup: Promise<KeyLookup> }>();
-  return (presented: string | undefined): Promise<KeyLookup> => {
+export function keyLookupCache(
+  db: Db,
+  ttlMs: number,
+  max = 10_000,
+  now: () => number = () => performance.now(),
+): KeyLookups {
+  const entries = new Map<string, { at: number; lookup: Promise<KeyLookup>; settled?: KeyLookup }>();
+  const lookups = (presented: string | undefined): Promise<KeyLookup> => {
     if (ttlMs <= 0 || !presented) return lookupApiKey(db, presented);
     const hit = entries.get(presented);
     if (hit && now() - hit.at < ttlMs) return hit.lookup;
     const lookup = lookupApiKey(db, presented);
+    const entry: { at: number; lookup: Promise<KeyLookup>; settled?: KeyLookup } = { at: now(), lookup };
     entries.delete(presented);
-    entries.set(presented, { at: now(), lookup });
-    lookup.catch(() => entries.delete(presented)); // a failed query is not remembered
+    entries.set(presented, entry);
+    lookup.then(
+      (found) => void (entry.settled = found),
+      () => entries.get(presented) === entry && entries.delete(presented), // a failed query is not remembered
+    );
     if (entries.size > max) entries.delete(entries.keys().next().value!);
     return lookup;
   };
+  return Object.assign(lookups, {
+    peek(presented: string | undefined): KeyLookup | undefined {
+      const known = lookupWithoutDb(presented);
+      if (known || ttlMs <= 0) return known;
+      const hit = entries.get(presented!);
+      return hit && now() - hit.at < ttlMs ? hit.settled : undefined;
+    },
+  });
 }
 
 /** A step run once per request by createApp: a memoised key lookup in ctx.state.lookupApiKey. */
-export function apiKeyContext(db: Db, opts: { cacheMs?: number } = {}): (ctx: Context) => void {
-  const lookup = keyLookupCache(db, opts.cacheMs ?? 0);
+export function apiKeyContext(lookup: (presented: string | undefined) => Promise<KeyLookup>): (ctx: Context) => void {
   return (ctx: Context) => {
     let memo: Promise<KeyLookup> | undefined;
     ctx.state.lookupApiKey = () => (memo ??= lookup(ctx.get('X-API-Key') || undefined));
@@ -125,7 +150,8 @@ function lookupOf(ctx: Context): Promise<KeyLookup> {
   return ctx.state.lookupApiKey();
 }
 
-const unauthorized = (reason: 'missing' | 'invalid' | 'revoked') =>
+/** The 401 of a request without a usable key. */
+export const unauthorized = (reason: 'missing' | 'invalid' | 'revoked') =>
   new AppError(
     ErrorCode.UNAUTHORIZED,
     reason === 'missing'
@@ -136,9 +162,12 @@ const unauthorized = (reason: 'missing' | 'invalid' | 'revoked') =>
     { reason },
   );
 
+/** requireApiKey()'s middleware carries its scope here, for the edge (src/http/edge.ts). */
+export const REQUIRED_SCOPE = Symbol('required scope');
+
 /** Require a valid key with `scope`; sets ctx.state.apiKey. */
 export function requireApiKey(scope: string): Middleware {
-  return async (ctx: Context, next: Next) => {
+  const middleware = async (ctx: Context, next: Next) => {
     const found = await lookupOf(ctx);
     if (found.status !== 'valid') throw unauthorized(found.status);
     if (!found.key.scopes.includes(scope)) {
@@ -150,6 +179,7 @@ export function requireApiKey(scope: string): Middleware {
     ctx.state.apiKey = found.key;
     await next();
   };
+  return Object.assign(middleware, { [REQUIRED_SCOPE]: scope });
 }
 
 /**

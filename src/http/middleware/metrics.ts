@@ -13,30 +13,51 @@ const PROVIDER_OF_PATH: Record<string, string> = {
   [WALLET_HANDLER_PATH]: 'wallet_handler',
 };
 
+/** An answered request as the metrics see it. */
+export interface Answer {
+  method: string;
+  /** the matched route's pattern, else 'unmatched' (404) or 'middleware' */
+  route: string;
+  status: number;
+  area: string | undefined;
+  path: string;
+  /** the error name of a callback API error envelope (body.error) */
+  errorName: string | undefined;
+}
+
 /** `seconds`: how long the request took */
 export function recordHttpMetrics(ctx: Context, seconds: number): void {
-  const status = ctx.status;
-  const route =
-    (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? (status === 404 ? 'unmatched' : 'middleware');
-  const labels = { method: ctx.method, route: String(route), status: String(status) };
+  const body = ctx.body as { body?: { error?: unknown } } | string | undefined;
+  recordAnswer(
+    {
+      method: ctx.method,
+      route: String(
+        (ctx as Context & { _matchedRoute?: string })._matchedRoute ??
+          (ctx.status === 404 ? 'unmatched' : 'middleware'),
+      ),
+      status: ctx.status,
+      area: ctx.state.area,
+      path: ctx.path,
+      errorName: typeof body === 'object' && typeof body?.body?.error === 'string' ? body.body.error : undefined,
+    },
+    seconds,
+  );
+}
+
+export function recordAnswer(a: Answer, seconds: number): void {
+  const { status } = a;
+  const labels = { method: a.method, route: a.route, status: String(status) };
   httpRequests.inc(labels);
   httpDuration.observe(labels, seconds);
   if (status >= 400) {
-    const provider =
-      ctx.state.area === 'callback' ? PROVIDER_OF_PATH[ctx.path.replace(/\/+$/, '').toLowerCase()] : undefined;
+    const provider = a.area === 'callback' ? PROVIDER_OF_PATH[a.path.replace(/\/+$/, '').toLowerCase()] : undefined;
     if (provider) {
-      const body = ctx.body as { body?: { error?: unknown } } | string | undefined;
-      const reason =
-        typeof body === 'object' && typeof body?.body?.error === 'string'
-          ? body.body.error
-          : status === 500
-            ? 'HANDLER_FAILURE'
-            : `HTTP_${status}`;
+      const reason = a.errorName ?? (status === 500 ? 'HANDLER_FAILURE' : `HTTP_${status}`);
       callbacks.inc({ provider, outcome: 'rejected', reason });
     }
     if (status === 429)
       rateLimitRefusals.inc({
-        limiter: ctx.state.area === 'storefront' ? 'storefront_auth' : provider ? 'wallet_handler' : 'payment_api',
+        limiter: a.area === 'storefront' ? 'storefront_auth' : provider ? 'wallet_handler' : 'payment_api',
       });
   }
 }

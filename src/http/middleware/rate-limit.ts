@@ -47,6 +47,12 @@ export interface RateDecision {
 
 export interface RateLimiter {
   consume(bucket: string): Promise<RateDecision>;
+  /**
+   * The decision when this process can make it without Postgres (the same consume would make):
+   * an address bucket (counted here, like consume), or a key refused until its window ends (a
+   * refusal counts nothing); otherwise undefined and nothing counted. For the gateway's edge.
+   */
+  decideNow(bucket: string): RateDecision | undefined;
 }
 
 export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: number; perMinute: number }): RateLimiter {
@@ -178,39 +184,48 @@ export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: numb
       }
     });
 
-  return {
-    async consume(bucket: string): Promise<RateDecision> {
-      let now = clock();
-      let r: Counted;
-      const block = refused.get(bucket);
-      if (!bucket.startsWith('key:')) r = countLocally(bucket, Math.floor(now / 1000), Math.floor(now / 60_000));
-      else if (block && now < block.until) r = block.r;
-      else ({ r, now } = await countShared(bucket, now));
-      const secResetMs = (Number(r.sec_window) + 1) * 1000;
-      const minResetMs = (Number(r.min_window) + 1) * 60_000;
-      const secLeft = Math.max(0, perSecond - r.sec_count);
-      const minLeft = Math.max(0, perMinute - r.min_count);
-      const untilMs = (t: number) => Math.max(1, Math.ceil((t - now) / 1000));
-      if (!r.allowed) {
-        const minuteBlocks = r.min_count >= perMinute;
-        return {
-          allowed: false,
-          limit: minuteBlocks ? perMinute : perSecond,
-          remaining: 0,
-          reset: Math.ceil((minuteBlocks ? minResetMs : secResetMs) / 1000),
-          retryAfter: untilMs(minuteBlocks ? minResetMs : secResetMs),
-          window: minuteBlocks ? 'minute' : 'second',
-        };
-      }
-      const second = secLeft < minLeft;
+  const decisionOf = (r: Counted, now: number): RateDecision => {
+    const secResetMs = (Number(r.sec_window) + 1) * 1000;
+    const minResetMs = (Number(r.min_window) + 1) * 60_000;
+    const secLeft = Math.max(0, perSecond - r.sec_count);
+    const minLeft = Math.max(0, perMinute - r.min_count);
+    const untilMs = (t: number) => Math.max(1, Math.ceil((t - now) / 1000));
+    if (!r.allowed) {
+      const minuteBlocks = r.min_count >= perMinute;
       return {
-        allowed: true,
-        limit: second ? perSecond : perMinute,
-        remaining: second ? secLeft : minLeft,
-        reset: Math.ceil((second ? secResetMs : minResetMs) / 1000),
-        retryAfter: 0,
-        window: second ? 'second' : 'minute',
+        allowed: false,
+        limit: minuteBlocks ? perMinute : perSecond,
+        remaining: 0,
+        reset: Math.ceil((minuteBlocks ? minResetMs : secResetMs) / 1000),
+        retryAfter: untilMs(minuteBlocks ? minResetMs : secResetMs),
+        window: minuteBlocks ? 'minute' : 'second',
       };
+    }
+    const second = secLeft < minLeft;
+    return {
+      allowed: true,
+      limit: second ? perSecond : perMinute,
+      remaining: second ? secLeft : minLeft,
+      reset: Math.ceil((second ? secResetMs : minResetMs) / 1000),
+      retryAfter: 0,
+      window: second ? 'second' : 'minute',
+    };
+  };
+  const decideNow = (bucket: string, now: number): RateDecision | undefined => {
+    if (!bucket.startsWith('key:'))
+      return decisionOf(countLocally(bucket, Math.floor(now / 1000), Math.floor(now / 60_000)), now);
+    const block = refused.get(bucket);
+    return block && now < block.until ? decisionOf(block.r, now) : undefined;
+  };
+
+  return {
+    decideNow: (bucket) => decideNow(bucket, clock()),
+    async consume(bucket: string): Promise<RateDecision> {
+      const now = clock();
+      const known = decideNow(bucket, now);
+      if (known) return known;
+      const counted = await countShared(bucket, now);
+      return decisionOf(counted.r, counted.now);
     },
   };
 }
@@ -249,21 +264,37 @@ export function rateLimit(
       if (found?.status === 'valid') return `key:${found.key.id}`;
       return addressBucketOf(ctx.req.socket.remoteAddress, ctx.get('X-Forwarded-For'));
     });
-  return async (ctx: Context, next: Next) => {
+  const middleware = async (ctx: Context, next: Next) => {
     const bucket = await bucketOf(ctx);
     if (bucket === undefined) return next();
     const d = await limiter.consume(bucket);
-    ctx.set('X-RateLimit-Limit', String(d.limit));
-    ctx.set('X-RateLimit-Remaining', String(d.remaining));
-    ctx.set('X-RateLimit-Reset', String(d.reset));
-    if (!d.allowed) {
-      throw new AppError(
-        ErrorCode.RATE_LIMITED,
-        `Rate limit exceeded: at most ${d.limit} requests per ${d.window}`,
-        { limit: d.limit, window: d.window, retryAfterSeconds: d.retryAfter },
-        { 'Retry-After': String(d.retryAfter) },
-      );
-    }
+    for (const [name, value] of rateLimitHeaders(d)) ctx.set(name, value);
+    if (!d.allowed) throw rateLimited(d);
     await next();
   };
+  // the edge (src/http/edge.ts) may decide a request of the default bucket rule before Koa
+  return opts.bucketOf ? middleware : Object.assign(middleware, { [EDGE_LIMIT]: { limiter, addressBucketOf } });
 }
+
+/** What rateLimit() tells the edge: its limiter and its address bucket rule (default bucket rule only). */
+export const EDGE_LIMIT = Symbol('edge rate limit');
+export type EdgeLimit = {
+  limiter: RateLimiter;
+  addressBucketOf: (peer: string | undefined, forwardedFor: string) => string;
+};
+
+/** The X-RateLimit-* headers of a decision, in the order they are sent. */
+export const rateLimitHeaders = (d: RateDecision): [string, string][] => [
+  ['X-RateLimit-Limit', String(d.limit)],
+  ['X-RateLimit-Remaining', String(d.remaining)],
+  ['X-RateLimit-Reset', String(d.reset)],
+];
+
+/** The 429 of a refusal. */
+export const rateLimited = (d: RateDecision): AppError =>
+  new AppError(
+    ErrorCode.RATE_LIMITED,
+    `Rate limit exceeded: at most ${d.limit} requests per ${d.window}`,
+    { limit: d.limit, window: d.window, retryAfterSeconds: d.retryAfter },
+    { 'Retry-After': String(d.retryAfter) },
+  );

@@ -16,6 +16,22 @@ import { recordHttpMetrics } from './metrics';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
+/** The request's id: the client's X-Request-Id when it is well-formed, else a new req_<32 hex>. */
+export const requestIdOf = (given: string | undefined): string =>
+  given && REQUEST_ID.test(given) ? given : newId('req');
+
+/** The access log line of an answered request; `ns`: how long it took. */
+export function logAnswer(
+  logger: Logger,
+  a: { requestId: string; method: string; path: string; status: number },
+  ns: number,
+): void {
+  logger.info(
+    { requestId: a.requestId, method: a.method, path: a.path, status: a.status, ms: Math.round(ns / 1e5) / 10 },
+    'request',
+  );
+}
+
 /** No route gave the request an answer: 404, or 405 with Allow when the path exists for other methods. */
 function unanswered(ctx: Context): void {
   if (ctx.status === 404)
@@ -46,8 +62,7 @@ export function front(opts: {
   return async (ctx: Context, next: Next) => {
     const start = process.hrtime.bigint();
     try {
-      const given = ctx.get('X-Request-Id');
-      ctx.state.requestId = REQUEST_ID.test(given) ? given : newId('req');
+      ctx.state.requestId = requestIdOf(ctx.get('X-Request-Id'));
       ctx.set('X-Request-Id', ctx.state.requestId);
       ctx.state.area = areaOf(ctx.path);
       try {
@@ -64,16 +79,7 @@ export function front(opts: {
     } finally {
       const ns = Number(process.hrtime.bigint() - start);
       recordHttpMetrics(ctx, ns / 1e9);
-      logger.info(
-        {
-          requestId: ctx.state.requestId,
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
-          ms: Math.round(ns / 1e5) / 10,
-        },
-        'request',
-      );
+      logAnswer(logger, { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status }, ns);
     }
   };
 }
