@@ -3,7 +3,9 @@
  *
  * Talat's cheapest answers next to their ceiling, in one run on this machine: bare Koa answering
  * the same bytes from the same process. Rejections (a bad API key -> 401, a bad callback
- * signature -> 401, a key over its limit -> 429) against bare Koa's fixed 401; the catalog tree
+ * signature -> 401, a key over its limit -> 429) against bare Koa's fixed 401 (the bad signature
+ * also against bare Koa that first reads the POST's body, what any refusal of a body costs more);
+ * the catalog tree
  * and the product list against bare Koa serving the very bytes Talat sends. Talat logs at `info`
  * (to /dev/null), as it would in production. Own Postgres and Temporal on loopback (bench/support.ts),
  * C connections (default 16), autocannon in a worker thread. Each Talat scenario runs R rounds
@@ -86,7 +88,13 @@ runBench(
     // the ceiling: bare Koa, same process, fixed bytes
     const bare = new Koa();
     bare.use(async (ctx) => {
-      if (ctx.path === '/tree') {
+      if (ctx.path === '/401-after-body') {
+        // the least a refusal of a POST must do more than a GET's: read the body it was sent
+        for await (const _ of ctx.req) void _;
+        ctx.status = 401;
+        ctx.type = 'application/json';
+        ctx.body = unauthorized;
+      } else if (ctx.path === '/tree') {
         ctx.type = tree.type;
         ctx.body = tree.body;
       } else if (ctx.path === '/list') {
@@ -179,6 +187,26 @@ runBench(
           body: badSig,
         },
       ])),
+      ...(await pair(
+        [
+          'bare Koa: reads the body, fixed 401',
+          {
+            url: `${koa.base}/401-after-body`,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: badSig,
+          },
+        ],
+        [
+          'Talat: bad signature (vs a body read)',
+          {
+            url: `${talat.base}/qrcallback`,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: badSig,
+          },
+        ],
+      )),
       ...(await pair(bare401, [
         'Talat: key over its limit -> 429',
         { url: `${tight.base}/checkstatus/ORD-1`, headers: { 'x-api-key': limitedKey } },
