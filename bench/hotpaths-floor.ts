@@ -2,7 +2,8 @@
  * `npx tsx bench/hotpaths-floor.ts`
  *
  * The floor of bench:hotpaths' rejections: what a rejected request must do whatever the code
- * around it (SPEC.md's envelope and headers, the metrics, the access log line), added one piece at
+ * around it (SPEC.md's envelope and headers, the metrics, the access log line of Talat's own
+ * logger, one write per line and then batched as in production), added one piece at
  * a time to a one-middleware bare Koa app that decides nothing (no key lookup, no rate limit, no
  * router), each as the main thread's CPU time per request (autocannon in a worker thread, 16
  * connections, 3 s each), then all again with Node's promise hooks on, as they are in Talat's
@@ -16,9 +17,9 @@ import type { AddressInfo } from 'node:net';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import autocannon from 'autocannon';
 import Koa from 'koa';
-import pino from 'pino';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { randomUUID } from 'node:crypto';
+import { createLogger, createLogOutput } from '../src/logger';
 
 /** CPU time (user + system) of this process's main thread so far, in ms (Linux: /proc) */
 const cpu = () => {
@@ -35,13 +36,18 @@ const h = new Histogram({
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   registers: [reg],
 });
-const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
+// Talat's own logger (redaction, the log-context mixin) into /dev/null: batched as in production,
+// and one write per line as with LOG_BUFFER=off
+const loggers = {
+  batched: createLogger('info', createLogOutput({ dest: '/dev/null' })),
+  perLine: createLogger('info', createLogOutput({ dest: '/dev/null', buffered: false })),
+};
 const body = JSON.stringify({
   statusCode: 401,
   body: { error: 'Invalid API key', code: 'UNAUTHORIZED', details: { reason: 'invalid' } },
 });
 
-type Level = { headers: boolean; log: boolean; metrics: boolean; json: boolean };
+type Level = { headers: boolean; log: false | keyof typeof loggers; metrics: boolean; json: boolean };
 function app(l: Level) {
   const k = new Koa();
   k.use(async (ctx) => {
@@ -65,7 +71,10 @@ function app(l: Level) {
       h.observe(labels, ns / 1e9);
     }
     if (l.log)
-      logger.info({ requestId: 'req_x', method: ctx.method, path: ctx.path, status: ctx.status, ms: 0.1 }, 'request');
+      loggers[l.log].info(
+        { requestId: 'req_x', method: ctx.method, path: ctx.path, status: ctx.status, ms: 0.1 },
+        'request',
+      );
   });
   return k;
 }
@@ -87,7 +96,11 @@ async function measure(name: string, k: Koa) {
     ['+ request id and rate-limit headers', { headers: true, log: false, metrics: false, json: false }],
     ['+ JSON body serialised by Koa', { headers: true, log: false, metrics: false, json: true }],
     ['+ metrics (counter + histogram)', { headers: true, log: false, metrics: true, json: true }],
-    ['+ access log line (pino, /dev/null)', { headers: true, log: true, metrics: true, json: true }],
+    [
+      "+ access log line (Talat's logger, LOG_BUFFER=off)",
+      { headers: true, log: 'perLine', metrics: true, json: true },
+    ],
+    ["+ access log line (Talat's logger, batched)", { headers: true, log: 'batched', metrics: true, json: true }],
   ];
   for (let round = 0; round < 2; round++) {
     for (const [n, l] of levels) rows.push(await measure(n, app(l)));

@@ -7,8 +7,9 @@
  * also against bare Koa that first reads the POST's body, what any refusal of a body costs more);
  * the catalog tree
  * and the product list against bare Koa serving the very bytes Talat sends. Talat logs at `info`
- * (to /dev/null), as it would in production. Own Postgres and Temporal on loopback (bench/support.ts),
- * C connections (default 16), autocannon in a worker thread. Each Talat scenario runs R rounds
+ * with its own logger (src/logger.ts: redaction, the log-context mixin, batched writes) into
+ * /dev/null, as it would in production. Own Postgres and Temporal on loopback (bench/support.ts), C
+ * connections (default 16), autocannon in a worker thread. Each Talat scenario runs R rounds
  * (default 3) of S seconds (default 3) in turn with its bare Koa ceiling, so that a change of the
  * machine's load (other processes) hits both alike; the ratio is of the mean rates.
  *
@@ -21,10 +22,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import Koa from 'koa';
-import pino from 'pino';
 import { createApp } from '../src/http/app';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { seedCatalog, isCatalogEmpty } from '../src/db/seed';
+import { createLogger, createLogOutput } from '../src/logger';
 import { flagArg, headerLine, intArg, loadAverage, mainThreadCpuMs, profiled, runBench, say } from './support';
 
 const args = () => ({
@@ -52,7 +53,8 @@ runBench(
     const { db, config, temporal } = stack;
     if (await isCatalogEmpty(db)) await seedCatalog(db);
     const load = loadAverage();
-    const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
+    // production's logger (redaction, the log-context mixin, batched writes) into /dev/null
+    const logger = createLogger('info', createLogOutput({ dest: '/dev/null' }));
     // Talat as `npm start` runs it (logging on), and a second gateway whose limits are 1/s and 1/min
     const talat = await listen(
       createApp({ config, db, temporal: { client: temporal.client, taskQueue: 'bench-hot' }, logger }),

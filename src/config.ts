@@ -51,6 +51,8 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** log lines written in batches (src/logger.ts); off: one write per line, e.g. to watch with tail -f */
+  LOG_BUFFER: z.enum(['on', 'off']).default('on'),
   DATA_DIR: z.string().min(1).default('.data'),
   BODY_LIMIT_KB: positiveInt.max(10_240).default(100),
 
@@ -278,6 +280,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     host: e.HOST,
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
+    logBuffered: e.LOG_BUFFER === 'on',
     dataDir,
     bodyLimitBytes: e.BODY_LIMIT_KB * 1024,
     database: { url: e.DATABASE_URL, embeddedPort: e.PG_PORT },

@@ -1,5 +1,23 @@
+/**
+ * The process's logger (pino, JSON lines on stdout) and where its lines go.
+ *
+ * Lines are collected and written in batches (`createLogOutput`): one write(2) per ~4 KB of lines
+ * instead of one per line. A batch goes out when the buffer reaches `bufferBytes`, at the latest
+ * `flushEveryMs` after a line (an unref'd timer, so a quiet gateway's lines still show within a
+ * second), at once after any line at level error or fatal (with everything before it, in order),
+ * and synchronously when the process exits (process.exit, the end of the event loop, an uncaught
+ * exception). Durability: a SIGKILL, an OOM kill or a power loss can lose what is buffered then,
+ * under `bufferBytes` (4 KB) and under `flushEveryMs` (1 s) of info/warn lines. Payment state
+ * never depends on the log (it is in Postgres and Temporal). LOG_BUFFER=off: one write per line.
+ *
+ * The writes are synchronous (sonic-boom `sync: true` with `minLength`): when a flush returns, its
+ * lines are in the kernel, and no write is ever left in flight in libuv's thread pool where
+ * process.exit could cut it off or a later synchronous flush could overtake it. The cost of that
+ * choice: a reader that stops draining stdout (a full pipe) blocks the event loop, as
+ * process.stdout and console.log do, instead of letting the buffer grow without bound.
+ */
 import pino, { type Logger } from 'pino';
-import { logContext } from './log-context';
+import { logContext, type LogFields } from './log-context';
 
 export type { Logger };
 
@@ -20,14 +38,153 @@ export const REDACT_PATHS = [
   'headers["x-api-key"]',
 ];
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/** pino's number for `error`: lines at this level or above are written at once */
+const URGENT_LEVEL = 50;
+
+export interface LogOutputOptions {
+  /** a file descriptor or a file path (appended to); default: stdout */
+  dest?: number | string;
+  /** false: one write per line (LOG_BUFFER=off) */
+  buffered?: boolean;
+  /** a batch is written once this many bytes are buffered */
+  bufferBytes?: number;
+  /** and at the latest this long after a line was buffered */
+  flushEveryMs?: number;
+}
+
+/** Where a Talat process's lines go: a pino destination that writes in batches. */
+export interface LogOutput extends pino.DestinationStream {
+  /** writes what is buffered, synchronously (pino's `logger.flush(cb)` calls it) */
+  flush(cb?: (err?: Error) => void): void;
+  /** flushes and stops the timer (and closes a file it opened); later lines are dropped */
+  close(): void;
+}
+
+type SonicBoom = ReturnType<typeof pino.destination>;
+
+/** the outputs open in this process: each is flushed when the process exits */
+const open = new Set<BufferedOutput>();
+let exitHookInstalled = false;
+const flushAllOnExit = () => {
+  for (const out of open) out.flushAtExit();
+};
+
+class BufferedOutput implements LogOutput {
+  /** pino sets lastLevel (and the other last*) on a destination that asks for it, before each write */
+  readonly [pino.symbols.needsMetadataGsym] = true;
+  lastLevel = 0;
+  lastObj: unknown = undefined;
+  lastMsg: unknown = undefined;
+  lastTime: unknown = undefined;
+  lastLogger: unknown = undefined;
+
+  private readonly sonic: SonicBoom;
+  private readonly buffered: boolean;
+  /** a file this output opened (closed by `close`); never stdout's descriptor */
+  private readonly ownsFile: boolean;
+  private pending = false;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor({ dest = 1, buffered = true, bufferBytes = 4096, flushEveryMs = 1000 }: LogOutputOptions) {
+    this.buffered = buffered;
+    this.ownsFile = typeof dest === 'string';
+    this.sonic = pino.destination({ dest, sync: true, minLength: buffered ? bufferBytes : 0 });
+    if (buffered) {
+      this.timer = setInterval(() => {
+        if (this.pending) this.flush();
+      }, flushEveryMs);
+      this.timer.unref();
+      open.add(this);
+      if (!exitHookInstalled) {
+        exitHookInstalled = true;
+        process.on('exit', flushAllOnExit);
+      }
+    }
+  }
+
+  write(line: string): void {
+    if (this.closed) return;
+    this.sonic.write(line);
+    if (!this.buffered) return;
+    if (this.lastLevel >= URGENT_LEVEL) this.flush();
+    else this.pending = true;
+  }
+
+  flush(cb?: (err?: Error) => void): void {
+    this.pending = false;
+    let err: Error | undefined;
+    // sync mode with minLength: flush() writes what is buffered now, in one write(2), and returns
+    if (this.buffered && !this.closed) {
+      try {
+        this.sonic.flush();
+      } catch (e) {
+        err = e as Error;
+      }
+    }
+    cb?.(err);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    open.delete(this);
+    if (this.ownsFile) this.sonic.end();
+  }
+
+  /** the process is exiting: no event loop any more, write everything now; never throws */
+  flushAtExit(): void {
+    if (this.closed) return;
+    try {
+      this.sonic.flushSync();
+    } catch {
+      // nothing left to tell it to
+    }
+  }
+}
+
+/** Talat's log output (stdout unless told): buffered unless `buffered: false`. */
+export function createLogOutput(opts: LogOutputOptions = {}): LogOutput {
+  return new BufferedOutput(opts);
+}
+
+/**
+ * What `mixin` returns when no unit of work has set fields: shared, never allocated per line. It
+ * is never mutated: `mergeFields` copies a context's fields rather than writing into them (pino's
+ * default merge assigns the line's own fields into the mixin's object, which would have been the
+ * AsyncLocalStorage's store, so one line's fields stuck to every later line of the same activity).
+ */
+const NO_FIELDS: LogFields = Object.freeze({}) as LogFields;
+
+const mergeFields = (lineFields: object, contextFields: object): object =>
+  contextFields === NO_FIELDS ? lineFields : Object.assign({}, contextFields, lineFields);
+
+/**
+ * The root logger of a process. `destination`: where the lines go (tests pass their own stream);
+ * default: `createLogOutput()`, stdout in batches.
+ */
+export function createLogger(level: string, destination: pino.DestinationStream = createLogOutput()): Logger {
   return pino(
     {
       level,
-      mixin: () => logContext.getStore() ?? {},
+      mixin: () => logContext.getStore() ?? NO_FIELDS,
+      mixinMergeStrategy: mergeFields,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { service: 'talat' },
     },
     destination,
+  );
+}
+
+/**
+ * An uncaught exception or unhandled rejection leaves a fatal line (written at once, with what was
+ * buffered before it) before Node ends the process as it would anyway (a monitor: it changes
+ * nothing about what happens next). For the process entry points only.
+ */
+export function logCrashes(logger: Logger): void {
+  process.on('uncaughtExceptionMonitor', (err, origin) =>
+    logger.fatal({ err, origin }, origin === 'unhandledRejection' ? 'unhandled rejection' : 'uncaught exception'),
   );
 }

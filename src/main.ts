@@ -22,7 +22,7 @@ import { isCatalogEmpty, seedCatalog } from './db/seed';
 import { createApp } from './http/app';
 import { createNotifier } from './notifier';
 import { sandboxProviders } from './simulators/providers';
-import { createLogger } from './logger';
+import { createLogger, createLogOutput, logCrashes } from './logger';
 import { stopInReverse, type Stopper } from './roles/common';
 import { superviseEmbeddedPostgres } from './stack/postgres';
 import { claimDataDir, type Supervised } from './stack/supervisor';
@@ -33,7 +33,8 @@ import { installTemporalRuntime } from './temporal/runtime';
 import { createQueueWorkers } from './temporal/worker';
 
 async function main(config: Config) {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, createLogOutput({ buffered: config.logBuffered }));
+  logCrashes(logger);
   const stoppers: Stopper[] = [];
   const say = (msg: string) => logger.info(msg);
   let stopping = false;
@@ -204,6 +205,7 @@ async function main(config: Config) {
       'Press Ctrl-C to stop.',
       '',
     ];
+    logger.flush(); // the start-up's buffered lines before the banner
     process.stdout.write(lines.join('\n') + '\n');
     await workerRun.catch(async (e) => {
       logger.error({ err: e }, 'worker failed');

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { createDb, migrateLatest, migrationSource, type Db } from '../db/knex';
-import { createLogger, type Logger } from '../logger';
+import { createLogger, createLogOutput, logCrashes, type Logger } from '../logger';
 import type { KeyRing } from '../temporal/codec';
 import { connectClient, temporalReachable, type TemporalTlsFiles } from '../temporal/client';
 import { embeddedPassword } from '../stack/postgres';
@@ -222,7 +222,8 @@ export function runRole(role: Role, start: (ctx: RoleContext) => Promise<string[
     }
     throw e;
   }
-  const logger = createLogger(config.logLevel).child({ role });
+  const logger = createLogger(config.logLevel, createLogOutput({ buffered: config.logBuffered })).child({ role });
+  logCrashes(logger);
   const stoppers: Stopper[] = [];
   let draining = false;
   let started = false;
@@ -255,6 +256,7 @@ export function runRole(role: Role, start: (ctx: RoleContext) => Promise<string[
   start(ctx).then(
     (lines) => {
       started = true;
+      logger.flush(); // the start-up's buffered lines before the banner
       if (!stopping)
         process.stdout.write(['', `Talat ${role} is running:`, ...lines.map((l) => `  ${l}`), ''].join('\n') + '\n');
     },
