@@ -31,7 +31,7 @@ import { areaOf, errorEnvelope } from './errors';
 import { REQUIRED_SCOPE, unauthorized, type KeyLookups } from './middleware/api-key';
 import { recordAnswer } from './middleware/metrics';
 import { EDGE_LIMIT, rateLimited, rateLimitHeaders, type EdgeLimit } from './middleware/rate-limit';
-import { logAnswer, requestIdOf } from './middleware/request';
+import { accessLoggerOf, logAnswer, requestIdOf } from './middleware/request';
 
 /** A path the input rule has nothing to say about and Koa reads as it is (no query, no escapes). */
 const PLAIN_PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*$/;
@@ -40,7 +40,8 @@ const PLAIN_PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*$/;
 export type Edge = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Logger }): Edge {
-  const { router, keys, logger } = opts;
+  const { router, keys } = opts;
+  const accessLog = accessLoggerOf(opts.logger);
   /** The route's guard when its chain starts with the default rate limit and requireApiKey. */
   const guardOf = (path: string): { limit: EdgeLimit; route: string } | undefined => {
     const m = router.match(path, 'GET');
@@ -93,7 +94,7 @@ export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Log
       { method: 'GET', route: guard.route, status: error.status, area, path, errorName: undefined },
       ns / 1e9,
     );
-    logAnswer(logger, { requestId, method: 'GET', path, status: error.status }, ns);
+    logAnswer(accessLog, { requestId, method: 'GET', path, status: error.status }, ns);
     return true;
   };
 }

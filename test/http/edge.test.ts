@@ -71,6 +71,19 @@ describe('the edge answers as Koa does', () => {
     expect(await counted(httpRequests, labels)).toBe(before + 2);
     const logged = g.lines.filter((l) => l.msg === 'request');
     expect(logged).toHaveLength(2);
+    // the access line is written without redaction (accessLoggerOf): its keys are these, never a secret's
+    for (const l of logged)
+      expect(Object.keys(l).sort()).toEqual([
+        'level',
+        'method',
+        'ms',
+        'msg',
+        'path',
+        'requestId',
+        'service',
+        'status',
+        'time',
+      ]);
     const { requestId: _a, ms: _ma, time: _ta, ...koaLine } = logged[0];
     const { requestId: _b, ms: _mb, time: _tb, ...edgeLine } = logged[1];
     expect(edgeLine).toEqual(koaLine);

@@ -20,7 +20,14 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 export const requestIdOf = (given: string | undefined): string =>
   given && REQUEST_ID.test(given) ? given : newId('req');
 
-/** The access log line of an answered request; `ns`: how long it took. */
+/**
+ * The logger of access log lines: `logger` without redaction. A line's keys are the five below,
+ * never a redacted path (REDACT_PATHS names keys, and no value is looked at), so redaction would
+ * only cost: about 4 of the 6 us a line takes (pino's wildcard paths walk every key).
+ */
+export const accessLoggerOf = (logger: Logger): Logger => logger.child({}, { redact: { paths: [] } });
+
+/** The access log line of an answered request, through accessLoggerOf's logger; `ns`: how long it took. */
 export function logAnswer(
   logger: Logger,
   a: { requestId: string; method: string; path: string; status: number },
@@ -59,6 +66,7 @@ export function front(opts: {
   callbackIpGuard: (ctx: Context) => void;
 }): Middleware {
   const { logger, cors, callbackIpGuard } = opts;
+  const accessLog = accessLoggerOf(logger);
   return async (ctx: Context, next: Next) => {
     const start = process.hrtime.bigint();
     try {
@@ -79,7 +87,11 @@ export function front(opts: {
     } finally {
       const ns = Number(process.hrtime.bigint() - start);
       recordHttpMetrics(ctx, ns / 1e9);
-      logAnswer(logger, { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status }, ns);
+      logAnswer(
+        accessLog,
+        { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status },
+        ns,
+      );
     }
   };
 }
