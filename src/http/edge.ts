@@ -53,7 +53,7 @@ export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Log
     return { limit, route: String(layer.path) };
   };
 
-  return (req, res) => {
+  const answer = (req: IncomingMessage, res: ServerResponse): boolean => {
     const start = process.hrtime.bigint();
     const path = req.url ?? '';
     if (
@@ -63,6 +63,9 @@ export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Log
       !PLAIN_PATH.test(path)
     )
       return false;
+    // the payment API's envelope and no CORS (the storefront's) nor address check (the callbacks')
+    const area = areaOf(path);
+    if (area !== 'payment') return false;
     const guard = guardOf(path);
     if (!guard) return false;
     const given = req.headers['x-api-key'];
@@ -77,7 +80,6 @@ export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Log
     // a valid key under its limit is counted in Postgres, by Koa (decideNow admits only addresses)
     if (!decision || (decision.allowed && lookup.status === 'valid')) return false;
     const error = lookup.status === 'valid' || !decision.allowed ? rateLimited(decision) : unauthorized(lookup.status);
-    const area = areaOf(path);
 
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     const body = JSON.stringify(errorEnvelope(area, error));
@@ -96,5 +98,15 @@ export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Log
     );
     logAnswer(accessLog, { requestId, method: 'GET', path, status: error.status }, ns);
     return true;
+  };
+  // a fault here must not end the process (nothing else catches a request listener's throw):
+  // Koa answers a request the edge had not begun to answer, and the fault is logged
+  return (req, res) => {
+    try {
+      return answer(req, res);
+    } catch (err) {
+      opts.logger.error({ err, path: req.url }, 'the edge failed on a request');
+      return res.headersSent || res.writableEnded;
+    }
   };
 }

@@ -5,7 +5,10 @@
  */
 import type Koa from 'koa';
 import request from 'supertest';
-import { revokeApiKey } from '../../src/http/middleware/api-key';
+import { requireApiKey, revokeApiKey } from '../../src/http/middleware/api-key';
+import Router from '@koa/router';
+import { createEdge } from '../../src/http/edge';
+import { createRateLimiter, rateLimit } from '../../src/http/middleware/rate-limit';
 import { httpRequests, rateLimitRefusals } from '../../src/metrics';
 import { newKey } from '../payments/support';
 import { capturingLogger, createTestStack, testConfig, uniq, type TestStack } from '../support/stack';
@@ -172,4 +175,21 @@ describe('the edge leaves to Koa what it cannot decide alone', () => {
       expect({ what, koa: g.koa.mock.calls.length - calls }).toEqual({ what, koa: 1 });
     }
   });
+});
+
+it('a fault in the edge before it answers: it leaves the request to Koa (false), and the fault is logged', () => {
+  const { logger, lines } = capturingLogger();
+  const router = new Router();
+  const limited = rateLimit(createRateLimiter({ db: stack.db, perSecond: 10, perMinute: 100 }));
+  router.get('/checkstatus/:orderId', limited, requireApiKey('payments:read'), (ctx) => void (ctx.body = {}));
+  const keys = Object.assign(async () => ({ status: 'missing' as const }), {
+    peek: () => {
+      throw new Error('boom');
+    },
+  });
+  const edge = createEdge({ router, keys, logger });
+  const req = { method: 'GET', url: '/checkstatus/ORD-1', headers: {}, socket: { remoteAddress: '127.0.0.1' } };
+  const res = { headersSent: false, writableEnded: false };
+  expect(edge(req as never, res as never)).toBe(false);
+  expect(lines.find((l) => l.msg === 'the edge failed on a request')).toMatchObject({ level: 50, path: req.url });
 });
