@@ -167,7 +167,8 @@ export function runBench<O>(
       RATE_LIMIT_PER_SECOND: '10000000',
       ...env,
     });
-    const logger = pino({ level: 'silent' });
+    // errors only, on stderr: a 500 or a failed activity under load shows its cause beside the figures
+    const logger = pino({ level: 'error' }, pino.destination({ dest: 2, sync: true }));
     const db = createDb(pg.url, { poolMax: 20 });
     stops.push(() => db.destroy());
     await migrateLatest(db);

@@ -45,11 +45,18 @@ export interface PaymentMemo {
 /** Longest time a gateway call to Temporal may take before the request is answered 503. */
 export const TEMPORAL_CALL_TIMEOUT_MS = 10_000;
 
-/** gRPC UNAVAILABLE / DEADLINE_EXCEEDED or a refused connection: Temporal cannot be reached. */
+/**
+ * gRPC UNAVAILABLE / DEADLINE_EXCEEDED / CANCELLED or a refused connection: Temporal cannot be
+ * reached, or did not answer in time. CANCELLED is a deadline too: when a call's deadline passes,
+ * the server may end the stream itself (RST_STREAM CANCEL) before the client's own timer fires,
+ * and grpc-js then reports "1 CANCELLED: Call cancelled" instead of DEADLINE_EXCEEDED (seen at 50
+ * paid payments/s in bench:engine's steady phase: a callback's signal, then a 500).
+ */
 export function isUnavailable(e: unknown): boolean {
-  const err = e as { code?: number; cause?: unknown; message?: string; name?: string };
+  const err = e as { code?: number; cause?: unknown; message?: string; name?: string; details?: unknown };
   if (!err) return false;
   if (err.code === 14 || err.code === 4) return true;
+  if (err.code === 1 && typeof err.details === 'string') return true; // a gRPC status, not another code 1
   if (err.name === 'ServiceError' && /UNAVAILABLE|DEADLINE|ECONNREFUSED|connect/i.test(String(err.message)))
     return true;
   return err.cause !== undefined && err.cause !== e ? isUnavailable(err.cause) : false;

@@ -138,6 +138,14 @@ describe('the one classification of the error handler', () => {
       'temporal',
     ],
     ['a gRPC DEADLINE_EXCEEDED, wrapped', new Error('call failed', { cause: { code: 4 } }), 'temporal'],
+    [
+      'a gRPC CANCELLED (the server ended a call past its deadline), in a ServiceError',
+      Object.assign(new Error('Failed to signal Workflow'), {
+        name: 'ServiceError',
+        cause: Object.assign(new Error('1 CANCELLED: Call cancelled'), { code: 1, details: 'Call cancelled' }),
+      }),
+      'temporal',
+    ],
   ])('%s -> 503 with details.service', (_name, e, service) => {
     const { error } = toAppError(e);
     expect(error.status).toBe(503);
@@ -147,6 +155,7 @@ describe('the one classification of the error handler', () => {
 
   it('anything else stays a 500', () => {
     expect(isDatabaseUnavailable(new Error('boom'))).toBe(false);
+    expect(toAppError(Object.assign(new Error('exit'), { code: 1 })).error.status).toBe(500); // not a gRPC status
     expect(toAppError(new TypeError('x is undefined')).error.status).toBe(500);
   });
 });
