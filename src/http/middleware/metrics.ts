@@ -38,7 +38,11 @@ export function recordHttpMetrics(ctx: Context, seconds: number): void {
       status: ctx.status,
       area: ctx.state.area,
       path: ctx.path,
-      errorName: typeof body === 'object' && typeof body?.body?.error === 'string' ? body.body.error : undefined,
+      // read only where it is counted: a refused callback
+      errorName:
+        ctx.state.area === 'callback' && typeof body === 'object' && typeof body?.body?.error === 'string'
+          ? body.body.error
+          : undefined,
     },
     seconds,
   );
