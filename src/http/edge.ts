@@ -27,6 +27,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Router from '@koa/router';
+import type { AppError } from '../domain/errors';
 import type { Logger } from '../logger';
 import { areaOf, errorEnvelope } from './errors';
 import { REQUIRED_SCOPE, unauthorized, type KeyLookups } from './middleware/api-key';
@@ -36,6 +37,9 @@ import { accessLoggerOf, logAnswer, requestIdOf } from './middleware/request';
 
 /** A path the input rule has nothing to say about and Koa reads as it is (no query, no escapes). */
 const PLAIN_PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*$/;
+
+type Refusal = { status: number; body: string; headers: string[] };
+const MAX_REFUSALS = 256;
 
 /** true: the edge answered the request; false: it did nothing, Koa answers. */
 export type Edge = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -52,6 +56,36 @@ export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Log
     const limit = first?.[EDGE_LIMIT] as EdgeLimit | undefined;
     if (!limit || typeof second?.[REQUIRED_SCOPE] !== 'string') return undefined;
     return { limit, route: String(layer.path) };
+  };
+
+  /**
+   * A refusal's status, headers after X-RateLimit-* and body, which depend only on its kind (a 401's
+   * reason; a 429's limit, window and Retry-After): built once from its AppError and the payment
+   * area's envelope, as Koa builds them, then reused (an AppError captures a stack trace). Bounded:
+   * the kinds are few (4 reasons; a 429 per limit, window and second left), and the map starts
+   * again if it ever fills.
+   */
+  const refusals = new Map<string, Refusal>();
+  const refusalOf = (kind: string, error: () => AppError): Refusal => {
+    let r = refusals.get(kind);
+    if (!r) {
+      const e = error();
+      const body = JSON.stringify(errorEnvelope('payment', e));
+      r = {
+        status: e.status,
+        body,
+        headers: [
+          ...Object.entries(e.headers).flat(),
+          'Content-Type',
+          'application/json; charset=utf-8',
+          'Content-Length',
+          String(Buffer.byteLength(body)),
+        ],
+      };
+      if (refusals.size >= MAX_REFUSALS) refusals.clear();
+      refusals.set(kind, r);
+    }
+    return r;
   };
 
   const answer = (req: IncomingMessage, res: ServerResponse): boolean => {
@@ -80,24 +114,27 @@ export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Log
     );
     // a valid key under its limit is counted in Postgres, by Koa (decideNow admits only addresses)
     if (!decision || (decision.allowed && lookup.status === 'valid')) return false;
-    const error = lookup.status === 'valid' || !decision.allowed ? rateLimited(decision) : unauthorized(lookup.status);
+    const refusal =
+      lookup.status === 'valid' || !decision.allowed
+        ? refusalOf(`429 ${decision.limit} ${decision.window} ${decision.retryAfter}`, () => rateLimited(decision))
+        : refusalOf(`401 ${lookup.status}`, () => unauthorized(lookup.status));
 
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
-    const body = JSON.stringify(errorEnvelope(area, error));
-    res.statusCode = error.status;
-    res.setHeader('X-Request-Id', requestId);
-    for (const [name, value] of rateLimitHeaders(decision)) res.setHeader(name, value);
-    for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    res.end(body);
+    // one writeHead with the headers in Koa's order: the request id, X-RateLimit-*, the refusal's own
+    res.writeHead(refusal.status, [
+      'X-Request-Id',
+      requestId,
+      ...rateLimitHeaders(decision).flat(),
+      ...refusal.headers,
+    ]);
+    res.end(refusal.body);
 
     const ns = Number(process.hrtime.bigint() - start);
     recordAnswer(
-      { method: 'GET', route: guard.route, status: error.status, area, path, errorName: undefined },
+      { method: 'GET', route: guard.route, status: refusal.status, area, path, errorName: undefined },
       ns / 1e9,
     );
-    logAnswer(accessLog, { requestId, method: 'GET', path, status: error.status }, ns);
+    logAnswer(accessLog, { requestId, method: 'GET', path, status: refusal.status }, ns);
     return true;
   };
   // a fault here must not end the process (nothing else catches a request listener's throw):

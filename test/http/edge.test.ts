@@ -139,6 +139,24 @@ describe('the edge answers as Koa does', () => {
     expect(g.koa).toHaveBeenCalledTimes(3);
   });
 
+  it("a refusal's Retry-After counts down: each second's 429 is Koa's (the edge reuses a refusal only for the same second left)", async () => {
+    const g = gateway({ RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_PER_MINUTE: '1' });
+    const { key } = await newKey(stack.db, { scopes: ['payments:read'] });
+    const path = `/checkstatus/${uniq('ORD')}`;
+    expect((await g.get(path).set('X-API-Key', key)).status).toBe(404); // admitted: no such payment
+    expect((await g.get(path).set('X-API-Key', key)).status).toBe(429); // Postgres refuses (Koa)
+    const waits: string[] = [];
+    for (const step of [0, 5000, 0, 20_000]) {
+      g.clock.now += step;
+      const viaEdge = await g.get(path).set('X-API-Key', key);
+      const viaKoa = await g.get(`${path}?x=1`).set('X-API-Key', key); // a query string: Koa's path
+      expect(seen(viaEdge)).toEqual(seen(viaKoa));
+      waits.push(viaEdge.headers['retry-after'] as string);
+    }
+    expect(g.koa).toHaveBeenCalledTimes(2 + 4);
+    expect(waits).toEqual(['60', '55', '55', '35']); // the clock starts 0.25 s into its minute
+  });
+
   it("a bad key from an address over its limit: the edge's 429 is Koa's", async () => {
     const g = gateway({ RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_PER_MINUTE: '100' });
     const path = `/checkstatus/${uniq('ORD')}`;
