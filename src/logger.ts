@@ -82,14 +82,21 @@ class BufferedOutput implements LogOutput {
   private readonly buffered: boolean;
   /** a file this output opened (closed by `close`); never stdout's descriptor */
   private readonly ownsFile: boolean;
+  private readonly bufferBytes: number;
+  /** the lines of the batch being collected, and their length (UTF-16 units: bytes for ASCII) */
+  private lines: string[] = [];
+  private length = 0;
   private pending = false;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
 
   constructor({ dest = 1, buffered = true, bufferBytes = 4096, flushEveryMs = 1000 }: LogOutputOptions) {
     this.buffered = buffered;
+    this.bufferBytes = bufferBytes;
     this.ownsFile = typeof dest === 'string';
-    this.sonic = pino.destination({ dest, sync: true, minLength: buffered ? bufferBytes : 0 });
+    // the batch is collected here, and sonic-boom writes each batch at once: it would otherwise
+    // measure its whole buffer (Buffer.byteLength of a string of up to 4 KB) on every line
+    this.sonic = pino.destination({ dest, sync: true, minLength: 0 });
     if (buffered) {
       this.timer = setInterval(() => {
         if (this.pending) this.flush();
@@ -105,19 +112,32 @@ class BufferedOutput implements LogOutput {
 
   write(line: string): void {
     if (this.closed) return;
-    this.sonic.write(line);
-    if (!this.buffered) return;
-    if (this.lastLevel >= URGENT_LEVEL) this.flush();
+    if (!this.buffered) {
+      this.sonic.write(line);
+      return;
+    }
+    this.lines.push(line);
+    this.length += line.length;
+    if (this.lastLevel >= URGENT_LEVEL || this.length >= this.bufferBytes) this.flush();
     else this.pending = true;
+  }
+
+  /** hands the collected batch to sonic-boom, which writes it (one write(2)) before returning */
+  private writeBatch(): void {
+    if (this.lines.length === 0) return;
+    const batch = this.lines.length === 1 ? this.lines[0] : this.lines.join('');
+    this.lines = [];
+    this.length = 0;
+    this.sonic.write(batch);
   }
 
   flush(cb?: (err?: Error) => void): void {
     this.pending = false;
     let err: Error | undefined;
-    // sync mode with minLength: flush() writes what is buffered now, in one write(2), and returns
+    // sync mode: the batch is written, in one write(2), before this returns
     if (this.buffered && !this.closed) {
       try {
-        this.sonic.flush();
+        this.writeBatch();
       } catch (e) {
         err = e as Error;
       }
@@ -138,6 +158,7 @@ class BufferedOutput implements LogOutput {
   flushAtExit(): void {
     if (this.closed) return;
     try {
+      this.writeBatch();
       this.sonic.flushSync();
     } catch {
       // nothing left to tell it to
