@@ -47,15 +47,23 @@ export type Edge = (req: IncomingMessage, res: ServerResponse) => boolean;
 export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Logger }): Edge {
   const { router, keys } = opts;
   const accessLog = accessLoggerOf(opts.logger);
-  /** The route's guard when its chain starts with the default rate limit and requireApiKey. */
+  /**
+   * The route's guard when its chain starts with the default rate limit and requireApiKey. Found
+   * once per route layer (the layers are fixed once createApp has built the router).
+   */
+  const guards = new WeakMap<object, { limit: EdgeLimit; route: string } | null>();
   const guardOf = (path: string): { limit: EdgeLimit; route: string } | undefined => {
     const m = router.match(path, 'GET');
     if (!m.route || m.pathAndMethod.length !== 1) return undefined;
     const layer = m.pathAndMethod[0];
-    const [first, second] = layer.stack as unknown as [Record<symbol, unknown>?, Record<symbol, unknown>?];
-    const limit = first?.[EDGE_LIMIT] as EdgeLimit | undefined;
-    if (!limit || typeof second?.[REQUIRED_SCOPE] !== 'string') return undefined;
-    return { limit, route: String(layer.path) };
+    let guard = guards.get(layer);
+    if (guard === undefined) {
+      const [first, second] = layer.stack as unknown as [Record<symbol, unknown>?, Record<symbol, unknown>?];
+      const limit = first?.[EDGE_LIMIT] as EdgeLimit | undefined;
+      guard = limit && typeof second?.[REQUIRED_SCOPE] === 'string' ? { limit, route: String(layer.path) } : null;
+      guards.set(layer, guard);
+    }
+    return guard ?? undefined;
   };
 
   /**
@@ -121,12 +129,10 @@ export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Log
 
     const requestId = requestIdOf(req.headers['x-request-id'] as string | undefined);
     // one writeHead with the headers in Koa's order: the request id, X-RateLimit-*, the refusal's own
-    res.writeHead(refusal.status, [
-      'X-Request-Id',
-      requestId,
-      ...rateLimitHeaders(decision).flat(),
-      ...refusal.headers,
-    ]);
+    const head = ['X-Request-Id', requestId];
+    for (const [name, value] of rateLimitHeaders(decision)) head.push(name, value);
+    for (const h of refusal.headers) head.push(h);
+    res.writeHead(refusal.status, head);
     res.end(refusal.body);
 
     const ns = Number(process.hrtime.bigint() - start);
