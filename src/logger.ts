@@ -83,7 +83,10 @@ class BufferedOutput implements LogOutput {
   /** a file this output opened (closed by `close`); never stdout's descriptor */
   private readonly ownsFile: boolean;
   private readonly bufferBytes: number;
-  /** the lines of the batch being collected, and their length (UTF-16 units: bytes for ASCII) */
+  /**
+   * The lines of the batch being collected, and their length in UTF-16 units (bytes for ASCII;
+   * lines of Thai text are up to 3 times longer in bytes, so such a batch may reach 12 KB).
+   */
   private lines: string[] = [];
   private length = 0;
   private pending = false;
