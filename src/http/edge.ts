@@ -70,9 +70,10 @@ export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Log
   /**
    * A refusal's status, headers after X-RateLimit-* and body, which depend only on its kind (a 401's
    * reason; a 429's limit, window and Retry-After): built once from its AppError and the payment
-   * area's envelope, as Koa builds them, then reused (an AppError captures a stack trace). Bounded:
-   * the kinds are few (4 reasons; a 429 per limit, window and second left), and the map starts
-   * again if it ever fills.
+   * area's envelope, as Koa builds them, then reused (built on every request, they were about a
+   * quarter of the edge's cost in a server: bench:hotpaths, README "Engine"). Bounded: the kinds
+   * are few (a 401 per reason: missing, invalid, revoked; a 429 per limit, window and second
+   * left), and the map starts again if it ever fills.
    */
   const refusals = new Map<string, Refusal>();
   const refusalOf = (kind: string, error: () => AppError): Refusal => {
