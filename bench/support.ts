@@ -177,7 +177,7 @@ export function runBench<O>(
 
     if (worker) {
       say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
-      installTemporalRuntime('ERROR');
+      installTemporalRuntime(logger, 'ERROR');
     } else say('no worker in this process (as the gateway role runs)');
     const temporalDeps: TemporalDeps = { client, taskQueue };
     const startWorker = async (queues: readonly QueueKind[] = QUEUE_KINDS) => {

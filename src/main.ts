@@ -137,7 +137,7 @@ async function main(config: Config) {
     stoppers.push({ name: 'temporal client', stop: () => client.connection.close() });
     if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
 
-    installTemporalRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', {
+    installTemporalRuntime(logger, config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', {
       metricsPort: config.temporal.metricsPort,
     });
     const workers = await createQueueWorkers({

@@ -75,7 +75,7 @@ runRole('worker', async (ctx) => {
   });
   onStop({ name: 'health server', stop: () => new Promise<void>((r) => server.close(() => r())) });
 
-  installTemporalRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
+  installTemporalRuntime(logger, config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
   const bundle = prebuiltWorkflowBundle(config.temporal.workflowBundlePath);
   const workers = await createQueueWorkers({
     address: temporalAddress,

@@ -44,7 +44,7 @@ import { newKey } from '../payments/support';
 import { startSmtpSink } from '../../src/simulators/smtp-sink';
 import { createEndpoint } from '../../src/webhooks/endpoints';
 import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhooks/helpers';
-import { createTestStack, provenResult, uniq, waitFor } from '../support/stack';
+import { createTestStack, provenResult, testLogger, uniq, waitFor } from '../support/stack';
 import { historyFromJson } from './history';
 
 /** The file names the current code records to. */
@@ -318,7 +318,7 @@ const load = (file: string) =>
   JSON.parse(fs.readFileSync(fixturePath(file), 'utf8')) as { events: Record<string, unknown>[] };
 
 describe('recorded payment histories replay against the current workflow code', () => {
-  beforeAll(() => installTemporalRuntime('WARN'));
+  beforeAll(() => installTemporalRuntime(testLogger, 'WARN'));
 
   it('the fixtures are complete histories of the expected workflow types, payments ending paid', () => {
     for (const f of FIXTURES) {

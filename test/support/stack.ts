@@ -94,7 +94,7 @@ export async function createTestStack(
   let workers: QueueWorkers | undefined;
   let workerRun: Promise<void> | undefined;
   if (opts.worker !== false) {
-    installTemporalRuntime('WARN');
+    installTemporalRuntime(testLogger, 'WARN');
     workers = await createQueueWorkers({
       address,
       namespace: 'default',

@@ -21,7 +21,7 @@ async function main() {
     ...JSON.parse(env.TALAT_CRASH_CONFIG_ENV ?? '{}'),
   });
   const db = createDb(env.TALAT_CRASH_DATABASE_URL!);
-  installTemporalRuntime('ERROR');
+  installTemporalRuntime(pino({ level: 'error' }, pino.destination(2)), 'ERROR');
   const { worker } = await createWorker({
     address: env.TALAT_TEST_TEMPORAL_ADDRESS!,
     namespace: 'default',
