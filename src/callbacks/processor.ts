@@ -79,8 +79,11 @@ export interface VerifiedCallback {
   message?: string;
   /** its receipt, when callbackPayment read it with the payment (null: none); read again when absent */
   receipt?: Receipt | null;
-  /** further writes in the transaction that finishes the receipt (the handler-form record stores) */
-  record?: (trx: Knex.Transaction) => Promise<void>;
+  /**
+   * a write made by the very statement that finishes the receipt, and only if it does (the
+   * handler-form record stores): a statement that reads the finished receipt from CTE `source`
+   */
+  record?: (source: string) => { sql: string; bindings: readonly Knex.RawBinding[] };
   /**
    * the response; `paymentStatus`: for a conflict, what the result contradicts; else the status
    * the callback found (the payment may have moved on since the signal)
@@ -409,8 +412,9 @@ async function deliverAndFinish(deps: ProcessorDeps, cb: VerifiedCallback, id: s
 
 /**
  * Writes the outcome and response of receipt `id` (and the callback's record, in the same
- * transaction), unless a delivery that took it over finished it first: then that response.
- * With `unless`, only while the payment is in none of those statuses: undefined otherwise.
+ * statement: one round trip, atomic without BEGIN/COMMIT), unless a delivery that took it over
+ * finished it first: then that response. With `unless`, only while the payment is in none of
+ * those statuses: undefined otherwise.
  */
 async function finish(
   deps: ProcessorDeps,
@@ -421,23 +425,26 @@ async function finish(
   unless: readonly PaymentStatus[] = [],
 ): Promise<StoredResponse> {
   const response = cb.respond(outcome, paymentStatus);
-  const update = async (q: Knex | Knex.Transaction) => {
-    const { rows } = await q.raw<{ rows: unknown[] }>(
-      `UPDATE callback_receipts r
+  const update = `UPDATE callback_receipts r
           SET outcome = ?, response_status = ?, response_body = ?, response_location = ?
          FROM payments p
         WHERE r.id = ? AND r.outcome IS NULL AND p.id = r.payment_id
           ${unless.length ? `AND p.status NOT IN (${unless.map(() => '?').join(', ')})` : ''}
-        RETURNING r.id`,
-      [outcome, response.status, JSON.stringify(response.body), response.location ?? null, id, ...unless],
-    );
-    return rows.length > 0;
-  };
-  const record = cb.record;
-  const done = record
-    ? await deps.db.transaction(async (trx) => (await update(trx)) && (await record(trx), true))
-    : await update(deps.db);
-  if (!done) return finishedElsewhere(deps, cb, id, outcome, paymentStatus, unless);
+        RETURNING r.id`;
+  const bindings: Knex.RawBinding[] = [
+    outcome,
+    response.status,
+    JSON.stringify(response.body),
+    response.location ?? null,
+    id,
+    ...unless,
+  ];
+  const record = cb.record?.('finished');
+  const { rows } = await deps.db.raw<{ rows: unknown[] }>(
+    record ? `WITH finished AS (${update}), recorded AS (${record.sql}) SELECT id FROM finished` : update,
+    record ? [...bindings, ...record.bindings] : bindings,
+  );
+  if (rows.length === 0) return finishedElsewhere(deps, cb, id, outcome, paymentStatus, unless);
   deps.logger.info(
     {
       provider: cb.provider,

@@ -21,7 +21,7 @@ import {
   type Outcome,
   type StoredResponse,
 } from './processor';
-import { saveHandlerRecord } from './records';
+import { handlerRecordFrom } from './records';
 import { requireBodyType, verifySignatureHeaders, verifySignedPayload } from './verify';
 import { handleWalletCallback } from './wallet-handler';
 import { providerNameOf } from '../domain/providers';
@@ -377,8 +377,7 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
         ...claim,
         reference: e.paymentId,
         message: e.message || undefined,
-        record: (trx) =>
-          saveHandlerRecord(trx, `${provider}_callbacks`, e, unwrapped.event, unwrapped.body).then(() => undefined),
+        record: (source) => handlerRecordFrom(source, `${provider}_callbacks`, e, unwrapped.event, unwrapped.body),
         respond: respondGeneral(payment.orderId, status),
       });
       send(ctx, response);

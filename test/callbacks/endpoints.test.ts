@@ -6,6 +6,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import type { ProviderName } from '../../src/config';
+import { handlerRecordFrom } from '../../src/callbacks/records';
 import { createApp } from '../../src/http/app';
 import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import {
@@ -475,6 +476,64 @@ describe('endpoint-specific rules', () => {
     ]);
     expect(await signalsOf(stack, p.workflowId)).toBe(0);
     expect((await stack.db('payments').where({ id: p.paymentId }).first()).status).toBe('pending');
+  });
+
+  it('card network: the receipt and the record are finished by one statement (2 round trips, no transaction)', async () => {
+    const p = await cardPayment(stack);
+    const queries: { sql: string; inTransaction: boolean }[] = [];
+    const onQuery = (q: { sql: string; __knexTxId?: string }) =>
+      queries.push({ sql: q.sql, inTransaction: q.__knexTxId !== undefined });
+    stack.db.on('query', onQuery);
+    try {
+      const body = JSON.stringify({ order_id: p.orderId, payment_id: p.paymentId, success: true, user_id: 'u-9' });
+      const res = await post(stack.app, '/cardnetcallback', headerSigned(stack.config, 'CARDNET', 'json', body));
+      expect(res.status).toBe(200);
+    } finally {
+      stack.db.off('query', onQuery);
+    }
+    // the lookup that claims the receipt, then the finish with its record: nothing else, no BEGIN
+    expect(queries.filter((q) => /callback_receipts|cardnet_callbacks/.test(q.sql))).toHaveLength(2);
+    expect(queries.some((q) => q.inTransaction)).toBe(false);
+    expect(queries.at(-1)!.sql).toMatch(
+      /^WITH finished AS \(UPDATE callback_receipts[\s\S]*insert into "cardnet_callbacks"/,
+    );
+    expect(await stack.db('cardnet_callbacks').where({ order_id: p.orderId }).first()).toMatchObject({
+      payment_id: p.paymentId,
+      user_id: 'u-9',
+      success: true,
+    });
+    expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ outcome: 'signalled' })]);
+  });
+
+  it('a record joined to a finish is written only when the receipt is (none finished: nothing written)', async () => {
+    const orderId = uniq('ORD');
+    const e = {
+      orderId,
+      paymentId: 'pay_x',
+      success: true,
+      succeeded: true,
+      userId: 'u-1',
+      amountSatang: 500,
+      amount: 5,
+      message: 'm',
+    };
+    const run = (finished: string) => {
+      const r = handlerRecordFrom('finished', 'bankapp_callbacks', e, { a: 1 }, { b: 2 });
+      return stack.db.raw(`WITH finished AS (${finished}), recorded AS (${r.sql}) SELECT 1`, r.bindings);
+    };
+    await run('SELECT 1 WHERE false');
+    expect(await stack.db('bankapp_callbacks').where({ order_id: orderId })).toHaveLength(0);
+    await run('SELECT 1');
+    expect(await stack.db('bankapp_callbacks').where({ order_id: orderId }).first()).toMatchObject({
+      payment_id: 'pay_x',
+      success: true,
+      user_id: 'u-1',
+      message: 'm',
+      amount_satang: '500',
+      event: { a: 1 },
+      body: { b: 2 },
+    });
+    expect(() => handlerRecordFrom('x; drop table payments', 'bankapp_callbacks', e, null, null)).toThrow(/CTE name/);
   });
 
   it('bank app: the handler form as a JSON string, wrapped under body, with aliases', async () => {
