@@ -3,8 +3,8 @@
  * own lines (worker state, activity and workflow task failures, a workflow's `log` calls) and
  * Core's (forwarded from Rust, e.g. TMPRL1104 "Workflow task duration exceeded") are written by
  * the process's pino logger, as JSON lines with its redaction and batching, a field
- * `component: "temporal-sdk"` telling them apart. Without this the SDK's DefaultLogger and Core's
- * console logger wrote plain, colored text lines of their own to stderr beside the JSON lines.
+ * `component: "temporal-sdk"` telling them apart. Without this the SDK's DefaultLogger wrote plain
+ * text lines to stderr, and Core's console logger colored text lines to stdout among the JSON lines.
  * With `metricsPort`, the SDK's Prometheus exporter on 127.0.0.1:<port> (metrics named temporal_*;
  * the gateway appends them to its /metrics).
  */
