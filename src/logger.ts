@@ -10,7 +10,7 @@
  * under `bufferBytes` (4 KB) and under `flushEveryMs` (1 s) of info/warn lines. Payment state
  * never depends on the log (it is in Postgres and Temporal). LOG_BUFFER=off: one write per line.
  *
- * The writes are synchronous (sonic-boom `sync: true` with `minLength`): when a flush returns, its
+ * The batch is collected here and written by sonic-boom with `sync: true`: when a flush returns, its
  * lines are in the kernel, and no write is ever left in flight in libuv's thread pool where
  * process.exit could cut it off or a later synchronous flush could overtake it. The cost of that
  * choice: a reader that stops draining stdout (a full pipe) blocks the event loop, as

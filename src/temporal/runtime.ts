@@ -26,7 +26,6 @@ export function sdkLoggerOf(logger: Logger, level: LogLevel): SdkLogger {
   );
   const log = (at: LogLevel, message: string, meta?: LogMetadata): void => {
     const method = PINO_LEVEL[at] ?? 'info';
-    if (!out.isLevelEnabled(method)) return;
     const { error, ...fields } = meta ?? {}; // symbol keys (the SDK's timestamp) are never written
     out[method](error === undefined ? fields : { ...fields, err: error }, message);
   };

@@ -180,11 +180,15 @@ export function provenResult(
 }
 
 /** A pino logger whose lines (parsed) are kept in `lines`, for tests that check what was logged. */
-export function capturingLogger(): { logger: pino.Logger; lines: Record<string, unknown>[]; raw: string[] } {
+export function capturingLogger(level = 'info'): {
+  logger: pino.Logger;
+  lines: Record<string, unknown>[];
+  raw: string[];
+} {
   const lines: Record<string, unknown>[] = [];
   const raw: string[] = [];
   // the production logger (its redaction included), writing here
-  const logger = createLogger('info', {
+  const logger = createLogger(level, {
     write(line: string) {
       raw.push(line);
       lines.push(JSON.parse(line) as Record<string, unknown>);

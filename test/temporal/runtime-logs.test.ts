@@ -5,21 +5,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { createLogger } from '../../src/logger';
 import { runtimeOptions, sdkLoggerOf } from '../../src/temporal/runtime';
+import { capturingLogger } from '../support/stack';
 
 type Line = Record<string, unknown> & { level: number; msg: string };
 
 const capture = (level: string) => {
-  const lines: Line[] = [];
-  const out = new Writable({
-    write(chunk, _enc, cb) {
-      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Line);
-      cb();
-    },
-  });
-  return { logger: createLogger(level, out), lines };
+  const { logger, lines } = capturingLogger(level);
+  return { logger, lines: lines as Line[] };
 };
 
 describe("the SDK's logger over pino", () => {
