@@ -3,6 +3,8 @@
  * JSON.parse or canonical JSON recurse), the content type of a body, unknown methods (405 with
  * Allow), and idempotent replays byte for byte.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { jsonDeeperThan, MAX_JSON_DEPTH } from '../../src/domain/json-depth';
 import { FORM_PATHS } from '../../src/http/middleware/body';
@@ -102,6 +104,40 @@ describe('JSON depth', () => {
       .send(`{"pad":"${'x'.repeat(stack.config.bodyLimitBytes)}"}`);
     expect(res.status).toBe(413);
     expect(res.body).toEqual(callbackError('PAYLOAD_TOO_LARGE', 413));
+  });
+
+  it('a chunked body (no Content-Length) over the limit -> 413 as it arrives, and the connection still answers', async () => {
+    const server = http.createServer(stack.app.callback());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const { port } = server.address() as AddressInfo;
+      const send = (path: string, chunks: string[]) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = http.request(
+            { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'Content-Type': 'application/json' } },
+            (res) => {
+              let body = '';
+              res.setEncoding('utf8').on('data', (c: string) => (body += c));
+              res.on('end', () => resolve({ status: res.statusCode!, body }));
+            },
+          );
+          req.on('error', reject);
+          for (const c of chunks) req.write(c); // no Content-Length: Transfer-Encoding chunked
+          req.end();
+        });
+      const half = 'x'.repeat(Math.ceil(stack.config.bodyLimitBytes / 2));
+      const over = await send('/qrcallback', ['{"pad":"', half, half, half, '"}']);
+      expect(over.status).toBe(413);
+      expect(JSON.parse(over.body)).toEqual(callbackError('PAYLOAD_TOO_LARGE', 413));
+      // a body under the limit on the same agent is read whole and gets its own answer
+      const under = await send('/qrcallback', ['{"a":', '1}']);
+      expect(under.status).toBe(400);
+      expect(JSON.parse(under.body)).toEqual(callbackError('MISSING_FIELD', 400));
+    } finally {
+      agent.destroy();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
 

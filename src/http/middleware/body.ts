@@ -3,6 +3,7 @@
  * (rawBodyOf). Limits are checked on the raw bytes before anything recursive runs: size (413)
  * while reading, nesting depth (400) by an iterative scan of the text before JSON.parse.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { AppError, ErrorCode } from '../../domain/errors';
@@ -54,16 +55,8 @@ async function readJson(ctx: Context, limitBytes: number): Promise<void> {
   const encoding = ctx.get('Content-Encoding').toLowerCase();
   if (encoding && encoding !== 'identity')
     throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Content-Encoding ${encoding} is not supported`);
-  if (Number(ctx.get('Content-Length')) > limitBytes)
-    throw Object.assign(new Error('request entity too large'), { status: 413 });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limitBytes) throw Object.assign(new Error('request entity too large'), { status: 413 });
-    chunks.push(chunk);
-  }
-  const raw = Buffer.concat(chunks).toString('utf8');
+  if (Number(ctx.get('Content-Length')) > limitBytes) throw tooLarge();
+  const raw = await readText(ctx.req, limitBytes);
   ctx.state.rawBody = raw;
   if (jsonDeeperThan(raw, MAX_JSON_DEPTH))
     throw new AppError(ErrorCode.INVALID_INPUT, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, {
@@ -71,6 +64,53 @@ async function readJson(ctx: Context, limitBytes: number): Promise<void> {
       maxDepth: MAX_JSON_DEPTH,
     });
   ctx.request.body = raw.trim() === '' ? {} : JSON.parse(raw);
+}
+
+const tooLarge = () => Object.assign(new Error('request entity too large'), { status: 413 });
+
+/**
+ * The request's bytes as UTF-8 text, with the limit checked as they arrive (413 once over it).
+ * Events, not `for await`: the async iterator cost about 4% of a refused callback
+ * (bench:hotpaths), and it destroyed the socket when the loop threw, so a chunked body over the
+ * limit got a reset connection instead of its 413. Past the limit nothing more is kept; Node
+ * discards the rest of the body once the answer is sent.
+ */
+export function readText(req: IncomingMessage, limitBytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) {
+        done();
+        reject(tooLarge());
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8'));
+    };
+    const onError = (e: Error) => {
+      done();
+      reject(e);
+    };
+    // the client went away before the body ended
+    const onClose = () => {
+      done();
+      reject(Object.assign(new Error('request aborted'), { code: 'ECONNRESET' }));
+    };
+    if (req.destroyed) return onClose(); // gone before its body was asked for
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 const nothing = () => Promise.resolve();
