@@ -106,16 +106,16 @@ describe('JSON depth', () => {
     expect(res.body).toEqual(callbackError('PAYLOAD_TOO_LARGE', 413));
   });
 
-  it('a chunked body (no Content-Length) over the limit -> 413 as it arrives, and the connection still answers', async () => {
+  it('a chunked body (no Content-Length, JSON or form) over the limit -> 413 as it arrives, and the connection still answers', async () => {
     const server = http.createServer(stack.app.callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const { port } = server.address() as AddressInfo;
-      const send = (path: string, chunks: string[]) =>
+      const send = (path: string, chunks: string[], type = 'application/json') =>
         new Promise<{ status: number; body: string }>((resolve, reject) => {
           const req = http.request(
-            { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'Content-Type': 'application/json' } },
+            { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'Content-Type': type } },
             (res) => {
               let body = '';
               res.setEncoding('utf8').on('data', (c: string) => (body += c));
@@ -130,6 +130,10 @@ describe('JSON depth', () => {
       const over = await send('/qrcallback', ['{"pad":"', half, half, half, '"}']);
       expect(over.status).toBe(413);
       expect(JSON.parse(over.body)).toEqual(callbackError('PAYLOAD_TOO_LARGE', 413));
+      // a form (read by koa-body) too
+      const form = await send('/callback', ['pad=', half, half, half], 'application/x-www-form-urlencoded');
+      expect(form.status).toBe(413);
+      expect(JSON.parse(form.body)).toEqual(callbackError('PAYLOAD_TOO_LARGE', 413));
       // a body under the limit on the same agent is read whole and gets its own answer
       const under = await send('/qrcallback', ['{"a":', '1}']);
       expect(under.status).toBe(400);

@@ -142,6 +142,11 @@ export function bodyReader(limitBytes: number): (ctx: Context) => Promise<void> 
     const json = Boolean(ctx.request.is('json', '+json'));
     checkBodyType(ctx, json);
     if (json) return readJson(ctx, limitBytes);
-    return form(ctx, nothing) as Promise<void>;
+    // koa-body leaves a body it refused (over the limit) paused: let the rest flow away, so the
+    // connection can carry the answer and the next request (Node discards unread body bytes)
+    return (form(ctx, nothing) as Promise<void>).catch((e: unknown) => {
+      ctx.req.resume();
+      throw e;
+    });
   };
 }
