@@ -39,6 +39,15 @@ export function intArg(flag: string, dflt: number, max: number): number {
   return v;
 }
 
+/** The option `flag VALUE` of the command line, one of `choices`; the first of them when absent. */
+export function choiceArg<C extends string>(flag: string, choices: readonly [C, ...C[]]): C {
+  const a = process.argv.slice(2);
+  const i = a.indexOf(flag);
+  const v = i >= 0 ? a[i + 1] : choices[0];
+  if (!choices.includes(v as C)) throw new Error(`${flag} must be one of ${choices.join(', ')}`);
+  return v as C;
+}
+
 /** Whether the command line has the switch `flag`. */
 export const flagArg = (flag: string) => process.argv.slice(2).includes(flag);
 
