@@ -2,8 +2,8 @@
 import type * as contract from '../src/domain/workflow-contract';
 import { paidOrderProcessingWorkflow } from './paid-order';
 import { bankRequestWorkflow } from './payment-bank';
-import { cardPaymentWorkflow } from './payment-card';
-import { qrPaymentWorkflow } from './payment-qr';
+import { cardPaymentWorkflow, cardPaymentWorkflowV2 } from './payment-card';
+import { qrPaymentWorkflow, qrPaymentWorkflowV2 } from './payment-qr';
 import { webhookDeliveryWorkflow, webhookReplayWorkflow, webhookRetryWorkflow } from './webhook';
 import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhook-recovery';
 import { orderRefundsWorkflow } from './refunds';
@@ -11,6 +11,7 @@ import { lateResultWorkflow } from './late-result';
 
 export {
   cardPaymentWorkflow,
+  cardPaymentWorkflowV2,
   paidOrderProcessingWorkflow,
   webhookDeliveryWorkflow,
   webhookRetryWorkflow,
@@ -18,6 +19,7 @@ export {
   webhookResendWorkflow,
   webhookRecoverWorkflow,
   qrPaymentWorkflow,
+  qrPaymentWorkflowV2,
   bankRequestWorkflow,
   orderRefundsWorkflow,
   lateResultWorkflow,
@@ -27,7 +29,9 @@ export {
 export type RegisteredWorkflows = {
   [K in (typeof contract.WorkflowType)[keyof typeof contract.WorkflowType]]: {
     cardPaymentWorkflow: contract.CardPaymentWorkflow;
+    cardPaymentWorkflowV2: contract.CardPaymentWorkflow;
     qrPaymentWorkflow: contract.QrPaymentWorkflow;
+    qrPaymentWorkflowV2: contract.QrPaymentWorkflow;
     bankRequestWorkflow: contract.BankRequestWorkflow;
     paidOrderProcessingWorkflow: contract.PaidOrderProcessingWorkflow;
     webhookDeliveryWorkflow: contract.WebhookDeliveryWorkflow;
@@ -41,7 +45,9 @@ export type RegisteredWorkflows = {
 };
 const registered: RegisteredWorkflows = {
   cardPaymentWorkflow,
+  cardPaymentWorkflowV2,
   qrPaymentWorkflow,
+  qrPaymentWorkflowV2,
   bankRequestWorkflow,
   paidOrderProcessingWorkflow,
   webhookDeliveryWorkflow,

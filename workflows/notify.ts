@@ -13,7 +13,7 @@
  * is asked only where a child starts: a payment whose first attempts all succeeded records no
  * marker. Histories recorded before replay their child on the parent's queue.
  */
-import { ParentClosePolicy, patched, startChild, workflowInfo } from '@temporalio/workflow';
+import { ParentClosePolicy, startChild, workflowInfo } from '@temporalio/workflow';
 import type { PaymentStatusEvent } from '../src/domain/events';
 import { OrderIdKey } from '../src/domain/search-attributes';
 import {
@@ -24,16 +24,21 @@ import {
   type WebhookDeliveryWorkflow,
   type WebhookRetryWorkflow,
 } from '../src/domain/workflow-contract';
+import { askPatched, type HasPatch } from './patches';
 
-const childOptions = (event: PaymentStatusEvent) => ({
+const childOptions = (event: PaymentStatusEvent, has: HasPatch) => ({
   workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status, event.refundId),
   parentClosePolicy: ParentClosePolicy.ABANDON,
   workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
-  ...(patched(Patch.bulkhead) ? { taskQueue: taskQueueOf('webhooks', workflowInfo().taskQueue) } : {}),
+  ...(has(Patch.bulkhead) ? { taskQueue: taskQueueOf('webhooks', workflowInfo().taskQueue) } : {}),
 });
 
-export async function emitPaymentStatusUpdated(event: PaymentStatusEvent): Promise<void> {
-  await startChild<WebhookDeliveryWorkflow>(WorkflowType.webhookDelivery, { ...childOptions(event), args: [event] });
+/** `has`: how the calling workflow asks for bulkhead-v1 (workflows/patches.ts). */
+export async function emitPaymentStatusUpdated(event: PaymentStatusEvent, has: HasPatch = askPatched): Promise<void> {
+  await startChild<WebhookDeliveryWorkflow>(WorkflowType.webhookDelivery, {
+    ...childOptions(event, has),
+    args: [event],
+  });
 }
 
 /**
@@ -45,10 +50,11 @@ export async function retryWebhookDeliveries(
   failed: string[],
   firstAttemptAt?: number,
   deferred: string[] = [],
+  has: HasPatch = askPatched,
 ): Promise<void> {
   if (failed.length === 0 && deferred.length === 0) return;
   await startChild<WebhookRetryWorkflow>(WorkflowType.webhookRetry, {
-    ...childOptions(event),
+    ...childOptions(event, has),
     args: [
       deferred.length
         ? { event, deliveryIds: [...failed, ...deferred], firstAttemptAt, deferred }

@@ -20,6 +20,7 @@ import {
   type PaymentOutcome,
 } from '../src/domain/workflow-contract';
 import { paymentMachine, recordActivities } from './payment-machine';
+import { allPatches, askPatched, type HasPatch } from './patches';
 
 const { attachCharge } = recordActivities;
 
@@ -39,8 +40,8 @@ function providerFailure(e: unknown): string {
   return 'card provider unavailable';
 }
 
-export async function cardPaymentWorkflow(input: CardPaymentInput): Promise<PaymentOutcome> {
-  const m = paymentMachine(input, 'card');
+async function cardPayment(input: CardPaymentInput, has: HasPatch): Promise<PaymentOutcome> {
+  const m = paymentMachine(input, 'card', has);
   let chargeStepDone = false;
   setHandler(chargeUpdate, async () => {
     await condition(() => chargeStepDone || m.view.status !== 'pending');
@@ -78,4 +79,14 @@ export async function cardPaymentWorkflow(input: CardPaymentInput): Promise<Paym
     return m.finish();
   }
   return m.awaitResult(input.timeoutSeconds * 1000, 'no result from the card provider in time');
+}
+
+/** v2 (WorkflowType.card, what the gateway starts): every patch, no marker (workflows/patches.ts). */
+export async function cardPaymentWorkflowV2(input: CardPaymentInput): Promise<PaymentOutcome> {
+  return cardPayment(input, allPatches);
+}
+
+/** v1: executions started before v2, replaying as they ran. */
+export async function cardPaymentWorkflow(input: CardPaymentInput): Promise<PaymentOutcome> {
+  return cardPayment(input, askPatched);
 }

@@ -16,7 +16,6 @@
 import {
   allHandlersFinished,
   condition,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -45,6 +44,7 @@ import {
 } from '../src/domain/workflow-contract';
 import { resolveLateResult } from './late-result';
 import { emitPaymentStatusUpdated, retryWebhookDeliveries } from './notify';
+import type { HasPatch } from './patches';
 
 /**
  * The payments-record activities (short, retried until they succeed); the card workflow's attachCharge too.
@@ -74,9 +74,9 @@ const isValidResult = (r: unknown): r is PaymentResult =>
   ((r as PaymentResult).status === 'success' || (r as PaymentResult).status === 'failed');
 
 /** State, handlers and the settle step shared by the payment workflows. */
-export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
+export function paymentMachine(input: PaymentInput, method: PaymentMethod, has: HasPatch) {
   // a new execution takes the lean path; a history recorded before it replays the old commands
-  const lean = patched(Patch.leanPayment);
+  const lean = has(Patch.leanPayment);
   const view: PaymentView = {
     paymentId: input.paymentId,
     orderId: input.orderId,
@@ -105,7 +105,7 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
    */
   async function lateResult(r: PaymentResult): Promise<void> {
     const status = decided!;
-    if (!contradicts(r.status, status) || !patched(Patch.lateResult)) return;
+    if (!contradicts(r.status, status) || !has(Patch.lateResult)) return;
     await resolveLateResult({ paymentId: input.paymentId, orderId: input.orderId, paymentStatus: status, result: r });
   }
 
@@ -137,8 +137,8 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
       event,
       ...(result ? { result } : {}),
     });
-    if (rejected && patched(Patch.resultProof)) return false;
-    if (current && patched(Patch.lateResult)) {
+    if (rejected && has(Patch.resultProof)) return false;
+    if (current && has(Patch.lateResult)) {
       // the row was settled otherwise first (a workflow task that wrote it failed, and its retry
       // saw the timer and a signal together): the row is the truth, this result is a late one
       decided = current;
@@ -146,7 +146,8 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
       view.history.push({ status: current, at, reason: 'settled by an earlier attempt of this step' });
       upsertSearchAttributes([{ key: PaymentStatusKey, value: current }]);
       // the webhook of the row's status: its deliveries' first attempts were made by the step
-      if (isTerminal(current)) await retryWebhookDeliveries(statusEvent(current, at), retry, firstAttemptAt, deferred);
+      if (isTerminal(current))
+        await retryWebhookDeliveries(statusEvent(current, at), retry, firstAttemptAt, deferred, has);
       if (result) await lateResult(result);
       return true;
     }
@@ -155,7 +156,7 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     view.history.push({ status: next, at, reason });
     if (next === 'failed' || next === 'expired') view.failureReason = reason;
     upsertSearchAttributes([{ key: PaymentStatusKey, value: next }]);
-    if (event) await retryWebhookDeliveries(event, retry, firstAttemptAt, deferred);
+    if (event) await retryWebhookDeliveries(event, retry, firstAttemptAt, deferred, has);
     return true;
   }
 
@@ -172,7 +173,7 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod) {
     view.history.push({ status: next, at, reason });
     if (next === 'failed' || next === 'expired') view.failureReason = reason;
     upsertSearchAttributes([{ key: PaymentStatusKey, value: next }]);
-    if (isTerminal(next)) await emitPaymentStatusUpdated(statusEvent(next, at));
+    if (isTerminal(next)) await emitPaymentStatusUpdated(statusEvent(next, at), has);
     return true;
   }
 

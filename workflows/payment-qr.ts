@@ -5,9 +5,20 @@
  */
 import type { PaymentOutcome, QrPaymentInput } from '../src/domain/workflow-contract';
 import { paymentMachine } from './payment-machine';
+import { allPatches, askPatched, type HasPatch } from './patches';
 
-export async function qrPaymentWorkflow(input: QrPaymentInput): Promise<PaymentOutcome> {
-  const m = paymentMachine(input, 'qr');
+async function qrPayment(input: QrPaymentInput, has: HasPatch): Promise<PaymentOutcome> {
+  const m = paymentMachine(input, 'qr', has);
   await m.record({ expiresAt: input.expiresAt, details: { qr: { payload: input.qr.payload, crc: input.qr.crc } } });
   return m.awaitResult(Date.parse(input.expiresAt) - Date.now(), 'QR code expired unpaid');
+}
+
+/** v2 (WorkflowType.qr, what the gateway starts): every patch, no marker (workflows/patches.ts). */
+export async function qrPaymentWorkflowV2(input: QrPaymentInput): Promise<PaymentOutcome> {
+  return qrPayment(input, allPatches);
+}
+
+/** v1: executions started before v2, replaying as they ran. */
+export async function qrPaymentWorkflow(input: QrPaymentInput): Promise<PaymentOutcome> {
+  return qrPayment(input, askPatched);
 }

@@ -13,8 +13,20 @@ import type { PaymentMethod, PaymentStatus } from './payment-state';
 
 /** Workflow type names (the exported function names under workflows/). */
 export const WorkflowType = {
-  card: 'cardPaymentWorkflow',
-  qr: 'qrPaymentWorkflow',
+  /**
+   * The payment workflows the gateway starts: versioned by type (v2), not by `patched()`. Each
+   * patch a new execution asked for cost it a marker and an upsert of the TemporalChangeVersion
+   * search attribute (two events, two billed actions, one more visibility write on the server),
+   * though every new execution takes every patch. A v2 execution takes all the patches below
+   * without asking; the v1 types stay registered so executions started before replay as they
+   * ran (workflows/patches.ts). Deploy workers before gateways: a v2 start waits for a worker
+   * that knows the type.
+   */
+  card: 'cardPaymentWorkflowV2',
+  qr: 'qrPaymentWorkflowV2',
+  /** the payment workflows' first type: executions started before v2, which still replay */
+  cardV1: 'cardPaymentWorkflow',
+  qrV1: 'qrPaymentWorkflow',
   bank: 'bankRequestWorkflow',
   paidOrder: 'paidOrderProcessingWorkflow',
   webhookDelivery: 'webhookDeliveryWorkflow',

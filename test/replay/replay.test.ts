@@ -47,26 +47,39 @@ import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhoo
 import { createTestStack, provenResult, testLogger, uniq, waitFor } from '../support/stack';
 import { historyFromJson } from './history';
 
-/** The file names the current code records to. */
+/** The file names the current code records to: the v2 payment workflows (workflows/patches.ts). */
 const RECORDED = {
-  card: 'card-payment-lean.history.json',
-  qr: 'qr-payment-lean.history.json',
-  /** result-proof-v1: a forged result rejected (its marker), then the proven one settles paid */
-  proof: 'qr-payment-proof.history.json',
+  card: 'card-payment-v2.history.json',
+  qr: 'qr-payment-v2.history.json',
+  /** result-proof-v1: a forged result rejected, then the proven one settles paid */
+  proof: 'qr-payment-v2-proof.history.json',
   /** late-result-v1: expired, then a late proven success recorded, refunded and e-mailed in the workflow */
-  late: 'qr-payment-late.history.json',
+  late: 'qr-payment-v2-late.history.json',
 };
 /** bulkhead-v1: a paid QR payment whose first webhook attempt failed: its retry child on the webhooks queue */
-const BULKHEAD = 'qr-payment-bulkhead.history.json';
+const BULKHEAD = 'qr-payment-v2-bulkhead.history.json';
+/** What the v1 types recorded (before v2), behind their patch markers: they must replay too. */
+const V1 = {
+  card: 'card-payment-lean.history.json',
+  qr: 'qr-payment-lean.history.json',
+  proof: 'qr-payment-proof.history.json',
+  late: 'qr-payment-late.history.json',
+  bulkhead: 'qr-payment-bulkhead.history.json',
+};
 const FIXTURES = [
-  { file: 'card-payment.history.json', workflowType: 'cardPaymentWorkflow', status: 'paid' },
-  { file: 'qr-payment.history.json', workflowType: 'qrPaymentWorkflow', status: 'paid' },
-  { file: RECORDED.card, workflowType: 'cardPaymentWorkflow', status: 'paid' },
-  { file: RECORDED.qr, workflowType: 'qrPaymentWorkflow', status: 'paid' },
-  { file: RECORDED.proof, workflowType: 'qrPaymentWorkflow', status: 'paid' },
-  { file: RECORDED.late, workflowType: 'qrPaymentWorkflow', status: 'expired' },
+  { file: 'card-payment.history.json', workflowType: WorkflowType.cardV1, status: 'paid' },
+  { file: 'qr-payment.history.json', workflowType: WorkflowType.qrV1, status: 'paid' },
+  { file: V1.card, workflowType: WorkflowType.cardV1, status: 'paid' },
+  { file: V1.qr, workflowType: WorkflowType.qrV1, status: 'paid' },
+  { file: V1.proof, workflowType: WorkflowType.qrV1, status: 'paid' },
+  { file: V1.late, workflowType: WorkflowType.qrV1, status: 'expired' },
+  { file: V1.bulkhead, workflowType: WorkflowType.qrV1, status: 'paid' },
   { file: 'refunds.history.json', workflowType: 'orderRefundsWorkflow', status: undefined },
-  { file: BULKHEAD, workflowType: 'qrPaymentWorkflow', status: 'paid' },
+  { file: RECORDED.card, workflowType: WorkflowType.card, status: 'paid' },
+  { file: RECORDED.qr, workflowType: WorkflowType.qr, status: 'paid' },
+  { file: RECORDED.proof, workflowType: WorkflowType.qr, status: 'paid' },
+  { file: RECORDED.late, workflowType: WorkflowType.qr, status: 'expired' },
+  { file: BULKHEAD, workflowType: WorkflowType.qr, status: 'paid' },
 ];
 const fixturePath = (f: string) => path.join(__dirname, f);
 const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
@@ -363,62 +376,87 @@ describe('recorded payment histories replay against the current workflow code', 
     expect(results[0].error).toBeInstanceOf(DeterminismViolationError);
   });
 
-  it('the bulkhead shape: the bulkhead-v1 marker, and the retry child on the webhooks queue', () => {
-    const h = load(BULKHEAD);
-    const started = h.events[0].workflowExecutionStartedEventAttributes as { taskQueue: { name: string } };
-    const child = h.events.find((e) => e.eventType === 'EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED')!
-      .startChildWorkflowExecutionInitiatedEventAttributes as {
-      workflowType: { name: string };
-      taskQueue: { name: string };
-    };
-    expect(child.workflowType.name).toBe(WorkflowType.webhookRetry);
-    expect(child.taskQueue.name).toBe(taskQueueOf('webhooks', started.taskQueue.name));
-    const patches = h.events
-      .filter((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED')
-      .map((e) => e.markerRecordedEventAttributes as { markerName: string; details: Record<string, Payloads> })
-      .filter((m) => m.markerName === 'core_patch')
-      .map((m) => JSON.parse(Buffer.from(m.details['patch-data'].payloads[0].data, 'base64').toString()).id);
-    expect(patches).toEqual([Patch.leanPayment, Patch.bulkhead]);
+  /** The ids of a history's patch markers, in order. */
+  const patchesOf = (file: string): string[] =>
+    load(file)
+      .events.map((e) => e.markerRecordedEventAttributes as { markerName: string; details: Record<string, Payloads> })
+      .filter((m) => m?.markerName === 'core_patch')
+      .map(
+        (m) =>
+          (JSON.parse(Buffer.from(m.details['patch-data'].payloads[0].data, 'base64').toString()) as { id: string }).id,
+      );
+  /** The search attributes a history upserted, in order. */
+  const upsertsOf = (file: string): string[] =>
+    load(file)
+      .events.filter((e) => e.eventType === 'EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES')
+      .flatMap((e) =>
+        Object.keys(
+          (e.upsertWorkflowSearchAttributesEventAttributes as { searchAttributes: { indexedFields: object } })
+            .searchAttributes.indexedFields,
+        ),
+      );
+
+  it('the bulkhead shape: the retry child on the webhooks queue (v1: behind the bulkhead-v1 marker; v2: no marker)', () => {
+    for (const [file, patches] of [
+      [V1.bulkhead, [Patch.leanPayment, Patch.bulkhead]],
+      [BULKHEAD, []],
+    ] as const) {
+      const h = load(file);
+      const started = h.events[0].workflowExecutionStartedEventAttributes as { taskQueue: { name: string } };
+      const child = h.events.find((e) => e.eventType === 'EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED')!
+        .startChildWorkflowExecutionInitiatedEventAttributes as {
+        workflowType: { name: string };
+        taskQueue: { name: string };
+      };
+      expect(child.workflowType.name).toBe(WorkflowType.webhookRetry);
+      expect(child.taskQueue.name).toBe(taskQueueOf('webhooks', started.taskQueue.name));
+      expect({ file, patches: patchesOf(file) }).toEqual({ file, patches });
+    }
   });
 
-  it('the lean shape: the patch marker, local activities, and few events', () => {
-    for (const [file, max] of [
-      [RECORDED.qr, 14],
-      [RECORDED.card, 17],
+  it('the lean shape: local activities and few events; v2 without the patch marker and its TemporalChangeVersion upsert', () => {
+    for (const [file, max, patches] of [
+      [V1.qr, 14, [Patch.leanPayment]],
+      [V1.card, 17, [Patch.leanPayment]],
+      [RECORDED.qr, 12, []],
+      [RECORDED.card, 15, []],
     ] as const) {
       const h = load(file);
       const types = h.events.map((e) => String(e.eventType).replace('EVENT_TYPE_', ''));
       expect(types).toContain('MARKER_RECORDED');
       expect(types).not.toContain('ACTIVITY_TASK_SCHEDULED');
-      expect(types.length).toBeLessThanOrEqual(max);
+      expect({ file, under: types.length <= max }).toEqual({ file, under: true });
+      expect({ file, patches: patchesOf(file) }).toEqual({ file, patches });
+      // v1 upserts TemporalChangeVersion with each new patch, then PaymentStatus; v2 PaymentStatus alone
+      expect({ file, upserts: upsertsOf(file) }).toEqual({
+        file,
+        upserts: [...(patches.length ? ['TemporalChangeVersion'] : []), 'PaymentStatus'],
+      });
     }
   });
 
-  it('the shapes of result-proof-v1 and late-result-v1: their markers only where a result was rejected or came late', () => {
-    type Marker = { markerName: string; details: Record<string, { payloads: { data: string }[] }> };
-    const patchesOf = (file: string) =>
-      load(file)
-        .events.map((e) => e.markerRecordedEventAttributes as Marker | undefined)
-        .filter((m) => m?.markerName === 'core_patch')
-        .map(
-          (m) =>
-            (JSON.parse(Buffer.from(m!.details['patch-data'].payloads[0].data, 'base64').toString()) as { id: string })
-              .id,
-        );
-    expect(patchesOf(RECORDED.qr)).toEqual(['lean-payment-v1']);
-    expect(patchesOf(RECORDED.proof)).toEqual(['lean-payment-v1', 'result-proof-v1']);
-    expect(patchesOf(RECORDED.late)).toEqual(['lean-payment-v1', 'late-result-v1']);
-    const late = load(RECORDED.late).events.map(
-      (e) =>
-        (e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined)?.activityType.name,
-    );
-    expect(late.filter(Boolean)).toEqual([
-      'recordLateResult',
-      'recordRefund',
-      'requestProviderRefund',
-      'settleRefund',
-      'settleLateResult',
-      'notifyAdmin',
-    ]);
+  it('the shapes of result-proof-v1 and late-result-v1: v1 records their markers only where a result was rejected or came late, v2 none', () => {
+    expect(patchesOf(V1.qr)).toEqual(['lean-payment-v1']);
+    expect(patchesOf(V1.proof)).toEqual(['lean-payment-v1', 'result-proof-v1']);
+    expect(patchesOf(V1.late)).toEqual(['lean-payment-v1', 'late-result-v1']);
+    for (const file of [RECORDED.qr, RECORDED.proof, RECORDED.late])
+      expect({ file, patches: patchesOf(file) }).toEqual({ file, patches: [] });
+    for (const file of [V1.late, RECORDED.late]) {
+      const late = load(file).events.map(
+        (e) =>
+          (e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined)?.activityType.name,
+      );
+      expect({ file, activities: late.filter(Boolean) }).toEqual({
+        file,
+        activities: [
+          'recordLateResult',
+          'recordRefund',
+          'requestProviderRefund',
+          'settleRefund',
+          'settleLateResult',
+          'notifyAdmin',
+        ],
+      });
+    }
   });
 });
