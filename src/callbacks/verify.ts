@@ -70,9 +70,7 @@ export function requireBodyType(ctx: Context, kind: 'json' | 'form'): void {
   // a JSON body's raw text is kept only when the body reader read it as JSON (the same test):
   // no second look at the Content-Type for the JSON callbacks
   const ok =
-    kind === 'json'
-      ? ctx.state.rawBody !== undefined || ctx.request.is('json', '+json')
-      : ctx.request.is('urlencoded');
+    kind === 'json' ? ctx.state.rawBody !== undefined || ctx.request.is('json', '+json') : ctx.request.is('urlencoded');
   if (!ok)
     throw new AppError(
       ErrorCode.UNSUPPORTED_MEDIA_TYPE,
