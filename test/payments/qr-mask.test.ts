@@ -1,6 +1,6 @@
 /**
  * The QR mask chosen in src/payments/qr-image.ts (qrSymbol: all 8 masks scored at once) against
- * qrcode's own choice (QRCode.create without maskPattern: getBestMask), on a few thousand
+ * qrcode's own choice (QRCode.create without maskPattern: getBestMask), on a thousand
  * deterministic pseudo-random payloads: PromptPay and bill payments built by the project's own
  * builder, numerics, alphanumerics, mixed text and long strings up to versions with version
  * info. Each mask's penalty is qrcode's number, the chosen mask and every module are qrcode's,
@@ -74,7 +74,8 @@ function referenceImage(reference: QRCode.QRCode): string {
   return `data:image/png;base64,${png.toString('base64')}`;
 }
 
-const CASES = payloads(3000, 20261124).map((payload) => ({
+// 1,000 payloads: 25 distinct versions up to 35 and 7 ties (3,000 took 21 s of CI, 7 s now)
+const CASES = payloads(1000, 20261124).map((payload) => ({
   payload,
   ours: qrSymbol(payload),
   qrcode: QRCode.create(payload, { errorCorrectionLevel: 'M' }),
@@ -85,14 +86,14 @@ it('covers small and large symbols, with and without version info, and ties betw
   expect(Math.min(...versions)).toBe(1);
   expect(Math.max(...versions)).toBeGreaterThanOrEqual(30); // version info from 7 on
   expect(versions.size).toBeGreaterThanOrEqual(25);
-  // two masks with the lowest penalty, where qrcode takes the first: 25 of these payloads
+  // two masks with the lowest penalty, where qrcode takes the first: 7 of these payloads
   const ties = CASES.filter(
     ({ ours: { penalties } }) => penalties.filter((p) => p === Math.min(...penalties)).length > 1,
   );
-  expect(ties.length).toBeGreaterThanOrEqual(10);
+  expect(ties.length).toBeGreaterThanOrEqual(5);
 });
 
-it('chooses the mask qrcode chooses, with the same modules, on 3,000 payloads', () => {
+it('chooses the mask qrcode chooses, with the same modules, on 1,000 payloads', () => {
   const differing = CASES.filter(
     ({ ours, qrcode }) =>
       ours.maskPattern !== qrcode.maskPattern || !Buffer.from(ours.modules).equals(qrcode.modules.data),
@@ -100,7 +101,7 @@ it('chooses the mask qrcode chooses, with the same modules, on 3,000 payloads', 
   expect(differing).toEqual([]);
 });
 
-it("scores each of the 8 masks with qrcode's penalty (N1 + N2 + N3 + N4), on 300 of them", () => {
+it("scores each of the 8 masks with qrcode's penalty (N1 + N2 + N3 + N4), on 100 of them", () => {
   const differing: { payload: string; mask: number; ours: number; qrcode: number }[] = [];
   for (const { payload, ours } of CASES.filter((_, k) => k % 10 === 0)) {
     for (let mask = 0; mask < 8; mask++) {
@@ -116,7 +117,7 @@ it("scores each of the 8 masks with qrcode's penalty (N1 + N2 + N3 + N4), on 300
   expect(differing).toEqual([]);
 });
 
-it('draws the PNG byte for byte as before (qrcode choosing the mask), on 3,000 payloads', () => {
+it('draws the PNG byte for byte as before (qrcode choosing the mask), on 1,000 payloads', () => {
   const differing = CASES.filter(({ payload, qrcode }) => qrImage(payload) !== referenceImage(qrcode));
   expect(differing.map((c) => c.payload)).toEqual([]);
 });
