@@ -4,11 +4,12 @@
  * Allow), and idempotent replays byte for byte.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import request from 'supertest';
 import { jsonDeeperThan, MAX_JSON_DEPTH } from '../../src/domain/json-depth';
 import { FORM_PATHS } from '../../src/http/middleware/body';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { capturingLogger, createTestStack, uniq, waitFor, type TestStack } from '../support/stack';
+import { createApp } from '../../src/http/app';
 import { fieldSigned, post } from '../callbacks/helpers';
 import { newKey } from '../payments/support';
 
@@ -143,6 +144,39 @@ describe('JSON depth', () => {
       await new Promise((r) => server.close(r));
     }
   });
+});
+
+it('a client that goes away in the middle of its JSON body: a 400 in the access log, no 500 and no error line', async () => {
+  const { logger, lines } = capturingLogger();
+  const app = createApp({
+    config: stack.config,
+    db: stack.db,
+    temporal: { client: stack.client, taskQueue: stack.taskQueue },
+    logger,
+  });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const received = new Promise((r) => server.once('request', r));
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    // 100 bytes announced, 11 sent; gone once the server has the request
+    socket.write(
+      'POST /qrpayment HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"orderId":',
+    );
+    await received;
+    socket.destroy();
+    const access = await waitFor(
+      async () => lines.find((l) => l.msg === 'request' && l.path === '/qrpayment'),
+      5000,
+      'the access line',
+    );
+    expect(access.status).toBe(400);
+    expect(lines.filter((l) => (l.level as number) >= 50)).toEqual([]);
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
 });
 
 describe('content type', () => {

@@ -67,6 +67,12 @@ async function readJson(ctx: Context, limitBytes: number): Promise<void> {
 }
 
 const tooLarge = () => Object.assign(new Error('request entity too large'), { status: 413 });
+/**
+ * The client went away (or broke the stream) before its body ended: a 400, as koa-body says for
+ * a form (raw-body's "request aborted"), not a fault of ours. Not the socket's own error: its
+ * ECONNRESET read as Postgres being down (a 503 and an error line, before).
+ */
+const aborted = () => Object.assign(new Error('request aborted'), { status: 400, code: 'ECONNABORTED' });
 
 /**
  * The request's bytes as UTF-8 text, with the limit checked as they arrive (413 once over it).
@@ -96,14 +102,13 @@ export function readText(req: IncomingMessage, limitBytes: number): Promise<stri
       done();
       resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8'));
     };
-    const onError = (e: Error) => {
+    const onError = () => {
       done();
-      reject(e);
+      reject(aborted());
     };
-    // the client went away before the body ended
     const onClose = () => {
       done();
-      reject(Object.assign(new Error('request aborted'), { code: 'ECONNRESET' }));
+      reject(aborted());
     };
     if (req.destroyed) return onClose(); // gone before its body was asked for
     req.on('data', onData);
