@@ -120,6 +120,10 @@ const envSchema = z.object({
   STOREFRONT_VERSION_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
 
   CALLBACK_MAX_AGE_S: positiveInt.default(300),
+  /** how old an unfinished callback receipt may be for a duplicate to wait for it (src/callbacks/processor.ts) */
+  CALLBACK_DUPLICATE_WAIT_MS: z.coerce.number().int().min(0).max(10_000).default(2000),
+  /** how long a receipt may stay unfinished before a duplicate takes its delivery over (its gateway died) */
+  CALLBACK_DELIVERY_LEASE_S: z.coerce.number().int().min(10).max(3600).default(30),
   TRUSTED_PROXIES: csv,
 
   SMTP_URL: optionalUrl,
@@ -215,6 +219,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   const e = parsed.data;
   const production = e.NODE_ENV === 'production';
   const issues: string[] = [];
+  if (e.CALLBACK_DUPLICATE_WAIT_MS >= e.CALLBACK_DELIVERY_LEASE_S * 1000)
+    issues.push('CALLBACK_DUPLICATE_WAIT_MS: must be shorter than CALLBACK_DELIVERY_LEASE_S');
 
   const providers = {} as Record<ProviderName, { secret: string; ips: string[] }>;
   for (const name of PROVIDERS) {
@@ -341,6 +347,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     callbacks: {
       maxAgeSeconds: e.CALLBACK_MAX_AGE_S,
       maxFutureSeconds: 60,
+      duplicateWaitMs: e.CALLBACK_DUPLICATE_WAIT_MS,
+      deliveryLeaseMs: e.CALLBACK_DELIVERY_LEASE_S * 1000,
       trustedProxies: e.TRUSTED_PROXIES,
       providers,
     },

@@ -68,9 +68,22 @@ describe('config', () => {
     ['WALLET_RATE_ALLOW', '1.2.3.4', /WALLET_RATE_ALLOW/],
     ['WORKER_QUEUES', 'payments,emails', /WORKER_QUEUES/],
     ['WEBHOOK_INLINE_PER_ENDPOINT', '-1', /WEBHOOK_INLINE_PER_ENDPOINT/],
+    ['CALLBACK_DUPLICATE_WAIT_MS', '-1', /CALLBACK_DUPLICATE_WAIT_MS/],
+    ['CALLBACK_DELIVERY_LEASE_S', '5', /CALLBACK_DELIVERY_LEASE_S/],
   ])('rejects %s=%s with a message naming the variable', (name, value, pattern) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);
+  });
+
+  it('the callback receipts: duplicate wait and delivery lease, the wait shorter than the lease', () => {
+    expect(loadConfig({}).callbacks).toMatchObject({ duplicateWaitMs: 2000, deliveryLeaseMs: 30_000 });
+    expect(loadConfig({ CALLBACK_DUPLICATE_WAIT_MS: '500', CALLBACK_DELIVERY_LEASE_S: '60' }).callbacks).toMatchObject({
+      duplicateWaitMs: 500,
+      deliveryLeaseMs: 60_000,
+    });
+    expect(() => loadConfig({ CALLBACK_DUPLICATE_WAIT_MS: '10000', CALLBACK_DELIVERY_LEASE_S: '10' })).toThrow(
+      /CALLBACK_DUPLICATE_WAIT_MS: must be shorter than CALLBACK_DELIVERY_LEASE_S/,
+    );
   });
 
   it('refuses production without provider secrets and IP ranges', () => {

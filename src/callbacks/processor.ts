@@ -101,10 +101,10 @@ export interface ProcessorDeps {
   signingKey: string;
   /** deadline of the signal call */
   signalTimeoutMs?: number;
-  /** how long a receipt may stay unfinished before a duplicate takes its delivery over (default 30 s) */
+  /** how long a receipt may stay unfinished before a duplicate takes its delivery over (CALLBACK_DELIVERY_LEASE_S, default 30 s) */
   deliveryLeaseMs?: number;
   /**
-   * how old an unfinished receipt may be for a duplicate to wait for it (default 2 s); one older
+   * how old an unfinished receipt may be for a duplicate to wait for it (CALLBACK_DUPLICATE_WAIT_MS, default 2 s); one older
    * than this (its delivery is stuck or its gateway died) gets a prompt 503 with Retry-After
    */
   duplicateWaitMs?: number;

@@ -272,6 +272,8 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
     logger,
     taskQueue: deps.temporal.taskQueue,
     signingKey: config.results.signingKey,
+    duplicateWaitMs: config.callbacks.duplicateWaitMs,
+    deliveryLeaseMs: config.callbacks.deliveryLeaseMs,
   };
   /**
    * The route's own checks of the payment its lookup found (the claim made the same ones in SQL):

@@ -293,6 +293,47 @@ describe('a gateway that died after claiming (the receipt stays unfinished)', ()
     expect(temporal.signalsOf(p.workflowId)).toBe(1);
   });
 
+  it('CALLBACK_DELIVERY_LEASE_S and CALLBACK_DUPLICATE_WAIT_MS reach the callback routes', async () => {
+    const temporal = temporalStandIn();
+    const app = createApp({
+      config: testConfig({ CALLBACK_DELIVERY_LEASE_S: '60', CALLBACK_DUPLICATE_WAIT_MS: '8000' }),
+      db,
+      temporal: { client: temporal.client, taskQueue: 'claim-test-unpolled' },
+      logger: testLogger,
+    });
+    const p = await pendingQrPayment();
+    const id = await unfinishedReceipt(p, 9_000); // claimed 9 s ago: past the wait, within the 60 s lease
+    const res = await post(app, '/qrcallback', qrCallback(p));
+    expect(res.status).toBe(503);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(50);
+    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(51);
+    // 31 s old: over the default lease, not over this one
+    await db('callback_receipts')
+      .where({ id })
+      .update({ created_at: db.raw(`now() - interval '31 seconds'`) });
+    expect((await post(app, '/qrcallback', qrCallback(p))).status).toBe(503);
+    expect(temporal.signalsOf(p.workflowId)).toBe(0);
+
+    // 3 s old: past the default wait of 2 s (a prompt 503), within this one of 8 s: the retry waits,
+    // looking at the receipt, and answers with its response once the delivery finishes
+    const q = await pendingQrPayment();
+    const running = await unfinishedReceipt(q, 3_000);
+    let looks = 0;
+    const onQuery = (x: { sql: string }) => void (/callback_receipts/.test(x.sql) && looks++);
+    db.on('query', onQuery);
+    try {
+      const retry = post(app, '/qrcallback', qrCallback(q)).then((r) => r); // sent now (supertest sends on then)
+      await waitFor(async () => looks >= 3, 5_000, 'the retry looking at the receipt it waits for');
+      await db('callback_receipts')
+        .where({ id: running })
+        .update({ outcome: 'signalled', response_status: 200, response_body: JSON.stringify({ first: true }) });
+      const answered = await retry;
+      expect({ status: answered.status, body: answered.body }).toEqual({ status: 200, body: { first: true } });
+    } finally {
+      db.off('query', onQuery);
+    }
+  });
+
   it('a duplicate waits for a delivery under way only while it is younger than duplicateWaitMs', async () => {
     const temporal = temporalStandIn();
     const deps = depsWith(temporal.client, { duplicateWaitMs: 300 });
