@@ -356,10 +356,25 @@ runBench(
       return { total, parts };
     };
 
+    /**
+     * The dev server's visibility writes so far, by operation, from its own Prometheus metrics
+     * (visibility_persistence_latency_count: one per write of the visibility store).
+     */
+    const visibilityWrites = async (): Promise<Map<string, number>> => {
+      const text = await (await fetch(`http://127.0.0.1:${t.metricsPort}/metrics`)).text();
+      const writes = new Map<string, number>();
+      for (const m of text.matchAll(/^visibility_persistence_latency_count\{[^}]*operation="([^"]+)"[^}]*\} (\d+)/gm))
+        writes.set(m[1], (writes.get(m[1]) ?? 0) + Number(m[2]));
+      return writes;
+    };
+
     // 1 + 2: one payment at a time, paid by a signed callback the moment the gateway answered
     say('one payment at a time: events per payment, callback 200 -> webhook received');
     const latencies: number[] = [];
     const qrEvents: { total: number; parts: string[] }[] = [];
+    // visibility writes per QR payment: the first 5 payments, each waited to its close
+    const visibility0 = run(1) ? await visibilityWrites() : new Map<string, number>();
+    let visibility1 = visibility0;
     for (let i = 0; i < (run(1) ? 20 : 0); i++) {
       const orderId = `${prefix}low-${i}`;
       await createQr(orderId);
@@ -369,7 +384,23 @@ runBench(
       const ok = performance.now();
       latencies.push((await waitArrival(orderId)) - ok);
       if (i < 5) qrEvents.push(await countEvents(`payment-${orderId}`));
+      if (i === 4) {
+        // the close's write is made by the server's visibility queue shortly after the close
+        for (let j = 0; j < 100; j++) {
+          visibility1 = await visibilityWrites();
+          if (
+            (visibility1.get('RecordWorkflowExecutionClosed') ?? 0) -
+              (visibility0.get('RecordWorkflowExecutionClosed') ?? 0) >=
+            5
+          )
+            break;
+          await sleep(50);
+        }
+      }
     }
+    const visibilityPerPayment = [...visibility1]
+      .map(([op, n]) => [op, (n - (visibility0.get(op) ?? 0)) / 5] as const)
+      .filter(([, n]) => n > 0);
     // card: charge at the sandbox provider, then its signed callback
     const cardEvents: { total: number; parts: string[] }[] = [];
     for (let i = 0; i < (run(1) ? 3 : 0); i++) {
@@ -414,6 +445,7 @@ runBench(
     if (run(1))
       out.push(
         `history events, paid QR payment + 1 webhook     ${range(qrEvents)} (mean ${mean(qrEvents).toFixed(1)}; ${qrEvents[0]?.parts.join(', ')})`,
+        `Temporal visibility writes per paid QR payment  ${visibilityPerPayment.reduce((a, [, n]) => a + n, 0).toFixed(1)} (${visibilityPerPayment.map(([op, n]) => `${op} ${n.toFixed(1)}`).join(', ')}; from the dev server's metrics, 5 payments)`,
         `history events, paid card payment + 1 webhook   ${range(cardEvents)} (mean ${mean(cardEvents).toFixed(1)}; ${cardEvents[0]?.parts.join(', ')})`,
         `callback 200 -> webhook received (1 at a time)  p50 ${ms(percentile(latencies, 50))}  p99 ${ms(percentile(latencies, 99))}  (${latencies.length} payments)`,
       );

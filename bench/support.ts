@@ -84,7 +84,12 @@ export interface Stack {
   /** starts more workers on the queues (default all three); stopped with the stack */
   startWorker: (queues?: readonly QueueKind[]) => Promise<() => Promise<void>>;
   /** the Temporal server the stack runs on, and a client of it */
-  temporal: { address: string; client: Awaited<ReturnType<typeof connectClient>> };
+  temporal: {
+    address: string;
+    client: Awaited<ReturnType<typeof connectClient>>;
+    /** the dev server's Prometheus metrics port (bench/engine.ts counts its visibility writes there) */
+    metricsPort: number;
+  };
   /** true while the gateway starts payment workflows eagerly (StackOptions.eagerStart, a payments worker running) */
   eagerStarting: () => boolean;
   /** starts another dev server (stopped with the stack), e.g. with default SQLite settings for comparison */
@@ -157,14 +162,14 @@ export function runBench<O>(
       database: 'talat_bench',
     });
     stops.push(() => pg.stop());
-    const startTemporal = async (o: { dbFile?: string; sqlitePragmas?: boolean }) => {
+    const startServer = async (o: { dbFile?: string; sqlitePragmas?: boolean }) => {
       const t = await startEmbeddedTemporal({ port: await freePort(), namespace: 'default', ...o });
       stops.push(() => t.stop());
-      return t.address;
+      return t;
     };
-    const temporal = {
-      address: await startTemporal(temporalFile ? { dbFile: path.join(dataDir, 'temporal.db') } : {}),
-    };
+    const startTemporal = async (o: { dbFile?: string; sqlitePragmas?: boolean }) => (await startServer(o)).address;
+    const devServer = await startServer(temporalFile ? { dbFile: path.join(dataDir, 'temporal.db') } : {});
+    const temporal = { address: devServer.address, metricsPort: devServer.metricsPort };
 
     const config = loadConfig({
       NODE_ENV: 'test',
@@ -228,7 +233,7 @@ export function runBench<O>(
       key,
       stopWorker,
       startWorker,
-      temporal: { address: temporal.address, client },
+      temporal: { address: temporal.address, client, metricsPort: temporal.metricsPort },
       eagerStarting: () => !!temporalDeps.eagerStartClient,
       startTemporal,
     };

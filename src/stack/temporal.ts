@@ -14,6 +14,8 @@ export const SEARCH_ATTRIBUTES = ['OrderId', 'PaymentMethod', 'PaymentStatus'] a
 export interface EmbeddedTemporal {
   address: string;
   uiUrl?: string;
+  /** the dev server's own Prometheus metrics (http://127.0.0.1:<port>/metrics), on a free port */
+  metricsPort: number;
   process: ChildProcess;
   stop(): Promise<void>;
 }
@@ -133,7 +135,8 @@ export async function startEmbeddedTemporal(opts: {
       args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
   }
   // metrics on a free port so two dev servers on one machine do not clash
-  args.push('--metrics-port', String(await freePort()));
+  const metricsPort = await freePort();
+  args.push('--metrics-port', String(metricsPort));
   opts.log?.(`starting ${cli} ${args.join(' ')}`);
   const child = spawn(cli, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -159,6 +162,7 @@ export async function startEmbeddedTemporal(opts: {
   return {
     address: `127.0.0.1:${opts.port}`,
     uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : undefined,
+    metricsPort,
     process: child,
     stop: () => stopChild(child),
   };
