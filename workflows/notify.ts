@@ -11,7 +11,8 @@
  * bulkhead-v1: both children run on the webhooks task queue (taskQueueOf), polled by a worker of
  * its own, so a retry storm to a dead endpoint never takes the payments queue's slots. patched()
  * is asked only where a child starts: a payment whose first attempts all succeeded records no
- * marker. Histories recorded before replay their child on the parent's queue.
+ * marker. Histories recorded before replay their child on the parent's queue. The v2 payment
+ * types take it without asking (`has`, workflows/patches.ts); the refunds workflow asks.
  */
 import { ParentClosePolicy, startChild, workflowInfo } from '@temporalio/workflow';
 import type { PaymentStatusEvent } from '../src/domain/events';
