@@ -4,17 +4,27 @@
  *  - the v1 types (cardPaymentWorkflow, qrPaymentWorkflow) ask `patched()`, so executions started
  *    before a change replay the commands they ran (a marker, and Core's upsert of the
  *    TemporalChangeVersion search attribute, where a new execution first asks);
- *  - the v2 types (WorkflowType.card, WorkflowType.qr) take every change there is, with no
- *    marker and no upsert: a new type is a new history shape, versioned by its name.
- * A change made after v2 asks `patched()` in both (v2 then passes `askPatched` for that id).
+ *  - the v2 types (WorkflowType.card, WorkflowType.qr) take every change that was in place when
+ *    v2 began (V2_BASELINE), with no marker and no upsert: a new type is a new history shape,
+ *    versioned by its name.
+ * A change added to Patch after v2 is asked with `patched()` by both types: v2 executions already
+ * in flight must replay without it. So V2_BASELINE is a fixed list, never "every id in Patch".
  */
 import { patched } from '@temporalio/workflow';
-import type { Patch } from '../src/domain/workflow-contract';
+import { Patch } from '../src/domain/workflow-contract';
 
 export type PatchId = (typeof Patch)[keyof typeof Patch];
 export type HasPatch = (id: PatchId) => boolean;
 
 /** v1: each change as `patched()` says. */
 export const askPatched: HasPatch = (id) => patched(id);
-/** v2: every change listed in Patch (all of them were in place when v2 began). */
-export const allPatches: HasPatch = () => true;
+/** The changes in place when the v2 types began: never add to this list. */
+export const V2_BASELINE: ReadonlySet<PatchId> = new Set([
+  Patch.leanPayment,
+  Patch.resultProof,
+  Patch.lateResult,
+  Patch.bulkhead,
+]);
+
+/** v2: the baseline without asking; a later change as `patched()` says. */
+export const v2Patches: HasPatch = (id) => V2_BASELINE.has(id) || patched(id);

@@ -20,7 +20,7 @@ import {
   type PaymentOutcome,
 } from '../src/domain/workflow-contract';
 import { paymentMachine, recordActivities } from './payment-machine';
-import { allPatches, askPatched, type HasPatch } from './patches';
+import { v2Patches, askPatched, type HasPatch } from './patches';
 
 const { attachCharge } = recordActivities;
 
@@ -83,7 +83,7 @@ async function cardPayment(input: CardPaymentInput, has: HasPatch): Promise<Paym
 
 /** v2 (WorkflowType.card, what the gateway starts): every patch, no marker (workflows/patches.ts). */
 export async function cardPaymentWorkflowV2(input: CardPaymentInput): Promise<PaymentOutcome> {
-  return cardPayment(input, allPatches);
+  return cardPayment(input, v2Patches);
 }
 
 /** v1: executions started before v2, replaying as they ran. */

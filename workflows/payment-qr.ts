@@ -5,7 +5,7 @@
  */
 import type { PaymentOutcome, QrPaymentInput } from '../src/domain/workflow-contract';
 import { paymentMachine } from './payment-machine';
-import { allPatches, askPatched, type HasPatch } from './patches';
+import { v2Patches, askPatched, type HasPatch } from './patches';
 
 async function qrPayment(input: QrPaymentInput, has: HasPatch): Promise<PaymentOutcome> {
   const m = paymentMachine(input, 'qr', has);
@@ -15,7 +15,7 @@ async function qrPayment(input: QrPaymentInput, has: HasPatch): Promise<PaymentO
 
 /** v2 (WorkflowType.qr, what the gateway starts): every patch, no marker (workflows/patches.ts). */
 export async function qrPaymentWorkflowV2(input: QrPaymentInput): Promise<PaymentOutcome> {
-  return qrPayment(input, allPatches);
+  return qrPayment(input, v2Patches);
 }
 
 /** v1: executions started before v2, replaying as they ran. */

@@ -17,8 +17,8 @@ export const WorkflowType = {
    * The payment workflows the gateway starts: versioned by type (v2), not by `patched()`. Each
    * patch a new execution asked for cost it a marker and an upsert of the TemporalChangeVersion
    * search attribute (two events, two billed actions on Temporal Cloud),
-   * though every new execution takes every patch. A v2 execution takes all the patches below
-   * without asking; the v1 types stay registered so executions started before replay as they
+   * though every new execution takes every patch. A v2 execution takes the patches below that
+   * were in place when v2 began without asking (a later one it asks); the v1 types stay registered so executions started before replay as they
    * ran (workflows/patches.ts). Deploy workers before gateways: a v2 start waits for a worker
    * that knows the type.
    */

@@ -46,6 +46,7 @@ import { createEndpoint } from '../../src/webhooks/endpoints';
 import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhooks/helpers';
 import { createTestStack, provenResult, testLogger, uniq, waitFor } from '../support/stack';
 import { historyFromJson } from './history';
+import { V2_BASELINE } from '../../workflows/patches';
 
 /** The file names the current code records to: the v2 payment workflows (workflows/patches.ts). */
 const RECORDED = {
@@ -395,6 +396,12 @@ describe('recorded payment histories replay against the current workflow code', 
             .searchAttributes.indexedFields,
         ),
       );
+
+  it('the v2 baseline is the four patches in place when v2 began (v2 executions in flight replay on it)', () => {
+    expect([...V2_BASELINE].sort()).toEqual(
+      [Patch.leanPayment, Patch.resultProof, Patch.lateResult, Patch.bulkhead].sort(),
+    );
+  });
 
   it('the bulkhead shape: the retry child on the webhooks queue (v1: behind the bulkhead-v1 marker; v2: no marker)', () => {
     for (const [file, patches] of [

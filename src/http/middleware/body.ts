@@ -81,15 +81,15 @@ const aborted = () => Object.assign(new Error('request aborted'), { status: 400,
  * limit got a reset connection instead of its 413. Past the limit nothing more is kept; Node
  * discards the rest of the body once the answer is sent.
  */
-export function readText(req: IncomingMessage, limitBytes: number): Promise<string> {
+function readText(req: IncomingMessage, limitBytes: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const done = () => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
+      req.off('error', onGone);
+      req.off('close', onGone);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -102,19 +102,16 @@ export function readText(req: IncomingMessage, limitBytes: number): Promise<stri
       done();
       resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8'));
     };
-    const onError = () => {
+    // the stream broke or closed before its end: the client went away
+    const onGone = () => {
       done();
       reject(aborted());
     };
-    const onClose = () => {
-      done();
-      reject(aborted());
-    };
-    if (req.destroyed) return onClose(); // gone before its body was asked for
+    if (req.destroyed) return onGone(); // gone before its body was asked for
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
+    req.on('error', onGone);
+    req.on('close', onGone);
   });
 }
 
