@@ -40,6 +40,7 @@ import { signatureHeaders, signPayload } from '../src/callbacks/signature';
 import { orderPaymentId } from '../src/ids';
 import { cpuPerCall, cpuSnapshot, type CpuSnapshot } from './proc-cpu';
 import { percentile, s2sBreakdown, s2sSummary, scheduleToStart } from './steady';
+import { watchWorker } from './worker-watch';
 import {
   flagArg,
   headerLine,
@@ -305,9 +306,15 @@ runBench(
       });
       const eager = stack.eagerStarting() ? 'eager starts' : 'plain starts';
       const pgDir = path.join(stack.dataDir, 'pg');
+      const watch = watchWorker(
+        stack.temporal.workerMetricsPort,
+        'bench-engine',
+        path.join(stack.dataDir, 'temporal.db-wal'),
+      );
       const [c0, p0, t0] = [cpuSnapshot(pgDir), process.cpuUsage(), performance.now()];
       const paid = await profiled('steady', () => payFromWorkerThread(base, key, payments, opts.rate));
       const [c1, p1, wall] = [cpuSnapshot(pgDir), process.cpuUsage(), performance.now() - t0];
+      const workerLine = await watch.stop();
       const run = { ...paid, offered: payments.length };
       // how busy each part was while the load ran, in % of one core (the machine has os.cpus() of them)
       const busy = (ms: number) => `${((ms / wall) * 100).toFixed(0)}%`;
@@ -323,7 +330,7 @@ runBench(
       return (
         `workflow-task schedule-to-start at ${opts.rate}/s offered, paid (${eager}; ${run.offered} payments in ${run.seconds.toFixed(1)} s, ${run.errors} errors, load average after ${loadAfter}): ` +
         s2sSummary(s2s, histories, unstarted) +
-        `\n  by task: ${s2sBreakdown(r)}\n${cpuLine}`
+        `\n  by task: ${s2sBreakdown(r)}\n${cpuLine}\n${workerLine}`
       );
     };
     const run = (n: number) => opts.phases.has(n);

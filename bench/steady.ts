@@ -70,12 +70,20 @@ export async function scheduleToStart(
   failed: number;
   /** the failed ones by cause (e.g. UNHANDLED_COMMAND: a signal came while the task was completing) */
   failCauses: Record<string, number>;
+  /** the timed-out ones by type (SCHEDULE_TO_START: unpolled on a worker's sticky queue; START_TO_CLOSE: polled, not completed in time) */
+  timeoutTypes: Record<string, number>;
+  /** when the tasks that timed out had been scheduled, in s after the first task of all: [earliest, latest] */
+  timedOutWindow?: [number, number];
 }> {
   const s2s: number[] = [];
   const byOrdinal: [number[], number[], number[]] = [[], [], []];
   let timedOut = 0;
   let failed = 0;
   const failCauses: Record<string, number> = {};
+  const timeoutTypes: Record<string, number> = {};
+  const timedOutScheduled: number[] = [];
+  let firstScheduled = Infinity;
+  const tally = (into: Record<string, number>, name: string) => (into[name] = (into[name] ?? 0) + 1);
   let histories = 0;
   let unstarted = 0;
   let firstError = '';
@@ -91,19 +99,25 @@ export async function scheduleToStart(
     let scheduled: number | undefined;
     let ordinal = 0;
     for (const e of events) {
-      if (e.eventType === EventType.WorkflowTaskScheduled) scheduled ??= tsMs(e.eventTime);
-      else if (e.eventType === EventType.WorkflowTaskStarted && scheduled !== undefined) {
+      if (e.eventType === EventType.WorkflowTaskScheduled) {
+        scheduled ??= tsMs(e.eventTime);
+        firstScheduled = Math.min(firstScheduled, scheduled);
+      } else if (e.eventType === EventType.WorkflowTaskStarted && scheduled !== undefined) {
         const wait = tsMs(e.eventTime) - scheduled;
         s2s.push(wait);
         byOrdinal[Math.min(ordinal++, 2)].push(wait);
         scheduled = undefined;
-      } else if (e.eventType === EventType.WorkflowTaskTimedOut) timedOut++;
-      else if (e.eventType === EventType.WorkflowTaskFailed) {
+      } else if (e.eventType === EventType.WorkflowTaskTimedOut) {
+        timedOut++;
+        if (scheduled !== undefined) timedOutScheduled.push(scheduled);
+        const type = e.workflowTaskTimedOutEventAttributes?.timeoutType;
+        const name = (type != null && temporal.api.enums.v1.TimeoutType[type]) || String(type);
+        tally(timeoutTypes, name.replace('TIMEOUT_TYPE_', ''));
+      } else if (e.eventType === EventType.WorkflowTaskFailed) {
         failed++;
         const cause = e.workflowTaskFailedEventAttributes?.cause;
         const name = (cause != null && temporal.api.enums.v1.WorkflowTaskFailedCause[cause]) || String(cause);
-        failCauses[name.replace('WORKFLOW_TASK_FAILED_CAUSE_', '')] =
-          (failCauses[name.replace('WORKFLOW_TASK_FAILED_CAUSE_', '')] ?? 0) + 1;
+        tally(failCauses, name.replace('WORKFLOW_TASK_FAILED_CAUSE_', ''));
       }
     }
     if (scheduled !== undefined) {
@@ -111,7 +125,24 @@ export async function scheduleToStart(
       unstarted++;
     }
   }
-  return { s2s, histories, unstarted, firstError, byOrdinal, timedOut, failed, failCauses };
+  const timedOutWindow: [number, number] | undefined = timedOutScheduled.length
+    ? [
+        (Math.min(...timedOutScheduled) - firstScheduled) / 1000,
+        (Math.max(...timedOutScheduled) - firstScheduled) / 1000,
+      ]
+    : undefined;
+  return {
+    s2s,
+    histories,
+    unstarted,
+    firstError,
+    byOrdinal,
+    timedOut,
+    failed,
+    failCauses,
+    timeoutTypes,
+    timedOutWindow,
+  };
 }
 
 /** One line: p50, p99 and max of schedule-to-start, with the counts. */
@@ -124,12 +155,21 @@ export function s2sSummary(s2s: number[], histories: number, unstarted = 0): str
 export function s2sBreakdown(
   r: Pick<Awaited<ReturnType<typeof scheduleToStart>>, 'byOrdinal' | 'timedOut' | 'failed'> & {
     failCauses?: Record<string, number>;
+    timeoutTypes?: Record<string, number>;
+    timedOutWindow?: [number, number];
   },
 ): string {
-  const f = (xs: number[], name: string) => `${name} p99 ${percentile(xs, 99).toFixed(1)} ms (${xs.length})`;
+  const f = (xs: number[], name: string) =>
+    `${name} p50/p90/p99 ${[50, 90, 99].map((p) => percentile(xs, p).toFixed(0)).join('/')} ms (${xs.length})`;
   const [first, second, later] = r.byOrdinal;
-  const causes = Object.entries(r.failCauses ?? {})
-    .map(([c, n]) => `${c} ${n}`)
-    .join(', ');
-  return `${f(first, '1st task')}, ${f(second, '2nd')}, ${f(later, 'later')}; ${r.timedOut} timed out, ${r.failed} failed${causes ? ` (${causes})` : ''}`;
+  const named = (counts: Record<string, number> | undefined) => {
+    const s = Object.entries(counts ?? {})
+      .map(([c, n]) => `${c} ${n}`)
+      .join(', ');
+    return s ? ` (${s})` : '';
+  };
+  const window = r.timedOutWindow
+    ? ` scheduled ${r.timedOutWindow[0].toFixed(1)}-${r.timedOutWindow[1].toFixed(1)} s into the run`
+    : '';
+  return `${f(first, '1st task')}, ${f(second, '2nd')}, ${f(later, 'later')}; ${r.timedOut} timed out${named(r.timeoutTypes)}${window}, ${r.failed} failed${named(r.failCauses)}`;
 }

@@ -89,6 +89,8 @@ export interface Stack {
     client: Awaited<ReturnType<typeof connectClient>>;
     /** the dev server's Prometheus metrics port (bench/engine.ts counts its visibility writes there) */
     metricsPort: number;
+    /** the worker's (Core's) Prometheus metrics port: its slots, pollers and sticky cache; undefined without a worker */
+    workerMetricsPort?: number;
   };
   /** true while the gateway starts payment workflows eagerly (StackOptions.eagerStart, a payments worker running) */
   eagerStarting: () => boolean;
@@ -182,16 +184,19 @@ export function runBench<O>(
       ...env,
     });
     // errors only, on stderr: a 500 or a failed activity under load shows its cause beside the figures
-    const logger = pino({ level: 'error' }, pino.destination({ dest: 2, sync: true }));
+    const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'error' }, pino.destination({ dest: 2, sync: true }));
     const db = createDb(pg.url, { poolMax: 20 });
     stops.push(() => db.destroy());
     await migrateLatest(db);
     const client = await connectClient(temporal.address, 'default', { codecKeys: config.temporal.codecKeys });
     stops.push(() => client.connection.close());
 
+    const workerMetricsPort = worker ? await freePort() : undefined;
     if (worker) {
       say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
-      installTemporalRuntime(logger, 'ERROR');
+      installTemporalRuntime(logger, (process.env.BENCH_TEMPORAL_LOG as 'WARN') ?? 'ERROR', {
+        metricsPort: workerMetricsPort,
+      });
     } else say('no worker in this process (as the gateway role runs)');
     const temporalDeps: TemporalDeps = { client, taskQueue };
     const startWorker = async (queues: readonly QueueKind[] = QUEUE_KINDS) => {
@@ -233,7 +238,7 @@ export function runBench<O>(
       key,
       stopWorker,
       startWorker,
-      temporal: { address: temporal.address, client, metricsPort: temporal.metricsPort },
+      temporal: { address: temporal.address, client, metricsPort: temporal.metricsPort, workerMetricsPort },
       eagerStarting: () => !!temporalDeps.eagerStartClient,
       startTemporal,
     };
