@@ -51,7 +51,11 @@ function agentFor(policy: UrlPolicy, protocol: string): http.Agent {
   return protocol === 'https:' ? pool.https : pool.http;
 }
 
-/** A reused socket the server had already closed: the request never reached it whole. */
+/**
+ * A reused socket that failed before any answer: most often the server closed it as we wrote.
+ * (It may also have taken the request and then died: the POST sent again carries the same
+ * webhook-id, as every retry does, and receivers deduplicate on it.)
+ */
 const staleSocket = (req: http.ClientRequest, e: NodeJS.ErrnoException) =>
   req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE');
 
