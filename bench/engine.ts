@@ -221,14 +221,20 @@ runBench(
 
     // a webhook receiver on loopback that notes when each order's event arrives
     const arrivals = new Map<string, number>();
+    // every POST's webhook-id by order: a retry repeats its id; two ids for one order's one
+    // transition would be a webhook sent twice
+    const webhookIds = new Map<string, string[]>();
     const receiver = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         try {
           const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { orderId?: string } };
-          if (body.data?.orderId && !arrivals.has(body.data.orderId))
-            arrivals.set(body.data.orderId, performance.now());
+          const orderId = body.data?.orderId;
+          if (orderId) {
+            if (!arrivals.has(orderId)) arrivals.set(orderId, performance.now());
+            webhookIds.set(orderId, [...(webhookIds.get(orderId) ?? []), String(req.headers['webhook-id'])]);
+          }
         } catch {
           /* not ours */
         }
@@ -289,6 +295,34 @@ runBench(
       return at;
     };
 
+    /**
+     * After the load: every payment paid in Postgres and its webhook received, exactly once per
+     * webhook-id (waited for up to 60 s). What an overload must not cost: a payment left behind,
+     * or one transition's webhook sent under two ids.
+     */
+    const settledAfterLoad = async (orderIds: string[]): Promise<string> => {
+      const t0 = performance.now();
+      const missing = () => orderIds.filter((o) => !arrivals.has(o));
+      while (missing().length > 0 && performance.now() - t0 < 60_000) await sleep(200);
+      const waited = (performance.now() - t0) / 1000;
+      const rows: { status: string; n: string }[] = await db('payments')
+        .whereIn('order_id', orderIds)
+        .groupBy('status')
+        .select('status', db.raw('count(*) as n'));
+      const byStatus = rows.map((x) => `${x.status} ${x.n}`).join(', ');
+      let repeated = 0;
+      let twoIds = 0;
+      for (const o of orderIds) {
+        const seen = webhookIds.get(o) ?? [];
+        if (new Set(seen).size > 1) twoIds++;
+        else if (seen.length > 1) repeated++;
+      }
+      return (
+        `  after the load: payments in Postgres ${byStatus || 'none'}; webhooks received for ${orderIds.length - missing().length} of ${orderIds.length} ` +
+        `(waited ${waited.toFixed(1)} s more once the histories were read); ${repeated} sent again with the same webhook-id, ${twoIds} orders with two webhook-ids`
+      );
+    };
+
     /** R payments/s offered for S seconds; the schedule-to-start line (the load average at its end beside it) */
     const steadyPhase = async (): Promise<string> => {
       say(`offered load: ${opts.rate} payments/s for ${opts.seconds} s, then schedule-to-start from the histories`);
@@ -326,11 +360,12 @@ runBench(
       const loadAfter = loadAverage();
       if (run.firstError) say(`offered load: ${run.errors} failed, the first: ${run.firstError}`);
       const r = await scheduleToStart(client, ids);
+      const outcome = await settledAfterLoad(payments.map((p) => JSON.parse(p.create).orderId as string));
       const { s2s, histories, unstarted } = r;
       return (
         `workflow-task schedule-to-start at ${opts.rate}/s offered, paid (${eager}; ${run.offered} payments in ${run.seconds.toFixed(1)} s, ${run.errors} errors, load average after ${loadAfter}): ` +
         s2sSummary(s2s, histories, unstarted) +
-        `\n  by task: ${s2sBreakdown(r)}\n${cpuLine}\n${workerLine}`
+        `\n  by task: ${s2sBreakdown(r)}\n${cpuLine}\n${workerLine}\n${outcome}`
       );
     };
     const run = (n: number) => opts.phases.has(n);
