@@ -233,7 +233,9 @@ runBench(
           const orderId = body.data?.orderId;
           if (orderId) {
             if (!arrivals.has(orderId)) arrivals.set(orderId, performance.now());
-            webhookIds.set(orderId, [...(webhookIds.get(orderId) ?? []), String(req.headers['webhook-id'])]);
+            const seen = webhookIds.get(orderId) ?? [];
+            seen.push(String(req.headers['webhook-id']));
+            webhookIds.set(orderId, seen);
           }
         } catch {
           /* not ours */
@@ -327,11 +329,13 @@ runBench(
     const steadyPhase = async (): Promise<string> => {
       say(`offered load: ${opts.rate} payments/s for ${opts.seconds} s, then schedule-to-start from the histories`);
       const ids: string[] = [];
+      const orderIds: string[] = [];
       // a payment offered is a payment paid: created, then its signed callback the moment the
       // gateway answered (its settle step's workflow task counts too, not only the first one);
       // sent from a worker thread, as a shop's clients are not in Talat's process
       const payments = Array.from({ length: opts.rate * opts.seconds }, (_, i) => {
         const orderId = `${prefix}steady-${i}`;
+        orderIds.push(orderId);
         ids.push(`payment-${orderId}`);
         return {
           create: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
@@ -360,7 +364,7 @@ runBench(
       const loadAfter = loadAverage();
       if (run.firstError) say(`offered load: ${run.errors} failed, the first: ${run.firstError}`);
       const r = await scheduleToStart(client, ids);
-      const outcome = await settledAfterLoad(payments.map((p) => JSON.parse(p.create).orderId as string));
+      const outcome = await settledAfterLoad(orderIds);
       const { s2s, histories, unstarted } = r;
       return (
         `workflow-task schedule-to-start at ${opts.rate}/s offered, paid (${eager}; ${run.offered} payments in ${run.seconds.toFixed(1)} s, ${run.errors} errors, load average after ${loadAfter}): ` +

@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { postWebhook } from '../src/webhooks/http';
-import { intArg, loadAverage } from './support';
+import { intArg, loadAverage, runBounded } from './support';
 
 const posts = intArg('--posts', 2000, 20000);
 const concurrency = intArg('--concurrency', 8, 64);
@@ -67,8 +67,11 @@ function senderProcess(url: string, ca?: string): Promise<ClientResult> {
   });
 }
 
+/** the throwaway certificate's directory, removed at the end */
+let certDir: string | undefined;
+
 function selfSignedCert(): { key: string; cert: string; file: string } | undefined {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'talat-bench-tls-'));
+  const dir = (certDir = fs.mkdtempSync(path.join(os.tmpdir(), 'talat-bench-tls-')));
   const [keyFile, certFile] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
   try {
     execFileSync(
@@ -100,6 +103,16 @@ function selfSignedCert(): { key: string; cert: string; file: string } | undefin
   return { key: fs.readFileSync(keyFile, 'utf8'), cert: fs.readFileSync(certFile, 'utf8'), file: certFile };
 }
 
+/** the receivers, closed (with their kept-alive connections) when the benchmark ends or is stopped */
+const servers: http.Server[] = [];
+const stopAll = async () => {
+  for (const server of servers) {
+    server.closeAllConnections();
+    server.close();
+  }
+  if (certDir) fs.rmSync(certDir, { recursive: true, force: true });
+};
+
 async function main() {
   let connections = 0;
   const handler: http.RequestListener = (req, res) => {
@@ -107,55 +120,42 @@ async function main() {
     req.on('end', () => res.writeHead(204).end());
   };
   const listen = async (server: http.Server) => {
+    servers.push(server);
     server.on('connection', () => connections++);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return (server.address() as AddressInfo).port;
   };
   const tls = selfSignedCert();
-  const plain = http.createServer(handler);
-  const secure = tls ? https.createServer({ key: tls.key, cert: tls.cert }, handler) : undefined;
-  const guard = setTimeout(() => {
-    console.error('bench:webhook-post: over 2 minutes, stopping');
-    process.exit(1);
-  }, 120_000);
-  try {
-    const lines: string[] = [];
-    const targets: [string, string | undefined, http.Server | undefined][] = [
-      ['http', undefined, plain],
-      ['https', tls?.file, secure],
-    ];
-    for (const [name, ca, server] of targets) {
-      if (!server) {
-        lines.push(`${name}: skipped (no openssl to make a loopback certificate)`);
-        continue;
-      }
-      const port = await listen(server);
-      connections = 0;
-      const r0 = process.cpuUsage();
-      const r = await senderProcess(`${name}://127.0.0.1:${port}/hooks`, ca);
-      const receiver = process.cpuUsage(r0);
-      lines.push(
-        `${name.padEnd(5)}: ${r.rate.toFixed(0)} POSTs/s, sender CPU ${r.cpuUsPerPost.toFixed(0)} us/POST, ` +
-          `receiver CPU ${((receiver.user + receiver.system) / posts).toFixed(0)} us/POST, ` +
-          `${connections} connections for ${posts} POSTs${r.failed ? `, ${r.failed} failed` : ''}`,
-      );
+  const targets: [string, string | undefined, http.Server | undefined][] = [
+    ['http', undefined, http.createServer(handler)],
+    ['https', tls?.file, tls ? https.createServer({ key: tls.key, cert: tls.cert }, handler) : undefined],
+  ];
+  const lines: string[] = [];
+  for (const [name, ca, server] of targets) {
+    if (!server) {
+      lines.push(`${name}: skipped (no openssl to make a loopback certificate)`);
+      continue;
     }
-    console.log(
-      [
-        '',
-        `Talat webhook POST benchmark — ${os.cpus().length} x ${os.cpus()[0]?.model.split(' ')[0] ?? 'CPU'}, Node ${process.version}, ` +
-          `${posts} POSTs, ${concurrency} at a time, loopback, load average before ${loadAverage()}`,
-        ...lines,
-        '',
-      ].join('\n'),
+    const port = await listen(server);
+    connections = 0;
+    const r0 = process.cpuUsage();
+    const r = await senderProcess(`${name}://127.0.0.1:${port}/hooks`, ca);
+    const receiver = process.cpuUsage(r0);
+    lines.push(
+      `${name.padEnd(5)}: ${r.rate.toFixed(0)} POSTs/s, sender CPU ${r.cpuUsPerPost.toFixed(0)} us/POST, ` +
+        `receiver CPU ${((receiver.user + receiver.system) / posts).toFixed(0)} us/POST, ` +
+        `${connections} connections for ${posts} POSTs${r.failed ? `, ${r.failed} failed` : ''}`,
     );
-  } finally {
-    clearTimeout(guard);
-    plain.close();
-    secure?.close();
-    plain.closeAllConnections();
-    secure?.closeAllConnections();
   }
+  console.log(
+    [
+      '',
+      `Talat webhook POST benchmark — ${os.cpus().length} x ${os.cpus()[0]?.model.split(' ')[0] ?? 'CPU'}, Node ${process.version}, ` +
+        `${posts} POSTs, ${concurrency} at a time, loopback, load average before ${loadAverage()}`,
+      ...lines,
+      '',
+    ].join('\n'),
+  );
 }
 
 const i = process.argv.indexOf('--sender');
@@ -168,8 +168,5 @@ if (i >= 0) {
     },
   );
 } else {
-  void main().catch((e) => {
-    console.error(e);
-    process.exit(1);
-  });
+  runBounded(2, stopAll, main);
 }
