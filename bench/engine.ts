@@ -35,9 +35,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { signatureHeaders, signPayload } from '../src/callbacks/signature';
 import { orderPaymentId } from '../src/ids';
+import { connectClient } from '../src/temporal/client';
 import { cpuPerCall, cpuSnapshot, type CpuSnapshot } from './proc-cpu';
 import { percentile, s2sBreakdown, s2sSummary, scheduleToStart } from './steady';
 import { watchWorker } from './worker-watch';
@@ -723,12 +724,12 @@ runBench(
         dbFile: path.join(stack.dataDir, 'temporal-defaults.db'),
         sqlitePragmas: false,
       });
-      const plainConn = await Connection.connect({ address: plainAddress });
-      const plain = new Client({ connection: plainConn, namespace: 'default' });
+      // the same kind of client as the embedded side's (connectClient: a NativeConnection)
+      const plain = await connectClient(plainAddress, 'default');
       if (!embeddedStarts || !startOf) throw new Error('phase 5 needs phase 3');
       const starts = embeddedStarts;
       const plainStarts = await rawRate(opts.payments, opts.connections, startOf(plain, 'b'));
-      await plainConn.close();
+      await plain.connection.close();
       out.push(
         line('raw starts, embedded server (SQLite WAL)', starts.rate, 'starts/s', starts.p50, starts.p99),
         line(
