@@ -70,6 +70,8 @@ export function temporalTlsOptions(files: TemporalTlsFiles | undefined): TLSConf
 
 /** How long connectClient waits for the frontend to accept its connection. */
 export const CONNECT_TIMEOUT_MS = 10_000;
+/** connectClient's pause before it tries again a connection that a starting frontend reset. */
+const CONNECT_RETRY_MS = 200;
 
 /**
  * The process's Temporal client, on a NativeConnection: Core's gRPC client (Rust, on its own
@@ -80,8 +82,9 @@ export const CONNECT_TIMEOUT_MS = 10_000;
  *  - Core retries a call refused with UNAVAILABLE for up to about 10 s (its own retry policy), and
  *    the SDK does not cancel a native call on an AbortSignal: `withinDeadline` gives every call
  *    a deadline as well (Core honours it per attempt), and answers 503 on its own timer and probe;
- *  - the connection is made at once (no lazy connection): a frontend that accepts and never
- *    answers is given CONNECT_TIMEOUT_MS, then the start fails naming the address.
+ *  - the connection is made at once (no lazy connection, whose first call grpc-js retried): a
+ *    frontend that is still starting (it resets the connection) is tried again, one that accepts
+ *    and never answers is given CONNECT_TIMEOUT_MS in all, a refused connection fails at once.
  * Install the Temporal runtime (installTemporalRuntime) first, or Core's logs bypass Talat's log.
  * With `codecKeys`, payloads are encrypted (src/temporal/codec.ts): give the worker the same keys.
  * With `tls`, the connection uses TLS (mTLS with a client certificate): temporalTlsOptions.
@@ -92,19 +95,32 @@ export async function connectClient(
   opts: { codecKeys?: KeyRing; tls?: TemporalTlsFiles } = {},
 ): Promise<Client> {
   const tls = temporalTlsOptions(opts.tls);
-  const connecting = NativeConnection.connect({ address, ...(tls ? { tls } : {}) });
-  let timer: NodeJS.Timeout | undefined;
-  const connection = await Promise.race([
-    connecting,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        // a connection made after all is closed, not leaked
-        void connecting.then((c) => c.close()).catch(() => undefined);
-        reject(new Error(`no connection within ${CONNECT_TIMEOUT_MS / 1000} s`));
-      }, CONNECT_TIMEOUT_MS);
-    }),
-  ]).finally(() => clearTimeout(timer));
-  return clientOnWorkerConnection(connection, namespace, opts);
+  const deadline = Date.now() + CONNECT_TIMEOUT_MS;
+  for (;;) {
+    const connecting = NativeConnection.connect({ address, ...(tls ? { tls } : {}) });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const connection = await Promise.race([
+        connecting,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            // a connection made after all is closed, not leaked
+            void connecting.then((c) => c.close()).catch(() => undefined);
+            reject(new Error(`no connection within ${CONNECT_TIMEOUT_MS / 1000} s`));
+          }, deadline - Date.now());
+        }),
+      ]);
+      return clientOnWorkerConnection(connection, namespace, opts);
+    } catch (e) {
+      // a frontend that is still starting accepts and resets the connection: try again until the
+      // deadline; a refused connection (nothing listens) or the deadline itself fails at once
+      const message = String((e as Error).message);
+      if (/refused|no connection within/i.test(message) || Date.now() + CONNECT_RETRY_MS >= deadline) throw e;
+      await new Promise((r) => setTimeout(r, CONNECT_RETRY_MS));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }
 
 /**

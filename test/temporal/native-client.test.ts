@@ -168,6 +168,31 @@ describe.each([
   });
 });
 
+it('connectClient tries again a frontend that resets its first connections (one still starting), and fails at once on a refused port', async () => {
+  const [, port] = process.env.TALAT_TEST_TEMPORAL_ADDRESS!.split(':');
+  let resets = 3;
+  const starting = net.createServer((c) => {
+    c.on('error', () => undefined);
+    if (resets-- > 0) return c.resetAndDestroy();
+    const up = net.connect(Number(port), '127.0.0.1');
+    up.on('error', () => undefined);
+    c.pipe(up).pipe(c);
+  });
+  await new Promise<void>((r) => starting.listen(0, '127.0.0.1', r));
+  const address = `127.0.0.1:${(starting.address() as net.AddressInfo).port}`;
+  const late = await connectClient(address, 'default');
+  try {
+    expect(resets).toBeLessThan(0);
+    await expect(late.workflowService.getSystemInfo({})).resolves.toBeDefined();
+  } finally {
+    await late.connection.close();
+  }
+  await new Promise((r) => starting.close(r));
+  const started = Date.now();
+  await expect(connectClient(address, 'default')).rejects.toThrow(/refused/i);
+  expect(Date.now() - started).toBeLessThan(2_000);
+});
+
 it('connectClient gives up on a frontend that accepts and never answers', async () => {
   const held = new Set<net.Socket>();
   const hole = net.createServer((s) => held.add(s));
