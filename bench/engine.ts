@@ -35,11 +35,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { signatureHeaders, signPayload } from '../src/callbacks/signature';
 import { orderPaymentId } from '../src/ids';
-import { connectClient } from '../src/temporal/client';
-import { coreThreadsCpuMs, cpuPerCall, cpuSnapshot, type CpuSnapshot } from './proc-cpu';
+import { cpuPerCall, cpuSnapshot, type CpuSnapshot } from './proc-cpu';
 import { percentile, s2sBreakdown, s2sSummary, scheduleToStart } from './steady';
 import { watchWorker } from './worker-watch';
 import {
@@ -539,9 +538,9 @@ runBench(
       // 3: creations through the gateway, then raw starts of the same calls on a queue no worker
       // polls; K rounds of both in turn
       const pgDir = path.join(stack.dataDir, 'pg');
-      const zero: CpuSnapshot = { node: 0, core: 0, postgres: 0, temporal: 0 };
+      const zero: CpuSnapshot = { node: 0, postgres: 0, temporal: 0 };
       const add = (t: CpuSnapshot, a: CpuSnapshot, b: CpuSnapshot) => {
-        for (const k of ['node', 'core', 'postgres', 'temporal'] as const) t[k] += b[k] - a[k];
+        for (const k of ['node', 'postgres', 'temporal'] as const) t[k] += b[k] - a[k];
       };
       const cpuGateway = { ...zero };
       const cpuRaw = { ...zero };
@@ -638,7 +637,7 @@ runBench(
         );
         const bodies = rows.map((r) => qrCallback(r.order_id, r.id));
         callbackOrders.push(...rows.map((r) => r.order_id));
-        const gw = { ok: 0, seconds: 0, cpuMs: 0, coreMs: 0, latencies: [] as number[] };
+        const gw = { ok: 0, seconds: 0, cpuMs: 0, latencies: [] as number[] };
         // the gateway's Postgres queries while it answers the callbacks: how many, and their latency
         // (knex's query events: a transaction's BEGIN and COMMIT are not among them)
         const pgQueries = { on: false, started: new Map<string, number>(), latencies: [] as number[] };
@@ -649,20 +648,18 @@ runBench(
           if (t !== undefined) pgQueries.latencies.push(performance.now() - t);
         };
         db.on('query', onQuery).on('query-response', onResponse).on('query-error', onResponse);
-        const raw = { n: 0, seconds: 0, cpuMs: 0, coreMs: 0, latencies: [] as number[] };
+        const raw = { n: 0, seconds: 0, cpuMs: 0, latencies: [] as number[] };
         for (let round = 0; round < ROUNDS; round++) {
           const part = bodies.slice(
             Math.floor((round * bodies.length) / ROUNDS),
             Math.floor(((round + 1) * bodies.length) / ROUNDS),
           );
           let cpu0 = mainThreadCpuMs();
-          let core0 = coreThreadsCpuMs();
           pgQueries.on = true;
           const g = await profiled(`gateway qrcallback round ${round + 1}`, () =>
             postFromWorkerThread(`${base}/qrcallback`, part, opts.connections),
           );
           gw.cpuMs += mainThreadCpuMs() - cpu0;
-          gw.coreMs += coreThreadsCpuMs() - core0;
           pgQueries.on = false;
           gw.ok += g.ok;
           gw.seconds += g.seconds;
@@ -672,7 +669,6 @@ runBench(
           const from = Math.floor((round * opts.payments) / ROUNDS);
           const n = Math.floor(((round + 1) * opts.payments) / ROUNDS) - from;
           cpu0 = mainThreadCpuMs();
-          core0 = coreThreadsCpuMs();
           const r = await rawRate(
             n,
             opts.connections,
@@ -680,7 +676,6 @@ runBench(
             from,
           );
           raw.cpuMs += mainThreadCpuMs() - cpu0;
-          raw.coreMs += coreThreadsCpuMs() - core0;
           raw.n += n;
           raw.seconds += r.seconds;
           raw.latencies.push(...r.latencies);
@@ -690,9 +685,6 @@ runBench(
         db.off('query', onQuery).off('query-response', onResponse).off('query-error', onResponse);
         const cbCpu = (1000 * gw.cpuMs) / Math.max(1, gw.ok);
         const sigCpu = (1000 * raw.cpuMs) / Math.max(1, raw.n);
-        // the client's gRPC work runs on Core's threads with a NativeConnection (connectClient)
-        const cbCore = (1000 * gw.coreMs) / Math.max(1, gw.ok);
-        const sigCore = (1000 * raw.coreMs) / Math.max(1, raw.n);
         out.push(
           line(
             'POST /qrcallback (accepted, worker stopped)',
@@ -701,7 +693,7 @@ runBench(
             percentile(gw.latencies, 50),
             percentile(gw.latencies, 99),
           ) +
-            `  (${gw.ok} of ${bodies.length} 200; main thread ${cbCpu.toFixed(0)} us + Core's threads ${cbCore.toFixed(0)} us CPU/callback; ` +
+            `  (${gw.ok} of ${bodies.length} 200; main thread ${cbCpu.toFixed(0)} us CPU/callback; ` +
             `${(pgQueries.latencies.length / Math.max(1, gw.ok)).toFixed(1)} Postgres queries/callback without BEGIN/COMMIT, ` +
             `p50 ${ms(percentile(pgQueries.latencies, 50))} each)`,
           line(
@@ -710,8 +702,8 @@ runBench(
             'signals/s',
             percentile(raw.latencies, 50),
             percentile(raw.latencies, 99),
-          ) + `  (main thread ${sigCpu.toFixed(0)} us + Core's threads ${sigCore.toFixed(0)} us CPU/signal)`,
-          `  ratio gateway / raw signals: ${ratio(cbRate, sigRate)} (rate, ${ROUNDS} interleaved rounds); ${ratio(sigCpu + sigCore, cbCpu + cbCore)} (raw CPU/signal over gateway CPU/callback, main thread and Core's threads)`,
+          ) + `  (main thread ${sigCpu.toFixed(0)} us CPU/signal)`,
+          `  ratio gateway / raw signals: ${ratio(cbRate, sigRate)} (rate, ${ROUNDS} interleaved rounds); ${ratio(sigCpu, cbCpu)} (raw CPU/signal over gateway CPU/callback, main thread)`,
         );
       }
       restoreClient();
@@ -731,12 +723,12 @@ runBench(
         dbFile: path.join(stack.dataDir, 'temporal-defaults.db'),
         sqlitePragmas: false,
       });
-      // the same kind of client as the embedded side's (connectClient: a NativeConnection)
-      const plain = await connectClient(plainAddress, 'default');
+      const plainConn = await Connection.connect({ address: plainAddress });
+      const plain = new Client({ connection: plainConn, namespace: 'default' });
       if (!embeddedStarts || !startOf) throw new Error('phase 5 needs phase 3');
       const starts = embeddedStarts;
       const plainStarts = await rawRate(opts.payments, opts.connections, startOf(plain, 'b'));
-      await plain.connection.close();
+      await plainConn.close();
       out.push(
         line('raw starts, embedded server (SQLite WAL)', starts.rate, 'starts/s', starts.p50, starts.p99),
         line(

@@ -49,21 +49,6 @@ export function mainThreadCpuMs(): number {
   return readStat(`/proc/self/task/${process.pid}/stat`)?.own ?? NaN;
 }
 
-/**
- * CPU time (user + system) so far of this process's Temporal Core threads (Rust, tokio-runtime-*),
- * in ms: where a NativeConnection's gRPC calls run (the client's since connectClient makes one) and
- * a worker's polling; 0 elsewhere.
- */
-export function coreThreadsCpuMs(): number {
-  const dir = `/proc/${process.pid}/task`;
-  if (!fs.existsSync(dir)) return 0;
-  return fs
-    .readdirSync(dir)
-    .map((t) => readStat(`${dir}/${t}/stat`))
-    .filter((s): s is Stat => s !== undefined && s.comm.startsWith('tokio-runtime'))
-    .reduce((a, s) => a + s.own, 0);
-}
-
 function allProcesses(): Stat[] {
   if (!fs.existsSync('/proc/self/stat')) return [];
   return fs
@@ -89,8 +74,6 @@ function treeMs(procs: Stat[], root: number): number {
 
 export interface CpuSnapshot {
   node: number;
-  /** this process's Core threads (coreThreadsCpuMs) */
-  core: number;
   postgres: number;
   temporal: number;
 }
@@ -111,16 +94,11 @@ export function cpuSnapshot(pgDataDir: string): CpuSnapshot {
   const temporal = procs
     .filter((p) => p.ppid === process.pid && p.comm.startsWith('temporal'))
     .reduce((a, p) => a + treeMs(procs, p.pid), 0);
-  return {
-    node: mainThreadCpuMs() || 0,
-    core: coreThreadsCpuMs(),
-    postgres: postmaster ? treeMs(procs, postmaster) : 0,
-    temporal,
-  };
+  return { node: mainThreadCpuMs() || 0, postgres: postmaster ? treeMs(procs, postmaster) : 0, temporal };
 }
 
-/** CPU ms per call between two snapshots, e.g. "node main thread 3.1, Core's threads 0.4, postgres 1.2, temporal 4.0". */
+/** CPU ms per call between two snapshots, e.g. "node 3.1, postgres 1.2, temporal 4.0 ms/call". */
 export function cpuPerCall(a: CpuSnapshot, b: CpuSnapshot, calls: number): string {
   const per = (k: keyof CpuSnapshot) => ((b[k] - a[k]) / Math.max(1, calls)).toFixed(2);
-  return `CPU ms/call: node main thread ${per('node')}, Core's threads ${per('core')}, postgres ${per('postgres')}, temporal ${per('temporal')}`;
+  return `CPU ms/call: node main thread ${per('node')}, postgres ${per('postgres')}, temporal ${per('temporal')}`;
 }

@@ -188,15 +188,16 @@ export function runBench<O>(
     const db = createDb(pg.url, { poolMax: 20 });
     stops.push(() => db.destroy());
     await migrateLatest(db);
-    // the runtime before the client's native connection (connectClient): Core's logs and metrics as set here
-    const workerMetricsPort = worker ? await freePort() : undefined;
-    installTemporalRuntime(logger, (process.env.BENCH_TEMPORAL_LOG as 'WARN') ?? 'ERROR', {
-      metricsPort: workerMetricsPort,
-    });
     const client = await connectClient(temporal.address, 'default', { codecKeys: config.temporal.codecKeys });
     stops.push(() => client.connection.close());
-    if (worker) say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
-    else say('no worker in this process (as the gateway role runs)');
+
+    const workerMetricsPort = worker ? await freePort() : undefined;
+    if (worker) {
+      say('bundling the workflows and starting the workers (payments, webhooks and background queues)');
+      installTemporalRuntime(logger, (process.env.BENCH_TEMPORAL_LOG as 'WARN') ?? 'ERROR', {
+        metricsPort: workerMetricsPort,
+      });
+    } else say('no worker in this process (as the gateway role runs)');
     const temporalDeps: TemporalDeps = { client, taskQueue };
     const startWorker = async (queues: readonly QueueKind[] = QUEUE_KINDS) => {
       const workers = await createQueueWorkers({

@@ -128,10 +128,6 @@ async function main(config: Config) {
     const publisher = startAssetPublisher({ db, config, logger });
     stoppers.push({ name: 'asset publisher', stop: publisher.stop });
 
-    // before the first connection (the client's is native too): Core's logs go through Talat's log
-    installTemporalRuntime(logger, config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', {
-      metricsPort: config.temporal.metricsPort,
-    });
     // TLS only to a Temporal of TEMPORAL_ADDRESS: the embedded dev server speaks plain TCP on loopback
     const tls = config.temporal.address ? config.temporal.tls : undefined;
     const client = await connectClient(temporalAddress, config.temporal.namespace, {
@@ -141,6 +137,9 @@ async function main(config: Config) {
     stoppers.push({ name: 'temporal client', stop: () => client.connection.close() });
     if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
 
+    installTemporalRuntime(logger, config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', {
+      metricsPort: config.temporal.metricsPort,
+    });
     const workers = await createQueueWorkers({
       address: temporalAddress,
       namespace: config.temporal.namespace,

@@ -52,7 +52,7 @@ import {
 } from '../domain/workflow-contract';
 import type { Logger } from '../logger';
 import { callbacks } from '../metrics';
-import { withinDeadline } from '../temporal/payments';
+import { withTemporal } from '../temporal/payments';
 import { paymentMatchesSql, toPayment, type PaymentRef } from '../payments/repository';
 import type { CallbackProvider } from '../domain/providers';
 import { signResult } from './result-proof';
@@ -527,16 +527,18 @@ async function conflict(
     'callback contradicts the settled payment: recorded as a conflict',
   );
   try {
-    await withinDeadline(deps.client, deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS, () =>
-      deps.client.workflow.start<LateResultWorkflow>(WorkflowType.lateResult, {
-        // background work (a refund at the provider, an e-mail): off the payments' queue (bulkheads)
-        taskQueue: taskQueueOf('background', deps.taskQueue),
-        workflowId: lateResultWorkflowId(cb.payment.id, result.status),
-        // once per payment and status; again only after a run that failed or was terminated
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-        args: [{ paymentId: cb.payment.id, orderId: cb.payment.orderId, paymentStatus, result }],
-        typedSearchAttributes: [{ key: OrderIdKey, value: cb.payment.orderId }],
-      }),
+    await withTemporal(() =>
+      deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () =>
+        deps.client.workflow.start<LateResultWorkflow>(WorkflowType.lateResult, {
+          // background work (a refund at the provider, an e-mail): off the payments' queue (bulkheads)
+          taskQueue: taskQueueOf('background', deps.taskQueue),
+          workflowId: lateResultWorkflowId(cb.payment.id, result.status),
+          // once per payment and status; again only after a run that failed or was terminated
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+          args: [{ paymentId: cb.payment.id, orderId: cb.payment.orderId, paymentStatus, result }],
+          typedSearchAttributes: [{ key: OrderIdKey, value: cb.payment.orderId }],
+        }),
+      ),
     );
   } catch (e) {
     if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
@@ -548,9 +550,10 @@ async function conflict(
 async function signal(deps: ProcessorDeps, cb: VerifiedCallback, result: PaymentResult): Promise<boolean> {
   const handle = deps.client.workflow.getHandle(cb.payment.workflowId);
   try {
-    // bounded by its own timer too: a native client retries a refused call past its deadline
-    await withinDeadline(deps.client, deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS, () =>
-      handle.signal(paymentResultSignal, result),
+    await withTemporal(() =>
+      deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () =>
+        handle.signal(paymentResultSignal, result),
+      ),
     );
     return true;
   } catch (e) {

@@ -13,7 +13,6 @@ import { createDb, migrateLatest, migrationSource, type Db } from '../db/knex';
 import { createLogger, createLogOutput, logCrashes, type Logger } from '../logger';
 import type { KeyRing } from '../temporal/codec';
 import { connectClient, temporalReachable, type TemporalTlsFiles } from '../temporal/client';
-import { installTemporalRuntime } from '../temporal/runtime';
 import { embeddedPassword } from '../stack/postgres';
 
 export type Role = 'gateway' | 'worker';
@@ -185,8 +184,6 @@ export async function connectServices(
   const services = await resolveServices(config, role);
   const db = await connectDb(services.databaseUrl, poolMax);
   onStop({ name: 'database pool', stop: () => db.destroy() });
-  // before the client's (native) connection: Core's logs go through Talat's log
-  installTemporalRuntime(logger, config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
   const client = await connectTemporal(
     services.temporalAddress,
     config.temporal.namespace,

@@ -17,6 +17,7 @@ import { createActivities } from '../../activities';
 import { sandboxProviders } from '../simulators/providers';
 import { connectServices, redactUrl, runRole, temporalTlsOf, withTimeout } from './common';
 import { ensureSearchAttributes, temporalReachable } from '../temporal/client';
+import { installTemporalRuntime } from '../temporal/runtime';
 import { createQueueWorkers, prebuiltWorkflowBundle, type QueueWorkers } from '../temporal/worker';
 
 runRole('worker', async (ctx) => {
@@ -74,6 +75,7 @@ runRole('worker', async (ctx) => {
   });
   onStop({ name: 'health server', stop: () => new Promise<void>((r) => server.close(() => r())) });
 
+  installTemporalRuntime(logger, config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
   const bundle = prebuiltWorkflowBundle(config.temporal.workflowBundlePath);
   const workers = await createQueueWorkers({
     address: temporalAddress,

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import { Client, type TLSConfig } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
 import { dataConverterOf, type KeyRing } from './codec';
 
@@ -15,10 +15,7 @@ export interface TemporalDeps {
   eagerStartClient?: Client;
 }
 
-/**
- * A client on a NativeConnection: a worker's own, for eager workflow starts
- * (TemporalDeps.eagerStartClient), or the one connectClient made.
- */
+/** A client on a worker's own NativeConnection, for eager workflow starts (TemporalDeps.eagerStartClient). */
 export function clientOnWorkerConnection(
   connection: NativeConnection,
   namespace: string,
@@ -68,24 +65,7 @@ export function temporalTlsOptions(files: TemporalTlsFiles | undefined): TLSConf
   };
 }
 
-/** How long connectClient waits for the frontend to accept its connection. */
-export const CONNECT_TIMEOUT_MS = 10_000;
-/** connectClient's pause before it tries again a connection that a starting frontend reset. */
-const CONNECT_RETRY_MS = 200;
-
 /**
- * The process's Temporal client, on a NativeConnection: Core's gRPC client (Rust, on its own
- * threads) instead of grpc-js on the main thread, where the gateway's HTTP work runs. Measured on
- * this machine (README "Engine", round of the native client): a start costs the main thread about
- * a third, a signal about a quarter of what it cost through grpc-js. What differs from grpc-js, and
- * how the gateway deals with it:
- *  - Core retries a call refused with UNAVAILABLE for up to about 10 s (its own retry policy), and
- *    the SDK does not cancel a native call on an AbortSignal: `withinDeadline` gives every call
- *    a deadline as well (Core honours it per attempt), and answers 503 on its own timer and probe;
- *  - the connection is made at once (no lazy connection, whose first call grpc-js retried): a
- *    frontend that is still starting (it resets the connection) is tried again, one that accepts
- *    and never answers is given CONNECT_TIMEOUT_MS in all, a refused connection fails at once.
- * Install the Temporal runtime (installTemporalRuntime) first, or Core's logs bypass Talat's log.
  * With `codecKeys`, payloads are encrypted (src/temporal/codec.ts): give the worker the same keys.
  * With `tls`, the connection uses TLS (mTLS with a client certificate): temporalTlsOptions.
  */
@@ -95,32 +75,12 @@ export async function connectClient(
   opts: { codecKeys?: KeyRing; tls?: TemporalTlsFiles } = {},
 ): Promise<Client> {
   const tls = temporalTlsOptions(opts.tls);
-  const deadline = Date.now() + CONNECT_TIMEOUT_MS;
-  for (;;) {
-    const connecting = NativeConnection.connect({ address, ...(tls ? { tls } : {}) });
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const connection = await Promise.race([
-        connecting,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            // a connection made after all is closed, not leaked
-            void connecting.then((c) => c.close()).catch(() => undefined);
-            reject(new Error(`no connection within ${CONNECT_TIMEOUT_MS / 1000} s`));
-          }, deadline - Date.now());
-        }),
-      ]);
-      return clientOnWorkerConnection(connection, namespace, opts);
-    } catch (e) {
-      // a frontend that is still starting accepts and resets the connection: try again until the
-      // deadline; a refused connection (nothing listens) or the deadline itself fails at once
-      const message = String((e as Error).message);
-      if (/refused|no connection within/i.test(message) || Date.now() + CONNECT_RETRY_MS >= deadline) throw e;
-      await new Promise((r) => setTimeout(r, CONNECT_RETRY_MS));
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  const connection = await Connection.connect({ address, connectTimeout: '10s', ...(tls ? { tls } : {}) });
+  return new Client({
+    connection,
+    namespace,
+    ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}),
+  });
 }
 
 /**

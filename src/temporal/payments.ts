@@ -76,17 +76,12 @@ export async function withTemporal<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** How long after withinDeadline's timer a call's own gRPC deadline passes (the timer answers first). */
-export const CALL_DEADLINE_GRACE_MS = 1_000;
-
 /** A call still running after this long makes the gateway ask whether Temporal is reachable at all. */
 export const PROBE_AFTER_MS = 1_000;
 
 /**
  * Run `fn` (calls on `client`) with a deadline: when it passes, the calls are aborted and the
- * result is `onTimeout()` (by default a 503 SERVICE_UNAVAILABLE). A NativeConnection (connectClient)
- * ignores the abort, so the calls also carry a gRPC deadline a little later (the timer decides the
- * answer; the call ends by itself soon after instead of retrying on). The client retries an
+ * result is `onTimeout()` (by default a 503 SERVICE_UNAVAILABLE). The client retries an
  * unreachable server for a long time, so a call that has not finished after PROBE_AFTER_MS is
  * checked with a short reachability probe: Temporal down -> 503 at once instead of at the deadline.
  */
@@ -102,9 +97,7 @@ export async function withinDeadline<T>(
   const down = Symbol('down');
   try {
     const r = await Promise.race([
-      withTemporal(() =>
-        client.withDeadline(Date.now() + ms + CALL_DEADLINE_GRACE_MS, () => client.withAbortSignal(ctrl.signal, fn)),
-      ),
+      withTemporal(() => client.withAbortSignal(ctrl.signal, fn)),
       new Promise<typeof timedOut>((resolve) => timers.push(setTimeout(() => resolve(timedOut), ms))),
       new Promise<typeof down>((resolve) =>
         timers.push(

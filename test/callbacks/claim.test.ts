@@ -51,7 +51,6 @@ function temporalStandIn(delayMs = 0) {
       },
     },
     withDeadline: <T>(_deadline: number, fn: () => Promise<T>) => fn(),
-    withAbortSignal: <T>(_signal: AbortSignal, fn: () => Promise<T>) => fn(),
   } as unknown as Client;
   return { client, signalsOf: (workflowId: string) => signals.filter((w) => w === workflowId).length };
 }

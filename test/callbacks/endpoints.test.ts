@@ -3,12 +3,12 @@
  * card payment workflow): accepted, every error name, duplicates, signatures, timestamps,
  * allow-lists, X-Forwarded-For, content types, body limits. A rejected callback records nothing.
  */
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import type { ProviderName } from '../../src/config';
 import { handlerRecordFrom } from '../../src/callbacks/records';
 import { createApp } from '../../src/http/app';
-import { createTestStack, testConfig, testLogger, uniq, unreachableTemporal, type TestStack } from '../support/stack';
+import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import {
   callbackError,
   cardPayment,
@@ -573,11 +573,11 @@ describe('endpoint-specific rules', () => {
 
   it('503 SERVICE_UNAVAILABLE and no receipt when Temporal cannot take the signal; the retry then succeeds', async () => {
     const p = await cardPayment(stack);
-    const unreachable = unreachableTemporal('127.0.0.1:1');
+    const connection = Connection.lazy({ address: '127.0.0.1:1' });
     const down = createApp({
       config: stack.config,
       db: stack.db,
-      temporal: { client: unreachable, taskQueue: stack.taskQueue },
+      temporal: { client: new Client({ connection }), taskQueue: stack.taskQueue },
       logger: testLogger,
     });
     try {
@@ -586,7 +586,7 @@ describe('endpoint-specific rules', () => {
       expect(res.body).toEqual(callbackError('SERVICE_UNAVAILABLE', 503));
       expect(await receiptsOf(stack, p.paymentId)).toHaveLength(0);
     } finally {
-      await unreachable.connection.close().catch(() => undefined);
+      await connection.close().catch(() => undefined);
     }
     const retry = await post(stack.app, '/qrcallback', ENDPOINTS[3].valid(p));
     expect(retry.status).toBe(200);

@@ -4,13 +4,13 @@
  * and /readyz answers (with a timeout on each check) instead of hanging.
  */
 import net from 'node:net';
-import type { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import request from 'supertest';
 import { createDb, type Db } from '../../src/db/knex';
 import { createApp } from '../../src/http/app';
 import { isDatabaseUnavailable, toAppError } from '../../src/http/errors';
-import { createTestStack, testLogger, uniq, unreachableTemporal, type TestStack } from '../support/stack';
+import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { fieldSigned, post } from '../callbacks/helpers';
 import { newKey } from '../payments/support';
 
@@ -207,13 +207,14 @@ describe.each([
 
 describe('Temporal down: nothing listens on its port', () => {
   let app: Koa;
+  let connection: Connection;
   beforeAll(async () => {
-    const client = unreachableTemporal(`127.0.0.1:${await closedPort()}`);
-    connections.push(client.connection as Connection);
+    connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}`, connectTimeout: '1s' });
+    connections.push(connection);
     app = createApp({
       config: stack.config,
       db: stack.db,
-      temporal: { client, taskQueue: 'x' },
+      temporal: { client: new Client({ connection }), taskQueue: 'x' },
       logger: testLogger,
     });
   });
@@ -251,8 +252,8 @@ describe('/readyz with both dependencies hung', () => {
     const temporal = await blackHole();
     const db = createDb(`postgres://talat:x@127.0.0.1:${pg.port}/talat`, { acquireTimeoutMs: 2_000 });
     // connect timeout longer than this test may take (a hang, not a speed figure): /readyz must not wait for it
-    const client = unreachableTemporal(`127.0.0.1:${temporal.port}`, '12s');
-    connections.push(client.connection as Connection);
+    const connection = Connection.lazy({ address: `127.0.0.1:${temporal.port}`, connectTimeout: '12s' });
+    connections.push(connection);
     cleanups.push(
       () => db.destroy(),
       () => pg.close(),
@@ -261,7 +262,7 @@ describe('/readyz with both dependencies hung', () => {
     const app = createApp({
       config: stack.config,
       db,
-      temporal: { client, taskQueue: 'x' },
+      temporal: { client: new Client({ connection }), taskQueue: 'x' },
       logger: testLogger,
     });
     const res = await request(app.callback()).get('/readyz');

@@ -1,8 +1,9 @@
 /** Gateway plumbing on the real stack: envelopes, 404/405/413, malformed bodies, health, docs. */
+import { Client, Connection } from '@temporalio/client';
 import request from 'supertest';
 import { createDb } from '../../src/db/knex';
 import { createApp } from '../../src/http/app';
-import { createTestStack, testConfig, testLogger, unreachableTemporal, type TestStack } from '../support/stack';
+import { createTestStack, testConfig, testLogger, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -99,7 +100,8 @@ describe('health', () => {
 
   it('/readyz is 503 SERVICE_UNAVAILABLE when both are unreachable', async () => {
     const db = createDb('postgres://nobody@127.0.0.1:1/none');
-    const client = unreachableTemporal('127.0.0.1:1');
+    const connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: '1s' });
+    const client = new Client({ connection });
     const app = createApp({ config: testConfig(), db, temporal: { client, taskQueue: 'x' }, logger: testLogger });
     try {
       const res = await request(app.callback()).get('/readyz');
@@ -115,8 +117,8 @@ describe('health', () => {
     } finally {
       await db.destroy();
       // /readyz does not wait for the client's own connect attempt (up to connectTimeout): let it end first
-      await client.connection.ensureConnected().catch(() => undefined);
-      await client.connection.close().catch(() => undefined);
+      await connection.ensureConnected().catch(() => undefined);
+      await connection.close().catch(() => undefined);
     }
   });
 });

@@ -6,10 +6,10 @@
  * than fail (the harder case; a refused port fails faster). The gateway must give up by itself.
  */
 import net from 'node:net';
-import type { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import { createApp } from '../../src/http/app';
-import { createTestStack, testLogger, uniq, unreachableTemporal, type TestStack } from '../support/stack';
+import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { newKey, paymentError, request, rowOf } from './support';
 
 let stack: TestStack;
@@ -25,12 +25,14 @@ beforeAll(async () => {
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
-  const client = unreachableTemporal(`127.0.0.1:${(blackHole.address() as net.AddressInfo).port}`);
-  connection = client.connection as Connection;
+  connection = Connection.lazy({
+    address: `127.0.0.1:${(blackHole.address() as net.AddressInfo).port}`,
+    connectTimeout: '1s',
+  });
   app = createApp({
     config: stack.config,
     db: stack.db,
-    temporal: { client, taskQueue: 'x' },
+    temporal: { client: new Client({ connection }), taskQueue: 'x' },
     logger: testLogger,
   });
   key = (await newKey(stack.db)).key;

@@ -6,8 +6,7 @@
  * every connection.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import type { Duration } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import type Koa from 'koa';
 import { createActivities, type Activities } from '../../activities';
@@ -89,13 +88,13 @@ export async function createTestStack(
   const db = await workerDb();
   const config = testConfig(opts.env);
   const address = process.env.TALAT_TEST_TEMPORAL_ADDRESS!;
-  installTemporalRuntime(testLogger, 'WARN'); // before the client's native connection: Core logs to testLogger
   const client = await connectClient(address, 'default', { codecKeys: config.temporal.codecKeys });
   const taskQueue = `test-${randomUUID()}`;
   const activities = createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) });
   let workers: QueueWorkers | undefined;
   let workerRun: Promise<void> | undefined;
   if (opts.worker !== false) {
+    installTemporalRuntime(testLogger, 'WARN');
     workers = await createQueueWorkers({
       address,
       namespace: 'default',
@@ -131,17 +130,6 @@ export async function createTestStack(
       await db.destroy();
     },
   };
-}
-
-/**
- * A client whose Temporal is never reached (nothing listens there, or a port that never answers),
- * for the tests of a gateway without Temporal: a grpc-js connection made lazily, since the
- * process's own kind (connectClient: a NativeConnection) cannot be made without a server. Without
- * grpc-js's retry interceptor: an abort does not cancel its retry timers, which would fire on the
- * closed channel after the test, in the next test's time (the native client has none).
- */
-export function unreachableTemporal(address: string, connectTimeout: Duration = '1s'): Client {
-  return new Client({ connection: Connection.lazy({ address, connectTimeout, interceptors: [] }) });
 }
 
 /** Fresh ids per test so workflows never collide. */
