@@ -20,7 +20,7 @@ import {
 import { idsOf, unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import { OrderIdKey } from '../domain/search-attributes';
 import type { Logger } from '../logger';
-import { withTemporal } from '../temporal/payments';
+import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/payments';
 import type { AlertThrottle } from '../alerts';
 import type { AdminEmail, Notifier } from '../notifier';
 import { saveHandlerRecord } from './records';
@@ -79,7 +79,7 @@ export async function handleWalletCallback(
         confirmWindowSeconds: deps.config.paidOrders.confirmWindowSeconds,
       };
       try {
-        await withTemporal(() =>
+        await withinDeadline(deps.client, TEMPORAL_CALL_TIMEOUT_MS, () =>
           deps.client.workflow.start<PaidOrderProcessingWorkflow>(WorkflowType.paidOrder, {
             taskQueue: taskQueueOf('background', deps.taskQueue),
             workflowId: paidOrderWorkflowId(e.orderId),

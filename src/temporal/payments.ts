@@ -76,14 +76,21 @@ export async function withTemporal<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** How long after withinDeadline's timer a call's own gRPC deadline passes (the timer answers first). */
+export const CALL_DEADLINE_GRACE_MS = 1_000;
+
 /** A call still running after this long makes the gateway ask whether Temporal is reachable at all. */
 export const PROBE_AFTER_MS = 1_000;
 
 /**
  * Run `fn` (calls on `client`) with a deadline: when it passes, the calls are aborted and the
- * result is `onTimeout()` (by default a 503 SERVICE_UNAVAILABLE). The client retries an
- * unreachable server for a long time, so a call that has not finished after PROBE_AFTER_MS is
- * checked with a short reachability probe: Temporal down -> 503 at once instead of at the deadline.
+ * result is `onTimeout()` (by default a 503 SERVICE_UNAVAILABLE). The calls also carry a gRPC
+ * deadline CALL_DEADLINE_GRACE_MS later: a client on a NativeConnection (the eager-start client of
+ * `npm start`) ignores the abort, and its call would otherwise go on after the answer was given
+ * (30 s, seen with a Temporal that accepted connections and never answered).
+ * The client retries an unreachable server for a long time, so a call that has not finished after
+ * PROBE_AFTER_MS is checked with a short reachability probe: Temporal down -> 503 at once instead
+ * of at the deadline.
  */
 export async function withinDeadline<T>(
   client: Client,
@@ -97,7 +104,9 @@ export async function withinDeadline<T>(
   const down = Symbol('down');
   try {
     const r = await Promise.race([
-      withTemporal(() => client.withAbortSignal(ctrl.signal, fn)),
+      withTemporal(() =>
+        client.withDeadline(Date.now() + ms + CALL_DEADLINE_GRACE_MS, () => client.withAbortSignal(ctrl.signal, fn)),
+      ),
       new Promise<typeof timedOut>((resolve) => timers.push(setTimeout(() => resolve(timedOut), ms))),
       new Promise<typeof down>((resolve) =>
         timers.push(

@@ -28,7 +28,7 @@ import {
   type WebhookReplayWorkflow,
   type WebhookResendWorkflow,
 } from '../domain/workflow-contract';
-import { withTemporal } from '../temporal/payments';
+import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/payments';
 import { PageQuery, pageFields } from '../http/pagination';
 import type { Client } from '@temporalio/client';
 import {
@@ -318,28 +318,19 @@ async function runOneAttempt(
   id: string,
   start: (client: Client) => Promise<{ result(): Promise<unknown> }>,
 ): Promise<AttemptResult> {
-  return withTemporal(async () => {
-    const handle = await start(client);
-    let timer: NodeJS.Timeout | undefined;
-    const tooLong = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new AppError(
-              ErrorCode.SERVICE_UNAVAILABLE,
-              'The attempt is still running; list the attempts later to see its outcome',
-              { id },
-            ),
-          ),
-        timeoutMs + 15_000,
+  // one deadline for the start and the wait; Temporal down -> 503 within seconds (its probe)
+  return withinDeadline(
+    client,
+    timeoutMs + 15_000,
+    async () => (await (await start(client)).result()) as AttemptResult,
+    () => {
+      throw new AppError(
+        ErrorCode.SERVICE_UNAVAILABLE,
+        'The attempt is still running; list the attempts later to see its outcome',
+        { id },
       );
-    });
-    try {
-      return (await Promise.race([handle.result(), tooLong])) as AttemptResult;
-    } finally {
-      clearTimeout(timer);
-    }
-  });
+    },
+  );
 }
 
 export function webhookRoutes(deps: AppDeps): Router {
@@ -412,7 +403,7 @@ export function webhookRoutes(deps: AppDeps): Router {
     if (ep.disabled)
       throw new AppError(ErrorCode.CONFLICT, 'The endpoint is disabled: enable it before recovering', { id: ep.id });
     const workflowId = webhookRecoverWorkflowId(ep.id);
-    await withTemporal(() =>
+    await withinDeadline(deps.temporal.client, TEMPORAL_CALL_TIMEOUT_MS, () =>
       deps.temporal.client.workflow.start<WebhookRecoverWorkflow>(WorkflowType.webhookRecover, {
         taskQueue: taskQueueOf('webhooks', deps.temporal.taskQueue),
         workflowId,

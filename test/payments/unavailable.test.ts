@@ -104,6 +104,22 @@ describe('Temporal unreachable', () => {
     expect(res.status).toBe(404); // the unknown branch, not the engine
   });
 
+  it('POST /webhooks/endpoints/{id}/recover -> 503 SERVICE_UNAVAILABLE within the bound, not a hang', async () => {
+    const ep = await request(app.callback())
+      .post('/webhooks/endpoints')
+      .set('X-API-Key', key)
+      .send({ url: 'http://127.0.0.1:9/talat' }); // loopback: allowed in tests, no DNS
+    expect(ep.status).toBe(201); // Postgres alone
+    const started = Date.now();
+    const res = await request(app.callback())
+      .post(`/webhooks/endpoints/${ep.body.body.id}/recover`)
+      .set('X-API-Key', key)
+      .send({ since: new Date(Date.now() - 3_600_000).toISOString() });
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE'));
+    expect(Date.now() - started).toBeLessThan(5_000);
+  }, 15_000);
+
   it('a refused QR payment leaves no record', async () => {
     const orderId = uniq('o');
     await request(app.callback())

@@ -82,12 +82,14 @@ export async function createTestStack(
     logger?: pino.Logger;
     /** the gateway starts payment workflows eagerly on the worker, as `npm start` does */
     eagerStart?: boolean;
+    /** Temporal's frontend for the client and the workers (default: the tests' dev server) */
+    temporalAddress?: string;
   } = {},
 ): Promise<TestStack> {
   const logger = opts.logger ?? testLogger;
   const db = await workerDb();
   const config = testConfig(opts.env);
-  const address = process.env.TALAT_TEST_TEMPORAL_ADDRESS!;
+  const address = opts.temporalAddress ?? process.env.TALAT_TEST_TEMPORAL_ADDRESS!;
   const client = await connectClient(address, 'default', { codecKeys: config.temporal.codecKeys });
   const taskQueue = `test-${randomUUID()}`;
   const activities = createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) });
