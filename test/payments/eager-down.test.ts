@@ -6,7 +6,7 @@
  * through a TCP relay, which is then made to hang (connections accepted, nothing answered) or to
  * refuse, and comes back: a creation is a 503 in its envelope within the gateway's bound, leaves
  * no payments row, and its eager start call ends by itself soon after (withinDeadline's gRPC
- * deadline); once Temporal answers again, creations are started eagerly again and get paid.
+ * deadline); once Temporal answers again, creations are started again and get paid.
  */
 import net from 'node:net';
 import { CALL_DEADLINE_GRACE_MS, withinDeadline } from '../../src/temporal/payments';
@@ -103,7 +103,7 @@ it('with Temporal hung, a call on the eager (native) client ends by itself soon 
           .finally(() => (ended = Date.now())),
       ),
     ).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
-    // the SDK ignores the abort on a NativeConnection: without the gRPC deadline it ran on for 30 s
+    // the SDK ignores the abort on a NativeConnection: without the gRPC deadline it had not ended after 10 s
     while (ended === undefined && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 50));
     expect(ended).toBeDefined();
     expect(ended! - started).toBeLessThan(500 + CALL_DEADLINE_GRACE_MS + 1_500);
@@ -131,7 +131,7 @@ describe.each([
     expect(await rowOf(stack.db, orderId)).toBeUndefined();
   });
 
-  it('Temporal back: a creation is started (eagerly) and paid', async () => {
+  it('Temporal back: a creation is started and paid', async () => {
     await link.restore();
     const orderId = uniq('eager-back');
     const deadline = Date.now() + 30_000;
