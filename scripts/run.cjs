@@ -18,7 +18,9 @@ if (!entry || !/^[a-z]+\/[a-z-]+$/.test(entry)) {
 process.argv.splice(2, 1);
 const built = path.join(root, 'dist', 'src', `${entry}.js`);
 const source = path.join(root, 'src', `${entry}.ts`);
+// the command modules run their main only as the entry (src/cli/entry.ts): this is it
 if (fs.existsSync(built)) {
+  globalThis.talatEntry = built;
   require(built);
 } else {
   let register;
@@ -34,5 +36,6 @@ if (fs.existsSync(built)) {
     `talat: no build in dist/: running ${path.relative(root, source)} with tsx (\`npm run build\` for the compiled one)\n`,
   );
   register();
+  globalThis.talatEntry = source;
   require(source);
 }

@@ -7,6 +7,7 @@
 import { SCOPES } from '../domain/api-keys';
 import { createApiKey, listApiKeys, revokeApiKey } from '../http/middleware/api-key';
 import { fail, withDb } from './context';
+import { isEntry } from './entry';
 
 const USAGE = `usage:
   npm run apikey -- create --name <name> --scopes <scope,scope,...> [--sandbox]
@@ -79,4 +80,4 @@ async function main() {
   }
 }
 
-if (require.main === module) void main();
+if (isEntry(module)) void main();

@@ -100,19 +100,17 @@ describe('key storage', () => {
 
 describe('npm run apikey', () => {
   const cli = (...args: string[]) =>
-    spawnSync(
-      process.execPath,
-      [require.resolve('tsx/cli'), path.join(__dirname, '../../src/cli/apikey.ts'), ...args],
-      {
-        encoding: 'utf8',
-        env: {
-          ...process.env,
-          DATABASE_URL: testDatabaseUrl(`talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`),
-          NODE_ENV: 'test',
-        },
-        timeout: 60_000,
+    // as the docs print it: `npm run -s apikey -- <args>` (through scripts/run.cjs)
+    spawnSync('npm', ['run', '-s', 'apikey', '--', ...args], {
+      cwd: path.join(__dirname, '../..'),
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        DATABASE_URL: testDatabaseUrl(`talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`),
+        NODE_ENV: 'test',
       },
-    );
+      timeout: 60_000,
+    });
 
   it('create prints the key alone on its last line; list shows it without the key; revoke makes it 401', async () => {
     const name = uniq('cli');

@@ -223,11 +223,10 @@ describe('npm run promptpay', () => {
   });
 
   it('runs as a command: the payload alone on the last line of stdout', () => {
-    const out = execFileSync(
-      process.execPath,
-      [require.resolve('tsx/cli'), 'src/cli/promptpay.ts', '--id', '000-000-0000', '--amount', '4.22'],
-      { encoding: 'utf8' },
-    );
+    // as the docs print it: `npm run -s promptpay -- <args>` (through scripts/run.cjs)
+    const out = execFileSync('npm', ['run', '-s', 'promptpay', '--', '--id', '000-000-0000', '--amount', '4.22'], {
+      encoding: 'utf8',
+    });
     expect(out.trim().split('\n').at(-1)).toBe(vectors.cases[6].payload);
   });
 });
