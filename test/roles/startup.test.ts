@@ -15,14 +15,17 @@ import { roleEnv, ROOT, startRole } from '../support/roles';
 
 jest.setTimeout(300_000);
 
-/** Runs `node --import tsx <file>` with `env` to its exit. */
+/** Runs `node --import tsx <file>` (or, for `npm:<args>`, `npm <args>` as a user types it) with `env` to its exit. */
 function run(
   file: string,
   env: Record<string, string>,
   timeoutMs = 180_000,
 ): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, file)], {
+    const [cmd, args] = file.startsWith('npm:')
+      ? ['npm', file.slice(4).split(' ')]
+      : [process.execPath, ['--import', 'tsx', path.join(ROOT, file)]];
+    const child = spawn(cmd, args, {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -173,11 +176,22 @@ describe('migrations started by several processes at once', () => {
 
   it('two `npm run migrate` processes on a fresh database at once: both exit 0, one applies', async () => {
     const env = { NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: url2 };
-    const [x, y] = await Promise.all([run('src/cli/migrate.ts', env), run('src/cli/migrate.ts', env)]);
+    const [x, y] = await Promise.all([run('npm:run migrate', env), run('npm:run migrate', env)]);
     expect({ codes: [x.code, y.code], out: `${x.out}${y.out}` }).toEqual({
       codes: [0, 0],
       out: expect.stringContaining('database is up to date'),
     });
     expect(`${x.out}${y.out}`).toContain('applied: ');
+  });
+
+  it('`npm run migrate -- --seed-if-empty` seeds once; `npm run seed` reloads', async () => {
+    const env = { NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: url2 };
+    const first = await run('npm:run migrate -- --seed-if-empty', env);
+    expect(first).toEqual({ code: 0, out: expect.stringContaining('seeded the catalog: ') });
+    const again = await run('npm:run migrate -- --seed-if-empty', env);
+    expect(again.code).toBe(0);
+    expect(again.out).not.toContain('seeded');
+    const seed = await run('npm:run seed', env);
+    expect(seed).toEqual({ code: 0, out: expect.stringMatching(/catalog loaded: \d+ /) });
   });
 });
