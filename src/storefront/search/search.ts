@@ -155,7 +155,7 @@ function conceptLift(index: SearchIndex, query: string, corrected?: string): Map
         v = CONCEPT_LIFT.brand + (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller / 3 : 0);
       else if (m.whole)
         v =
-          (tier === 0 ? CONCEPT_LIFT.whole.core : CONCEPT_LIFT.whole.related) +
+          (tier === 0 ? CONCEPT_LIFT.whole.core : CONCEPT_LIFT.whole.related) * m.coverage +
           (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller : 0);
       else v = (tier === 0 ? CONCEPT_LIFT.partial.core : CONCEPT_LIFT.partial.related) * m.coverage;
       lift.set(groupId, Math.max(lift.get(groupId) ?? 0, v));
