@@ -56,6 +56,8 @@ export interface Concept {
   type: LexiconEntry['type'] | 'category' | 'brand';
   /** groupId -> 0 (core) or 1 (related) */
   members: Map<string, 0 | 1>;
+  /** intents: groupId -> position of the first target naming it in its tier (the data's order) */
+  order?: Map<string, number>;
 }
 
 export interface ConceptIndex {
@@ -197,6 +199,28 @@ export function resolveTargets(s: CatalogSnapshot, t: ConceptTargets | undefined
   return out;
 }
 
+/** Position of the first target of its tier that names each member (categories, words, brands, groups in turn). */
+function targetOrder(
+  s: CatalogSnapshot,
+  members: Map<string, 0 | 1>,
+  core: ConceptTargets,
+  related: ConceptTargets | undefined,
+): Map<string, number> {
+  const order = new Map<string, number>();
+  for (const [tier, t] of [core, related ?? {}].entries()) {
+    const single: ConceptTargets[] = [
+      ...(t.categories ?? []).map((c) => ({ categories: [c] })),
+      ...(t.words ?? []).map((w) => ({ words: [w] })),
+      ...(t.brands ?? []).map((b) => ({ brands: [b] })),
+      ...(t.groups ?? []).map((g) => ({ groups: [g] })),
+    ];
+    single.forEach((target, i) => {
+      for (const id of resolveTargets(s, target)) if (members.get(id) === tier && !order.has(id)) order.set(id, i);
+    });
+  }
+  return order;
+}
+
 /** Concepts of the category tree and of the lexicon, by the matching forms of their terms. */
 export function buildConcepts(s: CatalogSnapshot, lexicon: LexiconFile = readLexicon()): ConceptIndex {
   const terms = new Map<string, Concept[]>();
@@ -227,6 +251,7 @@ export function buildConcepts(s: CatalogSnapshot, lexicon: LexiconFile = readLex
     for (const id of resolveTargets(s, e.related)) members.set(id, 1);
     for (const id of resolveTargets(s, e.core)) members.set(id, 0);
     const concept: Concept = { id: e.id, type: e.type, members };
+    if (e.type === 'intent') concept.order = targetOrder(s, members, e.core, e.related);
     for (const t of e.terms) addTerm(t, concept);
   }
   let maxTermLength = 0;
