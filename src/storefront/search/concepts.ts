@@ -360,7 +360,7 @@ function wholeIntents(
   for (const m of out)
     if (m.concept.type === 'intent') letters.set(m.concept.id, (letters.get(m.concept.id) ?? 0) + letterCount(m.term));
   return out
-    .filter((m) => m.concept.type === 'intent')
+    .filter((m, i) => m.concept.type === 'intent' && out.findIndex((x) => x.concept === m.concept) === i)
     .map((m) => ({ ...m, whole: true, coverage: letters.get(m.concept.id)! / intent }));
 }
 
