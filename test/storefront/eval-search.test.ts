@@ -3,7 +3,7 @@
  * their per-kind lines, and the figures the docs give kept (every kind of set 2 at 0.90 or more,
  * the intent sets at their measured level less a small margin).
  */
-import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { testDatabaseUrl, workerDb } from '../support/stack';
 
@@ -11,20 +11,11 @@ jest.setTimeout(240_000);
 const ROOT = path.resolve(__dirname, '..', '..');
 
 function npmRun(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const opts = { cwd: ROOT, env: { ...process.env, ...env }, timeout: 200_000, maxBuffer: 16 << 20 };
   return new Promise((resolve) => {
-    const child = spawn('npm', ['run', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const t = setTimeout(() => child.kill('SIGKILL'), 200_000);
-    child.once('exit', (code) => {
-      clearTimeout(t);
-      resolve({ code, out });
-    });
+    execFile('npm', ['run', ...args], opts, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, out: `${stdout}${stderr}` }),
+    );
   });
 }
 
