@@ -1,12 +1,11 @@
 /**
- * `npm run eval:search`: the storefront search on the two judged sets,
- * test/storefront/search-judgments.json (written with the data and the search in view) and
- * test/storefront/search-judgments-2.json (written from the catalog alone, before tuning); prints
- * nDCG@10 and recall@10 for each set, overall, per kind of query and per language, and the same
- * for each ranker alone (what each one brings to the fusion).
+ * `npm run eval:search`: the storefront search on the judged sets of test/storefront/ (SETS below:
+ * two mixed sets and two sets of intent queries, held-out and dev); prints nDCG@10 and recall@10
+ * for each set, overall, per kind of query and per language, and the same for each ranker alone
+ * (what each one brings to the fusion). docs/search.md says how each set was written.
  * Runs on DATABASE_URL or the embedded Postgres (migrated and seeded like `npm start`).
  * Options: --verbose (each query with its top 10), --json (the whole reports as JSON),
- * --set 1|2 (one set only), --no-rankers (skip the per-ranker lines), --latency (time each query).
+ * --set 1|2|heldout|dev (one set only), --no-rankers (skip the per-ranker lines), --latency.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,6 +22,12 @@ import { readVersions } from '../src/storefront/versions';
 const SETS = [
   { name: 'set 1 (search-judgments.json, written with the search in view)', file: 'search-judgments.json', key: '1' },
   { name: 'set 2 (search-judgments-2.json, written before tuning)', file: 'search-judgments-2.json', key: '2' },
+  {
+    name: 'intent held-out (search-intent-heldout.json, written before tuning, never tuned on)',
+    file: 'search-intent-heldout.json',
+    key: 'heldout',
+  },
+  { name: 'intent dev (search-intent-dev.json, tuned on)', file: 'search-intent-dev.json', key: 'dev' },
 ];
 const argv = process.argv.slice(2);
 const args = new Set(argv);

@@ -77,6 +77,37 @@ describe('matching queries to concepts', () => {
     expect(ids('quokkaberry')).toEqual([]);
   });
 
+  it('a need or an occasion with words for whom or what kind counts as the whole query, in English and Thai', () => {
+    expect(ids('what to get for a sick kid')).toEqual(['whole:sick']);
+    expect(ids('ลูกเป็นไข้')).toEqual(['whole:sick']);
+    expect(ids('flu season')).toEqual(['whole:cold-flu']);
+    expect(ids('หน้าหนาว กันหวัด')).toEqual(['whole:cold-flu']);
+    expect(ids('camping trip food')).toEqual(['whole:camping']);
+    expect(ids('ไปแคมป์')).toEqual(['whole:camping']);
+  });
+
+  it('an intent beside a product: the product stays, their common groups count as one whole concept', () => {
+    const m = matchConcepts(concepts(), 'green curry with chicken');
+    const both = m.find((x) => x.concept.id === 'green-curry&category:cat-chicken')!;
+    expect(both.whole).toBe(true);
+    expect([...both.concept.members.keys()]).toContain('G360870'); // chicken thigh
+    expect(both.concept.members.has('G350579')).toBe(false); // chicken breast: no green curry cut
+  });
+
+  it('a query that asks for a product does not turn into an intent', () => {
+    expect(ids('tom yum paste')).toEqual(['part:tom-yum']); // "paste" is a product word
+    expect(ids('ขนมหมา').some((x) => x.startsWith('whole:'))).toBe(false); // a keyword of the dog treats
+    expect(ids('sick')).toEqual(['whole:sick']);
+  });
+
+  it('a whole intent orders its groups as the data lists its targets', () => {
+    const sick = matchConcepts(concepts(), 'sick')[0].concept;
+    const entry = lexicon.concepts.find((e) => e.id === 'sick')!;
+    expect(entry.core.words?.[0]).toBe('electrolyte');
+    expect(sick.order?.get('G869862')).toBe(0); // Sponsor electrolyte drink
+    expect(sick.order?.get('G385056')).toBe(1); // essence of chicken
+  });
+
   it('every concept of the lexicon holds its core groups before its related ones', () => {
     const c = concepts();
     const hotpot = matchConcepts(c, 'hotpot')[0].concept;

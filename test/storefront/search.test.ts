@@ -189,6 +189,29 @@ describe('the concept layer: categories, brands, synonyms and intents (data/sear
     expect(top).toEqual(expect.arrayContaining(['G124117'])); // napa cabbage
   });
 
+  it.each([
+    ['for my cat', 'cat-pet-'],
+    ['ทาสแมว', 'cat-pet-'],
+    ['baby bath time', 'cat-baby-care'],
+    ['อาบน้ำลูก', 'cat-baby-care'],
+    ['ลูก 6 เดือน', 'cat-baby-food'],
+    ['road trip snacks', 'cat-conf-snacks'],
+    ['ขนมกินบนรถ', 'cat-conf-snacks'],
+    ['steak night', 'cat-beef-steak'],
+    ['ทำสเต็ก', 'cat-beef-steak'],
+  ])('an intent: %s brings %s first (its first two results)', async (query, category) => {
+    const top: Result[] = (await search(query, { limit: 2 })).body.results;
+    expect(top.map((r) => r.categoryId.startsWith(category))).toEqual([true, true]);
+    expect(top[0].matchedBy).toContain('concept');
+  });
+
+  it('an intent in need words: a sick child gets the electrolyte drink and the chicken essence first', async () => {
+    for (const query of ['my kid is sick', 'ลูกเป็นไข้']) {
+      const top = ids((await search(query, { limit: 2 })).body);
+      expect(top.sort()).toEqual(['G385056', 'G869862']);
+    }
+  });
+
   it('a synonym the data lacks: aubergine finds the eggplants; a misspelling is corrected: srhimp finds shrimp', async () => {
     expect(
       ids((await search('aubergine')).body)
@@ -210,10 +233,10 @@ describe('quality on the judged queries (test/storefront/search-judgments.json)'
     expect(report.groups['lang:en'].ndcg).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('on the second set (written before tuning): nDCG@10 at or above 0.92 overall and 0.85 for every kind of query', async () => {
+  it('on the second set (written before tuning): nDCG@10 at or above 0.95 overall and 0.90 for every kind of query', async () => {
     const judgments = judged('search-judgments-2.json');
     const report = await evaluate(judgments, async (q) => ids((await search(q, { limit: 10 })).body));
-    expect(report.ndcg).toBeGreaterThanOrEqual(0.92);
+    expect(report.ndcg).toBeGreaterThanOrEqual(0.95);
     expect(report.recall).toBeGreaterThanOrEqual(0.9);
     const kinds = Object.entries(report.groups).filter(([k]) => k.startsWith('kind:'));
     expect(kinds.map(([k]) => k).sort()).toEqual([
@@ -225,6 +248,6 @@ describe('quality on the judged queries (test/storefront/search-judgments.json)'
       'kind:synonym',
       'kind:typo',
     ]);
-    for (const [kind, g] of kinds) expect([kind, g.ndcg >= 0.85]).toEqual([kind, true]);
+    for (const [kind, g] of kinds) expect([kind, g.ndcg >= 0.9]).toEqual([kind, true]);
   });
 });

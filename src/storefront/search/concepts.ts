@@ -13,7 +13,10 @@
  *
  * A query that is one concept's term (after filler words, plurals and spaces in Thai) gets that
  * concept's groups first: core before related, best sellers first, then by the other rankers'
- * order. A query that only contains a term gets a smaller lift for the concept's groups.
+ * order. A query that only contains a term gets a smaller lift for the concept's groups, unless
+ * it names a need or an occasion: intent terms covering most of it, the rest being words that
+ * say for whom or what kind (context words: "a sick child", "camping food", ลูกไม่สบาย), count
+ * as the whole query.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -53,6 +56,8 @@ export interface Concept {
   type: LexiconEntry['type'] | 'category' | 'brand';
   /** groupId -> 0 (core) or 1 (related) */
   members: Map<string, 0 | 1>;
+  /** intents: groupId -> position of the first target naming it in its tier (the data's order) */
+  order?: Map<string, number>;
 }
 
 export interface ConceptIndex {
@@ -61,6 +66,10 @@ export interface ConceptIndex {
   terms: Map<string, Concept[]>;
   /** longest term, in characters of the matching form */
   maxTermLength: number;
+  /** Latin words of the groups' names, brands and keywords (matching forms) */
+  productWords: Set<string>;
+  /** the groups' names and keywords, whole (matching forms) */
+  productPhrases: Set<string>;
 }
 
 export function readLexicon(file = LEXICON_FILE): LexiconFile {
@@ -85,6 +94,38 @@ const FILLER_EN = new Set(
 );
 const FILLER_TH_PREFIX = ['อยากกิน', 'อยากทำ', 'ของสำหรับ', 'วัตถุดิบ', 'สำหรับ', 'เมนู', 'ทำ', 'ซื้อ'];
 const FILLER_TH_SUFFIX = ['คืนนี้', 'วันนี้', 'หน่อย', 'ดีๆ'];
+
+/**
+ * Context words: beside an intent term they say for whom, when or what kind of thing, not what
+ * (matching forms: English singular). Only the intent rule of matchConcepts() reads them.
+ */
+const CONTEXT_EN = new Set(
+  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby babie son daughter mum mom dad parent meal dinner supper night day time week weekend month season old trip quick easy simple little new good best first'.split(
+    ' ',
+  ),
+);
+const CONTEXT_TH = [
+  'มื้อเย็น',
+  'มื้อกลางวัน',
+  'ง่ายๆ',
+  'ที่บ้าน',
+  'เลี้ยง',
+  'อาหาร',
+  'ของกิน',
+  'มื้อ',
+  'ของ',
+  'ลูก',
+  'เด็ก',
+  'ให้',
+  'ไป',
+  'กิน',
+  'มาก',
+  'ทำ',
+  'ซื้อ',
+  'ที่',
+];
+/** Share of a query (context words aside) that intent terms must cover to count as the whole query. */
+export const INTENT_COVERAGE = 0.5;
 
 /**
  * The matching form of a text: normalized, Latin words singular, Thai without spaces or filler
@@ -158,6 +199,28 @@ export function resolveTargets(s: CatalogSnapshot, t: ConceptTargets | undefined
   return out;
 }
 
+/** Position of the first target of its tier that names each member (categories, words, brands, groups in turn). */
+function targetOrder(
+  s: CatalogSnapshot,
+  members: Map<string, 0 | 1>,
+  core: ConceptTargets,
+  related: ConceptTargets | undefined,
+): Map<string, number> {
+  const order = new Map<string, number>();
+  for (const [tier, t] of [core, related ?? {}].entries()) {
+    const single: ConceptTargets[] = [
+      ...(t.categories ?? []).map((c) => ({ categories: [c] })),
+      ...(t.words ?? []).map((w) => ({ words: [w] })),
+      ...(t.brands ?? []).map((b) => ({ brands: [b] })),
+      ...(t.groups ?? []).map((g) => ({ groups: [g] })),
+    ];
+    single.forEach((target, i) => {
+      for (const id of resolveTargets(s, target)) if (members.get(id) === tier && !order.has(id)) order.set(id, i);
+    });
+  }
+  return order;
+}
+
 /** Concepts of the category tree and of the lexicon, by the matching forms of their terms. */
 export function buildConcepts(s: CatalogSnapshot, lexicon: LexiconFile = readLexicon()): ConceptIndex {
   const terms = new Map<string, Concept[]>();
@@ -188,11 +251,20 @@ export function buildConcepts(s: CatalogSnapshot, lexicon: LexiconFile = readLex
     for (const id of resolveTargets(s, e.related)) members.set(id, 1);
     for (const id of resolveTargets(s, e.core)) members.set(id, 0);
     const concept: Concept = { id: e.id, type: e.type, members };
+    if (e.type === 'intent') concept.order = targetOrder(s, members, e.core, e.related);
     for (const t of e.terms) addTerm(t, concept);
   }
   let maxTermLength = 0;
   for (const k of terms.keys()) maxTermLength = Math.max(maxTermLength, k.length);
-  return { version: `lexicon-v${lexicon.version}`, terms, maxTermLength };
+  const productWords = new Set<string>();
+  const productPhrases = new Set<string>();
+  for (const g of s.groupList)
+    for (const text of [g.nameEn, g.nameTh, g.brand, ...g.keywords]) {
+      const form = matchForm(text);
+      productPhrases.add(form);
+      for (const w of form.split(' ')) if (w && !isThai(w)) productWords.add(w);
+    }
+  return { version: `lexicon-v${lexicon.version}`, terms, maxTermLength, productWords, productPhrases };
 }
 
 /** The lexicon's concepts of a term when it has any (they are curated), else the catalog's. */
@@ -204,10 +276,92 @@ function curated(concepts: Concept[]): Concept[] {
 export interface ConceptMatch {
   concept: Concept;
   term: string;
-  /** the term is the whole query (after filler words) */
+  /** the term is the whole query (after filler words), or an intent covering it (INTENT_COVERAGE) */
   whole: boolean;
-  /** share of the query's characters the term covers */
+  /** share of the query's characters the term covers; for a whole intent, its share of the intents named */
   coverage: number;
+}
+
+const isIntent = (concepts: Concept[]) => curated(concepts).some((c) => c.type === 'intent');
+const letterCount = (s: string) => s.replace(/\s+/g, '').length;
+
+/** Letters of the query outside the terms found that are no context words (Infinity: a product word among them). */
+function restLetters(index: ConceptIndex, q: string, taken: { start: number; end: number }[]): number {
+  const rest = q.split('');
+  for (const t of taken) for (let i = t.start; i < t.end; i++) rest[i] = ' ';
+  let n = 0;
+  for (const w of rest.join('').split(/\s+/)) {
+    if (!w) continue;
+    if (!isThai(w)) {
+      if (CONTEXT_EN.has(w)) continue;
+      if (index.productWords.has(w)) return Infinity; // "tom yum paste" asks for a product
+      n += w.length;
+    } else {
+      let t = w;
+      for (const c of CONTEXT_TH) t = t.split(c).join('');
+      n += t.length;
+    }
+  }
+  return n;
+}
+
+/**
+ * An intent with a product ("green curry with chicken", "sushi rice"): the groups of the intent
+ * that the product's concept holds too, as one whole concept.
+ */
+function intersections(out: ConceptMatch[], others: string[]): ConceptMatch[] {
+  const extra: ConceptMatch[] = [];
+  for (const i of out.filter((m) => m.concept.type === 'intent'))
+    for (const o of out.filter((m) => m.concept.type !== 'intent' && others.includes(m.term))) {
+      const members = new Map<string, 0 | 1>();
+      for (const id of i.concept.members.keys()) if (o.concept.members.has(id)) members.set(id, 0);
+      if (members.size)
+        extra.push({
+          concept: { id: `${i.concept.id}&${o.concept.id}`, type: 'intent', members },
+          term: `${i.term} ${o.term}`,
+          whole: true,
+          coverage: 1,
+        });
+    }
+  return extra;
+}
+
+/**
+ * A query naming a need or an occasion: when intent terms cover at least INTENT_COVERAGE of it,
+ * no other concept is named and no other word is a product's, its intents count as whole, each
+ * lifted by its share of the intent letters.
+ */
+function wholeIntents(
+  index: ConceptIndex,
+  q: string,
+  out: ConceptMatch[],
+  taken: { start: number; end: number; term: string }[],
+): ConceptMatch[] {
+  let intent = 0;
+  const others: string[] = [];
+  for (const t of taken) {
+    if (isIntent(index.terms.get(t.term)!)) intent += letterCount(t.term);
+    else if (!CONTEXT_EN.has(t.term) && !CONTEXT_TH.includes(t.term)) others.push(t.term);
+  }
+  if (!intent) return out;
+  const rest = restLetters(index, q, taken);
+  if (others.length) {
+    if (rest === Infinity) return out;
+    // the intent counts as whole for its share of the named letters, its groups that the product's
+    // concept holds too come first
+    const named = intent + others.reduce((n, t) => n + letterCount(t), 0);
+    const intents = out
+      .filter((m) => m.concept.type === 'intent')
+      .map((m) => ({ ...m, whole: true, coverage: letterCount(m.term) / named }));
+    return [...out.filter((m) => m.concept.type !== 'intent'), ...intents, ...intersections(out, others)];
+  }
+  if (intent / (intent + rest) < INTENT_COVERAGE) return out;
+  const letters = new Map<string, number>();
+  for (const m of out)
+    if (m.concept.type === 'intent') letters.set(m.concept.id, (letters.get(m.concept.id) ?? 0) + letterCount(m.term));
+  return out
+    .filter((m, i) => m.concept.type === 'intent' && out.findIndex((x) => x.concept === m.concept) === i)
+    .map((m) => ({ ...m, whole: true, coverage: letters.get(m.concept.id)! / intent }));
 }
 
 /**
@@ -232,7 +386,7 @@ export function matchConcepts(index: ConceptIndex, query: string): ConceptMatch[
     }
   }
   found.sort((a, b) => b.end - b.start - (a.end - a.start) || a.start - b.start);
-  const taken: { start: number; end: number }[] = [];
+  const taken: { start: number; end: number; term: string }[] = [];
   const out: ConceptMatch[] = [];
   const letters = q.replace(/\s+/g, '').length;
   for (const f of found) {
@@ -242,5 +396,6 @@ export function matchConcepts(index: ConceptIndex, query: string): ConceptMatch[
     for (const concept of curated(index.terms.get(f.term)!))
       out.push({ concept, term: f.term, whole: false, coverage });
   }
-  return out;
+  // a query that is a product's name or keyword asks for that product
+  return index.productPhrases.has(exact) || index.productPhrases.has(q) ? out : wholeIntents(index, q, out, taken);
 }

@@ -139,6 +139,8 @@ export const CONCEPT_LIFT = {
   partial: { core: 0.004, related: 0.002 },
   /** best sellers among a named concept's groups */
   bestSeller: 0.05,
+  /** a whole intent: less for each target before the one naming the group (the data's order) */
+  order: 0.02,
 } as const;
 
 function conceptLift(index: SearchIndex, query: string, corrected?: string): Map<string, number> {
@@ -155,8 +157,9 @@ function conceptLift(index: SearchIndex, query: string, corrected?: string): Map
         v = CONCEPT_LIFT.brand + (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller / 3 : 0);
       else if (m.whole)
         v =
-          (tier === 0 ? CONCEPT_LIFT.whole.core : CONCEPT_LIFT.whole.related) +
-          (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller : 0);
+          (tier === 0 ? CONCEPT_LIFT.whole.core : CONCEPT_LIFT.whole.related) * m.coverage +
+          (index.bestSellers.has(groupId) ? CONCEPT_LIFT.bestSeller : 0) -
+          CONCEPT_LIFT.order * Math.min(10, m.concept.order?.get(groupId) ?? 0);
       else v = (tier === 0 ? CONCEPT_LIFT.partial.core : CONCEPT_LIFT.partial.related) * m.coverage;
       lift.set(groupId, Math.max(lift.get(groupId) ?? 0, v));
     }
