@@ -19,7 +19,7 @@ import { createActivities } from '../activities';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createDb, migrateLatest } from './db/knex';
 import { isCatalogEmpty, seedCatalog } from './db/seed';
-import { createApp } from './http/app';
+import { createApp } from './app/app';
 import { createNotifier } from './notifier';
 import { sandboxProviders } from './simulators/providers';
 import { createLogger, createLogOutput, logCrashes } from './logger';
@@ -27,10 +27,10 @@ import { stopInReverse, type Stopper } from './roles/common';
 import { superviseEmbeddedPostgres } from './stack/postgres';
 import { claimDataDir, type Supervised } from './stack/supervisor';
 import { superviseEmbeddedTemporal } from './stack/temporal';
-import { startAssetPublisher, startObjectStore } from './objectstore/start';
+import { startAssetPublisher, startObjectStore } from './app/assets';
 import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
-import { createQueueWorkers } from './temporal/worker';
+import { createQueueWorkers } from './app/worker';
 
 async function main(config: Config) {
   const logger = createLogger(config.logLevel, createLogOutput({ buffered: config.logBuffered }));

@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics (prom-client), one registry per process, served by the gateway at /metrics
- * (src/http/routes/metrics.ts). Cheap on the hot path: one counter and one histogram observation
+ * (src/app/routes/metrics.ts). Cheap on the hot path: one counter and one histogram observation
  * per request, labels from the matched route pattern (never the raw path, so cardinality stays
  * bounded). Counted where the thing happens:
  *  - talat_http_requests_total / talat_http_request_duration_seconds: every request (gateway);

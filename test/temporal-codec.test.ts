@@ -4,7 +4,8 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import request from 'supertest';
-import { AesGcmCodec, DEV_CODEC_KEYS, parseKeyRing } from '../src/temporal/codec';
+import { AesGcmCodec } from '../src/temporal/codec';
+import { DEV_CODEC_KEYS, parseKeyRing } from '../src/key-ring';
 import { loadConfig } from '../src/config';
 import { createTestStack, uniq, waitFor, type TestStack } from './support/stack';
 import { newKey } from './payments/support';

@@ -18,7 +18,7 @@ import { sandboxProviders } from '../simulators/providers';
 import { connectServices, redactUrl, runRole, temporalTlsOf, withTimeout } from './common';
 import { ensureSearchAttributes, temporalReachable } from '../temporal/client';
 import { installTemporalRuntime } from '../temporal/runtime';
-import { createQueueWorkers, prebuiltWorkflowBundle, type QueueWorkers } from '../temporal/worker';
+import { createQueueWorkers, prebuiltWorkflowBundle, type QueueWorkers } from '../app/worker';
 
 runRole('worker', async (ctx) => {
   const { config, logger, onStop, draining, fail } = ctx;
@@ -98,7 +98,7 @@ runRole('worker', async (ctx) => {
   // the storefront's assets: published by the workers (one at a time, under an advisory lock) to
   // the configured S3 API; the embedded store of `npm start` has its own publisher there
   if (!config.objectStore.embedded) {
-    const { startAssetPublisher } = await import('../objectstore/start');
+    const { startAssetPublisher } = await import('../app/assets');
     const publisher = startAssetPublisher({ db, config, logger });
     onStop({ name: 'asset publisher', stop: publisher.stop });
   }

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
-import { dataConverterOf, type KeyRing } from './codec';
+import { dataConverterOf } from './codec';
+import type { KeyRing } from '../key-ring';
 
 export interface TemporalDeps {
   client: Client;

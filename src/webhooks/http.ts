@@ -20,7 +20,8 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { policyLookup, staticUrlProblem, systemResolver, type Resolver, type UrlPolicy } from './url-policy';
+import { systemResolver, type Resolver } from '../resolver';
+import { policyLookup, staticUrlProblem, type UrlPolicy } from './url-policy';
 
 export interface PostResult {
   statusCode?: number;

@@ -18,17 +18,10 @@
  * public address when it was registered and to a private one later (DNS rebinding) is refused
  * when the connection is made: the connection uses the addresses that were checked.
  */
-import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-
-/** All addresses of a host name (dns.lookup with all: true by default; tests inject their own). */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+import type dns from 'node:dns';
+import { systemResolver, type ResolvedAddress, type Resolver } from '../resolver';
 
 export interface UrlPolicy {
   /** only https URLs (production) */
@@ -38,8 +31,6 @@ export interface UrlPolicy {
   /** how host names are resolved; dns.lookup when absent */
   resolve?: Resolver;
 }
-
-export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 const REFUSED_SUFFIX = /(^|\.)(localhost|internal|local|localdomain|home\.arpa)$/;
 

@@ -14,7 +14,7 @@
 import type { Client } from '@temporalio/client';
 import type Koa from 'koa';
 import type { Db } from '../../src/db/knex';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import {
   callbackPayment,
   processCallback,

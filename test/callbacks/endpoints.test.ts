@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import type { ProviderName } from '../../src/config';
 import { handlerRecordFrom } from '../../src/callbacks/records';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import {
   callbackError,

@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import { createAlertThrottle } from '../../src/alerts';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import type { AdminEmail, Notifier } from '../../src/notifier';
 import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 

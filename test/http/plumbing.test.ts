@@ -2,7 +2,7 @@
 import { Client, Connection } from '@temporalio/client';
 import request from 'supertest';
 import { createDb } from '../../src/db/knex';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { createTestStack, testConfig, testLogger, type TestStack } from '../support/stack';
 
 let stack: TestStack;

@@ -4,7 +4,7 @@
  * headers on every response, Retry-After, and one limit shared by two gateways on one database.
  */
 import Koa from 'koa';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { createRateLimiter } from '../../src/http/middleware/rate-limit';
 import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import { newKey, paymentError, request, testClock } from './support';

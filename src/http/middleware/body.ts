@@ -119,7 +119,7 @@ const nothing = () => Promise.resolve();
 
 /**
  * The request body, read once into ctx.request.body (a step, not a middleware: see
- * src/http/app.ts). POST, PUT, PATCH and DELETE: the content-type rule, then JSON (readJson) or,
+ * src/app/app.ts). POST, PUT, PATCH and DELETE: the content-type rule, then JSON (readJson) or,
  * for anything else, koa-body (forms, with their raw text). Other methods carry no body: {} as
  * koa-body sets it, without asking koa-body (four content-type tests a request).
  */

@@ -272,7 +272,7 @@ export function rateLimit(
     if (!d.allowed) throw rateLimited(d);
     await next();
   };
-  // the edge (src/http/edge.ts) may decide a request of the default bucket rule before Koa
+  // the edge (src/app/edge.ts) may decide a request of the default bucket rule before Koa
   return opts.bucketOf ? middleware : Object.assign(middleware, { [EDGE_LIMIT]: { limiter, addressBucketOf } });
 }
 

@@ -25,11 +25,11 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { Config } from '../config';
-import type { Db } from '../db/knex';
-import { satangToThb } from '../domain/money';
-import type { Logger } from '../logger';
-import { createImageStore, productSvg } from '../storefront/images';
+import type { Config } from '../../config';
+import type { Db } from '../../db/knex';
+import { satangToThb } from '../../domain/money';
+import type { Logger } from '../../logger';
+import { createImageStore, productSvg } from '../images';
 import {
   loadCatalog,
   loadInventory,
@@ -37,9 +37,9 @@ import {
   type CatalogSnapshot,
   type InventorySnapshot,
   type PriceSnapshot,
-} from '../storefront/snapshot';
-import { readVersions, type Versions } from '../storefront/versions';
-import { IMAGE_FORMATS, imageIdsOf, type ImageFormat } from '../storefront/views';
+} from '../snapshot';
+import { readVersions, type Versions } from '../versions';
+import { IMAGE_FORMATS, imageIdsOf, type ImageFormat } from '../views';
 import { branchOfPriceKey, createS3Client, imageKey, isImageKey, priceKey } from './client';
 
 export const PRICE_FILE_CACHE_CONTROL = 'no-cache';

@@ -30,11 +30,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { AppError } from '../domain/errors';
 import type { Logger } from '../logger';
-import { areaOf, errorEnvelope } from './errors';
-import { REQUIRED_SCOPE, unauthorized, type KeyLookups } from './middleware/api-key';
-import { recordAnswer } from './middleware/metrics';
-import { EDGE_LIMIT, rateLimited, rateLimitHeaders, type EdgeLimit } from './middleware/rate-limit';
-import { accessLoggerOf, logAnswer, requestIdOf } from './middleware/request';
+import { areaOf, errorEnvelope } from '../http/errors';
+import { REQUIRED_SCOPE, unauthorized, type KeyLookups } from '../http/middleware/api-key';
+import { recordAnswer } from '../http/middleware/metrics';
+import { EDGE_LIMIT, rateLimited, rateLimitHeaders, type EdgeLimit } from '../http/middleware/rate-limit';
+import { accessLoggerOf, logAnswer, requestIdOf } from '../http/middleware/request';
 
 /** A path the input rule has nothing to say about and Koa reads as it is (no query, no escapes). */
 const PLAIN_PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*$/;
