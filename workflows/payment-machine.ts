@@ -24,6 +24,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { PaymentActivities } from '../activities/payments';
 import {
   contradicts,
   isTerminal,
@@ -63,7 +64,7 @@ const { recordPayment, updatePaymentStatus } = recordActivities;
  * activity's three events and a workflow task). It holds the first webhook attempts, each bounded
  * by WEBHOOK_TIMEOUT_MS; Postgres errors are retried with back-off.
  */
-const { settlePayment } = proxyLocalActivities<Activities>({
+const { settlePayment } = proxyLocalActivities<PaymentActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });

@@ -28,7 +28,7 @@ import {
   type WebhookReplayWorkflow,
   type WebhookResendWorkflow,
 } from '../domain/workflow-contract';
-import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/payments';
+import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
 import { PageQuery, pageFields } from '../http/pagination';
 import type { Client } from '@temporalio/client';
 import {
