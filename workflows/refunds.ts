@@ -1,18 +1,10 @@
 /**
- * orderRefundsWorkflow (id refunds-<orderId>, search attribute OrderId): the refunds of one order.
- * The payment workflow ends when the payment settles, so refunds run here, started by the
- * gateway with update-with-start: each refund is one `refund` update (its update id is the refund
- * id, so a retried request is the same refund). Updates are served one at a time, in arrival
- * order (a ticket queue), which serialises concurrent refunds of the order.
- *
- * Each refund: validate against the payment row (only `paid`: else CONFLICT; the refunded total
- * never exceeds the amount: else INVALID_INPUT), record the pending refunds row, ask the provider
- * (activity), record the outcome (a failure counts no money; a full refund moves the payment to
- * `refunded`), and on success emit payment.status.updated (`refunded` or `partially_refunded`,
- * the refund's amount) through the one emission function the payment workflows use.
- *
- * The workflow ends after `idleSeconds` without a refund, or continues as new when its history
- * grows long; a later refund starts it again.
+ * orderRefundsWorkflow (id refunds-<orderId>): the refunds of one order, started by the gateway
+ * with update-with-start; each refund is one `refund` update (update id = refund id), served one
+ * at a time in arrival order. Each refund: validate against the payment row (only `paid`; never
+ * more than the amount), record it pending, ask the provider (activity), record the outcome (a
+ * full refund moves the payment to `refunded`), and on success emit payment.status.updated. The
+ * workflow ends after `idleSeconds` without a refund, or continues as new when its history grows.
  */
 import {
   ActivityFailure,

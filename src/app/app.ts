@@ -62,8 +62,8 @@ export function createApp(deps: AppDeps): Koa {
   memoizeRouteMatching(router); // every route is in: nothing is added after this
 
   // Two middlewares before the router, not ten: each Koa middleware is a dispatch, a promise and
-  // an await on every request (bench:hotpaths). The front: request id, error envelopes, CORS, the
-  // callback address check, metrics and the access log (src/http/middleware/request.ts).
+  // an await on every request. The front: request id, error envelopes, CORS, the callback address
+  // check, metrics and the access log (src/http/middleware/request.ts).
   app.use(
     front({
       logger: deps.logger,

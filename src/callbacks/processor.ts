@@ -1,39 +1,13 @@
 /**
- * The callback processor: what happens to a verified callback of an IP-restricted endpoint.
- *
- * Guarantees:
- *  - Duplicates: one receipt per (provider, payment, status). A duplicate, also one arriving
- *    concurrently, waits for the first delivery to finish and gets its stored response (the wait
- *    is bounded: see "A retry while the first delivery is unfinished"); it records nothing and
- *    signals nothing.
- *  - Durable before the 200: the receipt is claimed (committed unfinished, no outcome: the
- *    unique key is then taken, and no transaction stays open across the signal) and finished
- *    with its outcome and response only after Temporal accepted the signal, so an answered
- *    callback is in the workflow's history. A callback whose signal failed removes its
- *    unfinished receipt and gets a 503, so the provider's retry does the whole work again; one
- *    whose gateway died before finishing leaves it unfinished, and a retry after the delivery
- *    lease (30 s) takes it over with the same receipt id. A repeated signal is harmless: the
- *    payment workflow keeps the first result only.
- *  - Two round trips for a first callback: the lookup that reads the payment and its receipt
- *    (callbackPayment) also claims the receipt, in one statement, when the callback passes the
- *    route's checks (the payment id it gives, its amount): every callback that passes them is
- *    delivered and keeps a receipt, whatever its outcome (signalled, payment_closed, recorded,
- *    conflict); one they refuse claims nothing. Then the signal, then the finish. The statement's
- *    snapshot cannot see a receipt a concurrent first delivery committed after it began, but its
- *    INSERT (ON CONFLICT DO NOTHING) meets it: "none seen, none claimed" is read again and is a
- *    duplicate that waits, never an error or a second delivery.
- *  - A retry while the first delivery is unfinished: a living delivery finishes within
- *    milliseconds, so a duplicate waits only while the unfinished receipt is younger than 2 s
- *    (duplicateWaitMs; the age is the database's). An older one's gateway died (or it is stuck):
- *    the retry gets a prompt 503 SERVICE_UNAVAILABLE with Retry-After, the seconds until the
- *    lease ends and a retry takes the delivery over, instead of a wait of up to 11 s and then the
- *    503 while the provider's connection is held.
- *  - Proof: what is signalled carries the receipt id and its proof (src/callbacks/result-proof),
- *    an HMAC only this gateway and the worker can make; the workflow settles nothing without it.
- *  - Conflicts: a result that contradicts a settled payment (success after expired or failed,
- *    failed after paid) is outcome `conflict`: instead of the signal (or, when the payment was
- *    settled while the signal was on its way, besides it) a lateResultWorkflow records it, tells
- *    the administrator once and applies LATE_PAYMENT_POLICY (workflows/late-result.ts).
+ * The callback processor: a verified callback's receipt lifecycle and its signal (the SQL is in
+ * ./receipts.ts). One receipt per (provider, payment, status): it is claimed (committed
+ * unfinished) before the signal and finished with its response after Temporal accepted it, so an
+ * answered callback is in the workflow's history. A duplicate gets the first response, waiting
+ * only while the first delivery is younger than duplicateWaitMs (then 503 with Retry-After); a
+ * delivery unfinished past the lease (its gateway died) is taken over; a failed signal removes
+ * the receipt (503: the provider retries). The signal carries the receipt id and its proof
+ * (./result-proof.ts). A result that contradicts the settled payment is a `conflict`: a
+ * lateResultWorkflow records it and applies LATE_PAYMENT_POLICY (workflows/late-result.ts).
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
@@ -141,17 +115,11 @@ async function takeOver(deps: ProcessorDeps, id: string): Promise<string | undef
 }
 
 /**
- * Records a verified callback and delivers it, once per (provider, payment, status).
- *
- * The receipt is claimed first (by callbackPayment's lookup, `cb.receipt.claimed`, or else here),
- * committed on its own and unfinished (no outcome), so no transaction stays open across the
- * signal; the delivery then finishes it with its outcome and response (one UPDATE, which also
- * finds a payment settled the other way while the signal was on its way). A duplicate that finds
- * the receipt finished gets its response; one that finds it unfinished waits for it while it is
- * younger than duplicateWaitMs, and past that gets a prompt 503 with Retry-After; one that finds
- * it unfinished for longer than the lease (its gateway died) takes the delivery over, with the
- * same receipt id: the workflow keeps the first result. A delivery that fails removes its
- * unfinished receipt, so the provider's retry does the work.
+ * Records a verified callback and delivers it, once per (provider, payment, status): the receipt
+ * claimed (by callbackPayment's lookup, or here), the signal, then the finish (one UPDATE, which
+ * also finds a payment settled the other way meanwhile). A duplicate gets the finished receipt's
+ * response, waits for an unfinished one younger than duplicateWaitMs (503 past it), and takes
+ * over one older than the lease, with the same receipt id. A failed delivery removes its receipt.
  */
 export async function processCallback(
   deps: ProcessorDeps,

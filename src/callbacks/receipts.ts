@@ -115,17 +115,12 @@ export interface Claim {
 }
 
 /**
- * The payment a callback names (by order id or by the provider's reference) and, in the same
- * statement, its receipt for (provider, status) if there is one: what the processor needs to
- * answer a duplicate without another round trip. With `claim`, the same statement also claims
- * the receipt (inserts it unfinished, see the processor) when there is none and the payment
- * passes the claim's checks: a first callback then costs the lookup and the finish, two round
- * trips. `receipt` is then:
- *  - the new receipt, `claimed` (this callback delivers it);
- *  - the receipt found (a duplicate);
- *  - undefined: none was visible to the statement's snapshot, but its insert met one committed
- *    since (a concurrent first delivery): the processor reads it again and waits for it;
- *  - null: none, and nothing claimed (the payment fails the checks: the route refuses it).
+ * The payment a callback names (by order id or the provider's reference) and its receipt for
+ * (provider, status), in one statement; with `claim`, the same statement claims the receipt when
+ * there is none and the payment passes the claim's checks. `receipt` is then: the new one,
+ * `claimed`; the one found (a duplicate); undefined, when the insert met a receipt committed
+ * after the statement began (a concurrent first delivery: read it again and wait); or null, none
+ * and nothing claimed (the route refuses the callback).
  */
 export async function callbackPayment(
   deps: ReceiptDeps,

@@ -1,16 +1,10 @@
 /**
- * `npm run worker`: the Temporal workers alone against TEMPORAL_ADDRESS and DATABASE_URL, with
- * /healthz and /readyz on WORKER_HTTP_PORT: one worker per task queue of WORKER_QUEUES (default
- * all three: payments = TEMPORAL_TASK_QUEUE, webhooks, background; see taskQueueOf), each with
- * its own slots. Scale out by running processes told which queues to poll.
- * Run any number: Temporal hands each task to one worker, and the activities' Postgres writes
- * are idempotent, so webhooks go out once however many workers poll.
- *
- * Workflow code: the prebuilt bundle of `npm run build` (dist/workflow-bundle.js, or
- * WORKFLOW_BUNDLE_PATH) when present, else bundled at start.
- *
- * SIGTERM: /readyz turns 503, the worker stops polling, running activities get up to
- * SHUTDOWN_GRACE_S to finish (Temporal retries the rest on another worker), then exit 0.
+ * `npm run worker`: the Temporal workers alone (TEMPORAL_ADDRESS, DATABASE_URL), with /healthz and
+ * /readyz on WORKER_HTTP_PORT: one worker per task queue of WORKER_QUEUES (default all three,
+ * see taskQueueOf). Run any number: Temporal hands each task to one worker and the activities'
+ * writes are idempotent. Workflow code: the prebuilt bundle (dist/workflow-bundle.js or
+ * WORKFLOW_BUNDLE_PATH) when present, else bundled at start. SIGTERM: /readyz turns 503, polling
+ * stops, running activities get SHUTDOWN_GRACE_S to finish, then exit 0.
  */
 import http from 'node:http';
 import { createActivities } from '../../activities';

@@ -13,8 +13,7 @@ export const TEMPORAL_CALL_TIMEOUT_MS = 10_000;
  * gRPC UNAVAILABLE / DEADLINE_EXCEEDED / CANCELLED or a refused connection: Temporal cannot be
  * reached, or did not answer in time. CANCELLED is a deadline too: when a call's deadline passes,
  * the server may end the stream itself (RST_STREAM CANCEL) before the client's own timer fires,
- * and grpc-js then reports "1 CANCELLED: Call cancelled" instead of DEADLINE_EXCEEDED (seen at 50
- * paid payments/s in bench:engine's steady phase: a callback's signal, then a 500).
+ * and grpc-js then reports "1 CANCELLED: Call cancelled" instead of DEADLINE_EXCEEDED.
  */
 export function isUnavailable(e: unknown): boolean {
   const err = e as { code?: number; cause?: unknown; message?: string; name?: string; details?: unknown };

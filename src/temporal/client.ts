@@ -11,7 +11,7 @@ export interface TemporalDeps {
   /**
    * A client on the NativeConnection of a worker of `taskQueue` in this process (`npm start`):
    * payment workflows are started through it with `requestEagerStart`, so the server hands the
-   * first workflow task straight back to that worker (bench:eager). Absent: plain starts.
+   * first workflow task straight back to that worker. Absent: plain starts.
    */
   eagerStartClient?: Client;
 }

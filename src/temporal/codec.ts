@@ -1,18 +1,10 @@
 /**
  * Payload encryption (DESIGN.md): an AES-256-GCM PayloadCodec on the client and the worker, so
  * workflow inputs, results, signals, queries, memos and activity payloads are ciphertext in
- * Temporal's database and in Temporal Web without the codec endpoint.
- *
- *  - Key ring: TEMPORAL_CODEC_KEYS = `<id>:<32 bytes as base64 or 64 hex digits>[,<id>:<key>...]`;
- *    the first key encrypts, all of them decrypt, so a key rotates by putting a new one first and
- *    keeping the old ones until no open history needs them. Required in production; elsewhere a
- *    documented development key (id `dev`) is used.
- *  - An encrypted payload: metadata `encoding: binary/encrypted`, `encryption-key-id: <id>`; data
- *    = 12-byte IV, ciphertext, 16-byte GCM tag of the original payload (its metadata and data as
- *    JSON with base64 fields). The key id is also authenticated (GCM additional data).
- *  - Payloads without that encoding pass through decode unchanged: histories written before the
- *    codec (test/replay) still replay.
- *  - Search attributes do not go through codecs: they stay clear (ids and status only).
+ * Temporal. The key ring is src/key-ring.ts (the first key encrypts, all decrypt). An encrypted
+ * payload: metadata `encoding: binary/encrypted` and `encryption-key-id`; data = 12-byte IV,
+ * ciphertext, 16-byte GCM tag, the key id authenticated too. Payloads without that encoding pass
+ * through decode unchanged (old histories still replay); search attributes stay clear.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';

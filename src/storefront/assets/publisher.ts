@@ -1,18 +1,11 @@
 /**
- * Publishes the storefront's assets to the object store: one gzip JSON file of prices and stock
- * per branch (`<branchId>.gz` in the price bucket) and every group image (`<groupId>/<imageId>.<fmt>`
- * in webp, png and jpg in the image bucket).
- *
- * - Trigger: the data versions of storefront_versions (the triggers behind the ETags), polled every
- *   ASSET_PUBLISH_POLL_MS; the seed bumps them too, so a fresh start publishes everything.
- * - Only what changed: a price file is uploaded when its bytes' MD5 differs from the ETag the store
- *   lists for it; an image when the data it is drawn from changed (storefront_assets keeps that
- *   hash with the ETag) or the store lists another ETag (a wiped or edited bucket heals itself).
- * - Never half-published: every object is one PUT with Content-MD5, which the store verifies before
- *   it replaces the old object in one step, so readers see the old file or the new one, whole.
- * - Retried: a failed run is tried again with exponential back-off (1 s doubling to 60 s, jitter),
- *   and a later run redoes only what is still missing. One publisher at a time per database and
- *   buckets (a transaction-scoped advisory lock), whatever the number of gateway processes.
+ * Publishes the storefront's assets to the object store: a gzip JSON file of prices and stock per
+ * branch and every group image (webp, png, jpg). Triggered by the data versions of
+ * storefront_versions, polled every ASSET_PUBLISH_POLL_MS. Only what changed is uploaded (a price
+ * file whose MD5 differs from the store's ETag; an image whose source data or ETag changed), each
+ * object in one PUT with Content-MD5, so readers see the old file or the new one, whole. A failed
+ * run is retried with back-off (1 s doubling to 60 s, jitter); one publisher at a time per
+ * database and buckets (an advisory lock).
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
