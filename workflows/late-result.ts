@@ -9,7 +9,8 @@
  */
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { ADMIN_MAIL, DB_ACTIVITY, PROVIDER_CALL } from './activity-options';
+import { ADMIN_MAIL, DB_ACTIVITY } from './activity-options';
+import { PROVIDER_CALL } from './provider-call';
 import type { LateRecord } from '../activities/late-results';
 import type { ConflictResolution, LateResultInput, LateResultOutcome } from '../src/domain/workflow-contract';
 import { providerFailure } from './refunds';

@@ -7,8 +7,6 @@
  * workflow ends after `idleSeconds` without a refund, or continues as new when its history grows.
  */
 import {
-  ActivityFailure,
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -17,7 +15,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DB_ACTIVITY, PROVIDER_CALL } from './activity-options';
+import { DB_ACTIVITY } from './activity-options';
+import { PROVIDER_CALL, providerFailureReason } from './provider-call';
 import {
   ActivityFailureType,
   refundUpdate,
@@ -28,19 +27,16 @@ import {
 import { emitPaymentStatusUpdated } from './notify';
 
 const { loadRefundablePayment, recordRefund, settleRefund } = proxyActivities<Activities>(DB_ACTIVITY);
-/** Provider calls: a few quick retries for network errors and 5xx; a 4xx is non-retryable. */
 const { requestProviderRefund } = proxyActivities<Activities>(PROVIDER_CALL);
 
 /** A refund failure as a short reason (the refunds row, the late-result resolution). */
-export function providerFailure(e: unknown): string {
-  const cause = e instanceof ActivityFailure ? e.cause : e;
-  if (
-    cause instanceof ApplicationFailure &&
-    (cause.type === ActivityFailureType.RefundRejected || cause.type === ActivityFailureType.ProviderNotConfigured)
-  )
-    return `refund refused: ${cause.message}`;
-  return 'refund provider unavailable';
-}
+export const providerFailure = (e: unknown): string =>
+  providerFailureReason(
+    e,
+    [ActivityFailureType.RefundRejected, ActivityFailureType.ProviderNotConfigured],
+    (f) => `refund refused: ${f.message}`,
+    'refund provider unavailable',
+  );
 
 async function refundOnce(orderId: string, req: RefundRequest): Promise<RefundOutcome> {
   const p = await loadRefundablePayment(orderId);

@@ -11,14 +11,11 @@ import { createEdge } from '../../src/app/edge';
 import { createRateLimiter, rateLimit } from '../../src/http/middleware/rate-limit';
 import { httpRequests, rateLimitRefusals } from '../../src/metrics';
 import { newKey } from '../payments/support';
-import { capturingLogger, createTestStack, testConfig, uniq, type TestStack } from '../support/stack';
+import { capturingLogger, testConfig, uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
 import { createApp } from '../../src/app/app';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack({ worker: false });
-});
-afterAll(() => stack.close());
+const stack = useTestStack({ worker: false });
 
 /** A gateway with the key cache on (as in production) and a fixed clock; Koa's answers counted. */
 function gateway(env: Record<string, string> = {}) {
