@@ -2,7 +2,7 @@
 import type { Db } from '../src/db/knex';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/logger';
-import type { Resolver } from '../src/webhooks/url-policy';
+import type { Resolver } from '../src/resolver';
 import type { SandboxProviders } from './provider-endpoint';
 import { createBankActivities } from './bank';
 import { createCardProviderActivities } from './card-provider';

@@ -132,3 +132,6 @@ export function createPaymentActivities({
     },
   };
 }
+
+/** The payment activities' types, for the workflows' proxies (workflows/payment-machine.ts). */
+export type PaymentActivities = ReturnType<typeof createPaymentActivities>;

@@ -8,7 +8,7 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import type { AttemptResult, WebhookResendInput } from '../src/domain/workflow-contract';
 import type { Logger } from '../src/logger';
-import type { Resolver } from '../src/webhooks/url-policy';
+import type { Resolver } from '../src/resolver';
 import { createWebhookActivities } from './webhooks';
 
 export function createWebhookRecoveryActivities(deps: { db: Db; config: Config; logger: Logger; resolve?: Resolver }) {

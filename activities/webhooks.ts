@@ -15,7 +15,7 @@ import type { AttemptResult, ReplayOutcome, WebhookReplayInput } from '../src/do
 import { newId } from '../src/ids';
 import type { Logger } from '../src/logger';
 import { postWebhook } from '../src/webhooks/http';
-import type { Resolver } from '../src/webhooks/url-policy';
+import type { Resolver } from '../src/resolver';
 import { openSecret } from '../src/webhooks/secret-box';
 import { webhookHeaders } from '../src/webhooks/signing';
 

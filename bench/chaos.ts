@@ -39,7 +39,7 @@ import { buildCallbacks, sandboxOutcome } from '../src/simulators/callbacks';
 import { superviseEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, stopChild, superviseEmbeddedTemporal } from '../src/stack/temporal';
 import { connectClient } from '../src/temporal/client';
-import { bundleWorkflows } from '../src/temporal/worker';
+import { bundleWorkflows } from '../src/app/worker';
 import { benchData, intArg, loadAverage } from './support';
 
 const ROOT = path.resolve(__dirname, '..');

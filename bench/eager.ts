@@ -17,7 +17,7 @@ import pino from 'pino';
 import { createActivities } from '../activities';
 import { sandboxProviders } from '../src/simulators/providers';
 import { dataConverterOf } from '../src/temporal/codec';
-import { createWorker } from '../src/temporal/worker';
+import { createWorker } from '../src/app/worker';
 import { headerLine, intArg, loadAverage, ms, runBench, say } from './support';
 
 const args = () => ({

@@ -22,7 +22,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import Koa from 'koa';
-import { createApp } from '../src/http/app';
+import { createApp } from '../src/app/app';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { seedCatalog, isCatalogEmpty } from '../src/db/seed';
 import { createLogger, createLogOutput } from '../src/logger';

@@ -26,7 +26,7 @@ import { isCatalogEmpty, seedCatalog } from '../src/db/seed';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { startEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, startEmbeddedTemporal, stopChild } from '../src/stack/temporal';
-import { bundleWorkflows } from '../src/temporal/worker';
+import { bundleWorkflows } from '../src/app/worker';
 import { benchData, headerLine, intArg, loadAverage, runBounded, say } from './support';
 
 const ROOT = path.resolve(__dirname, '..');

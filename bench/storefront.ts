@@ -19,7 +19,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config';
 import { createDb, migrateLatest } from '../src/db/knex';
 import { isCatalogEmpty, seedCatalog } from '../src/db/seed';
-import { createApp } from '../src/http/app';
+import { createApp } from '../src/app/app';
 import { startEmbeddedPostgres } from '../src/stack/postgres';
 
 const bounded = (name: string, fallback: number, max: number) => {

@@ -18,14 +18,14 @@ import { createActivities } from '../activities';
 import { sandboxProviders } from '../src/simulators/providers';
 import { loadConfig, type Config } from '../src/config';
 import { createDb, migrateLatest, type Db } from '../src/db/knex';
-import { createApp } from '../src/http/app';
+import { createApp } from '../src/app/app';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { startEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, startEmbeddedTemporal } from '../src/stack/temporal';
 import { clientOnWorkerConnection, connectClient, type TemporalDeps } from '../src/temporal/client';
 import { installTemporalRuntime } from '../src/temporal/runtime';
 import { QUEUE_KINDS, type QueueKind } from '../src/domain/workflow-contract';
-import { createQueueWorkers } from '../src/temporal/worker';
+import { createQueueWorkers } from '../src/app/worker';
 
 export const say = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 export const ms = (n: number) => `${n.toFixed(1)} ms`;

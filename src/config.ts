@@ -10,7 +10,7 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from './domain/providers';
 import { QUEUE_KINDS, type QueueKind } from './domain/workflow-contract';
-import { DEV_CODEC_KEYS, parseKeyRing, type KeyRing } from './temporal/codec';
+import { DEV_CODEC_KEYS, parseKeyRing, type KeyRing } from './key-ring';
 
 export const PROVIDERS = PROVIDER_NAMES;
 export type { ProviderName };

@@ -1,20 +1,11 @@
 /**
- * The process's logger (pino, JSON lines on stdout) and where its lines go.
- *
- * Lines are collected and written in batches (`createLogOutput`): one write(2) per ~4 KB of lines
- * instead of one per line. A batch goes out when the buffer reaches `bufferBytes`, at the latest
- * `flushEveryMs` after a line (an unref'd timer, so a quiet gateway's lines still show within a
- * second), at once after any line at level error or fatal (with everything before it, in order),
- * and synchronously when the process exits (process.exit, the end of the event loop, an uncaught
- * exception). Durability: a SIGKILL, an OOM kill or a power loss can lose what is buffered then,
- * under `bufferBytes` (4 KB) and under `flushEveryMs` (1 s) of info/warn lines. Payment state
- * never depends on the log (it is in Postgres and Temporal). LOG_BUFFER=off: one write per line.
- *
- * The batch is collected here and written by sonic-boom with `sync: true`: when a flush returns, its
- * lines are in the kernel, and no write is ever left in flight in libuv's thread pool where
- * process.exit could cut it off or a later synchronous flush could overtake it. The cost of that
- * choice: a reader that stops draining stdout (a full pipe) blocks the event loop, as
- * process.stdout and console.log do, instead of letting the buffer grow without bound.
+ * The process's logger (pino, JSON lines on stdout), its lines written in batches
+ * (`createLogOutput`): one write per `bufferBytes` (4 KB) or `flushEveryMs` (1 s) of lines, at once
+ * after an error or fatal line, and synchronously at exit. A SIGKILL or power loss can lose what
+ * is buffered then; payment state never depends on the log. LOG_BUFFER=off: one write per line.
+ * Writes go through sonic-boom with `sync: true`, so no write is left in flight where
+ * process.exit could cut it off; a reader that stops draining stdout blocks the event loop, as
+ * console.log does, instead of letting the buffer grow without bound.
  */
 import pino, { type Logger } from 'pino';
 import { logContext, type LogFields } from './log-context';

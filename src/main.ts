@@ -1,17 +1,11 @@
 /**
- * `npm start`: the whole of Talat on one machine with embedded defaults.
- *
- * Postgres (own cluster under DATA_DIR/pg, unless DATABASE_URL), the Temporal dev server
- * (SQLite under DATA_DIR, Web UI on TEMPORAL_UI_PORT, unless TEMPORAL_ADDRESS), migrations,
- * the catalog seed on an empty database, the worker and the Koa gateway on PORT.
- * SIGINT/SIGTERM stop everything in reverse order; the worker drains first.
- *
- * The embedded Postgres, Temporal dev server and object store are supervised: one that exits
- * unexpectedly is started again with back-off (src/stack/supervisor.ts), on the same port and
- * data. A port held by another process is refused with a message, never used. DATA_DIR belongs
- * to one `npm start` at a time (DATA_DIR/talat.pid): a second one on it is refused, and a
- * Postgres cluster or dev server an earlier, killed start left running on DATA_DIR is taken
- * over (supervised, and stopped with this one).
+ * `npm start`: the whole of Talat on one machine with embedded defaults: Postgres (under
+ * DATA_DIR/pg, unless DATABASE_URL), the Temporal dev server (unless TEMPORAL_ADDRESS), the object
+ * store, migrations, the catalog seed on an empty database, the worker and the gateway on PORT.
+ * The embedded servers are supervised (src/stack/supervisor.ts): restarted with back-off on the
+ * same port and data. A port held by another process is refused, never used; DATA_DIR belongs to
+ * one `npm start` at a time (DATA_DIR/talat.pid), and servers a killed start left on it are taken
+ * over. SIGINT/SIGTERM stop everything in reverse order; the worker drains first.
  */
 import http from 'node:http';
 import path from 'node:path';
@@ -19,7 +13,7 @@ import { createActivities } from '../activities';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createDb, migrateLatest } from './db/knex';
 import { isCatalogEmpty, seedCatalog } from './db/seed';
-import { createApp } from './http/app';
+import { createApp } from './app/app';
 import { createNotifier } from './notifier';
 import { sandboxProviders } from './simulators/providers';
 import { createLogger, createLogOutput, logCrashes } from './logger';
@@ -27,10 +21,10 @@ import { stopInReverse, type Stopper } from './roles/common';
 import { superviseEmbeddedPostgres } from './stack/postgres';
 import { claimDataDir, type Supervised } from './stack/supervisor';
 import { superviseEmbeddedTemporal } from './stack/temporal';
-import { startAssetPublisher, startObjectStore } from './objectstore/start';
+import { startAssetPublisher, startObjectStore } from './app/assets';
 import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
-import { createQueueWorkers } from './temporal/worker';
+import { createQueueWorkers } from './app/worker';
 
 async function main(config: Config) {
   const logger = createLogger(config.logLevel, createLogOutput({ buffered: config.logBuffered }));
@@ -154,7 +148,7 @@ async function main(config: Config) {
 
     const notifier = createNotifier({ config, logger });
     stoppers.push({ name: 'notifier', stop: () => notifier.close() });
-    // the payments worker shares this process: payment workflows start eagerly on it (README "Engine")
+    // the payments worker shares this process: payment workflows start eagerly on it
     const eagerStartClient = workers.workers.some((w) => w.kind === 'payments')
       ? clientOnWorkerConnection(workers.connection, config.temporal.namespace, {
           codecKeys: config.temporal.codecKeys,

@@ -1,18 +1,11 @@
 /**
- * Prometheus metrics (prom-client), one registry per process, served by the gateway at /metrics
- * (src/http/routes/metrics.ts). Cheap on the hot path: one counter and one histogram observation
- * per request, labels from the matched route pattern (never the raw path, so cardinality stays
- * bounded). Counted where the thing happens:
- *  - talat_http_requests_total / talat_http_request_duration_seconds: every request (gateway);
- *  - talat_callbacks_total{provider,outcome,reason}: accepted | duplicate (the processor),
- *    rejected with the error name as reason (the gateway's error path);
- *  - talat_webhook_attempts_total{result} / talat_webhook_attempt_duration_seconds: every
- *    attempt (the worker's activity, through activities/instrument.ts);
- *  - talat_payment_transitions_total{method,to}: where the payments row changes status;
- *  - talat_rate_limit_refusals_total{limiter}: every 429;
- *  - talat_webhook_dead_letters_open: read from Postgres when scraped;
- *  - talat_alerts_total{result}: administrator alerts sent or folded into the digest.
- * Temporal's own worker metrics (temporal_*) come from the SDK runtime's Prometheus exporter
+ * Prometheus metrics (prom-client), one registry per process, served at /metrics
+ * (src/app/routes/metrics.ts); labels come from the matched route pattern, never the raw path.
+ * Counted where the thing happens: talat_http_requests_total and _request_duration_seconds (every
+ * request), talat_callbacks_total{provider,outcome,reason}, talat_webhook_attempts_total{result}
+ * and _attempt_duration_seconds (activities/instrument.ts), talat_payment_transitions_total,
+ * talat_rate_limit_refusals_total, talat_webhook_dead_letters_open (read when scraped),
+ * talat_alerts_total. Temporal's worker metrics (temporal_*) come from the SDK runtime's exporter
  * (TEMPORAL_METRICS_PORT) and are appended to /metrics by the gateway of the same process.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';

@@ -2,10 +2,13 @@
  * The layer rules are enforced by a tool: ESLint allows under workflows/ only the workflow SDK,
  * src/domain (the contract) and type-only activities, keeps src/domain to itself, and rejects a
  * promise left floating (a missing `await` on an activity) in workflows/ and activities/. Each
- * probe below is a gap the old deny-list let through.
+ * probe below is a gap the old deny-list let through. Last, the comments: none longer than 12
+ * lines, none citing a benchmark figure.
  */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
+import { BENCHMARK_FIGURE, commentBlocks, sourceFiles, type CommentBlock } from './support/comments';
 
 const root = path.resolve(__dirname, '..');
 
@@ -149,5 +152,41 @@ describe('lint: src/domain imports nothing outside itself', () => {
   );
   it('accepts imports within src/domain and of the pure libraries', () => {
     expect(allowed()).toEqual([]);
+  });
+});
+
+describe('comments: short, and no benchmark figures (docs/architecture.md)', () => {
+  const files = sourceFiles(root, ['src', 'workflows', 'activities']);
+  const blocks = files.flatMap((f) => commentBlocks(f, fs.readFileSync(path.join(root, f), 'utf8')));
+  const at = (b: CommentBlock) => `${b.file}:${b.line} (${b.lines.length} lines)`;
+
+  it('reads every comment of src/, workflows/ and activities/', () => {
+    expect(files.length).toBeGreaterThan(100);
+    expect(blocks.length).toBeGreaterThan(500);
+  });
+
+  it('has no comment block longer than 12 lines', () => {
+    expect(blocks.filter((b) => b.lines.length > 12).map(at)).toEqual([]);
+  });
+
+  it('has no comment citing a benchmark run or a measured figure', () => {
+    expect(blocks.filter((b) => BENCHMARK_FIGURE.test(b.lines.join(' '))).map(at)).toEqual([]);
+  });
+
+  it('the checks can fail: a 13-line block and a figure are found', () => {
+    const long = `/**\n${' * line\n'.repeat(11)} */\nexport const x = 1; // a '/*' in a string is no comment\n`;
+    expect(commentBlocks('probe.ts', long).map((b) => b.lines.length)).toEqual([13]);
+    const slashes = '// one\n// two\nconst s = "/* not a comment */";\n// three\n';
+    expect(commentBlocks('probe.ts', slashes).map((b) => b.lines.length)).toEqual([2, 1]);
+    for (const figure of [
+      '(bench:hotpaths)',
+      '104 us of main-thread CPU',
+      'took 0.42 ms',
+      '55 ms p50',
+      'at 50 payments/s',
+    ])
+      expect(BENCHMARK_FIGURE.test(`// ${figure}`)).toBe(true);
+    for (const plain of ['a 5 s timeout', 'WEBHOOK_TIMEOUT_MS', 'within 2 s', 'RATE_LIMIT_PER_SECOND (100) per second'])
+      expect(BENCHMARK_FIGURE.test(`// ${plain}`)).toBe(false);
   });
 });

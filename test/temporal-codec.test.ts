@@ -4,9 +4,11 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import request from 'supertest';
-import { AesGcmCodec, DEV_CODEC_KEYS, parseKeyRing } from '../src/temporal/codec';
+import { AesGcmCodec } from '../src/temporal/codec';
+import { DEV_CODEC_KEYS, parseKeyRing } from '../src/key-ring';
 import { loadConfig } from '../src/config';
-import { createTestStack, uniq, waitFor, type TestStack } from './support/stack';
+import { uniq, waitFor } from './support/stack';
+import { useTestStack } from './support/servers';
 import { newKey } from './payments/support';
 
 const K1 = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
@@ -50,11 +52,7 @@ describe('AesGcmCodec', () => {
 });
 
 describe('a card payment in Temporal', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await createTestStack();
-  });
-  afterAll(() => stack.close());
+  const stack = useTestStack();
 
   it('its history holds no card token and no user id in clear; the search attributes stay readable', async () => {
     const orderId = uniq('ord');

@@ -1,21 +1,16 @@
 /**
  * Late and conflicting results (late-result-v1): a provider result that contradicts a decided
- * payment (a success after it expired or failed; a failure after it was paid) is never dropped.
- * resolveLateResult runs where the conflict is noticed:
- *  - in lateResultWorkflow (id late-result-<paymentId>-<status>), which the gateway's callback
- *    processor starts when the payment row was already settled the other way;
- *  - in the payment workflow's `paymentResult` handler, when the signal was accepted but the
- *    workflow had already decided (the expiry timer fired first: the two were milliseconds
- *    apart).
- * Steps: recordLateResult checks the proof (a forged one changes nothing), records the conflict
- * once per payment and status and claims it; the claimant applies LATE_PAYMENT_POLICY to a late
- * success (refund: the amount back through the provider, with the refund activities and the
- * refunds table of POST /refund; review: the row waits in GET /late-payments) and e-mails the
+ * payment is never dropped. resolveLateResult runs in lateResultWorkflow (started by the callback
+ * processor when the row was already settled the other way) or in the payment workflow's signal
+ * handler (the workflow had decided first). recordLateResult checks the proof and records the
+ * conflict once per payment and status; the claimant applies LATE_PAYMENT_POLICY to a late
+ * success (refund through the provider, or review in GET /late-payments) and e-mails the
  * administrator, once.
  */
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { ADMIN_MAIL, DB_ACTIVITY, PROVIDER_CALL } from './activity-options';
+import { ADMIN_MAIL, DB_ACTIVITY } from './activity-options';
+import { PROVIDER_CALL } from './provider-call';
 import type { LateRecord } from '../activities/late-results';
 import type { ConflictResolution, LateResultInput, LateResultOutcome } from '../src/domain/workflow-contract';
 import { providerFailure } from './refunds';

@@ -1,18 +1,11 @@
 /**
- * Emitting payment.status.updated from a workflow.
- *  - before lean-payment-v1: starts the webhook delivery workflow as an abandoned child (it
- *    outlives the payment workflow), one per payment and status;
- *  - since: the settle step made the first attempts; only deliveries to retry get an abandoned
- *    child webhookRetryWorkflow (same id), on the same terms.
- * The refunds workflow emits each refund's event through emitPaymentStatusUpdated (one delivery
- * workflow per refund).
- * Both children carry the order's OrderId search attribute.
- *
- * bulkhead-v1: both children run on the webhooks task queue (taskQueueOf), polled by a worker of
- * its own, so a retry storm to a dead endpoint never takes the payments queue's slots. patched()
- * is asked only where a child starts: a payment whose first attempts all succeeded records no
- * marker. Histories recorded before replay their child on the parent's queue. The v2 payment
- * types take it without asking (`has`, workflows/patches.ts); the refunds workflow asks.
+ * Emitting payment.status.updated from a workflow: before lean-payment-v1 a webhook delivery
+ * workflow as an abandoned child, one per payment and status; since, the settle step makes the
+ * first attempts and only deliveries to retry get a child webhookRetryWorkflow (same id). The
+ * refunds workflow emits each refund's event through emitPaymentStatusUpdated. bulkhead-v1: the
+ * children run on the webhooks task queue, so a retry storm never takes the payments queue's
+ * slots; patched() is asked only where a child starts (the v2 payment types take it without
+ * asking: `has`, workflows/patches.ts). Children carry the OrderId search attribute.
  */
 import { ParentClosePolicy, startChild, workflowInfo } from '@temporalio/workflow';
 import type { PaymentStatusEvent } from '../src/domain/events';

@@ -3,16 +3,9 @@
  * card provider (update `charge` answers once it exists), settles at once when the provider
  * decided, else waits for the provider's callback (signal `paymentResult`) until the timeout.
  */
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  condition,
-  proxyActivities,
-  proxyLocalActivities,
-  setHandler,
-} from '@temporalio/workflow';
+import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { PROVIDER_CALL } from './activity-options';
+import { PROVIDER_CALL, providerFailureReason } from './provider-call';
 import {
   ActivityFailureType,
   chargeUpdate,
@@ -24,21 +17,20 @@ import { v2Patches, askPatched, type HasPatch } from './patches';
 
 const { attachCharge } = recordActivities;
 
-/** Provider calls: a few quick retries for network errors and 5xx; a 4xx is non-retryable (thrown as such). */
 const { createCardCharge } = proxyActivities<Activities>(PROVIDER_CALL);
 
 /** lean-payment-v1: the charge and its id on the payments row in one local activity, same retries. */
 const { chargeCard } = proxyLocalActivities<Activities>(PROVIDER_CALL);
 
 /** A provider failure as a short reason for the payment's history. */
-function providerFailure(e: unknown): string {
-  const cause = e instanceof ActivityFailure ? e.cause : e;
-  if (cause instanceof ApplicationFailure) {
-    if (cause.type === ActivityFailureType.CardRejected) return `card provider rejected the charge: ${cause.message}`;
-    if (cause.type === ActivityFailureType.ProviderNotConfigured) return cause.message;
-  }
-  return 'card provider unavailable';
-}
+const providerFailure = (e: unknown): string =>
+  providerFailureReason(
+    e,
+    [ActivityFailureType.CardRejected, ActivityFailureType.ProviderNotConfigured],
+    (f) =>
+      f.type === ActivityFailureType.CardRejected ? `card provider rejected the charge: ${f.message}` : f.message,
+    'card provider unavailable',
+  );
 
 async function cardPayment(input: CardPaymentInput, has: HasPatch): Promise<PaymentOutcome> {
   const m = paymentMachine(input, 'card', has);

@@ -1,17 +1,11 @@
 /**
- * The payment state machine every payment workflow shares (card: payment-card.ts, QR:
- * payment-qr.ts): the view, the `paymentResult` signal and `payment` query handlers, and the
- * settle step. Deterministic code only; activities do the I/O.
- *
- * The workflow keeps the payment's status; the payments row is its durable projection, written
- * only through activities after the workflow decided a transition (src/domain/payment-state).
- *  - signal `paymentResult`: the first valid one whose proof verifies decides (result-proof-v1:
- *    the settle local activity checks the proof before it writes; a forged or replayed one is
- *    a logged security event and changes nothing); one that arrives after the payment was
- *    decided changes nothing when it agrees, and is a late result when it contradicts
- *    (late-result-v1: recorded, e-mailed, LATE_PAYMENT_POLICY; workflows/late-result.ts).
- *  - every terminal transition runs updatePaymentStatus, then emits payment.status.updated
- *    (workflows/notify.ts); the search attribute PaymentStatus follows the status.
+ * The payment state machine every payment workflow shares (payment-card.ts, payment-qr.ts): the
+ * view, the `paymentResult` signal and `payment` query handlers, and the settle step. The
+ * workflow keeps the status; the payments row is its projection, written by activities after
+ * the workflow decided (src/domain/payment-state). The first result whose proof verifies decides
+ * (result-proof-v1: settlePayment checks it); a later one that contradicts is a late result
+ * (workflows/late-result.ts). Every terminal transition emits payment.status.updated
+ * (workflows/notify.ts); the search attribute PaymentStatus follows the status.
  */
 import {
   allHandlersFinished,
@@ -24,6 +18,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { PaymentActivities } from '../activities/payments';
 import {
   contradicts,
   isTerminal,
@@ -63,7 +58,7 @@ const { recordPayment, updatePaymentStatus } = recordActivities;
  * activity's three events and a workflow task). It holds the first webhook attempts, each bounded
  * by WEBHOOK_TIMEOUT_MS; Postgres errors are retried with back-off.
  */
-const { settlePayment } = proxyLocalActivities<Activities>({
+const { settlePayment } = proxyLocalActivities<PaymentActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });

@@ -1,22 +1,12 @@
 /**
- * orderRefundsWorkflow (id refunds-<orderId>, search attribute OrderId): the refunds of one order.
- * The payment workflow ends when the payment settles, so refunds run here, started by the
- * gateway with update-with-start: each refund is one `refund` update (its update id is the refund
- * id, so a retried request is the same refund). Updates are served one at a time, in arrival
- * order (a ticket queue), which serialises concurrent refunds of the order.
- *
- * Each refund: validate against the payment row (only `paid`: else CONFLICT; the refunded total
- * never exceeds the amount: else INVALID_INPUT), record the pending refunds row, ask the provider
- * (activity), record the outcome (a failure counts no money; a full refund moves the payment to
- * `refunded`), and on success emit payment.status.updated (`refunded` or `partially_refunded`,
- * the refund's amount) through the one emission function the payment workflows use.
- *
- * The workflow ends after `idleSeconds` without a refund, or continues as new when its history
- * grows long; a later refund starts it again.
+ * orderRefundsWorkflow (id refunds-<orderId>): the refunds of one order, started by the gateway
+ * with update-with-start; each refund is one `refund` update (update id = refund id), served one
+ * at a time in arrival order. Each refund: validate against the payment row (only `paid`; never
+ * more than the amount), record it pending, ask the provider (activity), record the outcome (a
+ * full refund moves the payment to `refunded`), and on success emit payment.status.updated. The
+ * workflow ends after `idleSeconds` without a refund, or continues as new when its history grows.
  */
 import {
-  ActivityFailure,
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -25,7 +15,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DB_ACTIVITY, PROVIDER_CALL } from './activity-options';
+import { DB_ACTIVITY } from './activity-options';
+import { PROVIDER_CALL, providerFailureReason } from './provider-call';
 import {
   ActivityFailureType,
   refundUpdate,
@@ -36,19 +27,16 @@ import {
 import { emitPaymentStatusUpdated } from './notify';
 
 const { loadRefundablePayment, recordRefund, settleRefund } = proxyActivities<Activities>(DB_ACTIVITY);
-/** Provider calls: a few quick retries for network errors and 5xx; a 4xx is non-retryable. */
 const { requestProviderRefund } = proxyActivities<Activities>(PROVIDER_CALL);
 
 /** A refund failure as a short reason (the refunds row, the late-result resolution). */
-export function providerFailure(e: unknown): string {
-  const cause = e instanceof ActivityFailure ? e.cause : e;
-  if (
-    cause instanceof ApplicationFailure &&
-    (cause.type === ActivityFailureType.RefundRejected || cause.type === ActivityFailureType.ProviderNotConfigured)
-  )
-    return `refund refused: ${cause.message}`;
-  return 'refund provider unavailable';
-}
+export const providerFailure = (e: unknown): string =>
+  providerFailureReason(
+    e,
+    [ActivityFailureType.RefundRejected, ActivityFailureType.ProviderNotConfigured],
+    (f) => `refund refused: ${f.message}`,
+    'refund provider unavailable',
+  );
 
 async function refundOnce(orderId: string, req: RefundRequest): Promise<RefundOutcome> {
   const p = await loadRefundablePayment(orderId);

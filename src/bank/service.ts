@@ -13,7 +13,7 @@ import {
   type BankOutcome,
 } from '../domain/workflow-contract';
 import { newId } from '../ids';
-import { withinDeadline } from '../temporal/payments';
+import { withinDeadline } from '../temporal/calls';
 
 /** Upper bound of a bank call as the client sees it: 3 attempts of at most PROVIDER_TIMEOUT_MS plus back-off. */
 export const bankDeadlineMs = (providerTimeoutMs: number): number => 3 * providerTimeoutMs + 5_000;

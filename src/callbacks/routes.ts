@@ -9,34 +9,29 @@ import type { Context } from 'koa';
 import type { AppDeps } from '../http/deps';
 import { rawBodyOf } from '../http/middleware/body';
 import type { Notifier } from '../notifier';
-import { paymentMatches, type PaymentRef } from '../payments/repository';
+import type { PaymentRef } from '../payments/repository';
+import { processCallback, releaseClaim } from './processor';
 import {
   callbackPayment,
-  processCallback,
-  releaseClaim,
-  type Claim,
-  type Receipt,
+  paymentMatches,
   type CallbackProvider,
   type CallbackStatus,
+  type Claim,
   type Outcome,
+  type Receipt,
   type StoredResponse,
-} from './processor';
+} from './receipts';
+import { CardCallback, CardTestCallback, SCHEMAS } from './schemas';
 import { handlerRecordFrom } from './records';
 import { requireBodyType, verifySignatureHeaders, verifySignedPayload } from './verify';
 import { handleWalletCallback } from './wallet-handler';
 import { providerNameOf } from '../domain/providers';
-import {
-  CALLBACK_ENDPOINTS,
-  CALLBACK_PATH_OF,
-  endpointsWithSchema,
-  WALLET_HANDLER_PATH,
-  type CallbackSchema,
-} from '../domain/callback-paths';
+import { CALLBACK_PATH_OF, endpointsWithSchema, WALLET_HANDLER_PATH } from '../domain/callback-paths';
 import { AppError, ErrorCode } from '../domain/errors';
 import { unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import { thbToSatang } from '../domain/money';
 import type { PaymentStatus } from '../domain/payment-state';
-import { CallbackError, errorResponses, registry, z } from '../http/openapi';
+import type { z } from '../http/openapi';
 import { validate } from '../http/validate';
 import type { AlertThrottle } from '../alerts';
 import { createRateLimiter, rateLimit } from '../http/middleware/rate-limit';
@@ -44,151 +39,6 @@ import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../http/ip'
 
 /** `tok_test_4242` -> `…4242`: enough for an operator to match a receipt, useless to anyone else. */
 export const maskToken = (token: string): string => `…${token.slice(-4)}`;
-
-const Ref = z.string().min(1).max(256);
-const IsoTimestamp = z.string().openapi({ example: '2026-11-22T08:00:00Z', description: 'ISO 8601 UTC' });
-const Signature = z
-  .string()
-  .openapi({ description: 'hex HMAC-SHA256 over the canonical JSON of the payload without `signature`' });
-const WireAmount = z.number().openapi({ example: 250.5, description: 'THB; must equal the payment amount' });
-
-const CardCallback = registry.register(
-  'CardCallback',
-  z.object({
-    objectId: Ref.openapi({ description: 'charge id at the card provider' }),
-    token: z.string().max(256),
-    status: z.enum(['true', 'false']),
-    message: z.string().max(2000).optional(),
-    saveCard: z.enum(['true', 'false']).optional(),
-  }),
-);
-const CardTestCallback = z.object({
-  status: z.enum(['success', 'failed', 'true', 'false']),
-  orderId: Ref,
-  amount: z.union([z.string(), z.number()]),
-  transactionId: Ref,
-});
-const QrCallback = registry.register(
-  'QrCallback',
-  z.object({
-    paymentId: Ref,
-    status: z.enum(['success', 'failed']),
-    amount: WireAmount,
-    orderId: Ref,
-    timestamp: IsoTimestamp,
-    signature: Signature,
-  }),
-);
-const WalletGatewayCallback = registry.register(
-  'WalletGatewayCallback',
-  z.object({
-    walletId: Ref,
-    status: z.enum(['success', 'failed']),
-    amount: WireAmount,
-    orderId: Ref,
-    timestamp: IsoTimestamp,
-    signature: Signature,
-  }),
-);
-const HandlerForm = registry.register(
-  'HandlerFormCallback',
-  z
-    .object({
-      orderId: z.string().openapi({ description: 'required, non-empty; alias order_id' }),
-      paymentId: z.string().openapi({ description: 'required, not null; alias payment_id' }),
-      success: z.boolean().openapi({ description: 'required; only boolean true counts as success' }),
-      userId: z.string().openapi({ description: 'required, non-empty; alias user_id' }),
-      amount: z.number().optional().openapi({ description: 'THB, defaults to 0' }),
-      message: z.string().optional().openapi({ description: "defaults to ''" }),
-    })
-    .openapi({
-      description: 'The event; it may also arrive as a JSON string, or wrapped as {"body": <event or JSON string>}',
-    }),
-);
-const CallbackAccepted = registry.register(
-  'CallbackAccepted',
-  z.object({
-    statusCode: z.literal(200),
-    body: z.object({ message: z.string(), orderId: z.string(), status: z.enum(['success', 'failed', 'unprocessed']) }),
-  }),
-);
-const WalletOk = registry.register(
-  'WalletHandlerSuccess',
-  z.object({
-    success: z.literal(true),
-    message: z.string(),
-    orderId: z.string(),
-    paymentId: z.string(),
-    amount: z.number(),
-  }),
-);
-const WalletFailed = registry.register(
-  'WalletHandlerFailure',
-  z.object({ success: z.literal(false), error: z.string(), message: z.string() }),
-);
-
-/** The body schema of each callback endpoint (src/domain/callback-paths names it). */
-const SCHEMAS = {
-  card: CardCallback,
-  handler: HandlerForm,
-  qr: QrCallback,
-  walletGateway: WalletGatewayCallback,
-} satisfies Record<CallbackSchema, z.ZodTypeAny>;
-const SUMMARIES: Record<CallbackProvider, string> = {
-  card: 'Card provider result (IP-restricted, X-Signature); 303 to the payment callback URL when there is one',
-  cardnet: 'Card network result, handler form (IP-restricted, X-Signature)',
-  bankapp: 'Bank app result, handler form (IP-restricted, X-Signature)',
-  qr: 'QR payment result (IP-restricted, signature field)',
-  wallet: 'Wallet result, gateway form (IP-restricted, signature field)',
-};
-
-const signedHeaders = z.object({
-  'X-Timestamp': z.string().openapi({ description: 'unix seconds' }),
-  'X-Signature': z.string().openapi({ description: 'hex HMAC-SHA256 over `<X-Timestamp>.<raw body>`' }),
-});
-const accepted = {
-  200: {
-    description:
-      'recorded (or the first response of a duplicate). A result that contradicts the settled payment (success after expired or failed, failed after paid) is also 200, with a message starting "Callback recorded as a conflict": the provider must not retry',
-    content: { 'application/json': { schema: CallbackAccepted } },
-  },
-};
-for (const { path, provider, schema, body, signature } of CALLBACK_ENDPOINTS) {
-  const type = body === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
-  registry.registerPath({
-    method: 'post',
-    path,
-    summary: SUMMARIES[provider],
-    tags: ['callback'],
-    request: {
-      ...(signature === 'header' ? { headers: signedHeaders } : {}),
-      body: { content: { [type]: { schema: SCHEMAS[schema] } } },
-    },
-    responses: {
-      ...accepted,
-      ...(path === CALLBACK_PATH_OF.card
-        ? { 303: { description: 'see the payment callback URL (?orderId=&status=)' } }
-        : {}),
-      ...errorResponses([400, 401, 403, 404, 413, 415, 503], CallbackError),
-    },
-  });
-}
-registry.registerPath({
-  method: 'post',
-  path: WALLET_HANDLER_PATH,
-  summary: 'Wallet handler (public): records the callback; success true starts paid-order processing',
-  tags: ['callback'],
-  request: { body: { content: { 'application/json': { schema: HandlerForm } } } },
-  responses: {
-    200: { description: 'recorded', content: { 'application/json': { schema: WalletOk } } },
-    500: {
-      description:
-        'validation or saving failed (logged, reported, e-mailed: once per order and error per ALERT_WINDOW_S, then in a digest)',
-      content: { 'application/json': { schema: WalletFailed } },
-    },
-    ...errorResponses([400, 413, 415, 429], CallbackError),
-  },
-});
 
 function orderNotFound(orderId: string, paymentId?: string): never {
   throw new AppError(

@@ -5,8 +5,7 @@
  *    JSON of the payload without `signature`.
  *  - Payloads without one (card form, card network, bank app): header X-Signature = HMAC over
  *    `<X-Timestamp>.<raw body>`, header X-Timestamp = unix seconds.
- * The signing helpers are what the sandbox simulators, the tests and the benchmark use, so the
- * examples in the README are produced by the same code that verifies.
+ * The simulators, the tests and the README's examples sign with these same helpers.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { signedPayloadText } from './canonical-json';

@@ -20,7 +20,7 @@ import {
 import { idsOf, unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import { OrderIdKey } from '../domain/search-attributes';
 import type { Logger } from '../logger';
-import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/payments';
+import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
 import type { AlertThrottle } from '../alerts';
 import type { AdminEmail, Notifier } from '../notifier';
 import { saveHandlerRecord } from './records';

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { BUILT_BUNDLE_NAME, bundleWorkflows } from '../temporal/worker';
+import { BUILT_BUNDLE_NAME, bundleWorkflows } from '../app/worker';
 
 async function main() {
   const out = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '..', BUILT_BUNDLE_NAME));

@@ -1,22 +1,11 @@
 /**
- * Order cost calculation for POST /calculate-cost. Pure code over catalog rows; integer satang.
- *
- * Rules (documented in README "Payment API"):
- *  - Shelf prices include VAT (7%) for vatable products; VAT-exempt goods (fresh produce) carry none.
- *  - At most one promotion per product: of the promotions active at `at` that cover it, the one
- *    with the lowest effective unit price (ties: the smaller promotion id).
- *      fixed_price  each unit costs payPrice.
- *      percent_off  percent off each line, rounded half up to the satang.
- *      multi_buy    every buyQuantity units (mixable within the promotion) cost payPrice; the most
- *                   expensive units are grouped first (best for the customer); a deal that would
- *                   not save anything is not applied. A deal's saving is spread over its units in
- *                   proportion to their prices, so every line shows its own discount.
- *  - Delivery: pickup free; standard 40 THB, free from 1,000 THB of goods (after discounts);
- *    express 99 THB. Standard and express add 20 THB per started 5 kg above 20 kg.
- *    Delivery charges are services: VAT included.
- *  - Payment fee: none for card or QR (no surcharge); shown as a zero line for transparency.
- *  - totals.vat is the VAT portion of all vatable amounts (7/107, rounded half up) computed on
- *    their sum, as on a tax invoice; each line's vat is the same rule applied to the line alone.
+ * Order cost calculation for POST /calculate-cost: pure code over catalog rows, integer satang;
+ * the rules are README "Payment API"'s. In short: shelf prices include VAT (7%) for vatable
+ * products; at most one promotion per product, the one with the lowest effective unit price
+ * (fixed_price, percent_off, multi_buy: the most expensive units grouped first, a deal's saving
+ * spread over its units by price); delivery pickup free, standard 40 THB (free from 1,000 THB of
+ * goods), express 99 THB, plus 20 THB per started 5 kg above 20 kg; no payment fee (a zero
+ * line); totals.vat is 7/107 of the vatable sum, as on a tax invoice.
  */
 import { satangToThb } from './money';
 import type { PaymentMethod } from './payment-state';

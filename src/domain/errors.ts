@@ -47,13 +47,10 @@ export const httpStatusOf: { readonly [K in ErrorCode]: number } = {
 };
 
 /**
- * An error whose code, message and details are safe to show to the client.
- * Anything else that escapes a handler becomes INTERNAL_ERROR with a generic message.
- *
- * An AppError is an answer to the client, not a fault: it carries no stack trace (its `stack` is
- * just "AppError: <message>"). Capturing one walks every awaiting middleware and was the largest
- * single cost of a rejected request (bench:hotpaths). Faults (anything else thrown) keep theirs,
- * and the error handler logs those.
+ * An error whose code, message and details are safe to show to the client; anything else that
+ * escapes a handler becomes INTERNAL_ERROR with a generic message. An AppError is an answer, not
+ * a fault: it captures no stack trace (capturing one walks every awaiting middleware). Faults
+ * keep theirs, and the error handler logs those.
  */
 export class AppError extends Error {
   readonly status: number;

@@ -1,23 +1,11 @@
 /**
- * PromptPay (Thai QR Code, EMVCo merchant-presented mode) payloads.
- *
- * Contract: `promptPayPayload` reproduces the payloads of test/fixtures/vectors/promptpay.json
- * (the public promptpay-qr library's cases) field by field and character by character:
- *
- *   00 payload format "01" | 01 point of initiation "11" static, "12" with an amount |
- *   29 merchant account { 00 AID A000000677010111, 01 phone (0066 + 9 digits) | 02 national or
- *   tax id (13 digits) | 03 e-wallet id (15 digits) } | 58 country "TH" | 53 currency "764" |
- *   54 amount (THB, 2 decimals, only when given) | 63 CRC16 (CCITT-FALSE over everything
- *   before it, including the literal "6304"), 4 upper-case hex digits.
- *
- * Bill payment (BOT Thai QR Code standard, `billPaymentPayload`): tag 30 { 00 AID
- * A000000677010112, 01 biller id (tax id + 2-digit suffix, 15 digits), 02 Ref1 (upper-case
- * alphanumeric, at most 20), 03 Ref2 (optional, same rule) } in place of tag 29, so the bank's
- * notice carries the references. Both kinds may carry 59 merchant name (at most 25), 60 merchant
- * city (at most 15) and 62 additional data { 05 reference label }.
- *
- * EMVCo allows top-level tags in any order: compare payloads field by field (`parsePayload`).
- * Pure code: no I/O. Amounts are integer satang.
+ * PromptPay (Thai QR Code, EMVCo merchant-presented mode) payloads, reproducing
+ * test/fixtures/vectors/promptpay.json character by character. Tags: 00 format "01", 01 "11"
+ * static or "12" with an amount, 29 merchant account (AID A000000677010111; 01 phone, 02 tax id
+ * or 03 e-wallet id), 58 "TH", 53 "764", 54 amount, 63 CRC16 (CCITT-FALSE, over everything
+ * before it including "6304"). Bill payment (`billPaymentPayload`): tag 30 (AID
+ * A000000677010112, 01 biller id, 02 Ref1, 03 Ref2) instead of 29. Optional 59 name, 60 city, 62
+ * reference label. EMVCo allows any tag order: compare with `parsePayload`. Pure, integer satang.
  */
 
 export const PROMPTPAY_AID = 'A000000677010111';

@@ -5,7 +5,7 @@ import type { Logger } from '../logger';
 import type { AlertThrottle } from '../alerts';
 import type { Notifier } from '../notifier';
 import type { TemporalDeps } from '../temporal/client';
-import type { Resolver } from '../webhooks/url-policy';
+import type { Resolver } from '../resolver';
 
 export interface AppDeps {
   config: Config;

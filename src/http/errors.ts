@@ -7,7 +7,7 @@
 import type { Context } from 'koa';
 import { CALLBACK_PATHS as CALLBACK_PATH_LIST } from '../domain/callback-paths';
 import { AppError, ErrorCode, httpStatusOf, isAppError } from '../domain/errors';
-import { isUnavailable as isTemporalUnavailable } from '../temporal/payments';
+import { isUnavailable as isTemporalUnavailable } from '../temporal/calls';
 
 export type Area = 'payment' | 'callback' | 'storefront';
 

@@ -5,7 +5,7 @@
  * escape that JSON.stringify writes for it). Such a request is answered 400 INVALID_INPUT
  * naming the field, in the envelope of its area, before any handler runs, so nothing is written.
  *
- * Pure functions here; the middleware is in src/http/app.ts (it needs the router to name path
+ * Pure functions here; the middleware is in src/app/app.ts (it needs the router to name path
  * parameters).
  */
 

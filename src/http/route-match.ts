@@ -1,9 +1,9 @@
 /**
  * Route matching reused per method and path. @koa/router tests every route's regular expression
- * against the path on every request (54 routes: 6-15 us a request here, bench:hotpaths); the
- * answer depends only on the method, the path and the routes, which are fixed once createApp has
- * built the router. So the match of a method and path is remembered (bounded: the oldest of
- * `max` go first). Nothing can be stale: call it after the last route is added.
+ * against the path on every request; the answer depends only on the method, the path and the
+ * routes, which are fixed once createApp has built the router. So the match of a method and path
+ * is remembered (bounded: the oldest of `max` go first). Nothing can be stale: call it after the
+ * last route is added.
  */
 import type Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';

@@ -14,6 +14,7 @@ import {
   type CatalogPromotion,
 } from '../domain/cost';
 import { readPromotions } from '../db/promotions';
+import { branchExists, productsAt } from './cost-repository';
 import { AppError, ErrorCode } from '../domain/errors';
 import { requireApiKey } from '../http/middleware/api-key';
 import { envelope, registry, z } from '../http/openapi';
@@ -138,17 +139,6 @@ registry.registerPath({
   },
 });
 
-interface ProductRow {
-  product_id: string;
-  group_id: string;
-  name_en: string;
-  name_th: string;
-  vatable: boolean;
-  weight_grams: number;
-  price_satang: string | null;
-  quantity: number | null;
-}
-
 export function costRoutes(deps: AppDeps): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
@@ -158,31 +148,14 @@ export function costRoutes(deps: AppDeps): Router {
     const req = validate(CalculateCostRequest, ctx.request.body);
     const at = clock();
 
-    const branch = await deps.db('branches').where({ branch_id: req.branchId }).first('branch_id');
-    if (!branch)
+    if (!(await branchExists(deps.db, req.branchId)))
       throw new AppError(ErrorCode.NOT_FOUND, `Unknown branch ${req.branchId}`, {
         field: 'branchId',
         branchId: req.branchId,
       });
 
     const ids = req.items.map((i) => i.productId);
-    const rows = await deps
-      .db('products as p')
-      .leftJoin('prices as pr', 'pr.product_id', 'p.product_id')
-      .leftJoin('inventory as inv', function () {
-        this.on('inv.product_id', '=', 'p.product_id').andOn('inv.branch_id', '=', deps.db.raw('?', [req.branchId]));
-      })
-      .whereIn('p.product_id', ids)
-      .select<ProductRow[]>(
-        'p.product_id',
-        'p.group_id',
-        'p.name_en',
-        'p.name_th',
-        'p.vatable',
-        'p.weight_grams',
-        'pr.price_satang',
-        'inv.quantity',
-      );
+    const rows = await productsAt(deps.db, req.branchId, ids);
     const byId = new Map(rows.map((row) => [row.product_id, row]));
 
     const unknown = req.items

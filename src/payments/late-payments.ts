@@ -14,6 +14,7 @@ import { ApiKeyAuth, envelope, errorResponses, registry, z } from '../http/opena
 import { afterCursor, pageFields, pageOf, PageQuery } from '../http/pagination';
 import { validate } from '../http/validate';
 import { satangToThb } from '../domain/money';
+import { latePaymentsQuery } from './late-payments-repository';
 
 const Resolution = z.enum(['review', 'refund_pending', 'refunded', 'refund_failed']);
 
@@ -69,14 +70,7 @@ export function latePaymentRoutes(deps: AppDeps): Router {
   r.get('/late-payments', limited, requireApiKey('payments:read'), async (ctx) => {
     const q = validate(LatePaymentsQuery, ctx.query);
     const key = ctx.state.apiKey!;
-    const query = deps
-      .db('payment_conflicts as c')
-      .join('payments as p', 'p.id', 'c.payment_id')
-      .where('c.result_status', 'success')
-      .where('p.mode', key.mode)
-      .where((w) => w.whereNull('p.api_key_id').orWhere('p.api_key_id', key.id))
-      .select('c.*', 'p.amount_satang');
-    if (q.resolution) query.where('c.resolution', q.resolution);
+    const query = latePaymentsQuery(deps.db, key, q.resolution);
     afterCursor(query, { alias: 'c', table: 'payment_conflicts', cursor: q.starting_after, order: 'desc' });
     const page = await pageOf(query, q.limit, (c: Record<string, unknown>) => ({
       id: String(c.id),

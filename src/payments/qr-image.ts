@@ -1,22 +1,11 @@
 /**
- * A payment's QR code as a PNG data URL, drawn as qrcode's own PNG renderer draws it (error
- * correction M, 4-pixel modules, the standard 4-module quiet zone: 212 px square for a typical
- * PromptPay payload), but written as a 1-bit grayscale PNG with Node's zlib instead of an RGBA
- * image filtered row by row in JavaScript (pngjs): the same pixels, about a third of the bytes
- * and a fraction of the CPU. Rendering the QR image was a third of the gateway's CPU per
- * POST /qrpayment (bench:engine --profile).
- *
- * The symbol is qrcode's, module for module, but its mask is chosen here: qrcode 1.5.4's
- * getBestMask (core/mask-pattern.js) scores the 8 masks with a function call per module, 0.32 of
- * the 0.42 ms QRCode.create takes for a PromptPay payload. qrSymbol asks qrcode for the symbol
- * with mask 0 (no selection), turns it into each mask's symbol by XOR with what distinguishes
- * them in qrcode's own output (masked data modules and format bits; learned once per size), and
- * scores the 8 at once with qrcode's penalties (ISO 18004 N1..N4 as qrcode computes them: runs
- * and the 1:1:3:1:1 pattern within a row or column only, no quiet zone), keeping the first lowest
- * as getBestMask does: 0.05 ms, and qrImage 0.53 -> 0.25 ms a call. Scanners and recorded images
- * must not change, so test/payments/qr-mask.test.ts checks the penalties, the chosen mask, the
- * modules and the PNG bytes against qrcode's own choice on 3,000 payloads (and so also after an
- * upgrade of qrcode).
+ * A payment's QR code as a PNG data URL: qrcode's symbol (error correction M, 4-pixel modules, a
+ * 4-module quiet zone) written as a 1-bit grayscale PNG with Node's zlib, the same pixels as
+ * qrcode's own renderer in a third of the bytes. The mask is chosen here: the symbol is asked for
+ * with mask 0, each of the 8 masks derived by XOR, and all scored at once with qrcode's own
+ * penalties (ISO 18004 N1..N4 as qrcode computes them), keeping the first lowest as getBestMask
+ * does. Scanners and recorded images must not change: test/payments/qr-mask.test.ts checks the
+ * penalties, mask, modules and PNG bytes against qrcode's choice on 3,000 payloads.
  */
 import { crc32, deflateSync } from 'node:zlib';
 import QRCode, { type QRCodeMaskPattern } from 'qrcode';

@@ -1,6 +1,6 @@
 /**
  * The refund service (POST /refund): finds the key's payment of the order, then hands the refund
- * to the order's refunds workflow (src/temporal/refunds.ts), which decides and answers. The
+ * to the order's refunds workflow (./refund-workflow.ts), which decides and answers. The
  * refund id follows from the Idempotency-Key when there is one, so a request retried after a
  * timeout is the same refund (the same Temporal update), not a second one.
  */
@@ -11,7 +11,7 @@ import { AppError, ErrorCode } from '../domain/errors';
 import { satangToThb } from '../domain/money';
 import { newId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
-import { executeRefund } from '../temporal/refunds';
+import { executeRefund } from './refund-workflow';
 import { paymentByOrderId } from './repository';
 import type { RefundCreated, RefundRequest } from './schemas';
 

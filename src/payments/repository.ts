@@ -6,7 +6,6 @@
 import { paymentTransitions } from '../metrics';
 import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
-import { orderReference } from '../domain/promptpay';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from '../domain/payment-state';
 
@@ -65,25 +64,6 @@ export const paymentByOrderId = async (db: Db, orderId: string): Promise<Payment
 
 export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ id }).first());
-
-/**
- * A provider may name the payment by our id or by the reference we gave it: the charge id, or for
- * a QR payment the order reference in its QR (bill payment Ref1, tag 62 reference label).
- */
-export const paymentMatches = (p: PaymentRef, given: string): boolean =>
-  given === p.id ||
-  (p.providerRef !== null && given === p.providerRef) ||
-  (p.method === 'qr' && given === orderReference(p.orderId));
-
-/**
- * paymentMatches as SQL, over the payments row `p` of the order `orderId` (the callback's lookup
- * claims its receipt only for a payment the route then accepts): the same three ways, kept here
- * beside it so the two stay one rule.
- */
-export const paymentMatchesSql = (given: string, orderId: string): { sql: string; bindings: (string | boolean)[] } => ({
-  sql: "(p.id = ? OR p.provider_ref = ? OR (p.method = 'qr' AND ?::boolean))",
-  bindings: [given, given, given === orderReference(orderId)],
-});
 
 export interface PaymentFilter {
   apiKeyId: string;

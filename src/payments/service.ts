@@ -14,7 +14,8 @@ import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/
 import { paymentWorkflowId, WorkflowType, type PaymentView } from '../domain/workflow-contract';
 import { orderPaymentId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
-import { startCardPayment, startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../temporal/payments';
+import { withinDeadline } from '../temporal/calls';
+import { startCardPayment, startPaymentWorkflow, type PaymentMemo } from './workflow-client';
 import { qrImage } from './qr-image';
 import { refundsOf } from './refunds-repository';
 import {

@@ -15,6 +15,7 @@ import { guards, Id } from '../http/guards';
 import { requireApiKey } from '../http/middleware/api-key';
 import { ApiKeyAuth, envelope, errorResponses, registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
+import { paymentRowByOrder, timelineRows } from './timeline-repository';
 
 const Entry = z.object({
   at: z.string().openapi({ description: 'ISO 8601 UTC' }),
@@ -102,38 +103,10 @@ export function timelineRoutes(deps: AppDeps): Router {
   r.get('/payments/:orderId/timeline', limited, requireApiKey('payments:read'), async (ctx) => {
     const { orderId } = validate(z.object({ orderId: Id }), { orderId: ctx.params.orderId });
     const key = ctx.state.apiKey!;
-    const p = await db('payments').where({ order_id: orderId }).first();
+    const p = await paymentRowByOrder(db, orderId);
     if (!p || p.mode !== key.mode || (p.api_key_id !== null && p.api_key_id !== key.id))
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
-
-    const [events, receipts, deliveries, attempts, deadLetters, refunds, conflicts] = await Promise.all([
-      db('payment_events').where({ payment_id: p.id }).orderBy('id'),
-      db('callback_receipts')
-        .where({ payment_id: p.id })
-        .select('id', 'provider', 'status', 'outcome', 'source_ip', 'response_status', 'created_at'),
-      db('webhook_deliveries')
-        .where({ payment_id: p.id })
-        .select('id', 'endpoint_id', 'event_status', 'state', 'attempts', 'created_at'),
-      db('webhook_attempts as a')
-        .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
-        .where('d.payment_id', p.id)
-        .select(
-          'a.delivery_id',
-          'd.endpoint_id',
-          'a.attempt',
-          'a.kind',
-          'a.started_at',
-          'a.duration_ms',
-          'a.status_code',
-          'a.error',
-        ),
-      db('webhook_dead_letters as l')
-        .join('webhook_deliveries as d', 'd.id', 'l.delivery_id')
-        .where('d.payment_id', p.id)
-        .select('l.*'),
-      db.schema.hasTable('refunds').then((has) => (has ? db('refunds').where({ payment_id: p.id }) : [])),
-      db('payment_conflicts').where({ payment_id: p.id }),
-    ]);
+    const { events, receipts, deliveries, attempts, deadLetters, refunds, conflicts } = await timelineRows(db, p.id);
 
     type E = { at: string; type: z.infer<typeof Entry>['type']; details: Record<string, unknown> };
     const entries: E[] = [];

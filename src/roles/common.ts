@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { ConfigError, loadConfig, type Config } from '../config';
 import { createDb, migrateLatest, migrationSource, type Db } from '../db/knex';
 import { createLogger, createLogOutput, logCrashes, type Logger } from '../logger';
-import type { KeyRing } from '../temporal/codec';
+import type { KeyRing } from '../key-ring';
 import { connectClient, temporalReachable, type TemporalTlsFiles } from '../temporal/client';
 import { embeddedPassword } from '../stack/postgres';
 

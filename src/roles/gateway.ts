@@ -9,7 +9,7 @@
  * exits 0.
  */
 import http from 'node:http';
-import { createApp } from '../http/app';
+import { createApp } from '../app/app';
 import { createNotifier } from '../notifier';
 import { connectServices, redactUrl, runRole } from './common';
 

@@ -1,16 +1,10 @@
 /**
- * `npm run worker`: the Temporal workers alone against TEMPORAL_ADDRESS and DATABASE_URL, with
- * /healthz and /readyz on WORKER_HTTP_PORT: one worker per task queue of WORKER_QUEUES (default
- * all three: payments = TEMPORAL_TASK_QUEUE, webhooks, background; see taskQueueOf), each with
- * its own slots. Scale out by running processes told which queues to poll.
- * Run any number: Temporal hands each task to one worker, and the activities' Postgres writes
- * are idempotent, so webhooks go out once however many workers poll.
- *
- * Workflow code: the prebuilt bundle of `npm run build` (dist/workflow-bundle.js, or
- * WORKFLOW_BUNDLE_PATH) when present, else bundled at start.
- *
- * SIGTERM: /readyz turns 503, the worker stops polling, running activities get up to
- * SHUTDOWN_GRACE_S to finish (Temporal retries the rest on another worker), then exit 0.
+ * `npm run worker`: the Temporal workers alone (TEMPORAL_ADDRESS, DATABASE_URL), with /healthz and
+ * /readyz on WORKER_HTTP_PORT: one worker per task queue of WORKER_QUEUES (default all three,
+ * see taskQueueOf). Run any number: Temporal hands each task to one worker and the activities'
+ * writes are idempotent. Workflow code: the prebuilt bundle (dist/workflow-bundle.js or
+ * WORKFLOW_BUNDLE_PATH) when present, else bundled at start. SIGTERM: /readyz turns 503, polling
+ * stops, running activities get SHUTDOWN_GRACE_S to finish, then exit 0.
  */
 import http from 'node:http';
 import { createActivities } from '../../activities';
@@ -18,7 +12,7 @@ import { sandboxProviders } from '../simulators/providers';
 import { connectServices, redactUrl, runRole, temporalTlsOf, withTimeout } from './common';
 import { ensureSearchAttributes, temporalReachable } from '../temporal/client';
 import { installTemporalRuntime } from '../temporal/runtime';
-import { createQueueWorkers, prebuiltWorkflowBundle, type QueueWorkers } from '../temporal/worker';
+import { createQueueWorkers, prebuiltWorkflowBundle, type QueueWorkers } from '../app/worker';
 
 runRole('worker', async (ctx) => {
   const { config, logger, onStop, draining, fail } = ctx;
@@ -98,7 +92,7 @@ runRole('worker', async (ctx) => {
   // the storefront's assets: published by the workers (one at a time, under an advisory lock) to
   // the configured S3 API; the embedded store of `npm start` has its own publisher there
   if (!config.objectStore.embedded) {
-    const { startAssetPublisher } = await import('../objectstore/start');
+    const { startAssetPublisher } = await import('../app/assets');
     const publisher = startAssetPublisher({ db, config, logger });
     onStop({ name: 'asset publisher', stop: publisher.stop });
   }

@@ -1,18 +1,11 @@
 /**
- * Sandbox payment providers: for every pending payment in sandbox mode (made with a sandbox API
- * key, or the public card payment outside production), post the provider's callback to the
- * gateway from loopback, signed with the provider's secret exactly as a real provider would
- * (X-Signature headers or the signature field), and retried like one (1 s, 2 s, 4 s, 8 s on a
- * 5xx or no answer). The outcome is chosen by the satang part of the amount:
- *
- *   .01  the payment fails (status false / failed)
- *   .02  success, but the callback comes after SIMULATOR_DELAY_S (default 20 s)
- *   .03  no callback at all (the payment expires)
- *   .11  success through another channel: card -> card network (/cardnetcallback),
- *        QR -> bank app (/bankappcallback)
+ * Sandbox payment providers: for every pending sandbox payment, post the provider's callback to
+ * the gateway from loopback, signed as a real provider would, retried like one (1, 2, 4, 8 s).
+ * The satang part of the amount chooses the outcome:
+ *   .01  fails;  .02  success after SIMULATOR_DELAY_S (default 20 s);  .03  no callback (expires)
+ *   .11  success through another channel (card -> /cardnetcallback, QR -> /bankappcallback)
  *   .12  QR paid from a wallet: /walletcallback, then the wallet handler (/wallet/callback)
- *   any other amount: success about 1 s after the payment was created
- *
+ *   any other amount: success about 1 s after creation.
  * Card payments are called back once their charge exists (objectId = the charge id).
  */
 import type { Config } from '../config';

@@ -1,17 +1,11 @@
 /**
- * The card provider simulator for sandbox mode: the charge API that activities/card-provider.ts
- * calls (see its header), served on loopback by the worker process; charges are kept in Postgres
- * (sim_card_charges).
- *
- * Test tokens: a token containing `declined` -> 402 card_declined; one containing `invalid`, or
- * not starting with `tok` -> 400 invalid_card; any other -> a pending charge (the result then
- * comes as a signed callback: see the callback API's sandbox simulator). The same
- * Idempotency-Key returns the same charge.
- *
- * Refunds: POST /charges/{id}/refunds {amount} with an Idempotency-Key -> 200 {object: refund, id,
- * status: succeeded}; the id follows from the key, so a retry gets the same refund. An amount
- * ending in .99 THB (satang % 100 = 99) is declined: 402 refund_declined (the sandbox's provider
- * failure); an unknown charge is 404.
+ * The sandbox card provider: the charge API activities/card-provider.ts calls, on loopback in the
+ * worker process, charges kept in Postgres (sim_card_charges). Tokens: containing `declined` ->
+ * 402 card_declined; containing `invalid` or not starting with `tok` -> 400 invalid_card; else a
+ * pending charge, whose result comes as a signed callback. The same Idempotency-Key returns the
+ * same charge. Refunds: POST /charges/{id}/refunds {amount} with an Idempotency-Key (a retry gets
+ * the same refund); an amount ending in .99 THB is declined (402 refund_declined); an unknown
+ * charge is 404.
  */
 import Router from '@koa/router';
 import type Koa from 'koa';

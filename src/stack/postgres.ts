@@ -1,15 +1,10 @@
 /**
- * An embedded Postgres cluster that the project owns (data under DATA_DIR/pg).
- *
- * Uses Debian's postgresql binaries (scripts/provision.sh installs them when absent).
- * initdb and postgres refuse to run as root, so as root the cluster runs as the `postgres`
- * system user. A cluster left running by an earlier start is reused; `stop()` shuts it down.
- *
- * Authentication: TCP (127.0.0.1, ::1) asks for the password (scram-sha-256) of the role
- * `postgres`, generated at the first start and kept in `<dataDir>.password` (DATA_DIR/pg.password,
- * mode 0600), which is in the URLs this module hands out; the Unix socket lives inside the 0700
- * data directory, so only its owner (and root) can reach it, and it trusts them. pg_hba.conf is
- * written at every start, so a cluster initialised before (with trust) is closed the same way.
+ * An embedded Postgres cluster the project owns (data under DATA_DIR/pg), on Debian's binaries
+ * (scripts/provision.sh installs them); as root it runs as the `postgres` user. A cluster left
+ * running by an earlier start is reused; `stop()` shuts it down. TCP asks for the password
+ * (scram-sha-256) of `postgres`, generated at the first start into `<dataDir>.password` (0600);
+ * the Unix socket, inside the 0700 data directory, trusts its owner. pg_hba.conf is written at
+ * every start, so an older cluster is closed the same way.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
-import { dataConverterOf, type KeyRing } from './codec';
+import { dataConverterOf } from './codec';
+import type { KeyRing } from '../key-ring';
 
 export interface TemporalDeps {
   client: Client;
@@ -10,7 +11,7 @@ export interface TemporalDeps {
   /**
    * A client on the NativeConnection of a worker of `taskQueue` in this process (`npm start`):
    * payment workflows are started through it with `requestEagerStart`, so the server hands the
-   * first workflow task straight back to that worker (bench:eager). Absent: plain starts.
+   * first workflow task straight back to that worker. Absent: plain starts.
    */
   eagerStartClient?: Client;
 }

@@ -1,55 +1,19 @@
 /**
  * Payload encryption (DESIGN.md): an AES-256-GCM PayloadCodec on the client and the worker, so
  * workflow inputs, results, signals, queries, memos and activity payloads are ciphertext in
- * Temporal's database and in Temporal Web without the codec endpoint.
- *
- *  - Key ring: TEMPORAL_CODEC_KEYS = `<id>:<32 bytes as base64 or 64 hex digits>[,<id>:<key>...]`;
- *    the first key encrypts, all of them decrypt, so a key rotates by putting a new one first and
- *    keeping the old ones until no open history needs them. Required in production; elsewhere a
- *    documented development key (id `dev`) is used.
- *  - An encrypted payload: metadata `encoding: binary/encrypted`, `encryption-key-id: <id>`; data
- *    = 12-byte IV, ciphertext, 16-byte GCM tag of the original payload (its metadata and data as
- *    JSON with base64 fields). The key id is also authenticated (GCM additional data).
- *  - Payloads without that encoding pass through decode unchanged: histories written before the
- *    codec (test/replay) still replay.
- *  - Search attributes do not go through codecs: they stay clear (ids and status only).
+ * Temporal. The key ring is src/key-ring.ts (the first key encrypts, all decrypt). An encrypted
+ * payload: metadata `encoding: binary/encrypted` and `encryption-key-id`; data = 12-byte IV,
+ * ciphertext, 16-byte GCM tag, the key id authenticated too. Payloads without that encoding pass
+ * through decode unchanged (old histories still replay); search attributes stay clear.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { KeyRing } from '../key-ring';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const KEY_ID = 'encryption-key-id';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-/** The development key ring: documented, refused in production. */
-export const DEV_CODEC_KEYS = 'dev:dGFsYXQtZGV2LXRlbXBvcmFsLWNvZGVjLWtleS0wMDA=';
-
-export interface KeyRing {
-  current: string;
-  keys: ReadonlyMap<string, Buffer>;
-}
-
-/** Parses TEMPORAL_CODEC_KEYS; throws with a message naming what is wrong. */
-export function parseKeyRing(text: string): KeyRing {
-  const keys = new Map<string, Buffer>();
-  let current: string | undefined;
-  for (const entry of text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    const m = /^([A-Za-z0-9._-]{1,64}):(.+)$/.exec(entry);
-    if (!m) throw new Error(`"${entry.split(':')[0]}:…" is not <id>:<key>`);
-    const [, id, material] = m;
-    const key = /^[0-9a-fA-F]{64}$/.test(material) ? Buffer.from(material, 'hex') : Buffer.from(material, 'base64');
-    if (key.length !== 32) throw new Error(`key ${id} is not 32 bytes (base64 or 64 hex digits)`);
-    if (keys.has(id)) throw new Error(`key id ${id} appears twice`);
-    keys.set(id, key);
-    current ??= id;
-  }
-  if (!current) throw new Error('no key');
-  return { current, keys };
-}
 
 const b64 = (u: Uint8Array | null | undefined) => Buffer.from(u ?? new Uint8Array()).toString('base64');
 const fromB64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));

@@ -1,26 +1,16 @@
 /**
  * The webhook POST: node:http(s) with a hard timeout, the response drained and dropped, and the
- * destination policy of src/webhooks/url-policy.ts applied again at connect time: the static
- * rules before anything is sent, then every address of a host name checked by the lookup the
- * socket connects with (so a name that now resolves to a private address is refused).
- *
- * Connections are kept alive and reused by the next delivery to the same host: a TLS handshake
- * per POST cost the sender about 1 ms of CPU here (a kept-alive https POST about 0.1-0.17 ms),
- * and costs an integrator's real network two round trips. A pool per policy (its resolver and
- * whether loopback is allowed), so a socket is reused only under the policy whose lookup checked
- * its address. An idle socket closes after 4 s (Node's servers keep one 5 s by default; the agent
- * closes it sooner when the server's Keep-Alive header says so), at most 16 idle per host. A POST
- * that a reused socket fails before any answer (the server closed it as we wrote: ECONNRESET or
- * EPIPE) is sent once more on a new connection, within the same timeout.
- *
- * What the integrator sees of a failure (attempts, dead letters) is neutral: `connection
- * failed` for anything before an HTTP response (a refused destination, DNS, a closed port,
- * a reset, something that does not speak HTTP) and `timeout`; the precise cause goes to the
- * log only, so the webhook API cannot be used to map ports or services.
+ * destination policy (./url-policy.ts) applied again at connect: the static rules first, then
+ * every address checked by the lookup the socket connects with. Connections are kept alive per
+ * policy (4 s idle, at most 16 idle per host); a POST a reused socket fails before any answer is
+ * sent once more on a new connection, within the same timeout. What the integrator sees of a
+ * failure is neutral (`connection failed`, `timeout`); the precise cause goes to the log only, so
+ * the webhook API cannot be used to map ports or services.
  */
 import http from 'node:http';
 import https from 'node:https';
-import { policyLookup, staticUrlProblem, systemResolver, type Resolver, type UrlPolicy } from './url-policy';
+import { systemResolver, type Resolver } from '../resolver';
+import { policyLookup, staticUrlProblem, type UrlPolicy } from './url-policy';
 
 export interface PostResult {
   statusCode?: number;

@@ -1,17 +1,9 @@
 /**
- * Webhook management in the payment API (API key with scope webhooks:manage):
- *   POST   /webhooks/endpoints                  register an endpoint; its secret is in this response only
- *   GET    /webhooks/endpoints                  the key's endpoints (cursor pagination)
- *   GET    /webhooks/endpoints/{id}             one endpoint
- *   PATCH  /webhooks/endpoints/{id}             change url, description, eventTypes, disabled, publicPayments
- *   DELETE /webhooks/endpoints/{id}             remove one
- *   POST   /webhooks/endpoints/{id}/rotate-secret  a new secret (shown once); the old one also signs for 24 h
- *   GET    /webhooks/endpoints/{id}/attempts    its delivery attempts, newest first (?status=&after=&limit=&starting_after=)
- *   POST   /webhooks/endpoints/{id}/recover     resend every message that failed since a time (background workflow)
- *   POST   /webhooks/messages/{msgId}/resend    one more attempt of a message now
- *   GET    /webhooks/dead-letters               deliveries that failed every attempt (?status=dead|delivered|all)
- *   POST   /webhooks/dead-letters/{id}/replay   one more attempt now; success marks it delivered
- * Which events an endpoint receives: see activities/webhooks.ts (and the README).
+ * Webhook management in the payment API (scope webhooks:manage): /webhooks/endpoints (register,
+ * list, get, PATCH, DELETE; rotate-secret: a new secret shown once, the old one signs for 24 h more;
+ * attempts; recover: resend what failed since a time, in a background workflow),
+ * /webhooks/messages/{msgId}/resend, and /webhooks/dead-letters (list, replay). Which events an
+ * endpoint receives: activities/webhooks.ts.
  */
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
@@ -28,7 +20,7 @@ import {
   type WebhookReplayWorkflow,
   type WebhookResendWorkflow,
 } from '../domain/workflow-contract';
-import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/payments';
+import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
 import { PageQuery, pageFields } from '../http/pagination';
 import type { Client } from '@temporalio/client';
 import {

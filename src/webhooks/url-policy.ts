@@ -1,34 +1,16 @@
 /**
- * The one policy of webhook destinations, applied at registration (POST and PATCH of an
- * endpoint's url) and again at every connection (src/webhooks/http.ts), with the same resolver:
- *
- *  - http(s) only, no credentials in the URL; https only when `requireHttps` (production);
- *  - a host name must be a dotted public name: single-label names (`postgres`, `temporal`),
- *    `localhost`, and the suffixes `.localhost`, `.internal` (`metadata.google.internal`),
- *    `.local`, `.localdomain`, `.home.arpa` are refused, with or without a trailing dot;
- *  - every address a name resolves to, and a literal address in any form the URL parser
- *    accepts (decimal `2130706433`, hex `0x7f.1`, octal `0177.0.0.1`, IPv4-mapped IPv6
- *    `[::ffff:127.0.0.1]`), must be in ipaddr.js's `unicast` range: loopback, private,
- *    link-local (169.254.169.254), CGNAT (100.64/10), unique-local, multicast, reserved,
- *    6to4/Teredo/NAT64 and the like are refused;
- *  - the one exception, for development only: loopback (127.0.0.0/8, ::1 and the name
- *    `localhost`) when WEBHOOK_ALLOW_LOOPBACK=on (refused in production).
- *
- * A name is resolved at registration and again at connect, so a name that resolved to a
- * public address when it was registered and to a private one later (DNS rebinding) is refused
- * when the connection is made: the connection uses the addresses that were checked.
+ * The one policy of webhook destinations, applied at registration and again at every connection
+ * (./http.ts), with the same resolver: http(s) only, no credentials, https only in production; a
+ * host name must be a dotted public name (no single labels, `localhost`, `.internal`, `.local`,
+ * `.localdomain`, `.home.arpa`); every address, resolved or literal in any form the URL parser
+ * takes, must be in ipaddr.js's `unicast` range (no loopback, private, link-local, CGNAT,
+ * reserved...). Development only: loopback when WEBHOOK_ALLOW_LOOPBACK=on. Checking again at
+ * connect, with the addresses the socket uses, defeats DNS rebinding.
  */
-import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-
-/** All addresses of a host name (dns.lookup with all: true by default; tests inject their own). */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+import type dns from 'node:dns';
+import { systemResolver, type ResolvedAddress, type Resolver } from '../resolver';
 
 export interface UrlPolicy {
   /** only https URLs (production) */
@@ -38,8 +20,6 @@ export interface UrlPolicy {
   /** how host names are resolved; dns.lookup when absent */
   resolve?: Resolver;
 }
-
-export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 const REFUSED_SUFFIX = /(^|\.)(localhost|internal|local|localdomain|home\.arpa)$/;
 

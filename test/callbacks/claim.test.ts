@@ -14,16 +14,17 @@
 import type { Client } from '@temporalio/client';
 import type Koa from 'koa';
 import type { Db } from '../../src/db/knex';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import {
   callbackPayment,
-  processCallback,
-  type ProcessorDeps,
+  paymentMatches,
+  paymentMatchesSql,
   type Receipt,
   type StoredResponse,
-} from '../../src/callbacks/processor';
+} from '../../src/callbacks/receipts';
+import { processCallback, type ProcessorDeps } from '../../src/callbacks/processor';
 import { orderReference } from '../../src/domain/promptpay';
-import { createPendingPayment, paymentMatches, paymentMatchesSql, type Payment } from '../../src/payments/repository';
+import { createPendingPayment, type Payment } from '../../src/payments/repository';
 import { statementsOf, testConfig, testLogger, uniq, waitFor, workerDb } from '../support/stack';
 import { callbackError, fieldSigned, post } from './helpers';
 

@@ -7,8 +7,9 @@ import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import type { ProviderName } from '../../src/config';
 import { handlerRecordFrom } from '../../src/callbacks/records';
-import { createApp } from '../../src/http/app';
-import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
+import { createApp } from '../../src/app/app';
+import { testConfig, testLogger, uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
 import {
   callbackError,
   cardPayment,
@@ -22,11 +23,7 @@ import {
   type TestPayment,
 } from './helpers';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack();
-});
-afterAll(() => stack.close());
+const stack = useTestStack();
 
 /** The same services with other settings (allow-lists, proxies, limits). */
 const appWith = (env: Record<string, string>): Koa =>

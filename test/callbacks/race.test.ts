@@ -5,17 +5,14 @@
  * before it starts the workflow and answers.
  */
 import request from 'supertest';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
 import { apiKey } from '../webhooks/helpers';
 import { fieldSigned, headerSigned, post, resultOf } from './helpers';
 
 jest.setTimeout(360_000);
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack({ env: { SIMULATORS: 'on' } });
-});
-afterAll(() => stack.close());
+const stack = useTestStack({ env: { SIMULATORS: 'on' } });
 
 it('a signed QR callback sent the moment /qrpayment answered 200 finds its payment, 100 times out of 100', async () => {
   const { key } = await apiKey(stack, ['payments:write']);

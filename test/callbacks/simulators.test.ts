@@ -2,24 +2,22 @@
  * The sandbox providers: for sandbox payments they post correctly signed callbacks from loopback,
  * with the outcome chosen by the satang part of the amount (README "Sandbox").
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { sandboxOutcome, startCallbackSimulator, type CallbackSimulator } from '../../src/simulators/callbacks';
 import { paidOrderWorkflowId } from '../../src/domain/workflow-contract';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
+import { serveApp } from '../support/servers';
 import { apiKey } from '../webhooks/helpers';
 import { cardPayment, resultOf, waitFor } from './helpers';
 
 let stack: TestStack;
-let server: http.Server;
+let gateway: Awaited<ReturnType<typeof serveApp>>;
 let simulator: CallbackSimulator;
 let key: string;
 beforeAll(async () => {
   stack = await createTestStack({ env: { SIMULATOR_DELAY_S: '5', PAID_ORDER_CONFIRM_WINDOW_S: '10' } });
-  server = http.createServer(stack.app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const gatewayUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  gateway = await serveApp(stack.app);
+  const gatewayUrl = gateway.url;
   simulator = startCallbackSimulator({
     db: stack.db,
     config: stack.config,
@@ -33,7 +31,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await simulator.stop();
-  await new Promise<void>((r) => server.close(() => r()));
+  await gateway.close();
   await stack.close();
 });
 

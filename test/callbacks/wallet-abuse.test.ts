@@ -5,15 +5,12 @@
  */
 import request from 'supertest';
 import { createAlertThrottle } from '../../src/alerts';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import type { AdminEmail, Notifier } from '../../src/notifier';
-import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
+import { testConfig, testLogger, uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack({ worker: false });
-});
-afterAll(() => stack.close());
+const stack = useTestStack({ worker: false });
 
 function recordingNotifier(): Notifier & { mails: AdminEmail[] } {
   const mails: AdminEmail[] = [];

@@ -6,7 +6,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import request from 'supertest';
 import { paidOrderWorkflowId, type PaidOrderInput } from '../../src/domain/workflow-contract';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import { startSentrySink, waitFor, workflowInput } from './helpers';

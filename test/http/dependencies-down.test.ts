@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import request from 'supertest';
 import { createDb, type Db } from '../../src/db/knex';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { isDatabaseUnavailable, toAppError } from '../../src/http/errors';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { fieldSigned, post } from '../callbacks/helpers';

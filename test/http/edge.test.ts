@@ -1,5 +1,5 @@
 /**
- * The edge (src/http/edge.ts): the payment API's refusals it answers before Koa are the very
+ * The edge (src/app/edge.ts): the payment API's refusals it answers before Koa are the very
  * answers Koa gives (status, body, headers, metrics, access log), and it leaves every request it
  * cannot decide alone to Koa. Which path answered is seen by counting Koa's handleRequest.
  */
@@ -7,18 +7,15 @@ import type Koa from 'koa';
 import request from 'supertest';
 import { requireApiKey, revokeApiKey } from '../../src/http/middleware/api-key';
 import Router from '@koa/router';
-import { createEdge } from '../../src/http/edge';
+import { createEdge } from '../../src/app/edge';
 import { createRateLimiter, rateLimit } from '../../src/http/middleware/rate-limit';
 import { httpRequests, rateLimitRefusals } from '../../src/metrics';
 import { newKey } from '../payments/support';
-import { capturingLogger, createTestStack, testConfig, uniq, type TestStack } from '../support/stack';
-import { createApp } from '../../src/http/app';
+import { capturingLogger, testConfig, uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
+import { createApp } from '../../src/app/app';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack({ worker: false });
-});
-afterAll(() => stack.close());
+const stack = useTestStack({ worker: false });
 
 /** A gateway with the key cache on (as in production) and a fixed clock; Koa's answers counted. */
 function gateway(env: Record<string, string> = {}) {

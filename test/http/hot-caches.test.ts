@@ -7,13 +7,10 @@ import { keyLookupCache, revokeApiKey } from '../../src/http/middleware/api-key'
 import { createRateLimiter } from '../../src/http/middleware/rate-limit';
 import { cachedVersions } from '../../src/storefront/versions';
 import { newKey } from '../payments/support';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack({ worker: false });
-});
-afterAll(() => stack.close());
+const stack = useTestStack({ worker: false });
 
 /** Counts the queries the pool runs. */
 function countQueries() {

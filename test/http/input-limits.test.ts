@@ -9,7 +9,7 @@ import request from 'supertest';
 import { jsonDeeperThan, MAX_JSON_DEPTH } from '../../src/domain/json-depth';
 import { FORM_PATHS } from '../../src/http/middleware/body';
 import { capturingLogger, createTestStack, uniq, waitFor, type TestStack } from '../support/stack';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { fieldSigned, post } from '../callbacks/helpers';
 import { newKey } from '../payments/support';
 

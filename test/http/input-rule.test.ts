@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import type Koa from 'koa';
 import request from 'supertest';
 import { fieldSigned, headerSigned, post } from '../callbacks/helpers';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { findUnstorable, printableField } from '../../src/http/input-rule';
 import { createAlertThrottle } from '../../src/alerts';
 import type { AdminEmail, Notifier } from '../../src/notifier';

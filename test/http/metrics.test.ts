@@ -5,13 +5,10 @@ import { logFieldsOf } from '../../activities/instrument';
 import { createLogger } from '../../src/logger';
 import { withLogFields } from '../../src/log-context';
 import { paymentTransitions } from '../../src/metrics';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack({ worker: false });
-});
-afterAll(() => stack.close());
+const stack = useTestStack({ worker: false });
 
 const scrape = async () => {
   const res = await request(stack.app.callback()).get('/metrics');

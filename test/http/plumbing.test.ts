@@ -2,14 +2,11 @@
 import { Client, Connection } from '@temporalio/client';
 import request from 'supertest';
 import { createDb } from '../../src/db/knex';
-import { createApp } from '../../src/http/app';
-import { createTestStack, testConfig, testLogger, type TestStack } from '../support/stack';
+import { createApp } from '../../src/app/app';
+import { testConfig, testLogger } from '../support/stack';
+import { useTestStack } from '../support/servers';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack({ worker: false, env: { BODY_LIMIT_KB: '1' } });
-});
-afterAll(() => stack.close());
+const stack = useTestStack({ worker: false, env: { BODY_LIMIT_KB: '1' } });
 
 const paymentError = (code: string) => ({
   statusCode: expect.any(Number),

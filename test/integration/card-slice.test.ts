@@ -4,13 +4,10 @@
  */
 import request from 'supertest';
 import { paymentWorkflowId } from '../../src/domain/workflow-contract';
-import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
+import { provenResult, uniq, waitFor } from '../support/stack';
+import { useTestStack } from '../support/servers';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack();
-});
-afterAll(() => stack.close());
+const stack = useTestStack();
 
 describe('POST /cardpayment starts a payment workflow', () => {
   it('writes the row, and the signalled result completes the workflow', async () => {

@@ -1,7 +1,7 @@
 /** Object-store settings, presigned URL shapes and signing windows, CDN paths (no I/O). */
 import { ConfigError, loadConfig } from '../../src/config';
-import { createPresigner, imageKey, priceKey } from '../../src/objectstore/client';
-import { cdnPath, parseCdnFile } from '../../src/objectstore/links';
+import { createPresigner, imageKey, priceKey } from '../../src/storefront/assets/client';
+import { cdnPath, parseCdnFile } from '../../src/storefront/assets/links';
 
 describe('object store settings', () => {
   it('development default: the embedded store on 127.0.0.1:9000 with documented credentials, buckets, 15-minute URLs, the gateway as CDN', () => {

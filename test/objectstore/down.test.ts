@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
-import type { AssetPublisher } from '../../src/objectstore/publisher';
+import type { AssetPublisher } from '../../src/storefront/assets/publisher';
 import { startEmbeddedObjectStore, type EmbeddedObjectStore } from '../../src/stack/objectstore';
 import { freePort } from '../../src/stack/temporal';
 import { storefrontApp, storefrontError, type StorefrontTestApp } from '../storefront/helpers';

@@ -1,7 +1,7 @@
 /** The tests' object store (global-setup) with buckets of each test file's own. */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../src/config';
-import { createAssetPublisher, type AssetPublisherDeps } from '../../src/objectstore/publisher';
+import { createAssetPublisher, type AssetPublisherDeps } from '../../src/storefront/assets/publisher';
 import { testConfig, testLogger } from '../support/stack';
 
 /** Settings that point an app at the tests' object store, with fresh buckets. */

@@ -6,14 +6,11 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { revokeApiKey } from '../../src/http/middleware/api-key';
-import { createTestStack, testDatabaseUrl, uniq, type TestStack } from '../support/stack';
+import { testDatabaseUrl, uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
 import { newKey, paymentError, request } from './support';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack({ worker: false });
-});
-afterAll(() => stack.close());
+const stack = useTestStack({ worker: false });
 
 const endpoints: { method: 'get' | 'post'; path: string; scope: string; body?: object }[] = [
   {

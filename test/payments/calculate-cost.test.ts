@@ -3,7 +3,7 @@
  * (2026-12-01, inside the seed data's promotion season).
  */
 import type Koa from 'koa';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { createTestStack, testLogger, type TestStack } from '../support/stack';
 import { newKey, paymentError, request } from './support';
 

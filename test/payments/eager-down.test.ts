@@ -9,7 +9,7 @@
  * deadline); once Temporal answers again, creations are started again and get paid.
  */
 import net from 'node:net';
-import { CALL_DEADLINE_GRACE_MS, withinDeadline } from '../../src/temporal/payments';
+import { CALL_DEADLINE_GRACE_MS, withinDeadline } from '../../src/temporal/calls';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { fieldSigned, post, resultOf } from '../callbacks/helpers';
 import { newKey, paymentError, request, rowOf } from './support';

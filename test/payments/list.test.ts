@@ -1,13 +1,10 @@
 /** GET /payments on the real stack: the key's own payments, newest first, filters, cursor pagination. */
 import { paymentWorkflowId } from '../../src/domain/workflow-contract';
-import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
+import { provenResult, uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
 import { newKey, request, rowOf, waitFor } from './support';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack();
-});
-afterAll(() => stack.close());
+const stack = useTestStack();
 
 const api = () => request(stack.app.callback());
 

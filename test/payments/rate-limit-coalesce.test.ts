@@ -7,14 +7,11 @@
  */
 import type { Db } from '../../src/db/knex';
 import { createRateLimiter, type RateDecision } from '../../src/http/middleware/rate-limit';
-import { createTestStack, statementsOf, uniq, type TestStack } from '../support/stack';
+import { statementsOf, uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
 import { testClock } from './support';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack({ worker: false });
-});
-afterAll(() => stack.close());
+const stack = useTestStack({ worker: false });
 
 const limiterOn = (clock: () => number, perSecond = 100, perMinute = 1000, db: Db = stack.db) =>
   createRateLimiter({ db, clock, perSecond, perMinute });

@@ -4,16 +4,13 @@
  * headers on every response, Retry-After, and one limit shared by two gateways on one database.
  */
 import Koa from 'koa';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { createRateLimiter } from '../../src/http/middleware/rate-limit';
-import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
+import { testConfig, testLogger, uniq } from '../support/stack';
+import { useTestStack } from '../support/servers';
 import { newKey, paymentError, request, testClock } from './support';
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await createTestStack({ worker: false });
-});
-afterAll(() => stack.close());
+const stack = useTestStack({ worker: false });
 
 const gateway = (clock: () => number): Koa =>
   createApp({

@@ -2,7 +2,7 @@
 import request from 'supertest';
 import type { ApiKeyMode } from '../../src/domain/api-keys';
 import type { Db } from '../../src/db/knex';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { createApiKey } from '../../src/http/middleware/api-key';
 import { testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 

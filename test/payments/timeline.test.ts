@@ -4,27 +4,22 @@
  * link to its workflow in Temporal Web; the visibility rules of /checkstatus.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { listenLocal, useTestStack } from '../support/servers';
+import { uniq } from '../support/stack';
 import { fieldSigned, post } from '../callbacks/helpers';
 import { newKey, request, rowOf, waitFor } from './support';
 
-let stack: TestStack;
+const stack = useTestStack();
 let key: { id: string; key: string };
-let hook: http.Server;
+let hook: Awaited<ReturnType<typeof listenLocal>>;
 beforeAll(async () => {
-  stack = await createTestStack();
   key = await newKey(stack.db, { scopes: ['payments:write', 'payments:read', 'webhooks:manage'] });
-  hook = http.createServer((_req, res) => res.writeHead(204).end());
-  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+  hook = await listenLocal(http.createServer((_req, res) => res.writeHead(204).end()));
+  const url = `${hook.url}/hook`;
   const ep = await request(stack.app.callback()).post('/webhooks/endpoints').set('X-API-Key', key.key).send({ url });
   expect(ep.status).toBeLessThan(300);
 });
-afterAll(async () => {
-  await stack.close();
-  await new Promise((r) => hook.close(r));
-});
+afterAll(() => hook.close());
 
 const timeline = (orderId: string, k = key.key) =>
   request(stack.app.callback())

@@ -8,7 +8,7 @@
 import net from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { newKey, paymentError, request, rowOf } from './support';
 

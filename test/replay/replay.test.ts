@@ -38,7 +38,8 @@ import {
   type OrderRefundsWorkflow,
 } from '../../src/domain/workflow-contract';
 import { findTemporalCli } from '../../src/stack/temporal';
-import { AesGcmCodec, ENCRYPTED_ENCODING, type KeyRing } from '../../src/temporal/codec';
+import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
+import type { KeyRing } from '../../src/key-ring';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey } from '../payments/support';
 import { startSmtpSink } from '../../src/simulators/smtp-sink';

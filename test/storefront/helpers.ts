@@ -5,7 +5,7 @@ import path from 'node:path';
 import type Koa from 'koa';
 import type { Test } from 'supertest';
 import http, { type IncomingMessage } from 'node:http';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { createTestStack, testConfig, testLogger, type TestStack } from '../support/stack';
 
 export interface StorefrontTestApp {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { startEmbeddedObjectStore } from '../../src/stack/objectstore';
 import { startEmbeddedPostgres } from '../../src/stack/postgres';
 import { freePort, startEmbeddedTemporal } from '../../src/stack/temporal';
-import { bundleWorkflows } from '../../src/temporal/worker';
+import { bundleWorkflows } from '../../src/app/worker';
 
 export default async function globalSetup(): Promise<void> {
   const root = path.resolve(__dirname, '..', '..');

@@ -14,7 +14,7 @@ import { sandboxProviders } from '../../src/simulators/providers';
 import { loadConfig, type Config } from '../../src/config';
 import { createDb, migrateLatest, type Db } from '../../src/db/knex';
 import { isCatalogEmpty, seedCatalog } from '../../src/db/seed';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { clientOnWorkerConnection, connectClient } from '../../src/temporal/client';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
@@ -22,7 +22,7 @@ import { signResult } from '../../src/callbacks/result-proof';
 import type { PaymentResult, QueueKind } from '../../src/domain/workflow-contract';
 import { newId } from '../../src/ids';
 import { createLogger } from '../../src/logger';
-import { createQueueWorkers, type QueueWorkers } from '../../src/temporal/worker';
+import { createQueueWorkers, type QueueWorkers } from '../../src/app/worker';
 
 export interface TestStack {
   app: Koa;

@@ -15,7 +15,7 @@ import {
 } from '../../src/domain/workflow-contract';
 import { createActivities } from '../../activities';
 import { sandboxProviders } from '../../src/simulators/providers';
-import { createQueueWorkers, type QueueWorkers } from '../../src/temporal/worker';
+import { createQueueWorkers, type QueueWorkers } from '../../src/app/worker';
 import { createTestStack, provenResult, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 import { apiKey, paidQrEvent, registerEndpoint, startReceiver, type Receiver } from './helpers';
 

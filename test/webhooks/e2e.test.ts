@@ -5,23 +5,21 @@
  * first attempt and three retries 1 s, 2 s and 4 s apart (measured from its own log), then the
  * delivery is a dead letter, which an operator lists and replays.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { startCallbackSimulator, type CallbackSimulator } from '../../src/simulators/callbacks';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
+import { serveApp } from '../support/servers';
 import { waitFor } from '../callbacks/helpers';
 import { apiKey, deliveriesSettled, registerEndpoint, startReceiver, type Receiver } from './helpers';
 
 let stack: TestStack;
-let server: http.Server;
+let gateway: Awaited<ReturnType<typeof serveApp>>;
 let simulator: CallbackSimulator;
 const receivers: Receiver[] = [];
 beforeAll(async () => {
   stack = await createTestStack();
-  server = http.createServer(stack.app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const gatewayUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  gateway = await serveApp(stack.app);
+  const gatewayUrl = gateway.url;
   simulator = startCallbackSimulator({
     db: stack.db,
     config: stack.config,
@@ -34,7 +32,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await simulator.stop();
-  await new Promise<void>((r) => server.close(() => r()));
+  await gateway.close();
   await stack.close();
   for (const r of receivers) await r.stop();
 });

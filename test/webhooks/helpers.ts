@@ -1,10 +1,10 @@
 /** Shared by the webhook tests: API keys, a webhook receiver on loopback that logs every request. */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApiKey } from '../../src/http/middleware/api-key';
 import { Webhook } from 'standardwebhooks';
 import { verifyWebhook } from '../../src/webhooks/signing';
+import { listenLocal } from '../support/servers';
 import { uniq, type TestStack } from '../support/stack';
 
 export async function apiKey(
@@ -59,8 +59,7 @@ export async function startReceiver(status = 200): Promise<Receiver> {
     });
   });
   server.keepAliveTimeout = 1;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  receiver.url = `${(await listenLocal(server)).url}/hooks`;
   return receiver;
 }
 

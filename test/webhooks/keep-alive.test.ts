@@ -6,7 +6,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import { CONNECTION_FAILED, postWebhook } from '../../src/webhooks/http';
-import type { Resolver, UrlPolicy } from '../../src/webhooks/url-policy';
+import type { UrlPolicy } from '../../src/webhooks/url-policy';
+import type { Resolver } from '../../src/resolver';
 
 const listen = async <S extends net.Server>(server: S): Promise<number> => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -13,10 +13,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createWebhookActivities } from '../../activities/webhooks';
 import { loadConfig } from '../../src/config';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import { createEndpoint } from '../../src/webhooks/endpoints';
 import { CONNECTION_FAILED, postWebhook, TIMEOUT } from '../../src/webhooks/http';
-import { addressAllowed, urlProblem, type Resolver, type UrlPolicy } from '../../src/webhooks/url-policy';
+import { addressAllowed, urlProblem, type UrlPolicy } from '../../src/webhooks/url-policy';
+import type { Resolver } from '../../src/resolver';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { apiKey, startReceiver, type Receiver } from './helpers';
 

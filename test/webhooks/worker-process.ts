@@ -9,7 +9,7 @@ import { sandboxProviders } from '../../src/simulators/providers';
 import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db/knex';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
-import { createWorker } from '../../src/temporal/worker';
+import { createWorker } from '../../src/app/worker';
 
 async function main() {
   const env = process.env;

@@ -162,7 +162,7 @@ export const unauthorized = (reason: 'missing' | 'invalid' | 'revoked') =>
     { reason },
   );
 
-/** requireApiKey()'s middleware carries its scope here, for the edge (src/http/edge.ts). */
+/** requireApiKey()'s middleware carries its scope here, for the edge (src/app/edge.ts). */
 export const REQUIRED_SCOPE = Symbol('required scope');
 
 /** Require a valid key with `scope`; sets ctx.state.apiKey. */

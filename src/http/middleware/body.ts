@@ -76,10 +76,9 @@ const aborted = () => Object.assign(new Error('request aborted'), { status: 400,
 
 /**
  * The request's bytes as UTF-8 text, with the limit checked as they arrive (413 once over it).
- * Events, not `for await`: the async iterator cost about 4% of a refused callback
- * (bench:hotpaths), and it destroyed the socket when the loop threw, so a chunked body over the
- * limit got a reset connection instead of its 413. Past the limit nothing more is kept; Node
- * discards the rest of the body once the answer is sent.
+ * Events, not `for await`: the async iterator was slower and destroyed the socket when the loop
+ * threw, so a chunked body over the limit got a reset instead of its 413. Past the limit nothing
+ * more is kept; Node discards the rest of the body once the answer is sent.
  */
 function readText(req: IncomingMessage, limitBytes: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -119,7 +118,7 @@ const nothing = () => Promise.resolve();
 
 /**
  * The request body, read once into ctx.request.body (a step, not a middleware: see
- * src/http/app.ts). POST, PUT, PATCH and DELETE: the content-type rule, then JSON (readJson) or,
+ * src/app/app.ts). POST, PUT, PATCH and DELETE: the content-type rule, then JSON (readJson) or,
  * for anything else, koa-body (forms, with their raw text). Other methods carry no body: {} as
  * koa-body sets it, without asking koa-body (four content-type tests a request).
  */

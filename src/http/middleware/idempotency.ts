@@ -1,19 +1,12 @@
 /**
  * Idempotency-Key on the payment API's POSTs (IETF draft "The Idempotency-Key HTTP Header Field").
- *
- * Contract:
- *  - Without the header a request runs as usual. With it (1-255 visible ASCII characters, bare or
- *    as a quoted structured-field string), the key is scoped to the caller's API key (or to
- *    anonymous callers of a public endpoint) and kept for 24 hours in Postgres, so every gateway
- *    process sees it.
- *  - Same key, same request (method, path and body, compared after parsing with keys sorted) ->
- *    the first response is replayed (status and body, byte for byte: the body is kept as the
- *    JSON text that was sent) with `Idempotent-Replayed: true`.
- *  - Same key, another request -> 422 IDEMPOTENCY_KEY_REUSED; nothing runs.
- *  - Same key while the first request is still running -> 409 CONFLICT with Retry-After; a record
- *    left in flight for more than 60 s (a crashed gateway) is taken over by the same request.
- *  - Responses below 500 are kept; a 5xx (or an unexpected error) releases the key, so the client
- *    can retry the same request with the same key.
+ * With the header (1-255 visible ASCII characters), the key is scoped to the caller's API key and
+ * kept 24 hours in Postgres, so every gateway process sees it:
+ *  - same key, same request (method, path, parsed body) -> the first response replayed byte for
+ *    byte with `Idempotent-Replayed: true`; same key, another request -> 422
+ *    IDEMPOTENCY_KEY_REUSED; same key still running -> 409 CONFLICT with Retry-After (a record in
+ *    flight over 60 s, from a crashed gateway, is taken over by the same request);
+ *  - responses below 500 are kept; a 5xx releases the key, so the same request may be retried.
  */
 import { createHash } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';

@@ -46,7 +46,7 @@ export function violationOf(ctx: Context, router: Router): InputViolation | unde
   return undefined;
 }
 
-/** A step (see src/http/app.ts), after the body is read: throws 400 INVALID_INPUT for a refused request. */
+/** A step (see src/app/app.ts), after the body is read: throws 400 INVALID_INPUT for a refused request. */
 export function inputRule(router: Router, onRefused?: (ctx: Context, v: InputViolation) => void) {
   return (ctx: Context): void => {
     const v = violationOf(ctx, router);

@@ -1,31 +1,13 @@
 /**
- * Rate limits of the payment API: per API key (or per client address for calls without a valid
- * key), RATE_LIMIT_PER_MINUTE (1000) per minute and RATE_LIMIT_PER_SECOND (100) per second.
- *
- * Contract:
- *  - Fixed windows aligned to the clock (second and minute). A request is admitted when both
- *    windows have room; an admitted request counts in both, a refused one in neither.
- *  - The counters of API keys live in Postgres (table rate_limits), so any number of gateway
- *    processes on one database enforce one limit together. They are updated by atomic upserts,
- *    coalesced per key: while this gateway's upsert for a key is in flight, the key's later
- *    requests wait; when it returns, all n that waited go together as ONE upsert that counts them
- *    at once, admitting k = min(n, room left in the second window, room left in the minute window)
- *    (room never below 0). The n get their decisions in arrival order: the first k are admitted,
- *    each with the Remaining of its own position in the count, the rest are refused. So a key
- *    costs at most one statement in flight per gateway, whatever its concurrency. A failed
- *    statement fails every request of its batch. A batch is counted in the windows of the clock
- *    when it is sent, and its decisions (Reset, Retry-After) are told from that moment. Once a key is refused, this gateway refuses it
- *    again without asking Postgres until the refusing window ends (the answer Postgres would
- *    give); a batch that was waiting when the refusal came is answered from it too.
- *  - Callers without a valid key (bucketed by client address) are counted in this gateway's
- *    memory, by the same rule: a flood of bad keys or anonymous calls costs no database write.
- *    With N gateways an address may get up to N times the limit.
- *  - Every response of a limited route carries X-RateLimit-Limit, X-RateLimit-Remaining and
- *    X-RateLimit-Reset (unix seconds). They describe the window closest to running out (as the
- *    IETF RateLimit header draft does with several policies): usually the one-second burst
- *    window, the minute window once fewer than 100 requests are left in it.
- *  - A refused request is 429 RATE_LIMITED with Retry-After (whole seconds until it would pass).
- *  - The clock is injected (tests move it; nothing sleeps).
+ * Rate limits of the payment API: per API key (per client address without a valid key),
+ * RATE_LIMIT_PER_MINUTE and RATE_LIMIT_PER_SECOND, in fixed windows aligned to the clock; a request
+ * is admitted when both windows have room and counts in both. API keys are counted in Postgres
+ * (rate_limits), so every gateway enforces one limit, by atomic upserts coalesced per key: the
+ * requests that wait behind a key's upsert in flight go together as one, admitted in arrival
+ * order while there is room. A refused key is refused here, without Postgres, until its window
+ * ends. Addresses are counted in memory (a flood costs no write; N gateways allow N times).
+ * Answers carry X-RateLimit-Limit/-Remaining/-Reset of the window closest to running out; a
+ * refusal is 429 RATE_LIMITED with Retry-After. The clock is injected.
  */
 import type { Context, Middleware, Next } from 'koa';
 import { clientAddress, compileCidrs, formatAddress } from '../ip';
@@ -272,7 +254,7 @@ export function rateLimit(
     if (!d.allowed) throw rateLimited(d);
     await next();
   };
-  // the edge (src/http/edge.ts) may decide a request of the default bucket rule before Koa
+  // the edge (src/app/edge.ts) may decide a request of the default bucket rule before Koa
   return opts.bucketOf ? middleware : Object.assign(middleware, { [EDGE_LIMIT]: { limiter, addressBucketOf } });
 }
 

@@ -1,15 +1,9 @@
 /**
- * The identity service: identities (<region>:<uuid>, the user id of SPEC.md) and the temporary
- * credentials (access key id, secret access key, session token, expiry) that a signed-in
- * client uses to presign GET /auth/apikey/get.
- *
- * Secrets: the secret access key is derived from the service's secret and the access key id
- * (HMAC), so it is never stored; the session token is stored as a SHA-256 hash only. A stolen
- * database therefore gives no usable credentials.
- *
- * In development its two operations are reachable over HTTP (the identity simulator, see
- * routes/storefront-auth.ts), shaped like the Cognito identity API the shop's client uses:
- * GetId (an identity for a login, or a new guest) and GetCredentialsForIdentity.
+ * The identity service: identities (<region>:<uuid>, SPEC.md's user id) and the temporary
+ * credentials a signed-in client uses to presign GET /auth/apikey/get. The secret access key is
+ * derived (HMAC of the access key id), never stored; the session token is stored as a SHA-256
+ * hash: a stolen database gives no usable credentials. In development GetId and
+ * GetCredentialsForIdentity are served over HTTP, shaped like Cognito's identity API.
  */
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';

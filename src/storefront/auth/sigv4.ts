@@ -1,21 +1,11 @@
 /**
- * Verification of SigV4 presigned query parameters (the AWS signature version 4, query-string
- * form), as the storefront's sign-in sends them to GET /auth/apikey/get.
- *
- * The contract: a request verifies when, and only when,
- *  - X-Amz-Algorithm is AWS4-HMAC-SHA256;
- *  - X-Amz-Credential is <access key id>/<yyyymmdd>/<region>/<service>/aws4_request, the date
- *    is the day of X-Amz-Date and region and service are the ones this verifier serves;
- *  - the time is within [X-Amz-Date - allowed skew, X-Amz-Date + X-Amz-Expires] (<= 7 days);
- *  - X-Amz-SignedHeaders is a sorted, lower-case list that includes host, and every header in
- *    it is present;
- *  - the access key is known to the identity service, not revoked and not expired, and
- *    X-Amz-Security-Token is present exactly when the credentials are temporary, and matches;
- *  - X-Amz-Signature equals the signature recomputed over the method, path, every other query
- *    parameter and the signed headers (compared in constant time).
- * The canonical request and the signature are computed by @smithy/signature-v4 (the AWS SDK's
- * signer) with the request's own parameters; this module decides what is checked.
- *
+ * Verification of SigV4 presigned query parameters, as the storefront's sign-in sends them to GET
+ * /auth/apikey/get. A request verifies when, and only when: X-Amz-Algorithm is AWS4-HMAC-SHA256;
+ * X-Amz-Credential is <key id>/<yyyymmdd>/<region>/<service>/aws4_request for the day of
+ * X-Amz-Date and this verifier's region and service; the time is within the skew and
+ * X-Amz-Expires (<= 7 days); X-Amz-SignedHeaders is sorted, lower-case, includes host and names
+ * present headers; the key is known, live, and X-Amz-Security-Token matches when temporary; and
+ * X-Amz-Signature equals the one @smithy/signature-v4 recomputes (constant-time compare).
  * Parameter names are the X-Amz- spelling of SPEC.md's X-<vendor>- parameters.
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -242,7 +232,7 @@ export async function verifyPresigned<P>(req: PresignedRequest, opts: VerifyOpti
   return { ok: true, accessKeyId, principal: cred.principal, signedAt, expiresAt };
 }
 
-/** A presigned URL (client side): used by the identity simulator's docs, the tests and the benchmark. */
+/** A presigned URL (client side): used by the identity simulator's docs, the tests and the bench scripts. */
 export async function presignUrl(opts: {
   url: string;
   method?: string;

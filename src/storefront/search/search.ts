@@ -1,23 +1,11 @@
 /**
- * Hybrid product search. Several rankers each order the product groups for a query; reciprocal
- * rank fusion (RRF) merges their orders: score(g) = sum over rankers of weight / (K + rank).
- *
- *  - lexical:  Postgres full text (tsvector, english stemming) over the pre-split Thai/English
- *              text, names weighted over keywords over categories over descriptions;
- *  - synonym:  the same, for the keywords that stand beside the query's words in the data;
- *  - trigram:  pg_trgm word similarity over names, brand and keywords (typos, partial words), its
- *              candidates from the GIN trigram index (search_trigram(), migrations);
- *  - vector:   cosine similarity of the Embedder's vectors;
- *  - exact:    a barcode, product id or group id typed as the query.
- *
- * Misspelt words are corrected from the catalog's vocabulary (spelling.ts) and ranked beside the
- * words as typed. Then the concept layer (concepts.ts): a query that names a category, a brand
- * or a lexicon concept (synonym, hypernym, dish or occasion) lifts that concept's groups: when
- * the query is the concept's name, its core groups come first (best sellers first), then its
- * related ones, each in the fused order; when the query only contains it, the lift is small.
- *
- * A result is a product group with the variants that match the query's size words (all
- * variants when it names none), their prices and stock flags.
+ * Hybrid product search: several rankers each order the product groups, and reciprocal rank
+ * fusion merges them (score = sum of weight / (K + rank)): lexical (Postgres full text over the
+ * pre-split Thai/English text), synonym, trigram (pg_trgm word similarity: typos, partial
+ * words), vector (the Embedder) and exact (a barcode, product id or group id). Misspelt words are
+ * corrected from the catalog's vocabulary (spelling.ts); a query that names a concept lifts its
+ * groups (concepts.ts). A result is a product group with the variants matching the query's size
+ * words (all when it names none), their prices and stock flags.
  */
 import { satangToThb } from '../../domain/money';
 import type { Db } from '../../db/knex';

@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Activities } from '../../activities';
-import { temporalTlsOptions, type TemporalTlsFiles } from './client';
+import { temporalTlsOptions, type TemporalTlsFiles } from '../temporal/client';
 import { taskQueueOf, type QueueKind } from '../domain/workflow-contract';
-import { dataConverterOf, type KeyRing } from './codec';
+import { dataConverterOf } from '../temporal/codec';
+import type { KeyRing } from '../key-ring';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 

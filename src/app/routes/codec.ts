@@ -10,11 +10,11 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Payload } from '@temporalio/common';
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../../http/deps';
 import { AppError, ErrorCode } from '../../domain/errors';
 import { AesGcmCodec } from '../../temporal/codec';
-import { lookupApiKey } from '../middleware/api-key';
-import { ApiKeyAuth, errorResponses, registry, z } from '../openapi';
+import { lookupApiKey } from '../../http/middleware/api-key';
+import { ApiKeyAuth, errorResponses, registry, z } from '../../http/openapi';
 
 const WirePayloads = registry.register(
   'CodecPayloads',

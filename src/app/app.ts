@@ -6,10 +6,10 @@ import Router from '@koa/router';
 import { IncomingMessage, type ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { createNotifier } from '../notifier';
-import type { AppDeps } from './deps';
-import { bodyReader } from './middleware/body';
-import { front } from './middleware/request';
-import { apiKeyContext, keyLookupCache } from './middleware/api-key';
+import type { AppDeps } from '../http/deps';
+import { bodyReader } from '../http/middleware/body';
+import { front } from '../http/middleware/request';
+import { apiKeyContext, keyLookupCache } from '../http/middleware/api-key';
 import { createEdge } from './edge';
 import { bankRoutes } from '../bank/routes';
 import { callbackIpGuard } from '../callbacks/verify';
@@ -17,17 +17,17 @@ import { callbackRoutes } from '../callbacks/routes';
 import { paymentRoutes } from '../payments/routes';
 import { costRoutes } from '../payments/cost-routes';
 import { isStorefrontPath, storefrontRoutes } from '../storefront/routes';
-import { cors } from './middleware/cors';
+import { cors } from '../http/middleware/cors';
 import { systemRoutes } from './routes/system';
 import { webhookRoutes } from '../webhooks/routes';
-import { objectStoreRoutes } from '../objectstore/routes';
+import { objectStoreRoutes } from '../storefront/assets/routes';
 import { createAlertThrottle } from '../alerts';
 import { callbackInputRefused } from '../callbacks/bad-input';
-import { inputRule } from './middleware/input';
+import { inputRule } from '../http/middleware/input';
 import { metricsRoutes } from './routes/metrics';
 import { codecRoutes } from './routes/codec';
 import { timelineRoutes } from '../payments/timeline';
-import { memoizeRouteMatching, routerMiddleware } from './route-match';
+import { memoizeRouteMatching, routerMiddleware } from '../http/route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
 
 export function createApp(deps: AppDeps): Koa {
@@ -62,8 +62,8 @@ export function createApp(deps: AppDeps): Koa {
   memoizeRouteMatching(router); // every route is in: nothing is added after this
 
   // Two middlewares before the router, not ten: each Koa middleware is a dispatch, a promise and
-  // an await on every request (bench:hotpaths). The front: request id, error envelopes, CORS, the
-  // callback address check, metrics and the access log (src/http/middleware/request.ts).
+  // an await on every request. The front: request id, error envelopes, CORS, the callback address
+  // check, metrics and the access log (src/http/middleware/request.ts).
   app.use(
     front({
       logger: deps.logger,
@@ -89,7 +89,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(routerMiddleware(router)); // router.routes(), each match's chain composed once
   app.use(router.allowedMethods());
 
-  // the edge answers the payment API's cheapest refusals before Koa (src/http/edge.ts): every
+  // the edge answers the payment API's cheapest refusals before Koa (src/app/edge.ts): every
   // server of the app (npm start, the gateway role, the tests) gets it through app.callback()
   const edge = createEdge({ router, keys, logger: deps.logger });
   const koaCallback = app.callback.bind(app);

@@ -5,9 +5,9 @@
  * target has both.
  */
 import Router from '@koa/router';
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../../http/deps';
 import { deadLettersOpen, registry } from '../../metrics';
-import { registry as openapi } from '../openapi';
+import { registry as openapi } from '../../http/openapi';
 
 openapi.registerPath({
   method: 'get',

@@ -1,18 +1,11 @@
 /**
- * Publishes the storefront's assets to the object store: one gzip JSON file of prices and stock
- * per branch (`<branchId>.gz` in the price bucket) and every group image (`<groupId>/<imageId>.<fmt>`
- * in webp, png and jpg in the image bucket).
- *
- * - Trigger: the data versions of storefront_versions (the triggers behind the ETags), polled every
- *   ASSET_PUBLISH_POLL_MS; the seed bumps them too, so a fresh start publishes everything.
- * - Only what changed: a price file is uploaded when its bytes' MD5 differs from the ETag the store
- *   lists for it; an image when the data it is drawn from changed (storefront_assets keeps that
- *   hash with the ETag) or the store lists another ETag (a wiped or edited bucket heals itself).
- * - Never half-published: every object is one PUT with Content-MD5, which the store verifies before
- *   it replaces the old object in one step, so readers see the old file or the new one, whole.
- * - Retried: a failed run is tried again with exponential back-off (1 s doubling to 60 s, jitter),
- *   and a later run redoes only what is still missing. One publisher at a time per database and
- *   buckets (a transaction-scoped advisory lock), whatever the number of gateway processes.
+ * Publishes the storefront's assets to the object store: a gzip JSON file of prices and stock per
+ * branch and every group image (webp, png, jpg). Triggered by the data versions of
+ * storefront_versions, polled every ASSET_PUBLISH_POLL_MS. Only what changed is uploaded (a price
+ * file whose MD5 differs from the store's ETag; an image whose source data or ETag changed), each
+ * object in one PUT with Content-MD5, so readers see the old file or the new one, whole. A failed
+ * run is retried with back-off (1 s doubling to 60 s, jitter); one publisher at a time per
+ * database and buckets (an advisory lock).
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -25,11 +18,11 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { Config } from '../config';
-import type { Db } from '../db/knex';
-import { satangToThb } from '../domain/money';
-import type { Logger } from '../logger';
-import { createImageStore, productSvg } from '../storefront/images';
+import type { Config } from '../../config';
+import type { Db } from '../../db/knex';
+import { satangToThb } from '../../domain/money';
+import type { Logger } from '../../logger';
+import { createImageStore, productSvg } from '../images';
 import {
   loadCatalog,
   loadInventory,
@@ -37,9 +30,9 @@ import {
   type CatalogSnapshot,
   type InventorySnapshot,
   type PriceSnapshot,
-} from '../storefront/snapshot';
-import { readVersions, type Versions } from '../storefront/versions';
-import { IMAGE_FORMATS, imageIdsOf, type ImageFormat } from '../storefront/views';
+} from '../snapshot';
+import { readVersions, type Versions } from '../versions';
+import { IMAGE_FORMATS, imageIdsOf, type ImageFormat } from '../views';
 import { branchOfPriceKey, createS3Client, imageKey, isImageKey, priceKey } from './client';
 
 export const PRICE_FILE_CACHE_CONTROL = 'no-cache';

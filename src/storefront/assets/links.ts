@@ -7,9 +7,9 @@
  * The gateway's own image paths stay as they are (`image`, `webp`/`png`/`jpg`), so a client whose
  * object store is out of reach falls back to them.
  */
-import type { Config } from '../config';
-import type { CatalogSnapshot } from '../storefront/snapshot';
-import type { ImageFormat } from '../storefront/views';
+import type { Config } from '../../config';
+import type { CatalogSnapshot } from '../snapshot';
+import type { ImageFormat } from '../views';
 import { createPresigner, imageKey, objectStoreReady, priceKey, type Presigner } from './client';
 
 export const PRICE_URL_PATH = '/api/price/url/{branchId}';

@@ -1,9 +1,9 @@
 /** /healthz (process up), /readyz (Postgres and Temporal reachable), /openapi.json, /docs. */
 import Router from '@koa/router';
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../../http/deps';
 import { temporalReachable } from '../../temporal/client';
 import { AppError, ErrorCode } from '../../domain/errors';
-import { openApiDocument, registry, z } from '../openapi';
+import { openApiDocument, registry, z } from '../../http/openapi';
 import { DOCS_ASSETS, DOCS_HTML, docsAsset } from './docs-page';
 
 /** Each check of /readyz gives up after this long, so /readyz answers within 1 s whatever hangs. */

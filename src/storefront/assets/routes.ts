@@ -9,10 +9,10 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { AppDeps } from '../http/deps';
-import { AppError, ErrorCode } from '../domain/errors';
-import { validate } from '../http/validate';
-import { registry, z } from '../http/openapi';
+import type { AppDeps } from '../../http/deps';
+import { AppError, ErrorCode } from '../../domain/errors';
+import { validate } from '../../http/validate';
+import { registry, z } from '../../http/openapi';
 import { createPresigner, createS3Client, imageKey, objectStoreReady, priceKey } from './client';
 import { parseCdnFile } from './links';
 

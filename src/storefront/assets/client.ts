@@ -12,8 +12,8 @@ import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
 import { HttpRequest } from '@smithy/protocol-http';
-import type { Config } from '../config';
-import type { ImageFormat } from '../storefront/views';
+import type { Config } from '../../config';
+import type { ImageFormat } from '../views';
 
 // Node 20 is this project's runtime (package.json engines); the SDK's notice about its future releases is not actionable here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -13,7 +13,7 @@ import {
   type RefundOutcome,
   type RefundRequest,
 } from '../domain/workflow-contract';
-import { withinDeadline } from './payments';
+import { withinDeadline } from '../temporal/calls';
 
 /** How long a refunds workflow stays open without a refund. */
 export const REFUNDS_IDLE_SECONDS = 6 * 3600;

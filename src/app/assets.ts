@@ -10,7 +10,7 @@ import type { Logger } from '../logger';
 import { startEmbeddedObjectStore } from '../stack/objectstore';
 import { supervise, type Supervised } from '../stack/supervisor';
 import { freePort } from '../stack/temporal';
-import { createAssetPublisher } from './publisher';
+import { createAssetPublisher } from '../storefront/assets/publisher';
 
 const portFree = (port: number) =>
   new Promise<boolean>((resolve) => {

@@ -1,40 +1,21 @@
 /**
- * The gateway's edge: the payment API's cheapest refusals, answered before Koa.
- *
- * A request with no usable API key (none, a malformed one, or one this gateway already looked up
- * and found unknown or revoked) or with a key refused by the rate limit until its window ends is
- * refused without any I/O. Through Koa such an answer cost about 4 times what bare Koa spends on
- * a fixed 401 (the context, the middleware's promises with Node 20's promise hooks on, a thrown
- * AppError); here it is one synchronous function that builds each kind of refusal once (its
- * AppError, envelope and headers: only the request id and the X-RateLimit-* values change) and
- * finds a route's guard once per route: bench:hotpaths, 104 us of main-thread CPU a bad key
- * through Koa, 53 with the first edge, 33-35 now (bare Koa: 26-27; README "Engine").
- *
- * The edge takes only requests whose answer it knows to be the one Koa would give, and leaves
- * every other request to Koa untouched:
- *  - GET, no body, a plain path (no query string, nothing percent-encoded: the input rule has
- *    nothing to check), and a route whose chain starts with the default rate limit and
- *    requireApiKey (src/http/guards.ts, src/http/middleware/api-key.ts), which is where Koa
- *    would refuse it, before any handler;
- *  - an API key whose lookup is known now (KeyLookups.peek): a key never seen in the cache's
- *    time goes to Koa, which looks it up;
- *  - the rate limit decided here (RateLimiter.decideNow): the client address's bucket (counted
- *    in this process, exactly as Koa's path counts it) for a missing or bad key; for a valid key
- *    only a refusal this gateway already holds (a valid key under its limit is counted in Postgres
- *    by Koa's path).
- * The answer is built from the same pieces as Koa's: the request id rule, the X-RateLimit-*
- * headers, the AppError of the refusal and its area's envelope, the HTTP metrics and the access
- * log line. test/http/edge.test.ts holds the two paths' answers equal, header for header.
+ * The gateway's edge: the payment API's cheapest refusals (no usable API key, or a key or address
+ * over its rate limit), answered before Koa without any I/O, each kind of refusal built once.
+ * It takes only a request whose answer it knows to be Koa's: GET, no body, a plain path, a route
+ * whose chain starts with the default rate limit and requireApiKey, a key whose lookup is cached
+ * (KeyLookups.peek) and a limit decided here (RateLimiter.decideNow); everything else goes to Koa
+ * untouched. test/http/edge.test.ts holds both paths' answers equal, header for header; why it
+ * exists and what it saves: docs/architecture.md "Why some code is shaped as it is".
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { AppError } from '../domain/errors';
 import type { Logger } from '../logger';
-import { areaOf, errorEnvelope } from './errors';
-import { REQUIRED_SCOPE, unauthorized, type KeyLookups } from './middleware/api-key';
-import { recordAnswer } from './middleware/metrics';
-import { EDGE_LIMIT, rateLimited, rateLimitHeaders, type EdgeLimit } from './middleware/rate-limit';
-import { accessLoggerOf, logAnswer, requestIdOf } from './middleware/request';
+import { areaOf, errorEnvelope } from '../http/errors';
+import { REQUIRED_SCOPE, unauthorized, type KeyLookups } from '../http/middleware/api-key';
+import { recordAnswer } from '../http/middleware/metrics';
+import { EDGE_LIMIT, rateLimited, rateLimitHeaders, type EdgeLimit } from '../http/middleware/rate-limit';
+import { accessLoggerOf, logAnswer, requestIdOf } from '../http/middleware/request';
 
 /** A path the input rule has nothing to say about and Koa reads as it is (no query, no escapes). */
 const PLAIN_PATH = /^\/[A-Za-z0-9._~!$&'()*+,;=:@/-]*$/;
@@ -70,10 +51,8 @@ export function createEdge(opts: { router: Router; keys: KeyLookups; logger: Log
   /**
    * A refusal's status, headers after X-RateLimit-* and body, which depend only on its kind (a 401's
    * reason; a 429's limit, window and Retry-After): built once from its AppError and the payment
-   * area's envelope, as Koa builds them, then reused (built on every request, they were about a
-   * quarter of the edge's cost in a server: bench:hotpaths, README "Engine"). Bounded: the kinds
-   * are few (a 401 per reason: missing, invalid, revoked; a 429 per limit, window and second
-   * left), and the map starts again if it ever fills.
+   * area's envelope, as Koa builds them, then reused. Bounded: the kinds are few, and the map
+   * starts again if it ever fills.
    */
   const refusals = new Map<string, Refusal>();
   const refusalOf = (kind: string, error: () => AppError): Refusal => {

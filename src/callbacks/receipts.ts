@@ -1,0 +1,292 @@
+/**
+ * The callback_receipts table: every SQL statement of a callback's receipt (the lookup that may
+ * claim it, the claim, the take-over, the finish, the removal). The lifecycle that calls them,
+ * and why it is safe, is in ./processor.ts.
+ */
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex';
+import { newId } from '../ids';
+import type { CallbackProvider } from '../domain/providers';
+import type { PaymentStatus } from '../domain/payment-state';
+import { orderReference } from '../domain/promptpay';
+import { toPayment, type PaymentRef } from '../payments/repository';
+
+export type { CallbackProvider };
+export type CallbackStatus = 'success' | 'failed' | 'unprocessed';
+export type Outcome = 'signalled' | 'payment_closed' | 'recorded' | 'conflict';
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+  location?: string;
+}
+
+export interface ReceiptDeps {
+  db: Db;
+  /** how long a receipt may stay unfinished before a duplicate takes its delivery over (CALLBACK_DELIVERY_LEASE_S) */
+  deliveryLeaseMs?: number;
+}
+
+/** A receipt's unique key. */
+export interface ReceiptKey {
+  provider: CallbackProvider;
+  paymentId: string;
+  status: CallbackStatus;
+}
+
+/**
+ * A provider may name the payment by our id or by the reference we gave it: the charge id, or for
+ * a QR payment the order reference in its QR (bill payment Ref1, tag 62 reference label).
+ */
+export const paymentMatches = (p: PaymentRef, given: string): boolean =>
+  given === p.id ||
+  (p.providerRef !== null && given === p.providerRef) ||
+  (p.method === 'qr' && given === orderReference(p.orderId));
+
+/**
+ * paymentMatches as SQL, over the payments row `p` of the order `orderId` (the callback's lookup
+ * claims its receipt only for a payment the route then accepts): the same three ways, kept here
+ * beside it so the two stay one rule.
+ */
+export const paymentMatchesSql = (given: string, orderId: string): { sql: string; bindings: (string | boolean)[] } => ({
+  sql: "(p.id = ? OR p.provider_ref = ? OR (p.method = 'qr' AND ?::boolean))",
+  bindings: [given, given, given === orderReference(orderId)],
+});
+
+/** How long a receipt may stay unfinished before a duplicate takes its delivery over (its gateway died). */
+export const DELIVERY_LEASE_MS = 30_000;
+
+/** A receipt as found: finished (it holds the first response) or a delivery under way. */
+export interface Receipt {
+  id: string;
+  /** the first response, once the delivery has finished */
+  response?: StoredResponse;
+  /** unfinished for longer than the delivery lease: its delivery died, a duplicate takes it over */
+  stale: boolean;
+  /** how long ago it was claimed (or taken over), by the database's clock */
+  ageMs: number;
+  /** claimed just now by this callback's own lookup (callbackPayment with a claim): this callback delivers it */
+  claimed?: true;
+}
+
+/** The columns of a receipt, read beside the payment or alone, as `receipt_*` (see receiptOf). */
+const RECEIPT_COLUMNS = `r.id AS receipt_id, r.outcome AS receipt_outcome, r.response_status AS receipt_response_status,
+  r.response_body AS receipt_response_body, r.response_location AS receipt_response_location,
+  (r.outcome IS NULL AND r.created_at < now() - ? * interval '1 millisecond') AS receipt_stale,
+  (extract(epoch FROM now() - r.created_at) * 1000)::float8 AS receipt_age_ms`;
+
+/** A claim: the receipt inserted unfinished (no outcome), by callbackPayment's lookup or by claim(). */
+const CLAIM_INSERT = `INSERT INTO callback_receipts (id, provider, payment_id, order_id, status, source_ip, request)`;
+
+export const leaseOf = (deps: Pick<ReceiptDeps, 'deliveryLeaseMs'>) => deps.deliveryLeaseMs ?? DELIVERY_LEASE_MS;
+
+function receiptOf(row: Record<string, unknown> | undefined): Receipt | null {
+  if (!row?.receipt_id) return null;
+  return {
+    id: String(row.receipt_id),
+    stale: row.receipt_stale === true,
+    ageMs: Number(row.receipt_age_ms ?? 0),
+    ...(row.receipt_outcome == null
+      ? {}
+      : {
+          response: {
+            status: Number(row.receipt_response_status),
+            body: row.receipt_response_body,
+            ...(row.receipt_response_location ? { location: String(row.receipt_response_location) } : {}),
+          },
+        }),
+  };
+}
+
+/**
+ * What a callback that passed verification claims with its lookup (callbackPayment): the receipt
+ * is claimed only when the payment it finds is one the route then delivers to, so these are the
+ * route's own checks, as SQL: the id the provider gave must name the payment (paymentMatches) and
+ * the amount must be the payment's. A callback the route refuses (404, 400) claims nothing.
+ */
+export interface Claim {
+  sourceIp: string;
+  /** the parsed payload, kept with the receipt */
+  request: unknown;
+  /** the payment id the callback gave (our id, the provider's reference, a QR's order reference); only with an order id lookup */
+  paymentRef?: string;
+  /** the amount the callback gave, in satang */
+  amountSatang?: number;
+}
+
+/**
+ * The payment a callback names (by order id or the provider's reference) and its receipt for
+ * (provider, status), in one statement; with `claim`, the same statement claims the receipt when
+ * there is none and the payment passes the claim's checks. `receipt` is then: the new one,
+ * `claimed`; the one found (a duplicate); undefined, when the insert met a receipt committed
+ * after the statement began (a concurrent first delivery: read it again and wait); or null, none
+ * and nothing claimed (the route refuses the callback).
+ */
+export async function callbackPayment(
+  deps: ReceiptDeps,
+  by: { orderId: string } | { providerRef: string },
+  provider: CallbackProvider,
+  status: CallbackStatus,
+  claim?: Claim,
+): Promise<{ payment: PaymentRef; receipt: Receipt | null | undefined } | undefined> {
+  const byOrder = 'orderId' in by;
+  const where = byOrder ? 'p.order_id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC';
+  const key = byOrder ? by.orderId : by.providerRef;
+  if (!claim) {
+    const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
+      `SELECT p.*, ${RECEIPT_COLUMNS}
+         FROM payments p
+         LEFT JOIN LATERAL (
+           SELECT * FROM callback_receipts r WHERE r.provider = ? AND r.payment_id = p.id AND r.status = ? LIMIT 1
+         ) r ON true
+        WHERE ${where} LIMIT 1`,
+      [leaseOf(deps), provider, status, key],
+    );
+    const payment = toPayment(rows[0]);
+    return payment && { payment, receipt: receiptOf(rows[0]) };
+  }
+  if (claim.paymentRef !== undefined && !byOrder)
+    throw new Error('callbackPayment: a claim with paymentRef needs the order id lookup');
+  const checks: { sql: string; bindings: (string | number | boolean)[] }[] = [
+    ...(claim.paymentRef !== undefined ? [paymentMatchesSql(claim.paymentRef, key)] : []),
+    ...(claim.amountSatang !== undefined ? [{ sql: 'p.amount_satang = ?', bindings: [claim.amountSatang] }] : []),
+  ];
+  // `r` names the payment by a scalar subquery (above: a LATERAL subquery with LIMIT, which the
+  // planner cannot flatten), so the receipt is one probe of the unique key (provider, payment_id,
+  // status) whatever the statistics say; as a plain join, on a table whose statistics still
+  // counted few receipts, the planner scanned every receipt of the provider and status.
+  // One statement, one snapshot: `r` cannot see a receipt committed after the statement began.
+  // The INSERT's ON CONFLICT can (it waits for a concurrent insert of the key and does nothing
+  // when that commits), so "no receipt seen, none claimed" is a concurrent first delivery.
+  const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
+    `WITH p AS (
+       SELECT p.*, (${checks.map((c) => c.sql).join(' AND ') || 'true'}) AS claim_checks
+         FROM payments p WHERE ${where} LIMIT 1
+     ), r AS (
+       SELECT r.* FROM callback_receipts r
+        WHERE r.provider = ? AND r.payment_id = (SELECT p.id FROM p) AND r.status = ?
+     ), c AS (
+       ${CLAIM_INSERT}
+       SELECT ?::text, ?::text, p.id, p.order_id, ?::text, ?::text, ?::jsonb FROM p
+        WHERE p.claim_checks AND NOT EXISTS (SELECT 1 FROM r)
+       ON CONFLICT (provider, payment_id, status) DO NOTHING
+       RETURNING id
+     )
+     SELECT p.*, ${RECEIPT_COLUMNS}, c.id AS claimed_id
+       FROM p LEFT JOIN r ON true LEFT JOIN c ON true`,
+    [
+      ...checks.flatMap((c) => c.bindings),
+      key,
+      provider,
+      status,
+      newId('evt'),
+      provider,
+      status,
+      claim.sourceIp,
+      JSON.stringify(claim.request ?? null),
+      leaseOf(deps),
+    ],
+  );
+  const row = rows[0];
+  const payment = toPayment(row);
+  if (!payment) return undefined;
+  if (row.claimed_id) {
+    return {
+      payment,
+      receipt: { id: String(row.claimed_id), stale: false, ageMs: 0, claimed: true },
+    };
+  }
+  const receipt = receiptOf(row);
+  return { payment, receipt: receipt ?? (row.claim_checks === true ? undefined : null) };
+}
+
+/** The receipt of (provider, payment, status), if any. */
+export async function readReceipt(deps: ReceiptDeps, key: ReceiptKey): Promise<Receipt | null> {
+  const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
+    `SELECT ${RECEIPT_COLUMNS} FROM callback_receipts r WHERE r.provider = ? AND r.payment_id = ? AND r.status = ?`,
+    [leaseOf(deps), key.provider, key.paymentId, key.status],
+  );
+  return receiptOf(rows[0]);
+}
+
+/** The new receipt's id, unfinished and committed; undefined when (provider, payment, status) has one. */
+export async function claimReceipt(db: Db, key: ReceiptKey & { orderId: string } & Claim): Promise<string | undefined> {
+  const { rows } = await db.raw<{ rows: { id: string }[] }>(
+    `${CLAIM_INSERT}
+     VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (provider, payment_id, status) DO NOTHING RETURNING id`,
+    [
+      newId('evt'),
+      key.provider,
+      key.paymentId,
+      key.orderId,
+      key.status,
+      key.sourceIp,
+      JSON.stringify(key.request ?? null),
+    ],
+  );
+  return rows[0]?.id;
+}
+
+/** A stale unfinished receipt's id, its lease renewed for this delivery; undefined when another took it. */
+export async function takeOverReceipt(deps: ReceiptDeps, id: string): Promise<string | undefined> {
+  const { rows } = await deps.db.raw<{ rows: { id: string }[] }>(
+    `UPDATE callback_receipts SET created_at = now()
+      WHERE id = ? AND outcome IS NULL AND created_at < now() - ? * interval '1 millisecond' RETURNING id`,
+    [id, leaseOf(deps)],
+  );
+  return rows[0]?.id;
+}
+
+/** Removes an unfinished receipt (a refused claim or a failed delivery), so the key is free again. */
+export async function removeUnfinished(db: Db, id: string): Promise<void> {
+  await db.raw('DELETE FROM callback_receipts WHERE id = ? AND outcome IS NULL', [id]);
+}
+
+/**
+ * Writes the outcome and response of unfinished receipt `id`, and the callback's `record` in the
+ * same statement (one round trip, atomic without BEGIN/COMMIT); with `unless`, only while the
+ * payment is in none of those statuses. False when it changed nothing.
+ */
+export async function finishReceipt(
+  db: Db,
+  id: string,
+  outcome: Outcome,
+  response: StoredResponse,
+  unless: readonly PaymentStatus[],
+  record?: { sql: string; bindings: readonly Knex.RawBinding[] },
+): Promise<boolean> {
+  const update = `UPDATE callback_receipts r
+          SET outcome = ?, response_status = ?, response_body = ?, response_location = ?
+         FROM payments p
+        WHERE r.id = ? AND r.outcome IS NULL AND p.id = r.payment_id
+          ${unless.length ? `AND p.status NOT IN (${unless.map(() => '?').join(', ')})` : ''}
+        RETURNING r.id`;
+  const bindings: Knex.RawBinding[] = [
+    outcome,
+    response.status,
+    JSON.stringify(response.body),
+    response.location ?? null,
+    id,
+    ...unless,
+  ];
+  const { rows } = await db.raw<{ rows: unknown[] }>(
+    record ? `WITH finished AS (${update}), recorded AS (${record.sql}) SELECT id FROM finished` : update,
+    record ? [...bindings, ...record.bindings] : bindings,
+  );
+  return rows.length > 0;
+}
+
+/** Receipt `id` and its payment's status now (undefined: the receipt is gone). */
+export async function readReceiptById(
+  deps: ReceiptDeps,
+  id: string,
+): Promise<{ receipt: Receipt; paymentStatus: PaymentStatus } | undefined> {
+  const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
+    `SELECT ${RECEIPT_COLUMNS}, p.status AS payment_status
+       FROM callback_receipts r JOIN payments p ON p.id = r.payment_id WHERE r.id = ?`,
+    [leaseOf(deps), id],
+  );
+  const receipt = receiptOf(rows[0]);
+  return receipt ? { receipt, paymentStatus: rows[0].payment_status as PaymentStatus } : undefined;
+}
