@@ -15,6 +15,7 @@ import { paymentWorkflowId, WorkflowType, type PaymentView } from '../domain/wor
 import { orderPaymentId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
 import { startCardPayment, startPaymentWorkflow, withinDeadline, type PaymentMemo } from '../temporal/payments';
+import { checkoutUrlOf, checkReturnUrl } from '../checkout/link';
 import { qrImage } from './qr-image';
 import { refundsOf } from './refunds-repository';
 import {
@@ -180,6 +181,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
 
   /** POST /qrpayment: the PromptPay payload and a started (or the existing) QR payment workflow. */
   async function createQrPayment(req: QrPaymentRequest, key: ApiKeyInfo): Promise<QrPaymentCreated> {
+    if (req.returnUrl) checkReturnUrl(config, req.returnUrl);
     const qr = qrPayload(req.orderId, req.amount, req.ref2);
     const row: NewPayment = {
       paymentId: orderPaymentId(config.identity.secret, req.orderId),
@@ -194,6 +196,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       expiresAt: new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString(),
       details: {
         qr: { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, ...(qr.billerId ? { billerId: qr.billerId } : {}) },
+        ...(req.returnUrl ? { returnUrl: req.returnUrl } : {}),
       },
     };
     const qrOf = (p: Payment) => {
@@ -259,6 +262,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       customerId: req.customerId,
       expiresAt: expiresAtOf(payment),
       qr: { payload, crc, image: qrImage(payload), reference: ref1 },
+      checkoutUrl: checkoutUrlOf(config, payment.id, expiresAtOf(payment)),
     };
   }
 
