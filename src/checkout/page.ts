@@ -95,6 +95,7 @@ const shell = (lang: Lang, title: string, body: string): string => `<!doctype ht
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${esc(title)}</title>
+<link rel="icon" href="/checkout/assets/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/checkout/assets/checkout.css">
 <script src="/checkout/assets/checkout.js" defer></script>
 </head><body>

@@ -33,6 +33,7 @@ const ASSETS: Record<string, string> = {
   'checkout.js': 'application/javascript; charset=utf-8',
   'checkout.css': 'text/css; charset=utf-8',
   'thai-qr-payment.svg': 'image/svg+xml',
+  'icon.svg': 'image/svg+xml',
 };
 const assetCache = new Map<string, Buffer>();
 const assetOf = (name: string): Buffer | undefined => {

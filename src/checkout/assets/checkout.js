@@ -57,10 +57,12 @@
     show(JSON.parse(e.data).status);
   });
   source.onerror = function () {
+    main.setAttribute('data-live', 'lost');
     // the browser reconnects by itself (the server's retry); the status is sent again on reconnect
     if (!FINAL[status]) statusEl.textContent = data.text.reconnecting;
   };
   source.onopen = function () {
+    main.setAttribute('data-live', 'open');
     if (!FINAL[status]) statusEl.textContent = data.text[status] || status;
   };
 })();
