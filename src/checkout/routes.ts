@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppDeps } from '../http/deps';
@@ -126,8 +126,8 @@ export function checkoutRoutes(deps: AppDeps, opts: { hub?: StatusHub } = {}): R
     ctx.body = Buffer.from(qrImage(payload).split(',')[1], 'base64');
   });
 
-  // ---- server-sent events ----
-  const streams = new Set<PassThrough>();
+  // ---- server-sent events, written straight to the response (no stream between: bench:checkout) ----
+  const streams = new Set<ServerResponse>();
   const perPayment = new Map<string, number>();
   let keepalive: NodeJS.Timeout | undefined;
 
@@ -146,28 +146,38 @@ export function checkoutRoutes(deps: AppDeps, opts: { hub?: StatusHub } = {}): R
     if ((perPayment.get(p.id) ?? 0) >= MAX_STREAMS_PER_PAYMENT)
       return refuse(429, 'Too many open pages of this payment');
 
-    const stream = new PassThrough();
+    const res = ctx.res;
+    ctx.status = 200;
+    ctx.type = 'text/event-stream';
+    ctx.set('X-Accel-Buffering', 'no');
+    ctx.respond = false;
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setNoDelay(true);
+    res.writeHead(200);
+    res.write('retry: 3000\n\n');
+
     let last = '';
     let ended = false;
     let unsubscribe: (() => void) | undefined;
+    // ending a 200 stream makes the browser reconnect (after `retry`) and read the status afresh
     const end = () => {
       if (ended) return;
       ended = true;
       unsubscribe?.();
-      streams.delete(stream);
+      streams.delete(res);
       const n = (perPayment.get(p.id) ?? 1) - 1;
       if (n > 0) perPayment.set(p.id, n);
       else perPayment.delete(p.id);
       if (streams.size === 0 && keepalive) keepalive = void clearInterval(keepalive);
-      stream.end();
+      res.end();
     };
     const send = (status: string) => {
       if (ended || status === last) return;
       last = status;
-      stream.write(`event: status\ndata: ${JSON.stringify({ status })}\n\n`);
+      res.write(`event: status\ndata: ${JSON.stringify({ status })}\n\n`);
       if (FINAL.has(status)) end();
     };
-    streams.add(stream);
+    streams.add(res);
     perPayment.set(p.id, (perPayment.get(p.id) ?? 0) + 1);
     keepalive ??= setInterval(() => {
       for (const s of streams) s.write(': keepalive\n\n');
@@ -176,22 +186,14 @@ export function checkoutRoutes(deps: AppDeps, opts: { hub?: StatusHub } = {}): R
     try {
       unsubscribe = await hub.subscribe(p.id, { onStatus: send, onLost: end });
     } catch (err) {
-      end();
       deps.logger.warn({ err }, 'checkout: cannot LISTEN for payment status');
-      return refuse(503, 'Live status is unavailable; reload the page');
+      return end();
     }
-    if (ended) unsubscribe(); // the page left, or the connection was lost, while LISTEN started
-
-    ctx.req.socket.setTimeout(0);
-    ctx.req.socket.setNoDelay(true);
-    ctx.status = 200;
-    ctx.type = 'text/event-stream';
-    ctx.set('X-Accel-Buffering', 'no');
-    ctx.body = stream;
-    stream.write('retry: 3000\n\n');
+    if (ended) return unsubscribe(); // the page left, or the connection was lost, while LISTEN started
     // the status now that LISTEN is on: a change between the page's read and LISTEN is not lost
     const now = await paymentById(deps.db, p.id).catch(() => undefined);
-    send(now?.status ?? p.status);
+    if (now) send(now.status);
+    else end();
   });
 
   return r;

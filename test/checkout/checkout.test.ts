@@ -8,7 +8,7 @@ import { qrImage } from '../../src/payments/qr-image';
 import { signCheckoutToken, verifyCheckoutToken } from '../../src/checkout/token';
 import { chooseLang } from '../../src/checkout/page';
 import { orderReference } from '../../src/domain/promptpay';
-import { createTestStack, type TestStack } from '../support/stack';
+import { createTestStack, waitFor, type TestStack } from '../support/stack';
 import { gatewayWith, newKey, paymentError, rowOf } from '../payments/support';
 import { openEvents, qrCallback, qrPayment, serve } from './support';
 
@@ -185,4 +185,53 @@ describe('GET /checkout/{token}/events', () => {
       pages.forEach((page) => page.close());
     }
   });
+
+  it('refuses a 21st open page of one payment (429), and takes one again when a page leaves', async () => {
+    const p = await qrPayment(stack.app, key);
+    const url = `${server.base}/checkout/${p.token}/events`;
+    const pages = await Promise.all(Array.from({ length: 20 }, () => openEvents(url)));
+    try {
+      for (const page of pages) expect(await page.next()).toBe('pending');
+      const extra = await openEvents(url);
+      expect(extra.status).toBe(429);
+      await extra.ended;
+      pages.pop()!.close();
+      // the server notices the closed page: a new one is taken
+      const again = await waitForStatus(url, 200);
+      expect(await again.next()).toBe('pending');
+      again.close();
+    } finally {
+      pages.forEach((page) => page.close());
+    }
+  });
+
+  it('ends the open streams when the LISTEN connection is lost; a reconnect reads the status afresh', async () => {
+    const p = await qrPayment(stack.app, key);
+    const url = `${server.base}/checkout/${p.token}/events`;
+    const page = await openEvents(url);
+    expect(await page.next()).toBe('pending');
+    await stack.db.raw(
+      "select pg_terminate_backend(pid) from pg_stat_activity where query = 'LISTEN payment_status' and datname = current_database()",
+    );
+    await page.ended; // the browser's EventSource reconnects after the stream's retry (3 s)
+    // the change made while no page listened is not lost: the reconnect sends the status now
+    expect((await qrCallback(stack, p, 'success')).status).toBe(200);
+    await waitForRow(p.paymentId, 'paid');
+    const again = await openEvents(url);
+    expect(await again.next()).toBe('paid');
+    await again.ended;
+  });
 });
+
+/** An event stream of `url` once the server answers it with `status` (it may take a moment to see a page leave). */
+async function waitForStatus(url: string, status: number) {
+  for (let i = 0; ; i++) {
+    const s = await openEvents(url);
+    if (s.status === status || i === 40) return s;
+    s.close();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const waitForRow = (paymentId: string, status: string) =>
+  waitFor(async () => (await stack.db('payments').where({ id: paymentId }).first())?.status === status, 10_000, status);

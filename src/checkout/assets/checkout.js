@@ -39,7 +39,7 @@
       note.className = 'small';
       document.getElementById('next').appendChild(note);
     }
-    note.textContent = ' ' + data.text.returning.replace('{s}', String(left));
+    note.textContent = data.text.returning.replace('{s}', String(left));
     if (left <= 0) window.location.assign(data.returnUrl);
     else window.setTimeout(goBack, 1000, left - 1);
   }
