@@ -19,8 +19,6 @@ export interface Listener {
 export interface StatusHub {
   /** Resolves once changes of `paymentId` are delivered to `l`; the function returned stops that. */
   subscribe(paymentId: string, l: Listener): Promise<() => void>;
-  /** open listeners, and whether the LISTEN connection is up */
-  stats(): { listeners: number; connected: boolean };
 }
 
 export function createStatusHub(opts: { connection: pg.ClientConfig; logger: Logger }): StatusHub {
@@ -28,12 +26,10 @@ export function createStatusHub(opts: { connection: pg.ClientConfig; logger: Log
   let count = 0;
   let conn: Promise<pg.Client> | undefined;
   let current: pg.Client | undefined;
-  let connected = false;
 
   const lose = (client: pg.Client, err?: Error) => {
     if (client !== current) return; // one this hub closed itself
     conn = current = undefined;
-    connected = false;
     client.end().catch(() => undefined);
     if (err) opts.logger.warn({ err }, 'checkout: the LISTEN connection was lost');
     for (const set of byPayment.values()) for (const l of set) l.onLost();
@@ -51,7 +47,6 @@ export function createStatusHub(opts: { connection: pg.ClientConfig; logger: Log
     const ready = (async () => {
       await client.connect();
       await client.query(`LISTEN ${STATUS_CHANNEL}`);
-      connected = true;
       return client;
     })();
     ready.catch(() => lose(client));
@@ -65,7 +60,6 @@ export function createStatusHub(opts: { connection: pg.ClientConfig; logger: Log
     if (--count === 0 && conn) {
       const closing = conn;
       conn = current = undefined;
-      connected = false;
       closing.then((c) => c.end()).catch(() => undefined);
     }
   };
@@ -84,6 +78,5 @@ export function createStatusHub(opts: { connection: pg.ClientConfig; logger: Log
       }
       return () => release(paymentId, l);
     },
-    stats: () => ({ listeners: count, connected }),
   };
 }

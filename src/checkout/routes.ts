@@ -15,7 +15,7 @@ import { clockOf } from '../http/guards';
 import { orderReference } from '../domain/promptpay';
 import { paymentById, type Payment } from '../payments/repository';
 import { qrImage } from '../payments/qr-image';
-import { createStatusHub, type StatusHub } from './hub';
+import { createStatusHub } from './hub';
 import { checkoutPage, chooseLang, FINAL, linkErrorPage } from './page';
 import { verifyCheckoutToken } from './token';
 
@@ -35,13 +35,9 @@ const ASSETS: Record<string, string> = {
   'thai-qr-payment.svg': 'image/svg+xml',
   'icon.svg': 'image/svg+xml',
 };
-const assetCache = new Map<string, Buffer>();
-const assetOf = (name: string): Buffer | undefined => {
-  if (!Object.hasOwn(ASSETS, name)) return undefined;
-  let b = assetCache.get(name);
-  if (!b) assetCache.set(name, (b = readFileSync(path.join(__dirname, 'assets', name))));
-  return b;
-};
+/** Read once when the routes are built: a build without them (npm run build copies them) fails at start. */
+const loadAssets = (): Map<string, Buffer> =>
+  new Map(Object.keys(ASSETS).map((name) => [name, readFileSync(path.join(__dirname, 'assets', name))]));
 
 const secure = (ctx: Context) => {
   ctx.set('Content-Security-Policy', CSP);
@@ -49,16 +45,15 @@ const secure = (ctx: Context) => {
   ctx.set('Referrer-Policy', 'no-referrer');
 };
 
-export function checkoutRoutes(deps: AppDeps, opts: { hub?: StatusHub } = {}): Router {
+export function checkoutRoutes(deps: AppDeps): Router {
   const r = new Router();
   const clock = clockOf(deps);
+  const assets = loadAssets();
   const conn = (deps.db.client as { config: { connection: unknown } }).config.connection;
-  const hub =
-    opts.hub ??
-    createStatusHub({
-      connection: typeof conn === 'string' ? { connectionString: conn } : (conn as object),
-      logger: deps.logger,
-    });
+  const hub = createStatusHub({
+    connection: typeof conn === 'string' ? { connectionString: conn } : (conn as object),
+    logger: deps.logger,
+  });
 
   /** The token's QR payment, or why there is none (a bad tag and an unknown payment look alike). */
   const paymentOf = async (
@@ -71,7 +66,7 @@ export function checkoutRoutes(deps: AppDeps, opts: { hub?: StatusHub } = {}): R
   };
 
   r.get('/checkout/assets/:file', (ctx) => {
-    const body = assetOf(ctx.params.file);
+    const body = Object.hasOwn(ASSETS, ctx.params.file) ? assets.get(ctx.params.file) : undefined;
     secure(ctx);
     if (!body) {
       ctx.status = 404;
