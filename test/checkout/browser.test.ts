@@ -13,7 +13,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import sharp from 'sharp';
 import { createTestStack, type TestStack } from '../support/stack';
 import { gatewayWith, newKey } from '../payments/support';
-import { qrCallback, qrPayment, serve, type QrCreated } from './support';
+import { openEvents, qrCallback, qrPayment, serve, type QrCreated } from './support';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // the closed network's usual errors (update checks, sync, QUIC) are switched off; playwright gives
@@ -54,8 +54,8 @@ afterEach(async () => {
   await Promise.all(contexts.splice(0).map((c) => c.close()));
 });
 
-/** The payment's page on a phone-sized screen in `locale`, its event stream open. */
-async function open(base: string, p: QrCreated, locale = 'en-US'): Promise<Page> {
+/** The payment's page on a phone-sized screen in `locale`, its event stream open (or `live` as given). */
+async function open(base: string, p: QrCreated, locale = 'en-US', live = 'open'): Promise<Page> {
   const context = await browser.newContext({ viewport: PHONE, locale });
   contexts.push(context);
   const page = await context.newPage();
@@ -64,8 +64,8 @@ async function open(base: string, p: QrCreated, locale = 'en-US'): Promise<Page>
   page.on('pageerror', (e) => errors.push(e.message));
   const res = await page.goto(`${base}${new URL(p.checkoutUrl).pathname}`);
   expect(res?.status()).toBe(200);
-  await page.waitForSelector('main[data-live="open"]', { timeout: 10_000 });
-  expect(errors).toEqual([]); // no CSP violation, no script error
+  await page.waitForSelector(`main[data-live="${live}"]`, { timeout: 10_000 });
+  if (live === 'open') expect(errors).toEqual([]); // no CSP violation, no script error
   return page;
 }
 
@@ -205,5 +205,35 @@ describe('the checkout page in headless Chromium', () => {
     const res = await page.goto(`${server.base}/checkout/${tampered}`);
     expect(res?.status()).toBe(404);
     expect(await page.textContent('h1')).toBe('This payment link is not valid.');
+  });
+
+  it('reconnects after the LISTEN connection is lost, and still turns paid', async () => {
+    const p = await qrPayment(stack.app, key);
+    const page = await open(server.base, p);
+    await stack.db.raw(
+      "select pg_terminate_backend(pid) from pg_stat_activity where query = 'LISTEN payment_status' and datname = current_database()",
+    );
+    await page.waitForSelector('main[data-live="lost"]', { timeout: 5000 });
+    await page.waitForSelector('main[data-live="open"]', { timeout: 10_000 }); // the stream's retry: 3 s
+    const t0 = Date.now();
+    expect((await qrCallback(stack, p, 'success')).status).toBe(200);
+    expect(await turns(page, 'paid', t0)).toBeLessThan(1000);
+  });
+
+  it('a page whose stream was refused (20 pages of the payment open) tries again and turns paid', async () => {
+    const p = await qrPayment(stack.app, key);
+    const url = `${server.base}/checkout/${p.token}/events`;
+    const others = await Promise.all(Array.from({ length: 20 }, () => openEvents(url)));
+    try {
+      const page = await open(server.base, p, 'en-US', 'lost'); // 429: EventSource gives up, the page does not
+      expect(await page.textContent('#status')).toBe('Connection lost, reconnecting…');
+      others.pop()!.close();
+      await page.waitForSelector('main[data-live="open"]', { timeout: 10_000 });
+      const t0 = Date.now();
+      expect((await qrCallback(stack, p, 'success')).status).toBe(200);
+      expect(await turns(page, 'paid', t0)).toBeLessThan(1000);
+    } finally {
+      others.forEach((o) => o.close());
+    }
   });
 });

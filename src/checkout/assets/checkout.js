@@ -52,17 +52,20 @@
   if (FINAL[status]) return;
   tick();
   timer = window.setInterval(tick, 1000);
-  source = new EventSource(data.events);
-  source.addEventListener('status', function (e) {
-    show(JSON.parse(e.data).status);
-  });
-  source.onerror = function () {
-    main.setAttribute('data-live', 'lost');
-    // the browser reconnects by itself (the server's retry); the status is sent again on reconnect
-    if (!FINAL[status]) statusEl.textContent = data.text.reconnecting;
-  };
-  source.onopen = function () {
-    main.setAttribute('data-live', 'open');
-    if (!FINAL[status]) statusEl.textContent = data.text[status] || status;
-  };
+  listen();
+
+  function listen() {
+    source = new EventSource(data.events);
+    // live once the first status arrives (the server sends it after its LISTEN is on)
+    source.addEventListener('status', function (e) {
+      main.setAttribute('data-live', 'open');
+      show(JSON.parse(e.data).status);
+    });
+    source.onerror = function () {
+      main.setAttribute('data-live', 'lost');
+      if (!FINAL[status]) statusEl.textContent = data.text.reconnecting;
+      // an ended stream is retried by the browser itself; a refused one (429, 503) is not: again in 5 s
+      if (source.readyState === EventSource.CLOSED && !FINAL[status]) window.setTimeout(listen, 5000);
+    };
+  }
 })();
