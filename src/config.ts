@@ -279,9 +279,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       issues.push(`TEMPORAL_CODEC_KEYS: ${(err as Error).message}`);
     }
   }
-  const returnOrigins = (e.CHECKOUT_RETURN_ORIGINS.length ? e.CHECKOUT_RETURN_ORIGINS : e.SHOP_ORIGIN.split(','))
-    .map((o) => o.trim().replace(/\/+$/, ''))
-    .filter(Boolean);
+  // CHECKOUT_RETURN_ORIGINS must list origins; without it, SHOP_ORIGIN's entries count by their origin
+  const trimmed = (list: string[]) => list.map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
+  const returnOrigins = e.CHECKOUT_RETURN_ORIGINS.length
+    ? trimmed(e.CHECKOUT_RETURN_ORIGINS)
+    : trimmed(e.SHOP_ORIGIN.split(',')).flatMap((o) => (URL.canParse(o) ? [new URL(o).origin] : []));
   for (const o of returnOrigins)
     if (!URL.canParse(o) || new URL(o).origin !== o)
       issues.push(`CHECKOUT_RETURN_ORIGINS: ${JSON.stringify(o)} is not an origin such as https://shop.example`);

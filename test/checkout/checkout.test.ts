@@ -8,6 +8,7 @@ import { qrImage } from '../../src/payments/qr-image';
 import { signCheckoutToken, verifyCheckoutToken } from '../../src/checkout/token';
 import { chooseLang } from '../../src/checkout/page';
 import { orderReference } from '../../src/domain/promptpay';
+import { ConfigError, loadConfig } from '../../src/config';
 import { createTestStack, waitFor, type TestStack } from '../support/stack';
 import { gatewayWith, newKey, paymentError, rowOf } from '../payments/support';
 import { openEvents, qrCallback, qrPayment, serve } from './support';
@@ -55,6 +56,25 @@ describe('POST /qrpayment: checkoutUrl and returnUrl', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual(paymentError('INVALID_INPUT'));
     expect(await rowOf(stack.db, orderId)).toBeUndefined();
+  });
+});
+
+describe('CHECKOUT_RETURN_ORIGINS', () => {
+  it('defaults to the origins of SHOP_ORIGIN, and must list origins when set', () => {
+    const origins = (env: Record<string, string>) => loadConfig({ NODE_ENV: 'test', ...env }).checkout.returnOrigins;
+    expect(origins({ SHOP_ORIGIN: 'https://shop.example/, https://m.shop.example/app' })).toEqual([
+      'https://shop.example',
+      'https://m.shop.example',
+    ]);
+    expect(origins({ CHECKOUT_RETURN_ORIGINS: 'https://a.example,https://b.example:8443/' })).toEqual([
+      'https://a.example',
+      'https://b.example:8443',
+    ]);
+    for (const bad of ['https://a.example/path', 'a.example', '*']) {
+      const load = () => loadConfig({ NODE_ENV: 'test', CHECKOUT_RETURN_ORIGINS: bad });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(/CHECKOUT_RETURN_ORIGINS: .* is not an origin/);
+    }
   });
 });
 
