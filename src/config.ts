@@ -132,6 +132,8 @@ const envSchema = z.object({
   SENTRY_DSN: optionalUrl,
 
   SHOP_ORIGIN: z.string().min(1).default('http://localhost:5173'),
+  /** origins a hosted checkout's returnUrl may point to (docs/checkout.md); unset: SHOP_ORIGIN's */
+  CHECKOUT_RETURN_ORIGINS: csv,
   SCHEMA_BASE_PATH: z
     .string()
     .regex(/^(\/[A-Za-z0-9._-]+)*$/, 'a path such as /schema or empty')
@@ -277,6 +279,14 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       issues.push(`TEMPORAL_CODEC_KEYS: ${(err as Error).message}`);
     }
   }
+  // CHECKOUT_RETURN_ORIGINS must list origins; without it, SHOP_ORIGIN's entries count by their origin
+  const trimmed = (list: string[]) => list.map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
+  const returnOrigins = e.CHECKOUT_RETURN_ORIGINS.length
+    ? trimmed(e.CHECKOUT_RETURN_ORIGINS)
+    : trimmed(e.SHOP_ORIGIN.split(',')).flatMap((o) => (URL.canParse(o) ? [new URL(o).origin] : []));
+  for (const o of returnOrigins)
+    if (!URL.canParse(o) || new URL(o).origin !== o)
+      issues.push(`CHECKOUT_RETURN_ORIGINS: ${JSON.stringify(o)} is not an origin such as https://shop.example`);
   if (issues.length) throw new ConfigError(issues);
 
   const dataDir = path.resolve(e.DATA_DIR);
@@ -411,6 +421,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       credentialsTtlSeconds: e.IDENTITY_CREDENTIALS_TTL_S,
     },
     simulators: e.SIMULATORS === 'auto' ? !production : e.SIMULATORS === 'on',
+    /** the hosted checkout page: where its returnUrl may point */
+    checkout: { returnOrigins },
     objectStore: objectStoreConfig(e, production),
   };
 }

@@ -42,6 +42,11 @@ export const QrPaymentRequest = registry.register(
           description: 'bill payment Ref2 (only with PROMPTPAY_BILLER_ID): 1 to 20 upper-case letters or digits',
           example: 'BRANCH01',
         }),
+      returnUrl: HttpUrl.optional().openapi({
+        description:
+          'where the hosted checkout page (checkoutUrl) links back to: a URL on one of CHECKOUT_RETURN_ORIGINS',
+        example: 'https://shop.example/orders/ORD-1001',
+      }),
     })
     .strict(),
 );
@@ -103,6 +108,10 @@ export const QrPaymentCreated = registry.register(
       }),
       crc: z.string().openapi({ description: 'CRC16 (CCITT-FALSE) of the payload: its last 4 characters' }),
       image: z.string().openapi({ description: 'the payload as a QR code: PNG data URL' }),
+    }),
+    checkoutUrl: z.string().openapi({
+      description:
+        'the hosted checkout page of this payment (QR, amount, countdown, live status): a signed link, valid until an hour after expiresAt',
     }),
   }),
 );

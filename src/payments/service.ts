@@ -16,6 +16,7 @@ import { orderPaymentId } from '../ids';
 import type { TemporalDeps } from '../temporal/client';
 import { withinDeadline } from '../temporal/calls';
 import { startCardPayment, startPaymentWorkflow, type PaymentMemo } from './workflow-client';
+import { checkoutUrlOf, checkReturnUrl } from './checkout/link';
 import { qrImage } from './qr-image';
 import { refundsOf } from './refunds-repository';
 import {
@@ -181,6 +182,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
 
   /** POST /qrpayment: the PromptPay payload and a started (or the existing) QR payment workflow. */
   async function createQrPayment(req: QrPaymentRequest, key: ApiKeyInfo): Promise<QrPaymentCreated> {
+    if (req.returnUrl) checkReturnUrl(config, req.returnUrl);
     const qr = qrPayload(req.orderId, req.amount, req.ref2);
     const row: NewPayment = {
       paymentId: orderPaymentId(config.identity.secret, req.orderId),
@@ -195,6 +197,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       expiresAt: new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString(),
       details: {
         qr: { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, ...(qr.billerId ? { billerId: qr.billerId } : {}) },
+        ...(req.returnUrl ? { returnUrl: req.returnUrl } : {}),
       },
     };
     const qrOf = (p: Payment) => {
@@ -260,6 +263,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       customerId: req.customerId,
       expiresAt: expiresAtOf(payment),
       qr: { payload, crc, image: qrImage(payload), reference: ref1 },
+      checkoutUrl: checkoutUrlOf(config, payment.id, expiresAtOf(payment)),
     };
   }
 

@@ -88,6 +88,7 @@ it('the Try it block works as printed: a QR payment paid, a card payment accepte
   expect(qr.statusCode).toBe(200);
   expect(qr.body).toMatchObject({ orderId: 'ORD-2001', method: 'qr', amount: 120.5 });
   expect((qr.body.qr as { payload: string }).payload).toMatch(/^000201/);
+  expect(qr.body.checkoutUrl).toMatch(/^http:\/\/127\.0\.0\.1:3000\/checkout\//);
   expect(status.statusCode).toBe(200);
   expect(status.body).toMatchObject({ orderId: 'ORD-2001', status: 'paid' });
   expect(card.body).toMatchObject({ orderId: 'ORD-2002' });

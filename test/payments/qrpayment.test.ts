@@ -55,6 +55,7 @@ describe('POST /qrpayment', () => {
           image: expect.stringMatching(/^data:image\/png;base64,/),
           reference: orderReference(orderId),
         },
+        checkoutUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:3000\/checkout\/pay_/),
       },
     });
     const fields = Object.fromEntries(parseTlv(res.body.body.qr.payload).map((f) => [f.tag, f.value]));
