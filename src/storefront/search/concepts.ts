@@ -20,6 +20,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import stem from 'wink-porter2-stemmer';
 import type { CatalogSnapshot, Group } from '../snapshot';
 import { isThai, normalize } from './text';
 
@@ -76,14 +77,9 @@ export function readLexicon(file = LEXICON_FILE): LexiconFile {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as LexiconFile;
 }
 
-/** English plural -> singular, for matching only (both sides go through it). */
-function singular(word: string): string {
-  if (word.length <= 3 || isThai(word)) return word;
-  if (/(ss|us|is)$/.test(word)) return word;
-  if (/ies$/.test(word)) return `${word.slice(0, -3)}y`;
-  if (/(ches|shes|xes|oes|sses)$/.test(word)) return word.slice(0, -2);
-  if (/s$/.test(word)) return word.slice(0, -1);
-  return word;
+/** English word -> its Porter2 stem ("losing" -> "lose", "intolerant" and "intolerance" alike), for matching only (both sides go through it). */
+function stemmed(word: string): string {
+  return word.length <= 3 || !/^[a-z]+$/.test(word) ? word : stem(word);
 }
 
 /** Words that carry no concept: "something for a hotpot tonight" -> "hotpot". */
@@ -97,12 +93,12 @@ const FILLER_TH_SUFFIX = ['คืนนี้', 'วันนี้', 'หน่
 
 /**
  * Context words: beside an intent term they say for whom, when or what kind of thing, not what
- * (matching forms: English singular). Only the intent rule of matchConcepts() reads them.
+ * (matching forms: English stems). Only the intent rule of matchConcepts() reads them.
  */
 const CONTEXT_EN = new Set(
-  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby babie son daughter mum mom dad parent meal dinner supper night day time week weekend month season old trip quick easy simple little new good best first'.split(
-    ' ',
-  ),
+  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby son daughter mum mom dad parent meal dinner supper night day time week weekend month season old trip quick easy simple little new good best first'
+    .split(' ')
+    .map(stemmed),
 );
 const CONTEXT_TH = [
   'มื้อเย็น',
@@ -123,12 +119,32 @@ const CONTEXT_TH = [
   'ทำ',
   'ซื้อ',
   'ที่',
+  // particles and question tails: กินอะไรดี, ได้บ้าง, ค่ะ
+  'อะไรดี',
+  'อะไร',
+  'ได้บ้าง',
+  'ยังไงดี',
+  'ยังไง',
+  'ค่ะ',
+  'ครับ',
+  'หน่อย',
+  'เอง',
+  'ช่วง',
+  'สำหรับ',
+  'คนเป็น',
 ];
+/**
+ * Thai verbs of a need (ลดน้ำหนัก, แก้หวัด, บำรุงกระดูก): beside a need they are context words,
+ * and a lexicon term made of one and a need also stands without it (สร้างกล้าม -> กล้าม, so
+ * เพิ่มกล้าม finds it).
+ */
+const NEED_VERBS_TH = ['ป้องกัน', 'บำรุง', 'เสริม', 'เพิ่ม', 'สร้าง', 'แก้', 'ลด', 'ดับ', 'กัน', 'คุม', 'ต้าน'];
+CONTEXT_TH.push(...NEED_VERBS_TH);
 /** Share of a query (context words aside) that intent terms must cover to count as the whole query. */
 export const INTENT_COVERAGE = 0.5;
 
 /**
- * The matching form of a text: normalized, Latin words singular, Thai without spaces or filler
+ * The matching form of a text: normalized, Latin words stemmed, Thai without spaces or filler
  * words. Latin words are kept with spaces so that a term matches whole words only.
  */
 export function matchForm(text: string, dropFiller = false): string {
@@ -145,7 +161,7 @@ export function matchForm(text: string, dropFiller = false): string {
       // Thai written with or without spaces: join a Thai word to the Thai word before it
       if (words.length && isThai(words[words.length - 1])) words[words.length - 1] += t;
       else words.push(t);
-    } else if (!(dropFiller && FILLER_EN.has(w))) words.push(singular(w));
+    } else if (!(dropFiller && FILLER_EN.has(w))) words.push(stemmed(w));
   }
   return words.join(' ');
 }
@@ -246,14 +262,21 @@ export function buildConcepts(s: CatalogSnapshot, lexicon: LexiconFile = readLex
     c.members.set(g.groupId, 0);
   }
   for (const [name, c] of brands) addTerm(name, c);
+  const needs: [string, Concept][] = [];
   for (const e of lexicon.concepts) {
     const members = new Map<string, 0 | 1>();
     for (const id of resolveTargets(s, e.related)) members.set(id, 1);
     for (const id of resolveTargets(s, e.core)) members.set(id, 0);
     const concept: Concept = { id: e.id, type: e.type, members };
     if (e.type === 'intent') concept.order = targetOrder(s, members, e.core, e.related);
-    for (const t of e.terms) addTerm(t, concept);
+    for (const t of e.terms) {
+      addTerm(t, concept);
+      const verb = isThai(t) ? NEED_VERBS_TH.find((v) => t.startsWith(v) && t.length - v.length >= 3) : undefined;
+      if (verb) needs.push([t.slice(verb.length), concept]);
+    }
   }
+  // a need without its verb, unless it is a term of its own
+  for (const [need, concept] of needs) if (!terms.has(matchForm(need))) addTerm(need, concept);
   let maxTermLength = 0;
   for (const k of terms.keys()) maxTermLength = Math.max(maxTermLength, k.length);
   const productWords = new Set<string>();
