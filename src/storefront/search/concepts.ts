@@ -96,7 +96,7 @@ const FILLER_TH_SUFFIX = ['คืนนี้', 'วันนี้', 'หน่
  * (matching forms: English stems). Only the intent rule of matchConcepts() reads them.
  */
 const CONTEXT_EN = new Set(
-  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby son daughter mum mom dad parent meal dinner supper night day time week weekend month season old trip quick easy simple little new good best first'
+  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby son daughter mum mom dad parent meal dinner supper evening night day time week weekend month season old trip quick easy simple little new good best first rich nutrition grocery help'
     .split(' ')
     .map(stemmed),
 );
@@ -239,13 +239,25 @@ function targetOrder(
 
 /** Concepts of the category tree and of the lexicon, by the matching forms of their terms. */
 export function buildConcepts(s: CatalogSnapshot, lexicon: LexiconFile = readLexicon()): ConceptIndex {
+  const productWords = new Set<string>();
+  const productPhrases = new Set<string>();
+  for (const g of s.groupList)
+    for (const text of [g.nameEn, g.nameTh, g.brand, ...g.keywords]) {
+      const form = matchForm(text);
+      productPhrases.add(form);
+      for (const w of form.split(' ')) if (w && !isThai(w)) productWords.add(w);
+    }
   const terms = new Map<string, Concept[]>();
   const addTerm = (term: string, c: Concept) => {
-    const key = matchForm(term);
-    if (key.length < 2) return;
-    const list = terms.get(key) ?? [];
-    if (!list.includes(c)) list.push(c);
-    terms.set(key, list);
+    // a Latin term is found without its filler words too ("wine and cheese night"), unless that names a product
+    const bare = isThai(term) ? '' : matchForm(term, true);
+    const keys = new Set([matchForm(term), productPhrases.has(bare) ? '' : bare]);
+    for (const key of keys) {
+      if (key.length < 2) continue;
+      const list = terms.get(key) ?? [];
+      if (!list.includes(c)) list.push(c);
+      terms.set(key, list);
+    }
   };
   const categoryIds = [...s.categories.values()].filter((c) => c.kind !== 'collection');
   for (const c of categoryIds) {
@@ -279,14 +291,6 @@ export function buildConcepts(s: CatalogSnapshot, lexicon: LexiconFile = readLex
   for (const [need, concept] of needs) if (!terms.has(matchForm(need))) addTerm(need, concept);
   let maxTermLength = 0;
   for (const k of terms.keys()) maxTermLength = Math.max(maxTermLength, k.length);
-  const productWords = new Set<string>();
-  const productPhrases = new Set<string>();
-  for (const g of s.groupList)
-    for (const text of [g.nameEn, g.nameTh, g.brand, ...g.keywords]) {
-      const form = matchForm(text);
-      productPhrases.add(form);
-      for (const w of form.split(' ')) if (w && !isThai(w)) productWords.add(w);
-    }
   return { version: `lexicon-v${lexicon.version}`, terms, maxTermLength, productWords, productPhrases };
 }
 
