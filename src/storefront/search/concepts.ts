@@ -132,6 +132,12 @@ const CONTEXT_TH = [
   'ช่วง',
   'สำหรับ',
   'คนเป็น',
+  'อยาก',
+  'วัตถุดิบ',
+  'เมนู',
+  'คืนนี้',
+  'วันนี้',
+  'ดีๆ',
 ];
 /**
  * Thai verbs of a need (ลดน้ำหนัก, แก้หวัด, บำรุงกระดูก): beside a need they are context words,
@@ -147,14 +153,14 @@ export const INTENT_COVERAGE = 0.5;
  * The matching form of a text: normalized, Latin words stemmed, Thai without spaces or filler
  * words. Latin words are kept with spaces so that a term matches whole words only.
  */
-export function matchForm(text: string, dropFiller = false): string {
+export function matchForm(text: string, dropFiller: boolean | 'latin' = false): string {
   const norm = normalize(text).replace(/[^\p{L}\p{M}\p{N}&\s]/gu, ' ');
   const words: string[] = [];
   for (const w of norm.split(/\s+/)) {
     if (!w) continue;
     if (isThai(w)) {
       let t = w;
-      if (dropFiller) {
+      if (dropFiller === true) {
         for (const p of FILLER_TH_PREFIX) if (t.startsWith(p) && t.length > p.length + 1) t = t.slice(p.length);
         for (const s of FILLER_TH_SUFFIX) if (t.endsWith(s) && t.length > s.length + 1) t = t.slice(0, -s.length);
       }
@@ -401,6 +407,14 @@ export function matchConcepts(index: ConceptIndex, query: string): ConceptMatch[
   const exact = matchForm(query);
   const whole = index.terms.get(exact) ?? index.terms.get(q);
   if (whole) return curated(whole).map((concept) => ({ concept, term: q, whole: true, coverage: 1 }));
+  return findConcepts(index, matchForm(query, 'latin'), exact, q);
+}
+
+/**
+ * Terms inside a query, in its form without English filler words: Thai filler words stay, as
+ * context words, so that a term starting with one is found (ทำขนมไทย in ทำขนมไทยเอง).
+ */
+function findConcepts(index: ConceptIndex, q: string, exact: string, dropped: string): ConceptMatch[] {
   const found: { start: number; end: number; term: string }[] = [];
   for (let start = 0; start < q.length; start++) {
     if (start > 0 && !isThai(q[start]) && /[\p{L}\p{N}]/u.test(q[start - 1])) continue; // Latin: word starts only
@@ -424,5 +438,7 @@ export function matchConcepts(index: ConceptIndex, query: string): ConceptMatch[
       out.push({ concept, term: f.term, whole: false, coverage });
   }
   // a query that is a product's name or keyword asks for that product
-  return index.productPhrases.has(exact) || index.productPhrases.has(q) ? out : wholeIntents(index, q, out, taken);
+  return index.productPhrases.has(exact) || index.productPhrases.has(dropped)
+    ? out
+    : wholeIntents(index, q, out, taken);
 }
