@@ -96,7 +96,7 @@ const FILLER_TH_SUFFIX = ['คืนนี้', 'วันนี้', 'หน่
  * (matching forms: English stems). Only the intent rule of matchConcepts() reads them.
  */
 const CONTEXT_EN = new Set(
-  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby son daughter mum mom dad parent meal dinner supper evening night day time week weekend month season old trip quick easy simple little new good best first rich nutrition grocery help'
+  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby son daughter mum mom dad parent meal dinner supper evening night day time week weekend month season old trip quick easy simple little new good best first rich nutrition grocery help support boost relief care after eat ready prepare'
     .split(' ')
     .map(stemmed),
 );
@@ -105,6 +105,7 @@ const CONTEXT_TH = [
   'มื้อกลางวัน',
   'ง่ายๆ',
   'ที่บ้าน',
+  'บ้าน',
   'เลี้ยง',
   'อาหาร',
   'ของกิน',
@@ -133,6 +134,7 @@ const CONTEXT_TH = [
   'สำหรับ',
   'คนเป็น',
   'อยาก',
+  'ทาน',
   'วัตถุดิบ',
   'เมนู',
   'คืนนี้',
