@@ -96,7 +96,7 @@ const FILLER_TH_SUFFIX = ['คืนนี้', 'วันนี้', 'หน่
  * (matching forms: English stems). Only the intent rule of matchConcepts() reads them.
  */
 const CONTEXT_EN = new Set(
-  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby son daughter mum mom dad parent meal dinner supper evening night day time week weekend month season old trip quick easy simple little new good best first rich nutrition grocery help support boost relief care after eat ready prepare'
+  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby son daughter mum mom dad parent meal dinner supper evening night day time week weekend month season old trip quick easy simple little new good best first rich nutrition grocery help support boost relief care after eat ready prepare hungry'
     .split(' ')
     .map(stemmed),
 );
@@ -135,6 +135,7 @@ const CONTEXT_TH = [
   'คนเป็น',
   'อยาก',
   'ทาน',
+  'หิว',
   'วัตถุดิบ',
   'เมนู',
   'คืนนี้',
