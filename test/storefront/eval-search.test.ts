@@ -9,7 +9,7 @@ import { testDatabaseUrl, workerDb } from '../support/stack';
 
 jest.setTimeout(240_000);
 /** the second held-out set's intent nDCG@10 measured at the end of its round (docs/search.md), less a margin */
-const HELDOUT2_INTENT = 0;
+const HELDOUT2_INTENT = 0.78;
 const ROOT = path.resolve(__dirname, '..', '..');
 
 function npmRun(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
@@ -50,7 +50,7 @@ it('`npm run eval:search -- --latency` reports every set per kind, with intent o
   expect(section(r.out, 'set 1 (')['hybrid (RRF)']).toBeGreaterThanOrEqual(0.95);
 
   const heldOut = section(r.out, 'intent held-out (');
-  expect(heldOut['kind:intent']).toBeGreaterThanOrEqual(0.78);
+  expect(heldOut['kind:intent']).toBeGreaterThanOrEqual(0.83);
   expect(heldOut['lang:th']).toEqual(expect.any(Number));
   expect(heldOut['lang:en']).toEqual(expect.any(Number));
   const heldOut2 = section(r.out, 'intent held-out 2 (');
