@@ -11,7 +11,7 @@
  *    (`terms`) and what it resolves to: categories, and words or phrases found in the groups'
  *    names and keywords; `core` ones rank before `related` ones.
  *
- * A query that is one concept's term (after filler words, plurals and spaces in Thai) gets that
+ * A query that is one concept's term (after filler words, English stems and spaces in Thai) gets that
  * concept's groups first: core before related, best sellers first, then by the other rankers'
  * order. A query that only contains a term gets a smaller lift for the concept's groups, unless
  * it names a need or an occasion: intent terms covering most of it, the rest being words that
