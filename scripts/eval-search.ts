@@ -1,11 +1,11 @@
 /**
  * `npm run eval:search`: the storefront search on the judged sets of test/storefront/ (SETS below:
- * two mixed sets and two sets of intent queries, held-out and dev); prints nDCG@10 and recall@10
+ * two mixed sets and three sets of intent queries, two held-out and dev); prints nDCG@10 and recall@10
  * for each set, overall, per kind of query and per language, and the same for each ranker alone
  * (what each one brings to the fusion). docs/search.md says how each set was written.
  * Runs on DATABASE_URL or the embedded Postgres (migrated and seeded like `npm start`).
  * Options: --verbose (each query with its top 10), --json (the whole reports as JSON),
- * --set 1|2|heldout|dev (one set only), --no-rankers (skip the per-ranker lines), --latency.
+ * --set 1|2|heldout|heldout2|dev (one set only), --no-rankers (skip the per-ranker lines), --latency.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,6 +26,11 @@ const SETS = [
     name: 'intent held-out (search-intent-heldout.json, written before tuning, never tuned on)',
     file: 'search-intent-heldout.json',
     key: 'heldout',
+  },
+  {
+    name: 'intent held-out 2 (search-intent-heldout-2.json, written before the second round, never tuned on)',
+    file: 'search-intent-heldout-2.json',
+    key: 'heldout2',
   },
   { name: 'intent dev (search-intent-dev.json, tuned on)', file: 'search-intent-dev.json', key: 'dev' },
 ];

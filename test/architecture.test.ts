@@ -17,7 +17,7 @@ export const LAYERS: ReadonlyArray<readonly [string, RegExp]> = [
   ['Temporal side', /^(workflows|activities)\//],
   ['features', /^src\/(payments|callbacks|webhooks|bank|storefront)\//],
   ['toolkit', /^src\/(http|temporal)\//],
-  ['infrastructure', /^src\/(db|stack)\/|^src\/[^/]+\.ts$/],
+  ['infrastructure', /^src\/(db|stack|types)\/|^src\/[^/]+\.ts$/],
   ['domain', /^src\/domain\//],
 ];
 const layerOf = (file: string): number => LAYERS.findIndex(([, re]) => re.test(file));

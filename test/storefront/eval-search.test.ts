@@ -1,5 +1,5 @@
 /**
- * `npm run eval:search`, spawned as docs/search.md prints it: exit 0, the four judged sets with
+ * `npm run eval:search`, spawned as docs/search.md prints it: exit 0, the five judged sets with
  * their per-kind lines, and the figures the docs give kept (every kind of set 2 at 0.90 or more,
  * the intent sets at their measured level less a small margin).
  */
@@ -8,6 +8,8 @@ import path from 'node:path';
 import { testDatabaseUrl, workerDb } from '../support/stack';
 
 jest.setTimeout(240_000);
+/** the second held-out set's intent nDCG@10 measured at the end of its round (docs/search.md), less a margin */
+const HELDOUT2_INTENT = 0.78;
 const ROOT = path.resolve(__dirname, '..', '..');
 
 function npmRun(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
@@ -48,9 +50,13 @@ it('`npm run eval:search -- --latency` reports every set per kind, with intent o
   expect(section(r.out, 'set 1 (')['hybrid (RRF)']).toBeGreaterThanOrEqual(0.95);
 
   const heldOut = section(r.out, 'intent held-out (');
-  expect(heldOut['kind:intent']).toBeGreaterThanOrEqual(0.78);
+  expect(heldOut['kind:intent']).toBeGreaterThanOrEqual(0.83);
   expect(heldOut['lang:th']).toEqual(expect.any(Number));
   expect(heldOut['lang:en']).toEqual(expect.any(Number));
+  const heldOut2 = section(r.out, 'intent held-out 2 (');
+  expect(heldOut2['kind:intent']).toBeGreaterThanOrEqual(HELDOUT2_INTENT);
+  expect(heldOut2['lang:th']).toEqual(expect.any(Number));
+  expect(heldOut2['lang:en']).toEqual(expect.any(Number));
   expect(section(r.out, 'intent dev (')['kind:intent']).toBeGreaterThanOrEqual(0.92);
   // per ranker alone, and the latency line
   expect(heldOut.lexical).toEqual(expect.any(Number));

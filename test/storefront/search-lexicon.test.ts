@@ -86,6 +86,17 @@ describe('matching queries to concepts', () => {
     expect(ids('ไปแคมป์')).toEqual(['whole:camping']);
   });
 
+  it('English words match by their stem, Thai needs with or without their verb, particles aside', () => {
+    expect(ids('losing weight')).toEqual(['whole:clean-eating']); // the data has "lose weight"
+    expect(ids('lactose intolerant')).toEqual(['whole:lactose']); // and "lactose intolerance"
+    expect(ids('เพิ่มกล้าม')).toEqual(['whole:muscle']); // the data has สร้างกล้าม
+    expect(ids('ดับร้อน')).toEqual(['whole:hot-day']); // and แก้ร้อน
+    expect(ids('ท้องร่วง กินอะไรดีค่ะ')).toEqual(['whole:upset-stomach']);
+    expect(ids('wine and cheese night')).toEqual(['whole:wine-night']); // "and" is a filler word
+    expect(ids('ทำขนมไทยเอง')).toEqual(['whole:thai-desserts']); // ทำ is a filler word, and part of the term
+    expect(ids('pad thai').some((x) => x.startsWith('whole:pad-thai'))).toBe(false); // "make pad thai" less "make" is a product
+  });
+
   it('an intent beside a product: the product stays, their common groups count as one whole concept', () => {
     const m = matchConcepts(concepts(), 'green curry with chicken');
     const both = m.find((x) => x.concept.id === 'green-curry&category:cat-chicken')!;

@@ -3,13 +3,15 @@
  * catalog's category tree (each aisle and subcategory, by its English and Thai names and their
  * parts) and the lexicon, data/search/lexicon.json (synonyms, hypernyms, dish or occasion
  * intents, each naming its `terms` and the categories, words or phrases it resolves to, `core`
- * before `related`). A query that is one concept's term gets that concept's groups first (core,
- * then related, best sellers first); a query that only contains one gets a smaller lift, unless
- * intent terms cover most of it and the rest say for whom or what kind ("a sick child",
- * ลูกไม่สบาย): then they count as the whole query (docs/search.md).
+ * before `related`). A query that is one concept's term (after filler words and English stems)
+ * gets that concept's groups first (core, then related, best sellers first); a query that only
+ * contains one gets a smaller lift, unless intent terms cover most of it and the rest say for
+ * whom or what kind ("a sick child", ลูกไม่สบาย): then they count as the whole query
+ * (docs/search.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import stem from 'wink-porter2-stemmer';
 import type { CatalogSnapshot, Group } from '../snapshot';
 import { isThai, normalize } from './text';
 
@@ -66,14 +68,9 @@ export function readLexicon(file = LEXICON_FILE): LexiconFile {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as LexiconFile;
 }
 
-/** English plural -> singular, for matching only (both sides go through it). */
-function singular(word: string): string {
-  if (word.length <= 3 || isThai(word)) return word;
-  if (/(ss|us|is)$/.test(word)) return word;
-  if (/ies$/.test(word)) return `${word.slice(0, -3)}y`;
-  if (/(ches|shes|xes|oes|sses)$/.test(word)) return word.slice(0, -2);
-  if (/s$/.test(word)) return word.slice(0, -1);
-  return word;
+/** English word -> its Porter2 stem ("losing" -> "lose", "intolerant" and "intolerance" alike), for matching only (both sides go through it). */
+function stemmed(word: string): string {
+  return word.length <= 3 || !/^[a-z]+$/.test(word) ? word : stem(word);
 }
 
 /** Words that carry no concept: "something for a hotpot tonight" -> "hotpot". */
@@ -87,18 +84,19 @@ const FILLER_TH_SUFFIX = ['คืนนี้', 'วันนี้', 'หน่
 
 /**
  * Context words: beside an intent term they say for whom, when or what kind of thing, not what
- * (matching forms: English singular). Only the intent rule of matchConcepts() reads them.
+ * (matching forms: English stems). Only the intent rule of matchConcepts() reads them.
  */
 const CONTEXT_EN = new Set(
-  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby babie son daughter mum mom dad parent meal dinner supper night day time week weekend month season old trip quick easy simple little new good best first'.split(
-    ' ',
-  ),
+  'food snack drink ingredient essential supply stuff idea menu kit remedy cure treat home house family friend guest child children kid baby son daughter mum mom dad parent meal dinner supper evening night day time week weekend month season old trip quick easy simple little new good best first rich nutrition grocery help support boost relief care after eat ready prepare hungry'
+    .split(' ')
+    .map(stemmed),
 );
 const CONTEXT_TH = [
   'มื้อเย็น',
   'มื้อกลางวัน',
   'ง่ายๆ',
   'ที่บ้าน',
+  'บ้าน',
   'เลี้ยง',
   'อาหาร',
   'ของกิน',
@@ -113,29 +111,57 @@ const CONTEXT_TH = [
   'ทำ',
   'ซื้อ',
   'ที่',
+  // particles and question tails: กินอะไรดี, ได้บ้าง, ค่ะ
+  'อะไรดี',
+  'อะไร',
+  'ได้บ้าง',
+  'ยังไงดี',
+  'ยังไง',
+  'ค่ะ',
+  'ครับ',
+  'หน่อย',
+  'เอง',
+  'ช่วง',
+  'สำหรับ',
+  'คนเป็น',
+  'อยาก',
+  'ทาน',
+  'หิว',
+  'วัตถุดิบ',
+  'เมนู',
+  'คืนนี้',
+  'วันนี้',
+  'ดีๆ',
 ];
+/**
+ * Thai verbs of a need (ลดน้ำหนัก, แก้หวัด, บำรุงกระดูก): beside a need they are context words,
+ * and a lexicon term made of one and a need also stands without it (สร้างกล้าม -> กล้าม, so
+ * เพิ่มกล้าม finds it).
+ */
+const NEED_VERBS_TH = ['ป้องกัน', 'บำรุง', 'เสริม', 'เพิ่ม', 'สร้าง', 'แก้', 'ลด', 'ดับ', 'กัน', 'คุม', 'ต้าน'];
+CONTEXT_TH.push(...NEED_VERBS_TH);
 /** Share of a query (context words aside) that intent terms must cover to count as the whole query. */
 export const INTENT_COVERAGE = 0.5;
 
 /**
- * The matching form of a text: normalized, Latin words singular, Thai without spaces or filler
+ * The matching form of a text: normalized, Latin words stemmed, Thai without spaces or filler
  * words. Latin words are kept with spaces so that a term matches whole words only.
  */
-export function matchForm(text: string, dropFiller = false): string {
+export function matchForm(text: string, dropFiller: boolean | 'latin' = false): string {
   const norm = normalize(text).replace(/[^\p{L}\p{M}\p{N}&\s]/gu, ' ');
   const words: string[] = [];
   for (const w of norm.split(/\s+/)) {
     if (!w) continue;
     if (isThai(w)) {
       let t = w;
-      if (dropFiller) {
+      if (dropFiller === true) {
         for (const p of FILLER_TH_PREFIX) if (t.startsWith(p) && t.length > p.length + 1) t = t.slice(p.length);
         for (const s of FILLER_TH_SUFFIX) if (t.endsWith(s) && t.length > s.length + 1) t = t.slice(0, -s.length);
       }
       // Thai written with or without spaces: join a Thai word to the Thai word before it
       if (words.length && isThai(words[words.length - 1])) words[words.length - 1] += t;
       else words.push(t);
-    } else if (!(dropFiller && FILLER_EN.has(w))) words.push(singular(w));
+    } else if (!(dropFiller && FILLER_EN.has(w))) words.push(stemmed(w));
   }
   return words.join(' ');
 }
@@ -213,13 +239,25 @@ function targetOrder(
 
 /** Concepts of the category tree and of the lexicon, by the matching forms of their terms. */
 export function buildConcepts(s: CatalogSnapshot, lexicon: LexiconFile = readLexicon()): ConceptIndex {
+  const productWords = new Set<string>();
+  const productPhrases = new Set<string>();
+  for (const g of s.groupList)
+    for (const text of [g.nameEn, g.nameTh, g.brand, ...g.keywords]) {
+      const form = matchForm(text);
+      productPhrases.add(form);
+      for (const w of form.split(' ')) if (w && !isThai(w)) productWords.add(w);
+    }
   const terms = new Map<string, Concept[]>();
   const addTerm = (term: string, c: Concept) => {
-    const key = matchForm(term);
-    if (key.length < 2) return;
-    const list = terms.get(key) ?? [];
-    if (!list.includes(c)) list.push(c);
-    terms.set(key, list);
+    // a Latin term is found without its filler words too ("wine and cheese night"), unless that names a product
+    const bare = isThai(term) ? '' : matchForm(term, true);
+    const keys = new Set([matchForm(term), productPhrases.has(bare) ? '' : bare]);
+    for (const key of keys) {
+      if (key.length < 2) continue;
+      const list = terms.get(key) ?? [];
+      if (!list.includes(c)) list.push(c);
+      terms.set(key, list);
+    }
   };
   const categoryIds = [...s.categories.values()].filter((c) => c.kind !== 'collection');
   for (const c of categoryIds) {
@@ -236,24 +274,23 @@ export function buildConcepts(s: CatalogSnapshot, lexicon: LexiconFile = readLex
     c.members.set(g.groupId, 0);
   }
   for (const [name, c] of brands) addTerm(name, c);
+  const needs: [string, Concept][] = [];
   for (const e of lexicon.concepts) {
     const members = new Map<string, 0 | 1>();
     for (const id of resolveTargets(s, e.related)) members.set(id, 1);
     for (const id of resolveTargets(s, e.core)) members.set(id, 0);
     const concept: Concept = { id: e.id, type: e.type, members };
     if (e.type === 'intent') concept.order = targetOrder(s, members, e.core, e.related);
-    for (const t of e.terms) addTerm(t, concept);
+    for (const t of e.terms) {
+      addTerm(t, concept);
+      const verb = isThai(t) ? NEED_VERBS_TH.find((v) => t.startsWith(v) && t.length - v.length >= 3) : undefined;
+      if (verb) needs.push([t.slice(verb.length), concept]);
+    }
   }
+  // a need without its verb, unless it is a term of its own
+  for (const [need, concept] of needs) if (!terms.has(matchForm(need))) addTerm(need, concept);
   let maxTermLength = 0;
   for (const k of terms.keys()) maxTermLength = Math.max(maxTermLength, k.length);
-  const productWords = new Set<string>();
-  const productPhrases = new Set<string>();
-  for (const g of s.groupList)
-    for (const text of [g.nameEn, g.nameTh, g.brand, ...g.keywords]) {
-      const form = matchForm(text);
-      productPhrases.add(form);
-      for (const w of form.split(' ')) if (w && !isThai(w)) productWords.add(w);
-    }
   return { version: `lexicon-v${lexicon.version}`, terms, maxTermLength, productWords, productPhrases };
 }
 
@@ -364,6 +401,14 @@ export function matchConcepts(index: ConceptIndex, query: string): ConceptMatch[
   const exact = matchForm(query);
   const whole = index.terms.get(exact) ?? index.terms.get(q);
   if (whole) return curated(whole).map((concept) => ({ concept, term: q, whole: true, coverage: 1 }));
+  return findConcepts(index, matchForm(query, 'latin'), exact, q);
+}
+
+/**
+ * Terms inside a query, in its form without English filler words: Thai filler words stay, as
+ * context words, so that a term starting with one is found (ทำขนมไทย in ทำขนมไทยเอง).
+ */
+function findConcepts(index: ConceptIndex, q: string, exact: string, dropped: string): ConceptMatch[] {
   const found: { start: number; end: number; term: string }[] = [];
   for (let start = 0; start < q.length; start++) {
     if (start > 0 && !isThai(q[start]) && /[\p{L}\p{N}]/u.test(q[start - 1])) continue; // Latin: word starts only
@@ -387,5 +432,7 @@ export function matchConcepts(index: ConceptIndex, query: string): ConceptMatch[
       out.push({ concept, term: f.term, whole: false, coverage });
   }
   // a query that is a product's name or keyword asks for that product
-  return index.productPhrases.has(exact) || index.productPhrases.has(q) ? out : wholeIntents(index, q, out, taken);
+  return index.productPhrases.has(exact) || index.productPhrases.has(dropped)
+    ? out
+    : wholeIntents(index, q, out, taken);
 }
