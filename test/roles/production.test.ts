@@ -32,6 +32,7 @@ function compile(): number {
   const { config } = ts.readConfigFile(path.join(ROOT, 'tsconfig.build.json'), ts.sys.readFile);
   const parsed = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
   for (const file of parsed.fileNames) {
+    if (file.endsWith('.d.ts')) continue; // declarations emit nothing
     const js = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
       compilerOptions: { ...parsed.options, sourceMap: false },
       fileName: file,
@@ -40,6 +41,9 @@ function compile(): number {
     fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.writeFileSync(target, js.outputText);
   }
+  // the files tsc does not emit, copied as `npm run build` does
+  const assets = 'src/payments/checkout/assets';
+  fs.cpSync(path.join(ROOT, assets), path.join(out, 'dist', assets), { recursive: true });
   return parsed.fileNames.length;
 }
 
