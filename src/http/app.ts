@@ -29,6 +29,7 @@ import { codecRoutes } from './routes/codec';
 import { timelineRoutes } from '../payments/timeline';
 import { memoizeRouteMatching, routerMiddleware } from './route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
+import { reconciliationRoutes } from '../reconciliation/routes';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -57,6 +58,7 @@ export function createApp(deps: AppDeps): Koa {
     bankRoutes(deps),
     storefrontRoutes(deps),
     objectStoreRoutes(deps),
+    reconciliationRoutes(deps),
   ])
     router.use(r.routes());
   memoizeRouteMatching(router); // every route is in: nothing is added after this

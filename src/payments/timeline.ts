@@ -15,6 +15,7 @@ import { guards, Id } from '../http/guards';
 import { requireApiKey } from '../http/middleware/api-key';
 import { ApiKeyAuth, envelope, errorResponses, registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
+import { exceptionsOfPayment } from '../reconciliation/repository';
 
 const Entry = z.object({
   at: z.string().openapi({ description: 'ISO 8601 UTC' }),
@@ -28,6 +29,7 @@ const Entry = z.object({
     'webhook.replayed',
     'refund',
     'payment.conflict',
+    'reconciliation.exception',
   ]),
   details: z.record(z.unknown()),
 });
@@ -106,7 +108,7 @@ export function timelineRoutes(deps: AppDeps): Router {
     if (!p || p.mode !== key.mode || (p.api_key_id !== null && p.api_key_id !== key.id))
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
 
-    const [events, receipts, deliveries, attempts, deadLetters, refunds, conflicts] = await Promise.all([
+    const [events, receipts, deliveries, attempts, deadLetters, refunds, conflicts, reconciled] = await Promise.all([
       db('payment_events').where({ payment_id: p.id }).orderBy('id'),
       db('callback_receipts')
         .where({ payment_id: p.id })
@@ -133,6 +135,7 @@ export function timelineRoutes(deps: AppDeps): Router {
         .select('l.*'),
       db.schema.hasTable('refunds').then((has) => (has ? db('refunds').where({ payment_id: p.id }) : [])),
       db('payment_conflicts').where({ payment_id: p.id }),
+      exceptionsOfPayment(db, p.id),
     ]);
 
     type E = { at: string; type: z.infer<typeof Entry>['type']; details: Record<string, unknown> };
@@ -233,6 +236,21 @@ export function timelineRoutes(deps: AppDeps): Router {
           resolution: c.resolution,
           refundId: c.refund_id,
           detail: c.detail,
+        },
+      });
+    for (const x of reconciled)
+      entries.push({
+        at: iso(x.created_at),
+        type: 'reconciliation.exception',
+        details: {
+          rowId: x.id,
+          provider: x.provider,
+          outcome: x.outcome,
+          expected: x.expected,
+          reference: x.reference,
+          amount: Number(x.amount_satang) / 100,
+          detail: x.detail,
+          resolution: x.resolution,
         },
       });
     entries.sort((a, b) => a.at.localeCompare(b.at));
