@@ -33,18 +33,19 @@ new Gauge({
   async collect() {
     const rows = await latest().catch(() => []);
     this.reset();
-    amounts.reset();
-    for (const r of rows) {
-      this.set({ provider: r.provider, outcome: r.outcome }, r.n);
-      amounts.set({ provider: r.provider, outcome: r.outcome }, Number(r.satang) / 100);
-    }
+    for (const r of rows) this.set({ provider: r.provider, outcome: r.outcome }, r.n);
   },
 });
-const amounts = new Gauge({
+new Gauge({
   name: 'talat_reconciliation_amount_thb',
   help: "THB of each provider's latest reconciled settlement day by outcome",
   labelNames: ['provider', 'outcome'] as const,
   registers: [registry],
+  async collect() {
+    const rows = await latest().catch(() => []);
+    this.reset();
+    for (const r of rows) this.set({ provider: r.provider, outcome: r.outcome }, Number(r.satang) / 100);
+  },
 });
 new Gauge({
   name: 'talat_reconciliation_open_exceptions',
