@@ -31,6 +31,7 @@ import { startAssetPublisher, startObjectStore } from './objectstore/start';
 import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
 import { createQueueWorkers } from './temporal/worker';
+import { startReconciliationSchedules } from './reconciliation/schedules';
 
 async function main(config: Config) {
   const logger = createLogger(config.logLevel, createLogOutput({ buffered: config.logBuffered }));
@@ -151,6 +152,7 @@ async function main(config: Config) {
     });
     const workerRun = workers.run();
     stoppers.push({ name: 'workers', stop: workers.stop });
+    if (config.reconciliation.schedules) await startReconciliationSchedules(client, config, logger);
 
     const notifier = createNotifier({ config, logger });
     stoppers.push({ name: 'notifier', stop: () => notifier.close() });

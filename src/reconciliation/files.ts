@@ -21,7 +21,10 @@ const MAX_FILE_BYTES = 64 * 1024 * 1024;
 export function createSettlementStore(config: Config): SettlementStore {
   const Bucket = config.reconciliation.bucket;
   let s3: ReturnType<typeof createS3Client> | undefined;
-  const client = () => (s3 ??= createS3Client(config.objectStore));
+  // a worker role beside `npm start` reaches its embedded store on loopback
+  const c = config.objectStore;
+  const endpoint = c.endpoint ?? (c.embedded ? `http://127.0.0.1:${c.embedded.port}` : undefined);
+  const client = () => (s3 ??= createS3Client({ ...c, endpoint }));
   let ready = false;
   const ensureBucket = async () => {
     if (ready) return;

@@ -13,6 +13,7 @@ import {
   type ScheduleUpdateOptions,
 } from '@temporalio/client';
 import type { Config } from '../config';
+import type { Logger } from '../logger';
 import { taskQueueOf } from '../domain/workflow-contract';
 import {
   RECONCILIATION_WORKFLOW,
@@ -65,4 +66,14 @@ export async function ensureReconciliationSchedules(
     ids.push(scheduleId);
   }
   return ids;
+}
+
+/** At start-up: the schedules, or a warning (payments do not wait for reconciliation). */
+export async function startReconciliationSchedules(client: Client, config: Config, logger: Logger): Promise<void> {
+  try {
+    const ids = await ensureReconciliationSchedules(client, config, config.temporal.taskQueue);
+    logger.info({ schedules: ids, cron: config.reconciliation.cron }, 'reconciliation schedules ready');
+  } catch (e) {
+    logger.warn({ err: e }, 'the reconciliation schedules could not be created or updated');
+  }
 }
