@@ -187,6 +187,12 @@ async function main(config: Config) {
         gatewayUrl: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${config.port}`,
       });
       stoppers.push({ name: 'sandbox simulators', stop: () => simulator.stop() });
+      if (config.reconciliation.mode === 'sandbox') {
+        const { startSandboxSettlements } = await import('./reconciliation/sandbox');
+        const { createSettlementStore } = await import('./reconciliation/files');
+        const files = startSandboxSettlements({ db, store: createSettlementStore(config), logger });
+        stoppers.push({ name: 'sandbox settlement files', stop: async () => files.stop() });
+      }
     }
 
     const base = `http://${config.host}:${config.port}`;
@@ -202,7 +208,9 @@ async function main(config: Config) {
       `  object store   ${objectStore.describe}`,
       ...(mailSink ? [`  smtp sink      ${mailSink}`] : []),
       ...(config.simulators
-        ? ['  simulators     sandbox card, card network, bank app, QR and wallet providers post callbacks']
+        ? [
+            '  simulators     sandbox card, card network, bank app, QR and wallet providers post callbacks (and settlement files)',
+          ]
         : []),
       'Press Ctrl-C to stop.',
       '',
