@@ -7,7 +7,8 @@ import type { Knex } from 'knex';
  *  - reconciliation_lines: one row per settlement line (id <run>:<line>) and per Talat item no
  *    line settled (<run>:u:<item>), its outcome and the operator's resolution. A payment or
  *    refund is claimed (matched or amount_mismatch) by at most one line of a provider;
- *  - an index on the QR payments' Ref1, which PromptPay lines name.
+ *  - indexes on the QR payments' Ref1 (PromptPay lines name it), on paid events and succeeded
+ *    refunds by time (the items a day was due to settle).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('reconciliation_runs', (t) => {
@@ -52,6 +53,7 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.index(['run_id', 'created_at', 'id']);
     t.index(['payment_id']);
+    t.index(['item_id']);
     t.check("outcome IN ('matched','unknown','unsettled','amount_mismatch','duplicate','fee')");
     t.check("kind IN ('payment','refund','fee')");
     t.check("resolution IS NULL OR resolution IN ('accepted','refunded','written_off')");
@@ -60,10 +62,14 @@ export async function up(knex: Knex): Promise<void> {
     "CREATE UNIQUE INDEX reconciliation_lines_one_claim ON reconciliation_lines (provider, kind, item_id) WHERE outcome IN ('matched','amount_mismatch')",
   );
   await knex.raw("CREATE INDEX payments_qr_ref1 ON payments ((details->'qr'->>'ref1')) WHERE method = 'qr'");
+  // the money of a day: what a provider was due to settle
+  await knex.raw("CREATE INDEX payment_events_paid_at ON payment_events (created_at) WHERE to_status = 'paid'");
+  await knex.raw("CREATE INDEX refunds_succeeded_at ON refunds (updated_at) WHERE status = 'succeeded'");
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw('DROP INDEX IF EXISTS payments_qr_ref1');
+  for (const i of ['payments_qr_ref1', 'payment_events_paid_at', 'refunds_succeeded_at'])
+    await knex.raw(`DROP INDEX IF EXISTS ${i}`);
   await knex.schema.dropTableIfExists('reconciliation_lines');
   await knex.schema.dropTableIfExists('reconciliation_runs');
 }

@@ -19,7 +19,6 @@ import type { ClassifiedRow, TalatItem } from './classify';
 import type { SettlementLine } from './parsers';
 
 type Q = Db | Knex.Transaction;
-const CLAIMS = ['matched', 'amount_mismatch'];
 
 /** Which payments and refunds a provider settles, and the reference its lines give them by. */
 const SOURCES: Record<
@@ -55,16 +54,20 @@ export async function itemsOf(
     const rows: ItemRow[] = (
       await q.raw(
         `SELECT p.id, p.id AS payment_id, p.order_id, p.amount_satang, p.status, ${src.payments.ref} AS ref
-           FROM payments p WHERE p.method = ? AND p.mode = ? AND ${src.payments.ref} = ANY(?)`,
-        [src.payments.method, mode, payRefs],
+           FROM unnest(?::text[]) AS x(ref) JOIN payments p ON ${src.payments.ref} = x.ref
+          WHERE p.method = ? AND p.mode = ?`,
+        [payRefs, src.payments.method, mode],
       )
     ).rows;
     const conflicts = new Map<string, TalatItem['conflict']>();
     if (rows.length)
-      for (const c of await q('payment_conflicts')
-        .whereRaw('payment_id = ANY(?)', [rows.map((r) => r.id)])
-        .orderBy('created_at')
-        .select('id', 'payment_id', 'result_status', 'resolution'))
+      for (const c of (
+        await q.raw(
+          `SELECT c.id, c.payment_id, c.result_status, c.resolution
+             FROM unnest(?::text[]) AS x(id) JOIN payment_conflicts c ON c.payment_id = x.id ORDER BY c.created_at`,
+          [rows.map((r) => r.id)],
+        )
+      ).rows)
         conflicts.set(c.payment_id, { id: c.id, result: c.result_status, resolution: c.resolution });
     for (const r of rows)
       out.set(`payment:${r.ref}`, {
@@ -83,9 +86,10 @@ export async function itemsOf(
     const rows: ItemRow[] = (
       await q.raw(
         `SELECT r.id, r.payment_id, r.order_id, r.amount_satang, r.status, r.provider_ref AS ref
-           FROM refunds r JOIN payments p ON p.id = r.payment_id
-          WHERE p.method = ? AND p.mode = ? AND r.provider_ref = ANY(?)`,
-        [src.refunds.method, mode, refundRefs],
+           FROM unnest(?::text[]) AS x(ref) JOIN refunds r ON r.provider_ref = x.ref
+           JOIN payments p ON p.id = r.payment_id
+          WHERE p.method = ? AND p.mode = ?`,
+        [refundRefs, src.refunds.method, mode],
       )
     ).rows;
     for (const r of rows)
@@ -110,13 +114,15 @@ export async function claimsElsewhere(
   ids: string[],
 ): Promise<Map<string, string>> {
   if (!ids.length) return new Map();
-  const rows = await q('reconciliation_lines')
-    .where({ provider })
-    .whereNot({ run_id: runId })
-    .whereIn('outcome', CLAIMS)
-    .whereRaw('item_id = ANY(?)', [ids])
-    .select('kind', 'item_id', 'run_id');
-  return new Map(rows.map((r) => [`${r.kind}:${r.item_id}`, `${r.run_id} line`]));
+  const { rows } = await q.raw(
+    `SELECT l.kind, l.item_id, l.run_id FROM unnest(?::text[]) AS x(id)
+       JOIN reconciliation_lines l ON l.item_id = x.id
+      WHERE l.provider = ? AND l.run_id <> ? AND l.outcome IN ('matched', 'amount_mismatch')`,
+    [ids, provider, runId],
+  );
+  return new Map(
+    (rows as { kind: string; item_id: string; run_id: string }[]).map((r) => [`${r.kind}:${r.item_id}`, r.run_id]),
+  );
 }
 
 export interface RunKey {
@@ -185,6 +191,8 @@ export async function replaceRows(
     await trx('reconciliation_lines').insert(rows.slice(i, i + 1000).map((r) => rowOf(k, lineId(r.lineNo!), r)));
     onChunk();
   }
+  // the planner's figures for the rows just written (else it scans them once per due item)
+  await trx.raw('ANALYZE reconciliation_lines');
   await insertUnsettled(trx, k);
   for (const r of kept) await trx('reconciliation_lines').where({ id: r.id }).update(r);
   await trx.raw(
