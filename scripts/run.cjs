@@ -8,6 +8,9 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
+const Module = require('node:module');
+// the entry is loaded as the process's main module, so its `require.main === module` guard runs it
+const runAsMain = (file) => Module._load(file, null, true);
 
 const root = path.resolve(__dirname, '..');
 const entry = process.argv[2];
@@ -19,7 +22,7 @@ process.argv.splice(2, 1);
 const built = path.join(root, 'dist', 'src', `${entry}.js`);
 const source = path.join(root, 'src', `${entry}.ts`);
 if (fs.existsSync(built)) {
-  require(built);
+  runAsMain(built);
 } else {
   let register;
   try {
@@ -34,5 +37,5 @@ if (fs.existsSync(built)) {
     `talat: no build in dist/: running ${path.relative(root, source)} with tsx (\`npm run build\` for the compiled one)\n`,
   );
   register();
-  require(source);
+  runAsMain(source);
 }

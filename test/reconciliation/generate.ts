@@ -4,6 +4,7 @@
  * file, mixing every outcome in a cycle of 20 items, with the outcome each line and each
  * unsettled item must get.
  */
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db/knex';
 import {
   addDays,
@@ -199,3 +200,12 @@ export async function generateDay(
   );
   return { provider, date, text, lines, unsettled, counts, exceptionOrderId };
 }
+
+/** The settings of a test file's reconciliation: the tests' object store, a bucket of its own, `smtpUrl`. */
+export const settlementEnv = (smtpUrl: string): Record<string, string> => ({
+  S3_ENDPOINT: process.env.TALAT_TEST_S3_ENDPOINT!,
+  S3_ACCESS_KEY_ID: process.env.TALAT_TEST_S3_ACCESS_KEY_ID!,
+  S3_SECRET_ACCESS_KEY: process.env.TALAT_TEST_S3_SECRET_ACCESS_KEY!,
+  S3_BUCKET_SETTLEMENTS: `t-settle-${randomUUID().slice(0, 8)}`,
+  SMTP_URL: smtpUrl,
+});

@@ -21,7 +21,7 @@ import { createSettlementStore, type SettlementStore } from '../../src/reconcili
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createTestStack, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, paymentError, request } from '../payments/support';
-import { generateDay, type GeneratedDay } from './generate';
+import { generateDay, settlementEnv, type GeneratedDay } from './generate';
 
 let stack: TestStack;
 let smtp: SmtpSink;
@@ -33,11 +33,7 @@ beforeAll(async () => {
   smtp = await startSmtpSink();
   stack = await createTestStack({
     env: {
-      S3_ENDPOINT: process.env.TALAT_TEST_S3_ENDPOINT!,
-      S3_ACCESS_KEY_ID: process.env.TALAT_TEST_S3_ACCESS_KEY_ID!,
-      S3_SECRET_ACCESS_KEY: process.env.TALAT_TEST_S3_SECRET_ACCESS_KEY!,
-      S3_BUCKET_SETTLEMENTS: `t-settle-${tag}`,
-      SMTP_URL: smtp.url,
+      ...settlementEnv(smtp.url),
     },
   });
   store = createSettlementStore(stack.config);

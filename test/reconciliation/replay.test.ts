@@ -20,7 +20,7 @@ import { dataConverterOf } from '../../src/temporal/codec';
 import { startSmtpSink } from '../../src/simulators/smtp-sink';
 import { historyFromJson } from '../replay/history';
 import { createTestStack, testConfig, uniq, waitFor } from '../support/stack';
-import { generateDay } from './generate';
+import { generateDay, settlementEnv } from './generate';
 
 const FIXTURE = path.join(__dirname, '..', 'replay', 'reconciliation.history.json');
 
@@ -30,11 +30,7 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'reconciliation') {
     const tag = randomUUID().slice(0, 6);
     const stack = await createTestStack({
       env: {
-        S3_ENDPOINT: process.env.TALAT_TEST_S3_ENDPOINT!,
-        S3_ACCESS_KEY_ID: process.env.TALAT_TEST_S3_ACCESS_KEY_ID!,
-        S3_SECRET_ACCESS_KEY: process.env.TALAT_TEST_S3_SECRET_ACCESS_KEY!,
-        S3_BUCKET_SETTLEMENTS: `t-settle-${tag}`,
-        SMTP_URL: smtp.url,
+        ...settlementEnv(smtp.url),
       },
     });
     try {

@@ -3,7 +3,6 @@
  * the sandbox providers' settlement quirks), a refund, the files the sandbox providers drop, and
  * the reconciliation of the PromptPay and bank files with every outcome present.
  */
-import { randomUUID } from 'node:crypto';
 import { bangkokDayOf, settlementKey, type ReconciliationResult } from '../../src/domain/reconciliation';
 import { orderReference } from '../../src/domain/promptpay';
 import { paymentWorkflowId, taskQueueOf } from '../../src/domain/workflow-contract';
@@ -13,6 +12,7 @@ import { dropSandboxSettlements } from '../../src/reconciliation/sandbox';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, request, rowOf } from '../payments/support';
+import { settlementEnv } from './generate';
 
 let stack: TestStack;
 let smtp: SmtpSink;
@@ -22,11 +22,7 @@ beforeAll(async () => {
   smtp = await startSmtpSink();
   stack = await createTestStack({
     env: {
-      S3_ENDPOINT: process.env.TALAT_TEST_S3_ENDPOINT!,
-      S3_ACCESS_KEY_ID: process.env.TALAT_TEST_S3_ACCESS_KEY_ID!,
-      S3_SECRET_ACCESS_KEY: process.env.TALAT_TEST_S3_SECRET_ACCESS_KEY!,
-      S3_BUCKET_SETTLEMENTS: `t-settle-${randomUUID().slice(0, 6)}`,
-      SMTP_URL: smtp.url,
+      ...settlementEnv(smtp.url),
     },
   });
   key = (await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] })).key;

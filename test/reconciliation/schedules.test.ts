@@ -21,7 +21,7 @@ import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { roleEnv, startRole, type RoleProcess } from '../support/roles';
 import { createTestStack, testConfig, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, paymentError, request } from '../payments/support';
-import { generateDay } from './generate';
+import { generateDay, settlementEnv } from './generate';
 
 let stack: TestStack;
 let smtp: SmtpSink;
@@ -32,11 +32,7 @@ const tag = randomUUID().slice(0, 6);
 beforeAll(async () => {
   smtp = await startSmtpSink();
   const s3 = {
-    S3_ENDPOINT: process.env.TALAT_TEST_S3_ENDPOINT!,
-    S3_ACCESS_KEY_ID: process.env.TALAT_TEST_S3_ACCESS_KEY_ID!,
-    S3_SECRET_ACCESS_KEY: process.env.TALAT_TEST_S3_SECRET_ACCESS_KEY!,
-    S3_BUCKET_SETTLEMENTS: `t-settle-${tag}`,
-    SMTP_URL: smtp.url,
+    ...settlementEnv(smtp.url),
     // live: the schedules of this file are its own (other role tests create the sandbox ones)
     RECONCILIATION_MODE: 'live',
     RECONCILIATION_FILE_WAIT_S: '0',
