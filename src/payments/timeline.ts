@@ -4,7 +4,8 @@
  * every callback received (callback_receipts: provider, status, outcome, source IP, receipt id),
  * every webhook delivery and attempt (endpoint, attempt number, status code or error, latency),
  * dead letters and their replays, refunds when the refunds table exists, and conflicting
- * provider results (payment_conflicts: a success after expiry, a failure after paid); in time order,
+ * provider results (payment_conflicts: a success after expiry, a failure after paid), reconciliation
+ * exceptions about it (src/reconciliation); in time order,
  * with a link to the payment workflow in Temporal Web. Scope payments:read; visible to the same
  * keys as /checkstatus (same mode; the creating key, or any key for a keyless payment).
  */

@@ -3,7 +3,13 @@
  * one key per provider and day (`<provider>/<YYYY-MM-DD>.csv`), dropped there by whatever fetches
  * them from the provider (the sandbox providers' own files in development: ./sandbox.ts).
  */
-import { CreateBucketCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import type { Config } from '../config';
 import { createS3Client } from '../objectstore/client';
@@ -11,12 +17,15 @@ import { createS3Client } from '../objectstore/client';
 export interface SettlementStore {
   /** the file's text and its sha256, or undefined when there is none (yet) */
   get(key: string): Promise<{ text: string; sha256: string } | undefined>;
+  /** whether the file is there (without reading it) */
+  exists(key: string): Promise<boolean>;
   put(key: string, text: string): Promise<void>;
   /** creates the bucket when missing */
   ensureBucket(): Promise<void>;
 }
 
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
+const missing = (e: unknown) => ['NoSuchKey', 'NotFound', 'NoSuchBucket'].includes((e as Error).name);
 
 export function createSettlementStore(config: Config): SettlementStore {
   const Bucket = config.reconciliation.bucket;
@@ -48,8 +57,16 @@ export function createSettlementStore(config: Config): SettlementStore {
         const bytes = Buffer.from(await res.Body!.transformToByteArray());
         return { text: bytes.toString('utf8'), sha256: createHash('sha256').update(bytes).digest('hex') };
       } catch (e) {
-        const name = (e as Error).name;
-        if (name === 'NoSuchKey' || name === 'NotFound' || name === 'NoSuchBucket') return undefined;
+        if (missing(e)) return undefined;
+        throw e;
+      }
+    },
+    async exists(key) {
+      try {
+        await client().send(new HeadObjectCommand({ Bucket, Key: key }));
+        return true;
+      } catch (e) {
+        if (missing(e)) return false;
         throw e;
       }
     },

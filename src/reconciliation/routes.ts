@@ -333,7 +333,8 @@ export function reconciliationRoutes(deps: AppDeps): Router {
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('Content-Disposition', `attachment; filename="reconciliation-${provider}-${run.mode}-${date}.csv"`);
     ctx.body = stringify([cols as unknown as string[], ...rows.map(rowOut).map((o) => cols.map((c) => o[c]))], {
-      cast: { boolean: (b) => String(b) },
+      // a cell a spreadsheet would run as a formula (=, +, @) is written as text
+      cast: { boolean: (b) => String(b), string: (v) => (/^[=+@\t\r]/.test(v) ? `'${v}` : v) },
     });
   });
 

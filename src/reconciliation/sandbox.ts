@@ -108,7 +108,7 @@ export async function dropSandboxSettlements(
   const written: string[] = [];
   for (const provider of SETTLEMENT_PROVIDERS) {
     const key = settlementKey(provider, date);
-    if (await deps.store.get(key)) continue;
+    if (await deps.store.exists(key)) continue;
     await deps.store.put(
       key,
       formatSettlementFile(provider, date, await sandboxSettlementEntries(deps.db, provider, date)),

@@ -47,7 +47,7 @@ export async function fileArrived(
   d: DayInput & { gaveUp?: boolean },
 ): Promise<boolean> {
   const fileKey = settlementKey(d.provider, d.date);
-  if (await deps.store.get(fileKey)) return true;
+  if (await deps.store.exists(fileKey)) return true;
   await saveRun(deps.db, keyOf(d), {
     status: d.gaveUp ? 'file_missing' : 'waiting_file',
     fileKey,

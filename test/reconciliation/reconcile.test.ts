@@ -267,6 +267,12 @@ describe('the operator API', () => {
     expect((await post('rcn_card_sandbox_2025-03-11:999999', { resolution: 'accepted', note: 'n' })).body).toEqual(
       paymentError('NOT_FOUND'),
     );
+    // a note that a spreadsheet would run as a formula is exported as text
+    const other = rows.find((r) => r.outcome === 'unknown')!;
+    expect((await post(other.id, { resolution: 'accepted', note: '=HYPERLINK("x")' })).status).toBe(200);
+    const csv = await api().get(`${path()}/export.csv`).set('X-API-Key', operator);
+    const exported = (parse(csv.text, { columns: true }) as Record<string, string>[]).find((r) => r.id === other.id);
+    expect(exported?.resolutionNote).toBe('\'=HYPERLINK("x")');
     // a resolution survives the day being run again
     await reconcile('card', DATES.card);
     const open = await api().get(`${path()}?state=resolved`).set('X-API-Key', operator);

@@ -1,11 +1,12 @@
 /**
  * Reconciliation in the worker role (a real child process): its start-up creates one schedule per
  * provider (again: updated, the operator's pause kept), the operator pauses, unpauses and
- * triggers them through the API; and a worker killed (SIGKILL) in the middle of a run of
+ * triggers them through the API, missed runs reconcile the days they were for; and a worker killed (SIGKILL) in the middle of a run of
  * thousands of lines: the run is retried on the next worker and every line is classified
  * exactly once.
  */
 import { randomUUID } from 'node:crypto';
+import { ScheduleOverlapPolicy } from '@temporalio/client';
 import {
   RECONCILIATION_WORKFLOW,
   reconciliationRunId,
@@ -94,6 +95,27 @@ describe('the schedules', () => {
       'the triggered run',
     );
     expect(run.workflow_id).toMatch(/^reconciliation-card-live-/);
+    // missed runs (what the catch-up makes up for after downtime), each for the day before its own time
+    await stack.client.schedule.getHandle(reconciliationScheduleId('bank', 'live')).backfill({
+      start: new Date('2025-07-10T22:30:00Z'),
+      end: new Date('2025-07-12T23:30:00Z'),
+      overlap: ScheduleOverlapPolicy.BUFFER_ALL,
+    });
+    const days = await waitFor(
+      async () => {
+        const rows = await stack
+          .db('reconciliation_runs')
+          .where({ provider: 'bank', mode: 'live', status: 'file_missing' })
+          .where('settlement_date', '>=', '2025-07-01')
+          .where('settlement_date', '<', '2025-08-01')
+          .orderBy('settlement_date')
+          .select(stack.db.raw("to_char(settlement_date, 'YYYY-MM-DD') AS day"));
+        return rows.length === 3 && rows.map((r: { day: string }) => r.day);
+      },
+      60_000,
+      'the backfilled runs',
+    );
+    expect(days).toEqual(['2025-07-10', '2025-07-11', '2025-07-12']);
     expect((await api().post(`${url}/explode`).set('X-API-Key', key).send({})).body).toEqual(
       paymentError('INVALID_INPUT'),
     );
