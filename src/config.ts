@@ -194,7 +194,10 @@ const envSchema = z.object({
   // reconciliation (docs/reconciliation.md)
   S3_BUCKET_SETTLEMENTS: bucketName.default('talat-settlements'),
   RECONCILIATION_SCHEDULES: z.enum(['on', 'off']).default('on'),
-  RECONCILIATION_CRON: z.string().min(9).max(100).default('0 6 * * *'),
+  RECONCILIATION_CRON: z
+    .string()
+    .regex(/^\S+( \S+){4}$/, 'a cron expression of five fields (minute hour day month weekday), Asia/Bangkok')
+    .default('0 6 * * *'),
   RECONCILIATION_MODE: z.enum(['live', 'sandbox']).optional(),
   RECONCILIATION_FILE_WAIT_S: z.coerce
     .number()

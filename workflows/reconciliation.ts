@@ -37,6 +37,8 @@ export async function reconcileSettlementWorkflow(input: ReconciliationInput): P
   const date = dayOf(input);
   const d = { provider: input.provider, mode: input.mode, date, workflowId: workflowInfo().workflowId };
   const deadline = Date.now() + input.fileWaitSeconds * 1000;
+  // at most about 200 looks, whatever the settings: the history stays small
+  const pollMs = Math.max(input.filePollSeconds, input.fileWaitSeconds / 200) * 1000;
   let result: ReconciliationResult | undefined;
   for (;;) {
     const gaveUp = Date.now() >= deadline;
@@ -50,7 +52,7 @@ export async function reconcileSettlementWorkflow(input: ReconciliationInput): P
       };
       break;
     }
-    await sleep(Math.min(input.filePollSeconds * 1000, Math.max(1000, deadline - Date.now())));
+    await sleep(Math.min(pollMs, Math.max(1000, deadline - Date.now())));
   }
   result ??= await reconcileSettlementDay(d);
   try {
