@@ -14,6 +14,7 @@ import {
   reconciliationRunId,
   type ReconciliationInput,
   type ReconciliationResult,
+  type ReconciliationWorkflow,
 } from '../src/domain/reconciliation';
 
 const { settlementFileArrived } = proxyActivities<Activities>(DB_ACTIVITY);
@@ -63,3 +64,6 @@ export async function reconcileSettlementWorkflow(input: ReconciliationInput): P
   }
   return result;
 }
+
+// compile-time: the signature the schedules and the operator API start it with
+void (reconcileSettlementWorkflow satisfies ReconciliationWorkflow);
