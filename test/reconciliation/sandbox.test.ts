@@ -5,13 +5,13 @@
  */
 import { bangkokDayOf, settlementKey, type ReconciliationResult } from '../../src/domain/reconciliation';
 import { orderReference } from '../../src/domain/promptpay';
-import { paymentWorkflowId, taskQueueOf } from '../../src/domain/workflow-contract';
+import { taskQueueOf } from '../../src/domain/workflow-contract';
 import { createSettlementStore } from '../../src/reconciliation/files';
 import { parseSettlementFile } from '../../src/reconciliation/parsers';
 import { dropSandboxSettlements } from '../../src/reconciliation/sandbox';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
-import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
-import { newKey, request, rowOf } from '../payments/support';
+import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { newKey, paidQr as paidQrWith, request } from '../payments/support';
 import { settlementEnv } from './generate';
 
 let stack: TestStack;
@@ -35,20 +35,7 @@ afterAll(async () => {
 
 const api = () => request(stack.app.callback());
 
-async function paidQr(amount: number): Promise<{ orderId: string; paymentId: string }> {
-  const orderId = uniq('sbx');
-  const created = await api()
-    .post('/qrpayment')
-    .set('X-API-Key', key)
-    .send({ orderId, userId: 'u', amount, customerId: 'c' });
-  expect(created.status).toBe(200);
-  await waitFor(() => rowOf(stack.db, orderId));
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
-  const paymentId = created.body.body.paymentId as string;
-  await handle.signal('paymentResult', provenResult(stack.config, paymentId, { status: 'success', provider: 'qr' }));
-  await handle.result();
-  return { orderId, paymentId };
-}
+const paidQr = (amount: number) => paidQrWith(stack, key, amount, 'sbx');
 
 it('the sandbox providers settle a day with every outcome, and it reconciles end to end', async () => {
   const plain = await paidQr(120.5);
