@@ -11,6 +11,7 @@ import { createNotificationActivities } from './notifications';
 import { createLateResultActivities } from './late-results';
 import { createPaymentActivities } from './payments';
 import { createRefundActivities } from './refunds';
+import { createReconciliationActivities } from './reconciliation';
 import { createWebhookActivities } from './webhooks';
 import { createWebhookRecoveryActivities } from './webhook-recovery';
 import { instrumentActivities } from './instrument';
@@ -45,6 +46,7 @@ export function createActivities(deps: ActivityDeps) {
     ...card,
     ...createBankActivities(deps),
     ...createRefundActivities(deps),
+    ...createReconciliationActivities(deps),
   });
 }
 

@@ -193,6 +193,21 @@ const envSchema = z.object({
   WALLET_RATE_PER_MINUTE: positiveInt.default(600),
   WALLET_RATE_PER_SECOND: positiveInt.default(50),
   WALLET_RATE_ALLOW: csv,
+  // reconciliation (docs/reconciliation.md)
+  S3_BUCKET_SETTLEMENTS: bucketName.default('talat-settlements'),
+  RECONCILIATION_SCHEDULES: z.enum(['on', 'off']).default('on'),
+  RECONCILIATION_CRON: z
+    .string()
+    .regex(/^\S+( \S+){4}$/, 'a cron expression of five fields (minute hour day month weekday), Asia/Bangkok')
+    .default('0 6 * * *'),
+  RECONCILIATION_MODE: z.enum(['live', 'sandbox']).optional(),
+  RECONCILIATION_FILE_WAIT_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .default(21_600),
+  RECONCILIATION_FILE_POLL_S: positiveInt.max(86_400).default(900),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -424,6 +439,17 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     /** the hosted checkout page: where its returnUrl may point */
     checkout: { returnOrigins },
     objectStore: objectStoreConfig(e, production),
+    reconciliation: {
+      bucket: e.S3_BUCKET_SETTLEMENTS,
+      /** one Temporal Schedule per provider, created at start-up (npm start, the worker role) */
+      schedules: e.RECONCILIATION_SCHEDULES === 'on',
+      /** when each provider's run starts, Asia/Bangkok; it reconciles the day before */
+      cron: e.RECONCILIATION_CRON,
+      /** whose payments the providers' files settle: live in production, else the sandbox's */
+      mode: e.RECONCILIATION_MODE ?? (production ? 'live' : 'sandbox'),
+      fileWaitSeconds: e.RECONCILIATION_FILE_WAIT_S,
+      filePollSeconds: e.RECONCILIATION_FILE_POLL_S,
+    },
   };
 }
 

@@ -25,6 +25,7 @@ import { startAssetPublisher, startObjectStore } from './app/assets';
 import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
 import { createQueueWorkers } from './app/worker';
+import { startReconciliationSchedules } from './reconciliation/schedules';
 
 async function main(config: Config) {
   const logger = createLogger(config.logLevel, createLogOutput({ buffered: config.logBuffered }));
@@ -145,6 +146,7 @@ async function main(config: Config) {
     });
     const workerRun = workers.run();
     stoppers.push({ name: 'workers', stop: workers.stop });
+    if (config.reconciliation.schedules) await startReconciliationSchedules(client, config, logger);
 
     const notifier = createNotifier({ config, logger });
     stoppers.push({ name: 'notifier', stop: () => notifier.close() });
@@ -179,6 +181,12 @@ async function main(config: Config) {
         gatewayUrl: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${config.port}`,
       });
       stoppers.push({ name: 'sandbox simulators', stop: () => simulator.stop() });
+      if (config.reconciliation.mode === 'sandbox') {
+        const { startSandboxSettlements } = await import('./reconciliation/sandbox');
+        const { createSettlementStore } = await import('./reconciliation/files');
+        const files = startSandboxSettlements({ db, store: createSettlementStore(config), logger });
+        stoppers.push({ name: 'sandbox settlement files', stop: async () => files.stop() });
+      }
     }
 
     const base = `http://${config.host}:${config.port}`;
@@ -194,7 +202,9 @@ async function main(config: Config) {
       `  object store   ${objectStore.describe}`,
       ...(mailSink ? [`  smtp sink      ${mailSink}`] : []),
       ...(config.simulators
-        ? ['  simulators     sandbox card, card network, bank app, QR and wallet providers post callbacks']
+        ? [
+            '  simulators     sandbox card, card network, bank app, QR and wallet providers post callbacks (and settlement files)',
+          ]
         : []),
       'Press Ctrl-C to stop.',
       '',

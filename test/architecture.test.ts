@@ -15,7 +15,7 @@ export const LAYERS: ReadonlyArray<readonly [string, RegExp]> = [
   ['composition root', /^src\/app\//],
   ['sandbox providers', /^src\/simulators\//],
   ['Temporal side', /^(workflows|activities)\//],
-  ['features', /^src\/(payments|callbacks|webhooks|bank|storefront)\//],
+  ['features', /^src\/(payments|callbacks|webhooks|bank|storefront|reconciliation)\//],
   ['toolkit', /^src\/(http|temporal)\//],
   ['infrastructure', /^src\/(db|stack|types)\/|^src\/[^/]+\.ts$/],
   ['domain', /^src\/domain\//],

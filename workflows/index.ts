@@ -8,6 +8,7 @@ import { webhookDeliveryWorkflow, webhookReplayWorkflow, webhookRetryWorkflow } 
 import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhook-recovery';
 import { orderRefundsWorkflow } from './refunds';
 import { lateResultWorkflow } from './late-result';
+import { reconcileSettlementWorkflow } from './reconciliation';
 
 export {
   cardPaymentWorkflow,
@@ -23,6 +24,7 @@ export {
   bankRequestWorkflow,
   orderRefundsWorkflow,
   lateResultWorkflow,
+  reconcileSettlementWorkflow,
 };
 
 /** Compile-time check: each workflow has the name and the signature the contract gives the gateway. */

@@ -30,6 +30,7 @@ import { timelineRoutes } from '../payments/timeline';
 import { memoizeRouteMatching, routerMiddleware } from '../http/route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
 import { checkoutRoutes } from '../payments/checkout/routes';
+import { reconciliationRoutes } from '../reconciliation/routes';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -59,6 +60,7 @@ export function createApp(deps: AppDeps): Koa {
     storefrontRoutes(deps),
     objectStoreRoutes(deps),
     checkoutRoutes(deps),
+    reconciliationRoutes(deps),
   ])
     router.use(r.routes());
   memoizeRouteMatching(router); // every route is in: nothing is added after this

@@ -15,6 +15,9 @@ export const SCOPES = [
   'bank:read',
   'webhooks:manage',
   'codec',
+  // operator scopes: every merchant's reconciliation (docs/reconciliation.md)
+  'reconciliation:read',
+  'reconciliation:manage',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);

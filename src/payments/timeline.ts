@@ -4,7 +4,8 @@
  * every callback received (callback_receipts: provider, status, outcome, source IP, receipt id),
  * every webhook delivery and attempt (endpoint, attempt number, status code or error, latency),
  * dead letters and their replays, refunds when the refunds table exists, and conflicting
- * provider results (payment_conflicts: a success after expiry, a failure after paid); in time order,
+ * provider results (payment_conflicts: a success after expiry, a failure after paid), reconciliation
+ * exceptions about it (src/reconciliation); in time order,
  * with a link to the payment workflow in Temporal Web. Scope payments:read; visible to the same
  * keys as /checkstatus (same mode; the creating key, or any key for a keyless payment).
  */
@@ -16,6 +17,7 @@ import { requireApiKey } from '../http/middleware/api-key';
 import { ApiKeyAuth, envelope, errorResponses, registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
 import { paymentRowByOrder, timelineRows } from './timeline-repository';
+import { exceptionsOfPayment } from '../reconciliation/repository';
 
 const Entry = z.object({
   at: z.string().openapi({ description: 'ISO 8601 UTC' }),
@@ -29,6 +31,7 @@ const Entry = z.object({
     'webhook.replayed',
     'refund',
     'payment.conflict',
+    'reconciliation.exception',
   ]),
   details: z.record(z.unknown()),
 });
@@ -106,7 +109,9 @@ export function timelineRoutes(deps: AppDeps): Router {
     const p = await paymentRowByOrder(db, orderId);
     if (!p || p.mode !== key.mode || (p.api_key_id !== null && p.api_key_id !== key.id))
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
-    const { events, receipts, deliveries, attempts, deadLetters, refunds, conflicts } = await timelineRows(db, p.id);
+    const [{ events, receipts, deliveries, attempts, deadLetters, refunds, conflicts }, reconciled] = await Promise.all(
+      [timelineRows(db, p.id), exceptionsOfPayment(db, p.id)],
+    );
 
     type E = { at: string; type: z.infer<typeof Entry>['type']; details: Record<string, unknown> };
     const entries: E[] = [];
@@ -206,6 +211,21 @@ export function timelineRoutes(deps: AppDeps): Router {
           resolution: c.resolution,
           refundId: c.refund_id,
           detail: c.detail,
+        },
+      });
+    for (const x of reconciled)
+      entries.push({
+        at: iso(x.created_at),
+        type: 'reconciliation.exception',
+        details: {
+          rowId: x.id,
+          provider: x.provider,
+          outcome: x.outcome,
+          expected: x.expected,
+          reference: x.reference,
+          amount: Number(x.amount_satang) / 100,
+          detail: x.detail,
+          resolution: x.resolution,
         },
       });
     entries.sort((a, b) => a.at.localeCompare(b.at));

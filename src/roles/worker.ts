@@ -13,6 +13,7 @@ import { connectServices, redactUrl, runRole, temporalTlsOf, withTimeout } from 
 import { ensureSearchAttributes, temporalReachable } from '../temporal/client';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { createQueueWorkers, prebuiltWorkflowBundle, type QueueWorkers } from '../app/worker';
+import { startReconciliationSchedules } from '../reconciliation/schedules';
 
 runRole('worker', async (ctx) => {
   const { config, logger, onStop, draining, fail } = ctx;
@@ -88,6 +89,7 @@ runRole('worker', async (ctx) => {
   const run = workers.run();
   onStop({ name: 'workers (drained)', stop: workers.stop });
   run.catch((e) => void fail(e));
+  if (config.reconciliation.schedules) await startReconciliationSchedules(client, config, logger);
 
   // the storefront's assets: published by the workers (one at a time, under an advisory lock) to
   // the configured S3 API; the embedded store of `npm start` has its own publisher there

@@ -8,7 +8,7 @@ import { paymentWorkflowId, refundsWorkflowId } from '../../src/domain/workflow-
 import { cardPayment } from '../callbacks/helpers';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { registerEndpoint, startReceiver, verifiesWithStandardWebhooks, type Receiver } from '../webhooks/helpers';
-import { eventsOf, newKey, paymentError, request, rowOf, waitFor } from './support';
+import { eventsOf, newKey, paidQr as paidQrWith, paymentError, request, rowOf, waitFor } from './support';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -28,22 +28,7 @@ const refund = (body: Record<string, unknown>, headers: Record<string, string> =
   api().post('/refund').set('X-API-Key', k).set(headers).send(body);
 
 /** A QR payment of `amount` THB settled paid by the provider's result. */
-async function paidQr(amount: number, k = key): Promise<{ orderId: string; paymentId: string }> {
-  const orderId = uniq('rf');
-  const created = await api()
-    .post('/qrpayment')
-    .set('X-API-Key', k)
-    .send({ orderId, userId: 'u', amount, customerId: 'c' });
-  expect(created.status).toBe(200);
-  await waitFor(() => rowOf(stack.db, orderId));
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
-  await handle.signal(
-    'paymentResult',
-    provenResult(stack.config, created.body.body.paymentId, { status: 'success', provider: 'qr' }),
-  );
-  await handle.result();
-  return { orderId, paymentId: created.body.body.paymentId };
-}
+const paidQr = (amount: number, k = key) => paidQrWith(stack, k, amount, 'rf');
 
 const verifies = verifiesWithStandardWebhooks;
 const hookFor = (orderId: string, status: string) =>

@@ -4,7 +4,8 @@ import type { ApiKeyMode } from '../../src/domain/api-keys';
 import type { Db } from '../../src/db/knex';
 import { createApp } from '../../src/app/app';
 import { createApiKey } from '../../src/http/middleware/api-key';
-import { testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
+import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { provenResult, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 
 export const ALL_SCOPES = [
   'payments:write',
@@ -92,4 +93,25 @@ export async function webhookWitness(stack: TestStack, owner?: { id: string }) {
 export function testClock(start = Date.UTC(2031, 0, 1, 8, 0, 0)) {
   let now = start;
   return { now: () => now, set: (t: number) => (now = t), start };
+}
+
+/** A QR payment of `amount` THB made with `key` and settled paid by the provider's (proven) result. */
+export async function paidQr(
+  stack: TestStack,
+  key: string,
+  amount: number,
+  prefix = 'qr',
+): Promise<{ orderId: string; paymentId: string }> {
+  const orderId = uniq(prefix);
+  const created = await request(stack.app.callback())
+    .post('/qrpayment')
+    .set('X-API-Key', key)
+    .send({ orderId, userId: 'u', amount, customerId: 'c' });
+  expect(created.status).toBe(200);
+  await waitFor(() => rowOf(stack.db, orderId));
+  const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+  const paymentId = created.body.body.paymentId as string;
+  await handle.signal('paymentResult', provenResult(stack.config, paymentId, { status: 'success', provider: 'qr' }));
+  await handle.result();
+  return { orderId, paymentId };
 }
