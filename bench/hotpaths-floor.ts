@@ -2,7 +2,7 @@
  * `npx tsx bench/hotpaths-floor.ts`
  *
  * The floor of bench:hotpaths' rejections: what a rejected request must do whatever the code
- * around it (SPEC.md's envelope and headers, the metrics, the access log line of Talat's own
+ * around it (the contract's envelope and headers, the metrics, the access log line of Talat's own
  * logger, one write per line and then batched as in production), added one piece at
  * a time to a one-middleware bare Koa app that decides nothing (no key lookup, no rate limit, no
  * router), each as the main thread's CPU time per request (autocannon in a worker thread, 16

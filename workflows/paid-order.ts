@@ -2,7 +2,7 @@
  * paidOrderProcessingWorkflow (id paid-order-<orderId>): the asynchronous processing of a paid
  * wallet order that the wallet handler starts, fire and forget, with the full request body.
  *
- * The wallet handler is public (SPEC.md), so its body alone never makes an order paid: the order
+ * The wallet handler is public (the contract), so its body alone never makes an order paid: the order
  * is confirmed for fulfilment only when its payment exists, matches the body (payment id,
  * amount when given) and has been confirmed paid by a verified provider callback, waiting up to
  * the confirmation window for that. Otherwise the order is recorded as rejected, with the

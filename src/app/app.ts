@@ -1,6 +1,6 @@
 /**
  * createApp(deps) returns the Koa app of all three APIs (no listen): request ids, structured
- * logs, body parsing with limits, one error handler with SPEC.md's envelopes, 404/405.
+ * logs, body parsing with limits, one error handler with the contract's envelopes, 404/405.
  */
 import Router from '@koa/router';
 import { IncomingMessage, type ServerResponse } from 'node:http';

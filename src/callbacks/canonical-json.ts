@@ -1,5 +1,5 @@
 /**
- * Canonical JSON of a callback payload (DESIGN.md "Callback signatures"): object keys sorted
+ * Canonical JSON of a callback payload (docs/callbacks.md "Signatures"): object keys sorted
  * recursively (by UTF-16 code units, as Array.prototype.sort does), no whitespace, strings and
  * numbers written as JSON.stringify writes them. This is the JSON Canonicalization Scheme of
  * RFC 8785 for the values JSON.parse produces, so providers can use any JCS library.

@@ -1,5 +1,5 @@
 /**
- * The handler-form record stores of SPEC.md ("Wallet callback record"): wallet_callbacks,
+ * The handler-form record stores of the contract ("Wallet callback record"): wallet_callbacks,
  * cardnet_callbacks and bankapp_callbacks, one row per order. A callback for an order that is
  * already recorded with the same payment id and success value changes nothing (a duplicate);
  * another one replaces the record and moves updated_at.

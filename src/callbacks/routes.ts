@@ -1,5 +1,5 @@
 /**
- * Callback API (SPEC.md "Callback API"): where payment providers post results.
+ * Callback API (the contract "Callback API"): where payment providers post results.
  * Routes are thin: verify (src/callbacks/verify), validate, find the payment, hand the verified
  * callback to the processor (record + signal, idempotent, durable before the answer).
  * /wallet/callback is the public wallet handler with its own response shapes.

@@ -1,6 +1,6 @@
 /**
  * The Callback API's bodies as zod schemas, registered in the OpenAPI document with each
- * endpoint's path, headers and answers (SPEC.md "Callback API"); ./routes.ts validates with them.
+ * endpoint's path, headers and answers (the contract "Callback API"); ./routes.ts validates with them.
  */
 import {
   CALLBACK_ENDPOINTS,

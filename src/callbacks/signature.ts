@@ -1,5 +1,5 @@
 /**
- * Callback signatures (DESIGN.md): hex HMAC-SHA256 with the provider's shared secret, compared
+ * Callback signatures (docs/callbacks.md): hex HMAC-SHA256 with the provider's shared secret, compared
  * in constant time.
  *  - JSON payloads with a `signature` field (QR, wallet gateway form): HMAC over the canonical
  *    JSON of the payload without `signature`.

@@ -1,7 +1,7 @@
 /**
  * Verification of the IP-restricted callback endpoints, in this order: source address (before
  * the body is even read), content type, signature, timestamp. Anything that does not verify is
- * refused with the callback error names of DESIGN.md; nothing is recorded before all pass.
+ * refused with the callback error names (src/domain/errors.ts); nothing is recorded before all pass.
  */
 import type { Context } from 'koa';
 import { PROVIDERS, type Config, type ProviderName } from '../config';

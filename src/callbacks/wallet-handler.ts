@@ -1,5 +1,5 @@
 /**
- * The wallet handler of SPEC.md (POST /wallet/callback), step by step:
+ * The wallet handler of the contract (POST /wallet/callback), step by step:
  *  (1) parse the body, (2) validate orderId, paymentId, success, userId, (3) save the wallet
  *  callback record, (4) when success is boolean true, start paid-order processing with the full
  *  body (fire and forget: only the start is awaited, so it is durable), (5) answer.
@@ -43,7 +43,7 @@ export type WalletReply =
   | { status: 200; body: { success: true; message: string; orderId: string; paymentId: string; amount: number } }
   | { status: 500; body: { success: false; error: string; message: typeof WALLET_FAILURE_MESSAGE } };
 
-/** An error whose text is the `error` of the 500 (validation texts of SPEC.md and our own safe texts). */
+/** An error whose text is the `error` of the 500 (validation texts of the contract and our own safe texts). */
 class WalletFailure extends Error {
   constructor(
     message: string,

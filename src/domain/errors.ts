@@ -3,7 +3,7 @@
  * A new code without a status does not compile.
  */
 export const ErrorCode = {
-  // payment API (SPEC.md "Errors")
+  // payment API (the contract "Errors")
   INVALID_INPUT: 'INVALID_INPUT',
   MISSING_FIELD: 'MISSING_FIELD',
   UNAUTHORIZED: 'UNAUTHORIZED',
@@ -18,7 +18,7 @@ export const ErrorCode = {
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   CONFLICT: 'CONFLICT',
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
-  // callback API (SPEC.md "Callback error names")
+  // callback API (the contract "Callback error names")
   INVALID_SIGNATURE: 'INVALID_SIGNATURE',
   INVALID_IP: 'INVALID_IP',
   INVALID_TIMESTAMP: 'INVALID_TIMESTAMP',

@@ -1,4 +1,4 @@
-/** The outgoing webhook event of SPEC.md "Events": payment.status.updated. */
+/** The outgoing webhook event of the contract "Events": payment.status.updated. */
 import type { Mode } from './mode';
 import type { PaymentStatus } from './payment-state';
 
@@ -19,7 +19,7 @@ export interface PaymentStatusEvent {
   apiKeyId?: string;
 }
 
-/** The body sent to integrators, exactly as SPEC.md shows it (amount in THB). */
+/** The body sent to integrators, exactly as the contract shows it (amount in THB). */
 export function webhookBody(e: PaymentStatusEvent) {
   return {
     event: 'payment.status.updated' as const,

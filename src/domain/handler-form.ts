@@ -1,5 +1,5 @@
 /**
- * The handler form of SPEC.md (wallet handler, and the shared processor of the card-network and
+ * The handler form of the contract (wallet handler, and the shared processor of the card-network and
  * bank-app callbacks), to the letter:
  *  - the request body is a JSON string or an object; an object with a `body` key is an envelope
  *    whose `body` (again a JSON string or an object) is the event's body; without that key the
@@ -84,7 +84,7 @@ export function idsOf(body: unknown): { orderId: string | null; paymentId: strin
 
 const MAX_ID = 256;
 
-/** Step 2: the four required fields in SPEC.md's order, then the optional ones. */
+/** Step 2: the four required fields in the contract's order, then the optional ones. */
 export function validateHandlerBody(body: Record<string, unknown>): Validated {
   const missing = (field: keyof typeof HANDLER_ERRORS): Validated => ({
     ok: false,

@@ -269,7 +269,7 @@ export type PaidOrderProcessingWorkflow = (input: PaidOrderInput) => Promise<Pai
 
 // ---- webhooks ----
 
-/** Retries of a webhook delivery after the first attempt (SPEC.md "Limits"). */
+/** Retries of a webhook delivery after the first attempt (the contract "Limits"). */
 export const WEBHOOK_RETRY_DELAYS_MS = [1000, 2000, 4000] as const;
 
 /** One delivery attempt as the webhook activities report it. */

@@ -1,6 +1,6 @@
 /**
- * The error envelopes of SPEC.md, chosen by area:
- *  - payment API (and storefront, which SPEC.md leaves open): {statusCode, body: {error, code, details}}
+ * The error envelopes of the contract, chosen by area:
+ *  - payment API (and storefront, which the contract leaves open): {statusCode, body: {error, code, details}}
  *  - callback API: {statusCode, body: {error: NAME, message}}
  * The HTTP status always equals statusCode.
  */

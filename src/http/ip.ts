@@ -1,5 +1,5 @@
 /**
- * Client address and provider IP allow-lists (DESIGN.md): CIDR ranges per provider, IPv4 and
+ * Client address and provider IP allow-lists (docs/callbacks.md): CIDR ranges per provider, IPv4 and
  * IPv6; X-Forwarded-For is believed only when the socket peer is a configured trusted proxy, and
  * then only up to the first address that is not itself a trusted proxy (right to left), so a
  * client cannot spoof its address by sending the header itself.

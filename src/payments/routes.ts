@@ -1,5 +1,5 @@
 /**
- * Payment API routes (SPEC.md "Payment API"): POST /cardpayment, POST /qrpayment,
+ * Payment API routes (the contract "Payment API"): POST /cardpayment, POST /qrpayment,
  * GET /checkstatus/{orderId}. Thin: validate (./schemas), call the payment service (./service),
  * shape the {statusCode, body} envelope. calculate-cost lives beside this file.
  */

@@ -1,5 +1,5 @@
 /**
- * Payment API request validators and response schemas (SPEC.md "Payment API"), registered in the
+ * Payment API request validators and response schemas (the contract "Payment API"), registered in the
  * OpenAPI document with their paths. Requests are `.strict()`: unknown fields are refused.
  */
 import { envelope, registry, z } from '../http/openapi';

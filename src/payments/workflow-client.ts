@@ -1,5 +1,5 @@
 /**
- * Starting payment workflows from the gateway, with the idempotency rules of DESIGN.md:
+ * Starting payment workflows from the gateway, with these idempotency rules:
  * one workflow per order (id payment-<orderId>); the same order and amount again returns the
  * existing payment; another amount or method (or another caller) is a 409 CONFLICT.
  */

@@ -1,5 +1,5 @@
 /**
- * Storefront API routes (SPEC.md "Storefront API" and "Static assets"): thin handlers that
+ * Storefront API routes (the contract "Storefront API" and "Static assets"): thin handlers that
  * validate, call the storefront service and send its representations with ETag and
  * Cache-Control. Success bodies are plain JSON (or YAML, gzip, images); errors use the
  * {statusCode, body: {error, code, details}} envelope. The sign-in routes are in storefront-auth.ts.
@@ -28,7 +28,7 @@ const CACHE = {
 
 const GroupId = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - (at most 40)');
 const BranchId = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - (at most 40)');
-/** SPEC.md: "timestamp: number, optional, cache-busting"; accepted and ignored. */
+/** the contract: "timestamp: number, optional, cache-busting"; accepted and ignored. */
 const Timestamp = z
   .string()
   .regex(/^\d{1,16}(\.\d{1,6})?$/, 'a number (e.g. unix milliseconds)')

@@ -1,5 +1,5 @@
 /**
- * Payload encryption (DESIGN.md): an AES-256-GCM PayloadCodec on the client and the worker, so
+ * Payload encryption (docs/operations.md): an AES-256-GCM PayloadCodec on the client and the worker, so
  * workflow inputs, results, signals, queries, memos and activity payloads are ciphertext in
  * Temporal. The key ring is src/key-ring.ts (the first key encrypts, all decrypt). An encrypted
  * payload: metadata `encoding: binary/encrypted` and `encryption-key-id`; data = 12-byte IV,

@@ -1,4 +1,4 @@
-/** The handler form of SPEC.md, as pure rules (the endpoints' tests drive them over HTTP). */
+/** The handler form of the contract, as pure rules (the endpoints' tests drive them over HTTP). */
 import { HANDLER_ERRORS, idsOf, unwrapHandlerBody, validateHandlerBody } from '../../src/domain/handler-form';
 
 const event = { orderId: 'ORD-1', paymentId: 'pay_1', success: true, userId: 'u-1', amount: 12.5, message: 'ok' };
@@ -41,11 +41,11 @@ describe('validating the event', () => {
     ['success null', { ...event, success: null }, HANDLER_ERRORS.success],
     ['userId missing', without('userId'), HANDLER_ERRORS.userId],
     ['userId empty', { ...event, userId: '' }, HANDLER_ERRORS.userId],
-  ])('%s gives the text of SPEC.md', (_name, body, error) => {
+  ])('%s gives the text of the contract', (_name, body, error) => {
     expect(validateHandlerBody(body)).toEqual({ ok: false, error, missing: true });
   });
 
-  it('reports the first failing rule in SPEC.md order', () => {
+  it('reports the first failing rule in the contract order', () => {
     expect(validateHandlerBody({})).toMatchObject({ error: 'orderId is required in body' });
     expect(validateHandlerBody({ orderId: 'o' })).toMatchObject({ error: 'paymentId is required in body' });
     expect(validateHandlerBody({ orderId: 'o', paymentId: 'p' })).toMatchObject({
@@ -73,7 +73,7 @@ describe('validating the event', () => {
     });
   });
 
-  it('an empty paymentId is not null, so it passes (SPEC.md: must not be null)', () => {
+  it('an empty paymentId is not null, so it passes (the contract: must not be null)', () => {
     expect(validateHandlerBody({ ...event, paymentId: '' })).toMatchObject({ ok: true, value: { paymentId: '' } });
   });
 

@@ -89,7 +89,7 @@ export function post(app: Koa, path: string, sent: Sent, extraHeaders: Record<st
     .send(sent.raw);
 }
 
-/** The callback error envelope of DESIGN.md with this name. */
+/** The callback error envelope with this name. */
 export const callbackError = (name: string, status: number) => ({
   statusCode: status,
   body: { error: name, message: expect.any(String) },

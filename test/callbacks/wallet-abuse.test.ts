@@ -44,7 +44,7 @@ describe('administrator e-mails of wallet handler failures', () => {
         .post('/wallet/callback')
         .set('Content-Type', 'application/json')
         .send(invalid(orderId));
-      expect(res.status).toBe(500); // SPEC.md's answer is unchanged
+      expect(res.status).toBe(500); // the contract's answer is unchanged
     }
     expect(notifier.mails.map((m) => m.subject)).toEqual([expect.stringContaining(a), expect.stringContaining(b)]);
     expect(await stack.db('callback_errors').where({ order_id: a }).count<{ count: string }[]>('* as count')).toEqual([

@@ -1,5 +1,5 @@
 /**
- * POST /wallet/callback, the wallet handler of SPEC.md, one test per rule, on the real stack with
+ * POST /wallet/callback, the wallet handler of the contract, one test per rule, on the real stack with
  * a real SMTP server on loopback (smtp-server) for the administrator e-mail and a loopback
  * ingestion endpoint for the error tracker (the Sentry SDK, SENTRY_DSN set).
  */

@@ -90,7 +90,7 @@ describe('JSON depth', () => {
       .post('/wallet/callback')
       .set('Content-Type', 'application/json')
       .send(JSON.stringify({ body: inner }));
-    expect(res.status).toBe(500); // SPEC.md's answer to any failure of the wallet handler
+    expect(res.status).toBe(500); // the contract's answer to any failure of the wallet handler
     expect(res.body).toEqual({
       success: false,
       error: 'body is a string that is not valid JSON',

@@ -280,7 +280,7 @@ describe('arbitrary JSON', () => {
           .set('X-API-Key', key)
           .set('Content-Type', 'application/json')
           .send(JSON.stringify(body) ?? 'null');
-        // the wallet handler's refusals are SPEC.md's own 500 {success: false}: the only 500 allowed
+        // the wallet handler's refusals are the contract's own 500 {success: false}: the only 500 allowed
         if (res.status === 500)
           expect(op.path === '/wallet/callback' && JSON.parse(res.text).success === false).toBe(true);
       }),
@@ -334,7 +334,7 @@ describe('a correctly signed callback with a bad field', () => {
 });
 
 describe('Postgres down', () => {
-  // (the wallet handler keeps SPEC.md's rule: saving failed -> its own 500 {success: false})
+  // (the wallet handler keeps the contract's rule: saving failed -> its own 500 {success: false})
   it('answers 503 SERVICE_UNAVAILABLE, not 500', async () => {
     const deadDb = createDb('postgres://talat:x@127.0.0.1:1/none', { poolMax: 1 });
     const down = createApp({

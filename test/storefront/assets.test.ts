@@ -88,7 +88,7 @@ describe('GET /api/group/image/{groupId}/{imageId}', () => {
 });
 
 describe('GET /public/image/category/<name>.webp', () => {
-  it('serves all 27 icons of SPEC.md as webp', async () => {
+  it('serves all 27 icons of the contract as webp', async () => {
     for (const name of ICONS) {
       const res = await getBytes(`/public/image/category/${name}.webp`);
       expect([name, res.status, res.headers['content-type']]).toEqual([name, 200, 'image/webp']);

@@ -17,7 +17,7 @@ const UNPARSED = Symbol.for('unparsedBody');
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * The paths that take a form (application/x-www-form-urlencoded) body, as SPEC.md and
+ * The paths that take a form (application/x-www-form-urlencoded) body, as the contract and
  * /openapi.json say: the public card payment (which takes JSON too) and the card provider's
  * callback. Every other body is JSON (test/http/input-limits.test.ts holds this list to the
  * OpenAPI document).

@@ -2,7 +2,7 @@
  * The outermost middleware, one per app: what every request gets, in one function rather than
  * a stack of six (each Koa middleware is a dispatch, a promise and an await on every request):
  *  - a request id (X-Request-Id: the client's when it is well-formed, else req_<32 hex>) and its area;
- *  - the one error handler with SPEC.md's envelopes, and 404/405 for what no route answered;
+ *  - the one error handler with the contract's envelopes, and 404/405 for what no route answered;
  *  - CORS for the storefront (src/http/middleware/cors.ts) and the callback API's address check
  *    (src/callbacks/verify.ts), both before any body is read;
  *  - once answered: the HTTP metrics (src/http/middleware/metrics.ts) and the access log line.

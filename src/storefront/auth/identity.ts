@@ -1,5 +1,5 @@
 /**
- * The identity service: identities (<region>:<uuid>, SPEC.md's user id) and the temporary
+ * The identity service: identities (<region>:<uuid>, the contract's user id) and the temporary
  * credentials a signed-in client uses to presign GET /auth/apikey/get. The secret access key is
  * derived (HMAC of the access key id), never stored; the session token is stored as a SHA-256
  * hash: a stolen database gives no usable credentials. In development GetId and

@@ -1,5 +1,5 @@
 /**
- * Storefront sign-in (SPEC.md "Authentication" 3):
+ * Storefront sign-in (the contract "Authentication" 3):
  *  - GET /auth/apikey/get: SigV4 presigned query parameters, signed with temporary credentials
  *    of the identity service -> the storefront API key of that identity (issued on first call).
  *  - POST /auth/invalidate/invalidate: the caller authenticates with that API key in X-API-Key;

@@ -6,7 +6,7 @@
  * X-Amz-Expires (<= 7 days); X-Amz-SignedHeaders is sorted, lower-case, includes host and names
  * present headers; the key is known, live, and X-Amz-Security-Token matches when temporary; and
  * X-Amz-Signature equals the one @smithy/signature-v4 recomputes (constant-time compare).
- * Parameter names are the X-Amz- spelling of SPEC.md's X-<vendor>- parameters.
+ * Parameter names are the X-Amz- spelling of the contract's X-<vendor>- parameters.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { Sha256 } from '@aws-crypto/sha256-js';
