@@ -15,13 +15,19 @@ import { connectClient } from '../src/temporal/client';
 /** Ports for a cluster of `gateways` and `workers` on this machine, none of them in use. */
 export async function clusterPorts(gateways: number, workers: number): Promise<ClusterPorts> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
-    const temporal = TEMPORAL_SERVICES.flatMap((s) => {
-      const p = temporalPorts(base, s);
-      return [p.grpc, p.membership, p.metrics, p.http];
-    });
-    const busy = await Promise.all(temporal.map((p) => portInUse(p)));
-    if (busy.some(Boolean)) continue;
+    // Temporal keeps membership ports in a smallint column: below 32768
+    const base = 20_000 + Math.floor(Math.random() * 12_000);
+    const temporal = [
+      ...new Set(
+        TEMPORAL_SERVICES.flatMap((s) => {
+          const p = temporalPorts(base, s);
+          return [p.grpc, p.membership, p.metrics, p.http];
+        }),
+      ),
+    ];
+    let busy = false;
+    for (const p of temporal) if ((busy = await portInUse(p))) break;
+    if (busy) continue;
     const others: number[] = [];
     while (others.length < 2 + gateways + workers) {
       const p = await freePort();

@@ -16,6 +16,14 @@ const int = (name: string, dflt: number) => {
 const ports = (name: string, dflt: number[]) =>
   env[name] ? env[name]!.split(',').map((p, i) => int(`${name}[${i}]`, Number(p))) : dflt;
 
+/** Temporal keeps membership ports (base + 20 to base + 26) in a smallint column: below 32768. */
+const temporalBase = () => {
+  const base = int('CLUSTER_TEMPORAL_PORT_BASE', 7333);
+  if (base > 32_700)
+    throw new Error('CLUSTER_TEMPORAL_PORT_BASE must be at most 32700 (Temporal stores its ports as smallint)');
+  return base;
+};
+
 const say = (m: string) => process.stderr.write(`[cluster ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 
 async function main(): Promise<void> {
@@ -41,7 +49,7 @@ async function main(): Promise<void> {
       dataDir,
       ports: {
         postgres: int('CLUSTER_PG_PORT', 5434),
-        temporalBase: int('CLUSTER_TEMPORAL_PORT_BASE', 7333),
+        temporalBase: temporalBase(),
         balancer: int('CLUSTER_BALANCER_PORT', 3100),
         gateways: gatewayPorts,
         workers: workerPorts,

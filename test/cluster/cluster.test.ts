@@ -51,13 +51,24 @@ async function until(run: Run, text: string, ms: number): Promise<void> {
   }
 }
 
-/** Ctrl-C: SIGINT to npm's process group, as a terminal sends it; the exit code. */
-async function interrupt(run: Run): Promise<number | null> {
-  process.kill(-run.child.pid!, 'SIGINT');
-  const kill = setTimeout(() => process.kill(-run.child.pid!, 'SIGKILL'), 90_000);
-  const code = await run.exited;
+/**
+ * Ctrl-C: SIGINT to npm's process group, as a terminal sends it; whether the cluster said it
+ * stopped (npm itself ends by the signal, as with `npm start`).
+ */
+async function interrupt(run: Run): Promise<boolean> {
+  if (run.child.exitCode !== null || run.child.signalCode !== null) return false;
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-run.child.pid!, s);
+    } catch {
+      // the group is gone already
+    }
+  };
+  signal('SIGINT');
+  const kill = setTimeout(() => signal('SIGKILL'), 90_000);
+  await run.exited;
   clearTimeout(kill);
-  return code;
+  return /\] stopped$/m.test(run.err());
 }
 
 /** The last line `<PREFIX> {json}` of a run's output. */
@@ -132,9 +143,11 @@ describe('the cluster', () => {
       } finally {
         await client.connection.close();
       }
-    } finally {
-      expect(await interrupt(first)).toBe(0);
+    } catch (e) {
+      await interrupt(first);
+      throw e;
     }
+    expect(await interrupt(first)).toBe(true);
     // Ctrl-C stopped every part: nothing listens on their ports any more
     for (const p of [
       ports.balancer,
@@ -150,9 +163,11 @@ describe('the cluster', () => {
       await until(second, 'Talat cluster is running:', 300_000);
       expect(second.err()).not.toMatch(/setting up Temporal's schema|registering the namespace/);
       expect(first.err()).toMatch(/registering the namespace default/);
-    } finally {
-      expect(await interrupt(second)).toBe(0);
+    } catch (e) {
+      await interrupt(second);
+      throw e;
     }
+    expect(await interrupt(second)).toBe(true);
   });
 
   it('faults and a rolling upgrade with payments in flight: 0 lost, 0 applied twice, old histories replay', async () => {
