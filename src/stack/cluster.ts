@@ -316,29 +316,31 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     }
     temporalEnv.TEMPORAL_FRONTEND_HTTP_PORT = String(frontend.http);
     const temporal = {} as Record<TemporalService, ClusterProcess>;
-    await Promise.all(
-      TEMPORAL_SERVICES.map(async (s) => {
-        const p = temporalPorts(ports.temporalBase, s);
-        const proc: ClusterProcess = { name: `temporal ${s}`, env: {}, supervisor: undefined as unknown as Supervised };
-        proc.supervisor = await supervise(
-          `the Temporal ${s} service`,
-          async () => {
-            const child = await spawnLogged(
-              server,
-              ['--config-file', TEMPORAL_CONFIG, '--allow-no-auth', 'start', '--service', s],
-              { ...temporalEnv, TEMPORAL_METRICS_PORT: String(p.metrics), ...proc.env },
-              path.join(logs, `temporal-${s}.log`),
-              () => portOpen(p.grpc),
-              120_000,
-            );
-            return running(child, 10_000);
-          },
-          supLog,
-        );
-        temporal[s] = proc;
-        stops.push(() => proc.supervisor.stop());
-      }),
-    );
+    const startService = async (s: TemporalService) => {
+      const p = temporalPorts(ports.temporalBase, s);
+      const proc: ClusterProcess = { name: `temporal ${s}`, env: {}, supervisor: undefined as unknown as Supervised };
+      proc.supervisor = await supervise(
+        `the Temporal ${s} service`,
+        async () => {
+          const child = await spawnLogged(
+            server,
+            ['--config-file', TEMPORAL_CONFIG, '--allow-no-auth', 'start', '--service', s],
+            { ...temporalEnv, TEMPORAL_METRICS_PORT: String(p.metrics), ...proc.env },
+            path.join(logs, `temporal-${s}.log`),
+            () => portOpen(p.grpc),
+            120_000,
+          );
+          return running(child, 10_000);
+        },
+        supLog,
+      );
+      temporal[s] = proc;
+      stops.push(() => proc.supervisor.stop());
+    };
+    // history first: on a new database the first service to start writes the cluster's metadata,
+    // and services starting together race for it (the losers exit)
+    await startService('history');
+    await Promise.all(TEMPORAL_SERVICES.filter((s) => s !== 'history').map(startService));
     await registerNamespace(temporalAddress, opts);
 
     // the workflow code, bundled once for every worker

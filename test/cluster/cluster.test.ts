@@ -212,6 +212,8 @@ describe('the cluster', () => {
     expect(code).toBe(0);
   });
 
+  // 60 payments of a merchant whose endpoint hangs: 240 attempts of 5 s each on the webhooks worker.
+  // A larger storm's expiries (150 at once) are a burst on the payments queue itself (docs/cluster.md).
   it('bulkheads: a retry storm on the webhooks worker leaves payments schedule-to-start p99 under 1 s', async () => {
     const run = start(
       process.execPath,
@@ -220,7 +222,7 @@ describe('the cluster', () => {
         'tsx',
         'bench/bulkhead.ts',
         '--cluster',
-        ...['--storm', '150', '--rate', '5', '--seconds', '25', '--expiry', '8'],
+        ...['--storm', '60', '--rate', '5', '--seconds', '25', '--expiry', '8'],
       ],
       { BULKHEAD_WORKFLOW_BUNDLE: process.env.TALAT_TEST_WORKFLOW_BUNDLE! },
     );
