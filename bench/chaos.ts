@@ -42,7 +42,7 @@ import type { Supervised } from '../src/stack/supervisor';
 import { freePort, stopChild, superviseEmbeddedTemporal } from '../src/stack/temporal';
 import { connectClient } from '../src/temporal/client';
 import { bundleWorkflows } from '../src/temporal/worker';
-import { bundleRollBuild, clusterPorts, replayWithBuild } from './cluster-support';
+import { bundleRollBuild, clusterPorts, historiesWithPatchMarker, replayWithBuild } from './cluster-support';
 import { benchData, flagArg, intArg, loadAverage } from './support';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -59,7 +59,7 @@ const opts = {
   cluster: flagArg('--cluster'),
 };
 const DEV_KINDS = ['worker', 'gateway', 'temporal', 'postgres'] as const;
-const CLUSTER_KINDS = ['history', 'worker', 'gateway', 'roll'] as const;
+const CLUSTER_KINDS = ['history', 'roll', 'worker', 'gateway'] as const;
 type Kind = (typeof DEV_KINDS)[number] | (typeof CLUSTER_KINDS)[number];
 const KINDS: readonly Kind[] = opts.cluster ? CLUSTER_KINDS : DEV_KINDS;
 
@@ -390,6 +390,7 @@ async function main() {
   // the faults: each kind in turn, in a seeded order per round
   const kills: { kind: Kind; at: number; pid?: number; back?: number }[] = [];
   let rollStartedAt = 0;
+  let rollDoneAt = 0;
   const down = new Set<Kind>();
   const restartRole = async (r: RoleProc) => {
     r.up = false;
@@ -420,7 +421,7 @@ async function main() {
   /** the workers, one by one, to the next build: SIGTERM (drained), started again on the roll bundle */
   async function roll(workers: ClusterProcess[]): Promise<void> {
     const next = await rollBundle!;
-    rollStartedAt = Date.now();
+    rollStartedAt ||= Date.now();
     for (const w of workers) {
       w.env.WORKFLOW_BUNDLE_PATH = next;
       const pid = w.supervisor.pid();
@@ -430,6 +431,7 @@ async function main() {
       process.kill(pid, 'SIGTERM');
       await Promise.race([back, sleep(120_000)]);
     }
+    rollDoneAt ||= Date.now();
   }
   async function kill(kind: Kind): Promise<void> {
     const at = Date.now();
@@ -465,7 +467,8 @@ async function main() {
     for (;;) {
       await sleep(opts.killEvery * 1000 * (0.5 + random()));
       if (loadOver || aborting) return;
-      if (!round.length) round = [...KINDS].sort(() => random() - 0.5);
+      // the cluster's first round in its order (the roll early, so payments start on the new build)
+      if (!round.length) round = cluster && !kills.length ? [...KINDS] : [...KINDS].sort(() => random() - 0.5);
       const i = round.findIndex((k) => !down.has(k));
       if (i < 0) continue;
       faults.push(kill(round.splice(i, 1)[0]));
@@ -594,7 +597,11 @@ async function main() {
     }
   }
   // the histories of payments started on the old build replay on the new one (at most 20: bounded)
-  const replay: { replayed: number; failures: string[] } = { replayed: 0, failures: [] };
+  const replay: { replayed: number; failures: string[]; onNextBuild: number } = {
+    replayed: 0,
+    failures: [],
+    onNextBuild: 0,
+  };
   if (cluster && rollStartedAt) {
     const old = created.filter((p) => (p.createdAt ?? Infinity) < rollStartedAt).slice(0, 20);
     Object.assign(
@@ -606,6 +613,16 @@ async function main() {
         await rollBundle!,
       ),
     );
+    // payments started after the roll ran the next build: their histories have its patch marker
+    // (the current build's v2 QR type records none)
+    const after = created.filter((p) => rollDoneAt && (p.createdAt ?? 0) > rollDoneAt + 1000).slice(0, 5);
+    replay.onNextBuild = (
+      await historiesWithPatchMarker(
+        temporalAddress,
+        config.temporal.codecKeys,
+        after.map((p) => `payment-${p.orderId}`),
+      )
+    ).length;
   }
   const badSignatures = deliveries.filter((d) => !d.valid).length;
   const kinds = Object.fromEntries(KINDS.map((k) => [k, kills.filter((x) => x.kind === k).length]));
@@ -650,6 +667,7 @@ async function main() {
     kills: kinds,
     replayed: replay.replayed,
     replayFailures: replay.failures.length,
+    onNextBuild: replay.onNextBuild,
     settleS: { p50: pct(0.5), p99: pct(0.99), max: latencies[latencies.length - 1] ?? NaN },
     wallS: Math.round((Date.now() - started) / 1000),
     loadBefore: load,
@@ -683,7 +701,7 @@ async function main() {
       : `  restarts         temporal ${temporalSupervisor!.restarts()}, postgres ${pgSupervisor.restarts()} (by the supervisor)`,
     ...(cluster
       ? [
-          `  replay           ${replay.replayed} histories of the old build replayed on the new one, ${replay.failures.length} failed`,
+          `  replay           ${replay.replayed} histories of the old build replayed on the new one, ${replay.failures.length} failed; ${replay.onNextBuild} payments started after the roll ran the new build`,
         ]
       : []),
     ...replay.failures.slice(0, 5).map((l) => `  REPLAY ${l}`),

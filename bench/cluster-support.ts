@@ -82,3 +82,22 @@ export async function replayWithBuild(
     await client.connection.close();
   }
 }
+
+/** Those of `workflowIds` whose history has a patch marker (a `patched()` call recorded one). */
+export async function historiesWithPatchMarker(
+  address: string,
+  codecKeys: KeyRing,
+  workflowIds: string[],
+): Promise<string[]> {
+  const client = await connectClient(address, 'default', { codecKeys });
+  try {
+    const marked: string[] = [];
+    for (const id of workflowIds) {
+      const { events } = await client.workflow.getHandle(id).fetchHistory();
+      if ((events ?? []).some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')) marked.push(id);
+    }
+    return marked;
+  } finally {
+    await client.connection.close();
+  }
+}

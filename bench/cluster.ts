@@ -272,7 +272,7 @@ runBounded(15, stopAll, async () => {
       namespace: 'default',
       dbFile: path.join(dataDir, 'temporal.db'),
     });
-    const db = createDb(pg.url, { poolMax: 1 });
+    const db = createDb(pg.url, { poolMax: 2 });
     await migrateLatest(db);
     await db.destroy();
     const roleEnv = {

@@ -194,6 +194,7 @@ describe('the cluster', () => {
       kills: Record<string, number>;
       replayed: number;
       replayFailures: number;
+      onNextBuild: number;
     }>(run.out(), 'CHAOS_RESULT');
     if (!r) throw new Error(`no result (exit ${code}):\n${run.out()}\n${run.err()}`);
     const context = `${run.out()}\n${run.err().slice(-5000)}`;
@@ -209,6 +210,8 @@ describe('the cluster', () => {
     for (const kind of ['history', 'worker', 'gateway', 'roll']) expect(r.kills[kind]).toBeGreaterThanOrEqual(1);
     expect(r.replayed).toBeGreaterThan(0);
     expect(r.replayFailures).toBe(0);
+    // and the roll did change the build: payments started after it ran the patched workflow
+    expect(r.onNextBuild).toBeGreaterThan(0);
     expect(code).toBe(0);
   });
 
