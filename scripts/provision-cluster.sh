@@ -35,7 +35,7 @@ modcache="$(go env GOMODCACHE 2>/dev/null || echo "$HOME/go/pkg/mod")"
 schema_src="$modcache/go.temporal.io/server@$TEMPORAL_SERVER_VERSION/schema/postgresql/v12"
 if [ ! -d "$CACHE/schema/postgresql/v12" ]; then
   if [ ! -d "$schema_src" ]; then
-    GOFLAGS=-mod=mod go mod download "go.temporal.io/server@$TEMPORAL_SERVER_VERSION" >/dev/null
+    go mod download "go.temporal.io/server@$TEMPORAL_SERVER_VERSION" >/dev/null
   fi
   mkdir -p "$CACHE/schema/postgresql"
   cp -r "$schema_src" "$CACHE/schema/postgresql/" && chmod -R u+w "$CACHE/schema"

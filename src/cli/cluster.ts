@@ -65,6 +65,7 @@ async function main(): Promise<void> {
       },
       workerQueues: env.CLUSTER_WORKER_QUEUES ? env.CLUSTER_WORKER_QUEUES.split(';') : undefined,
       workflowBundle: env.CLUSTER_WORKFLOW_BUNDLE || undefined,
+      mtls: env.CLUSTER_MTLS === 'on',
       log: say,
     });
     if (stopping) return;

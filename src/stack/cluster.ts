@@ -16,7 +16,7 @@ import { Connection } from '@temporalio/client';
 import { Client } from 'pg';
 import { msToTs } from '@temporalio/common/lib/time';
 import { createDb, migrateLatest } from '../db/knex';
-import { ensureSearchAttributesOn } from '../temporal/client';
+import { ensureSearchAttributesOn, temporalTlsOptions, type TemporalTlsFiles } from '../temporal/client';
 import { bundleWorkflows } from '../temporal/worker';
 import { createDatabaseIfMissing, superviseEmbeddedPostgres, type EmbeddedPostgres } from './postgres';
 import { assertPortFree, supervise, type Supervised } from './supervisor';
@@ -65,6 +65,8 @@ export interface ClusterOptions {
   workerQueues?: (string | undefined)[];
   /** a prebuilt workflow bundle for the workers (else bundled once into dataDir) */
   workflowBundle?: string;
+  /** mTLS on the frontend: certificates made once under dataDir/tls, the roles connect with theirs */
+  mtls?: boolean;
   log: (msg: string) => void;
 }
 
@@ -77,6 +79,8 @@ export interface ClusterProcess {
 
 export interface Cluster {
   pg: EmbeddedPostgres;
+  /** the client certificate, key, CA and server name of the frontend's mTLS (when on) */
+  tls?: TemporalTlsFiles;
   databaseUrl: string;
   temporalAddress: string;
   balancerUrl: string;
@@ -193,14 +197,53 @@ async function setUpSchema(
   run(['update-schema', '-d', schemaDir]);
 }
 
+export const TLS_SERVER_NAME = 'temporal-frontend.cluster.local';
+
+/**
+ * A CA, the frontend's certificate (127.0.0.1 and TLS_SERVER_NAME) and a client certificate, made
+ * once with openssl under `dir` (kept: a second run reuses them). For the cluster's own use.
+ */
+function makeCertificates(dir: string): { server: { cert: string; key: string }; client: TemporalTlsFiles } {
+  const f = (name: string) => path.join(dir, name);
+  if (!fs.existsSync(f('client.pem'))) {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const run = (args: string[]) => {
+      const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr}`);
+    };
+    // arguments without spaces, so each command is one line to read
+    const openssl = (line: string) => run(line.split(' '));
+    openssl('req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 825 -subj /CN=talat-cluster-ca');
+    for (const [name, cn, ext] of [
+      ['server', TLS_SERVER_NAME, `subjectAltName=DNS:${TLS_SERVER_NAME},IP:127.0.0.1\nextendedKeyUsage=serverAuth`],
+      ['client', 'talat', 'extendedKeyUsage=clientAuth'],
+    ]) {
+      fs.writeFileSync(f(`${name}.ext`), `${ext}\n`);
+      openssl(`req -newkey rsa:2048 -nodes -keyout ${name}.key -out ${name}.csr -subj /CN=${cn}`);
+      openssl(
+        `x509 -req -in ${name}.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out ${name}.pem -days 825 -extfile ${name}.ext`,
+      );
+    }
+  }
+  return {
+    server: { cert: f('server.pem'), key: f('server.key') },
+    client: { certPath: f('client.pem'), keyPath: f('client.key'), caPath: f('ca.pem'), serverName: TLS_SERVER_NAME },
+  };
+}
+
 /** The frontend's connection once it answers; the namespace (with its retention) and search attributes registered. */
-async function registerNamespace(address: string, opts: ClusterOptions): Promise<void> {
+async function registerNamespace(address: string, opts: ClusterOptions, tls?: TemporalTlsFiles): Promise<void> {
   const deadline = Date.now() + 120_000;
   let last: unknown;
   while (Date.now() < deadline) {
     let connection: Connection | undefined;
     try {
-      connection = await Connection.connect({ address, connectTimeout: 2000 });
+      const tlsOptions = temporalTlsOptions(tls);
+      connection = await Connection.connect({
+        address,
+        connectTimeout: 2000,
+        ...(tlsOptions ? { tls: tlsOptions } : {}),
+      });
       const ws = connection.workflowService;
       try {
         await ws.describeNamespace({ namespace: opts.namespace });
@@ -315,6 +358,16 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       temporalEnv[`TEMPORAL_${up}_MEMBERSHIP_PORT`] = String(p.membership);
     }
     temporalEnv.TEMPORAL_FRONTEND_HTTP_PORT = String(frontend.http);
+    const certs = opts.mtls ? makeCertificates(path.join(dataDir, 'tls')) : undefined;
+    if (certs)
+      Object.assign(temporalEnv, {
+        TEMPORAL_TLS_SERVER_CERT: certs.server.cert,
+        TEMPORAL_TLS_SERVER_KEY: certs.server.key,
+        TEMPORAL_TLS_CA: certs.client.caPath!,
+        TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME,
+        TEMPORAL_TLS_WORKER_CERT: certs.client.certPath!,
+        TEMPORAL_TLS_WORKER_KEY: certs.client.keyPath!,
+      });
     const temporal = {} as Record<TemporalService, ClusterProcess>;
     const startService = async (s: TemporalService) => {
       const p = temporalPorts(ports.temporalBase, s);
@@ -341,7 +394,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     // and services starting together race for it (the losers exit)
     await startService('history');
     await Promise.all(TEMPORAL_SERVICES.filter((s) => s !== 'history').map(startService));
-    await registerNamespace(temporalAddress, opts);
+    await registerNamespace(temporalAddress, opts, certs?.client);
 
     // the workflow code, bundled once for every worker
     let bundlePath = opts.workflowBundle ?? '';
@@ -359,6 +412,14 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       TEMPORAL_ADDRESS: temporalAddress,
       TEMPORAL_NAMESPACE: opts.namespace,
       WORKFLOW_BUNDLE_PATH: bundlePath,
+      ...(certs
+        ? {
+            TEMPORAL_TLS_CERT: certs.client.certPath!,
+            TEMPORAL_TLS_KEY: certs.client.keyPath!,
+            TEMPORAL_TLS_CA: certs.client.caPath!,
+            TEMPORAL_TLS_SERVER_NAME: TLS_SERVER_NAME,
+          }
+        : {}),
     };
     const startRole = async (kind: 'gateway' | 'worker', i: number, port: number): Promise<ClusterProcess> => {
       const proc: ClusterProcess = {
@@ -420,6 +481,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const workerUrls = ports.workers.map((p) => `http://127.0.0.1:${p}`);
     return {
       pg,
+      tls: certs?.client,
       databaseUrl: pg.url,
       temporalAddress,
       balancerUrl,
@@ -445,7 +507,10 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           ),
           ...TEMPORAL_SERVICES.map((s) => {
             const p = temporalPorts(ports.temporalBase, s);
-            const extra = s === 'frontend' ? `, HTTP API http://127.0.0.1:${p.http}` : '';
+            const extra =
+              s === 'frontend'
+                ? `, HTTP API http://127.0.0.1:${p.http}${certs ? `; mTLS: client certificates of ${certs.client.caPath}` : ''}`
+                : '';
             return `  temporal ${s.padEnd(9)} 127.0.0.1:${p.grpc}${extra}  (pid ${pid(temporal[s])}; metrics http://127.0.0.1:${p.metrics}/metrics)`;
           }),
           `  namespace          ${opts.namespace} (retention ${opts.retentionDays} days, ${opts.historyShards} history shards, search attributes OrderId PaymentMethod PaymentStatus)`,

@@ -11,7 +11,7 @@ import { clusterPorts } from '../../bench/cluster-support';
 import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db/knex';
 import { createApiKey } from '../../src/http/middleware/api-key';
-import { portOpen, temporalPorts } from '../../src/stack/cluster';
+import { portOpen, startCluster, temporalPorts } from '../../src/stack/cluster';
 import { embeddedPassword } from '../../src/stack/postgres';
 import { connectClient } from '../../src/temporal/client';
 
@@ -245,5 +245,54 @@ describe('the cluster', () => {
     expect({ steadyP99: r.steadyP99, context }).toEqual({ steadyP99: expect.any(Number), context });
     expect(r.steadyP99).toBeLessThan(1000);
     expect(code).toBe(0);
+  });
+
+  it('mTLS: with the frontend requiring client certificates, the roles connect with TEMPORAL_TLS_* and pay; no certificate, no call', async () => {
+    const codecKeys = loadConfig({}).temporal.codecKeys;
+    const cluster = await startCluster({
+      dataDir: path.join(dataDir, 'mtls'),
+      ports: await clusterPorts(1, 1),
+      namespace: 'default',
+      retentionDays: 1,
+      historyShards: 4,
+      roleEnv: { NODE_ENV: 'test', LOG_LEVEL: 'warn', SIMULATORS: 'off' },
+      workflowBundle: process.env.TALAT_TEST_WORKFLOW_BUNDLE!,
+      mtls: true,
+      log: () => undefined,
+    });
+    try {
+      const db = createDb(cluster.databaseUrl, { poolMax: 1 });
+      const { key } = await createApiKey(db, { name: 'mtls-test', scopes: ['payments:write'], mode: 'sandbox' });
+      await db.destroy();
+      const orderId = `MTLS-${process.pid}`;
+      const res = await fetch(`${cluster.balancerUrl}/qrpayment`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify({ orderId, userId: 'u-mtls', amount: 12.5, customerId: 'c-mtls' }),
+      });
+      expect(res.status).toBe(200);
+      const client = await connectClient(cluster.temporalAddress, 'default', { codecKeys, tls: cluster.tls });
+      try {
+        // the worker (with its certificate) ran the payment's first step: it is pending, recorded
+        const handle = client.workflow.getHandle(`payment-${orderId}`);
+        expect((await handle.describe()).status.name).toBe('RUNNING');
+      } finally {
+        await client.connection.close();
+      }
+      // without a client certificate (plain TCP, or TLS trusting the CA but showing none) the frontend refuses
+      const call = (tls?: typeof cluster.tls) =>
+        connectClient(cluster.temporalAddress, 'default', { codecKeys, tls }).then(async (c) => {
+          try {
+            return await c.workflowService.getSystemInfo({});
+          } finally {
+            await c.connection.close();
+          }
+        });
+      await expect(call()).rejects.toThrow();
+      await expect(call({ caPath: cluster.tls!.caPath, serverName: cluster.tls!.serverName })).rejects.toThrow();
+      await expect(call(cluster.tls)).resolves.toBeDefined();
+    } finally {
+      await cluster.stop();
+    }
   });
 });
