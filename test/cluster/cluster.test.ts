@@ -247,7 +247,7 @@ describe('the cluster', () => {
     expect(code).toBe(0);
   });
 
-  it('mTLS: with the frontend requiring client certificates, the roles connect with TEMPORAL_TLS_* and pay; no certificate, no call', async () => {
+  it('mTLS: with the frontend requiring client certificates, the roles connect with TEMPORAL_TLS_* and run a payment; no certificate, no call', async () => {
     const codecKeys = loadConfig({}).temporal.codecKeys;
     const cluster = await startCluster({
       dataDir: path.join(dataDir, 'mtls'),
