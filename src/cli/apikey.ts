@@ -79,4 +79,6 @@ async function main() {
   }
 }
 
-if (require.main === module) void main();
+// run as `npm run apikey` (scripts/run.cjs requires this module, so it is not require.main) or
+// directly; not when a test imports parseArgs
+if (require.main === module || /scripts[\\/]run\.cjs$/.test(require.main?.filename ?? '')) void main();

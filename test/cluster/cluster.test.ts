@@ -12,7 +12,6 @@ import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db/knex';
 import { createApiKey } from '../../src/http/middleware/api-key';
 import { portOpen, startCluster, temporalPorts } from '../../src/stack/cluster';
-import { embeddedPassword } from '../../src/stack/postgres';
 import { connectClient } from '../../src/temporal/client';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -117,11 +116,21 @@ describe('the cluster', () => {
       for (const url of [`http://127.0.0.1:${ports.balancer}`, ...ports.gateways.map((p) => `http://127.0.0.1:${p}`)])
         expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
+      // an API key as docs/cluster.md prints the command (with this run's data directory and port)
+      const apikey = start(
+        'sh',
+        [
+          '-c',
+          `DATABASE_URL=postgres://postgres:$(cat ${dataDir}/pg.password)@127.0.0.1:${ports.postgres}/talat npm run apikey -- create --name shop --scopes payments:write,payments:read --sandbox`,
+        ],
+        {},
+      );
+      expect(await apikey.exited).toBe(0);
+      // its output may arrive just after its exit
+      for (let i = 0; i < 50 && !/safely:\n\S+\n/.test(apikey.out()); i++) await new Promise((r) => setTimeout(r, 100));
+      const key = apikey.out().trim().split('\n').pop()!;
+      expect(key).toMatch(/^\S{20,}$/);
       // a payment through the balancer, on the cluster's Postgres and Temporal
-      const pgUrl = `postgres://postgres:${encodeURIComponent(embeddedPassword(path.join(dataDir, 'pg'), false)!)}@127.0.0.1:${ports.postgres}/talat`;
-      const db = createDb(pgUrl, { poolMax: 1 });
-      const { key } = await createApiKey(db, { name: 'cluster-test', scopes: ['payments:write'], mode: 'sandbox' });
-      await db.destroy();
       const orderId = `CLUSTER-${process.pid}`;
       const res = await fetch(`http://127.0.0.1:${ports.balancer}/qrpayment`, {
         method: 'POST',
