@@ -7,6 +7,7 @@
 import { SCOPES } from '../domain/api-keys';
 import { createApiKey, listApiKeys, revokeApiKey } from '../http/middleware/api-key';
 import { fail, withDb } from './context';
+import { runsAsCommand } from './entry';
 
 const USAGE = `usage:
   npm run apikey -- create --name <name> --scopes <scope,scope,...> [--sandbox]
@@ -79,6 +80,4 @@ async function main() {
   }
 }
 
-// run as `npm run apikey` (scripts/run.cjs requires this module, so it is not require.main) or
-// directly; not when a test imports parseArgs
-if (require.main === module || /scripts[\\/]run\.cjs$/.test(require.main?.filename ?? '')) void main();
+if (runsAsCommand(module)) void main();

@@ -9,6 +9,7 @@
 import QRCode from 'qrcode';
 import { thbToSatang } from '../domain/money';
 import { billPaymentPayload, parsePayload, promptPayPayload, type PromptPayPayload } from '../domain/promptpay';
+import { runsAsCommand } from './entry';
 
 const USAGE = `usage:
   npm run -s promptpay -- --id <phone|tax id|e-wallet id> [--amount <THB>] [--name <merchant>] [--city <city>] [--ref <label>] [--png FILE]
@@ -103,7 +104,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (require.main === module) {
+if (runsAsCommand(module)) {
   void main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });
