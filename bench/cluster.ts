@@ -14,7 +14,7 @@
  *    payment, from pg_stat_database and pg_current_wal_lsn(), and the tables written most.
  * Loopback only, bounded (a 15-minute guard), data under .data/bench-cluster-<pid>, removed after.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -94,7 +94,10 @@ async function spawnRole(kind: 'gateway' | 'worker', roleEnv: Record<string, str
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   for (let i = 0; !out.includes(`Talat ${kind} is running`); i++) {
-    if (child.exitCode !== null || i > 720) throw new Error(`${kind} did not start:\n${out.slice(-3000)}`);
+    if (child.exitCode !== null || i > 720) {
+      child.kill('SIGKILL');
+      throw new Error(`${kind} did not start:\n${out.slice(-3000)}`);
+    }
     await sleep(250);
   }
   return { child, url: `http://127.0.0.1:${port}` };
@@ -259,33 +262,42 @@ runBounded(15, stopAll, async () => {
     results.push(...report(e.name, out));
   };
 
-  // 1. the dev server of `npm start`
+  // 1. the dev server of `npm start`: each part stopped after its phase, or by stopAll on a failure
   {
     say('starting the dev server stack: Postgres, the Temporal dev server (SQLite, WAL), a gateway and a worker');
-    const pg = await startEmbeddedPostgres({
-      dataDir: path.join(dataDir, 'pg-dev'),
-      port: await freePort(),
-      database: 'talat',
-    });
-    const t = await startEmbeddedTemporal({
-      port: await freePort(),
-      namespace: 'default',
-      dbFile: path.join(dataDir, 'temporal.db'),
-    });
-    const db = createDb(pg.url, { poolMax: 2 });
-    await migrateLatest(db);
-    await db.destroy();
-    const roleEnv = {
-      ...env,
-      DATA_DIR: dataDir,
-      DATABASE_URL: pg.url,
-      TEMPORAL_ADDRESS: t.address,
-      WORKFLOW_BUNDLE_PATH: bundlePath,
+    const phase: (() => Promise<unknown>)[] = [];
+    const started = <T>(stop: () => Promise<unknown>, value: T): T => {
+      phase.push(stop);
+      stops.push(stop);
+      return value;
     };
-    const worker = await spawnRole('worker', roleEnv, logFile);
-    const gateway = await spawnRole('gateway', roleEnv, logFile);
-    const children: ChildProcess[] = [gateway.child, worker.child];
     try {
+      const pg = await startEmbeddedPostgres({
+        dataDir: path.join(dataDir, 'pg-dev'),
+        port: await freePort(),
+        database: 'talat',
+      });
+      started(() => pg.stop(), pg);
+      const t = await startEmbeddedTemporal({
+        port: await freePort(),
+        namespace: 'default',
+        dbFile: path.join(dataDir, 'temporal.db'),
+      });
+      started(() => t.stop(), t);
+      const db = createDb(pg.url, { poolMax: 2 });
+      await migrateLatest(db);
+      await db.destroy();
+      const roleEnv = {
+        ...env,
+        DATA_DIR: dataDir,
+        DATABASE_URL: pg.url,
+        TEMPORAL_ADDRESS: t.address,
+        WORKFLOW_BUNDLE_PATH: bundlePath,
+      };
+      const worker = await spawnRole('worker', roleEnv, logFile);
+      started(() => stopChild(worker.child, 5000), worker);
+      const gateway = await spawnRole('gateway', roleEnv, logFile);
+      started(() => stopChild(gateway.child, 5000), gateway);
       await run({
         name: 'dev server (temporal server start-dev, SQLite WAL)',
         gateway: gateway.url,
@@ -299,9 +311,7 @@ runBounded(15, stopAll, async () => {
         }),
       });
     } finally {
-      for (const c of children) await stopChild(c, 5000);
-      await t.stop();
-      await pg.stop();
+      for (const stop of phase.reverse()) await stop();
     }
   }
 
