@@ -16,7 +16,7 @@ const notOneOf = (allowed) =>
   `^(?!(${allowed.map((a) => (a.endsWith('/') ? escape(a) : `${escape(a)}(/|$)`)).join('|')}))`;
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.data/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.data/**', '.data-*/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

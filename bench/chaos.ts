@@ -36,11 +36,14 @@ import { loadConfig } from '../src/config';
 import { createDb, migrateLatest } from '../src/db/knex';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { buildCallbacks, sandboxOutcome } from '../src/simulators/callbacks';
+import { startCluster, type Cluster, type ClusterProcess } from '../src/app/cluster';
 import { superviseEmbeddedPostgres } from '../src/stack/postgres';
+import type { Supervised } from '../src/stack/supervisor';
 import { freePort, stopChild, superviseEmbeddedTemporal } from '../src/stack/temporal';
 import { connectClient } from '../src/temporal/client';
 import { bundleWorkflows } from '../src/app/worker';
-import { benchData, intArg, loadAverage } from './support';
+import { bundleRollBuild, clusterPorts, historiesWithPatchMarker, replayWithBuild } from './cluster-support';
+import { benchData, flagArg, intArg, loadAverage } from './support';
 
 const ROOT = path.resolve(__dirname, '..');
 const say = (m: string) => process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
@@ -52,9 +55,13 @@ const opts = {
   seed: intArg('--seed', 1, 2 ** 31 - 1),
   gateways: intArg('--gateways', 2, 4),
   expiry: intArg('--qr-expiry', 30, 900),
+  /** the cluster of `npm run cluster` instead of the dev server: history, worker, gateway and a roll */
+  cluster: flagArg('--cluster'),
 };
-const KINDS = ['worker', 'gateway', 'temporal', 'postgres'] as const;
-type Kind = (typeof KINDS)[number];
+const DEV_KINDS = ['worker', 'gateway', 'temporal', 'postgres'] as const;
+const CLUSTER_KINDS = ['history', 'roll', 'worker', 'gateway'] as const;
+type Kind = (typeof DEV_KINDS)[number] | (typeof CLUSTER_KINDS)[number];
+const KINDS: readonly Kind[] = opts.cluster ? CLUSTER_KINDS : DEV_KINDS;
 
 /** mulberry32: a small seeded generator, so a run can be repeated. */
 function rng(seed: number): () => number {
@@ -132,6 +139,7 @@ interface Payment {
   paymentId?: string;
   expiresAt?: number;
   created: boolean;
+  createdAt?: number;
   /** the provider's result, once a gateway accepted it (status < 500), and when */
   accepted?: { status: 'success' | 'failed'; at: number; code: number };
 }
@@ -153,26 +161,6 @@ async function main() {
   say(
     `seed ${opts.seed}: ${opts.rate} payments/s for ${opts.duration} s, a kill every ~${opts.killEvery} s, ${opts.gateways} gateways, QR expiry ${opts.expiry} s; data in ${dataDir}`,
   );
-  const { pg, supervisor: pgSupervisor } = await superviseEmbeddedPostgres(
-    { dataDir: path.join(dataDir, 'pg'), port: await freePort(), database: 'talat_chaos' },
-    supervisorLog,
-  );
-  stops.push(() => pgSupervisor.stop());
-  const temporal = await superviseEmbeddedTemporal(
-    { port: await freePort(), namespace: 'default', dbFile: path.join(dataDir, 'temporal.db') },
-    supervisorLog,
-  );
-  stops.push(() => temporal.supervisor.stop());
-
-  const db = createDb(pg.url, { poolMax: 4 });
-  stops.push(() => db.destroy());
-  await migrateLatest(db);
-  const { key } = await createApiKey(db, {
-    name: 'chaos',
-    scopes: ['payments:write', 'payments:read', 'webhooks:manage'],
-    mode: 'sandbox',
-  });
-
   // the workflows bundled once for every worker start (CHAOS_WORKFLOW_BUNDLE: one built already, e.g. by the tests)
   let bundlePath = process.env.CHAOS_WORKFLOW_BUNDLE ?? '';
   if (!bundlePath) {
@@ -180,13 +168,14 @@ async function main() {
     bundlePath = path.join(dataDir, 'workflow-bundle.js');
     fs.writeFileSync(bundlePath, await bundleWorkflows());
   }
+  // the cluster's rolling upgrade goes to this build (bench/roll/workflows.ts), bundled while the cluster starts
+  const rollBundle = opts.cluster ? bundleRollBuild(path.join(dataDir, 'roll-bundle.js')) : undefined;
+  rollBundle?.catch(() => undefined);
 
   const env: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'warn',
     DATA_DIR: dataDir,
-    DATABASE_URL: pg.url,
-    TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_TASK_QUEUE: 'chaos',
     WORKFLOW_BUNDLE_PATH: bundlePath,
     QR_EXPIRY_S: String(opts.expiry),
@@ -199,6 +188,57 @@ async function main() {
     HOST: '127.0.0.1',
     SHUTDOWN_GRACE_S: '10',
   };
+
+  // the stack: the dev server and Postgres under `npm start`'s supervisor, or the cluster (which supervises its own)
+  let cluster: Cluster | undefined;
+  let pgSupervisor: Supervised;
+  let temporalSupervisor: Supervised | undefined;
+  let temporalAddress: string;
+  let databaseUrl: string;
+  if (opts.cluster) {
+    say('starting the cluster (src/app/cluster.ts): 2 gateways behind HAProxy, 2 workers');
+    cluster = await startCluster({
+      dataDir: path.join(dataDir, 'cluster'),
+      ports: await clusterPorts(2, 2),
+      namespace: 'default',
+      retentionDays: 1,
+      historyShards: 4,
+      roleEnv: env,
+      workflowBundle: bundlePath,
+      log: say,
+    });
+    stops.push(() => cluster!.stop());
+    pgSupervisor = cluster.postgres;
+    temporalAddress = cluster.temporalAddress;
+    databaseUrl = cluster.databaseUrl;
+  } else {
+    const { pg, supervisor } = await superviseEmbeddedPostgres(
+      { dataDir: path.join(dataDir, 'pg'), port: await freePort(), database: 'talat_chaos' },
+      supervisorLog,
+    );
+    pgSupervisor = supervisor;
+    stops.push(() => supervisor.stop());
+    const temporal = await superviseEmbeddedTemporal(
+      { port: await freePort(), namespace: 'default', dbFile: path.join(dataDir, 'temporal.db') },
+      supervisorLog,
+    );
+    temporalSupervisor = temporal.supervisor;
+    stops.push(() => temporal.supervisor.stop());
+    temporalAddress = temporal.address;
+    databaseUrl = pg.url;
+  }
+  env.DATABASE_URL = databaseUrl;
+  env.TEMPORAL_ADDRESS = temporalAddress;
+
+  const db = createDb(databaseUrl, { poolMax: 4 });
+  stops.push(() => db.destroy());
+  await migrateLatest(db);
+  const { key } = await createApiKey(db, {
+    name: 'chaos',
+    scopes: ['payments:write', 'payments:read', 'webhooks:manage'],
+    mode: 'sandbox',
+  });
+
   const config = loadConfig(env);
 
   // the webhook receiver: every delivery, its id and whether its signature holds
@@ -239,22 +279,26 @@ async function main() {
   stops.push(() => new Promise((r) => receiver.close(() => r(undefined))));
   const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-  say(`starting 1 worker and ${opts.gateways} gateway(s)`);
   const roles: RoleProc[] = [];
-  // at the end the roles get 2 s to drain (their work is over; the data is thrown away)
-  stops.push(() => Promise.all(roles.map((r) => stopChild(r.child, 2000))));
-  const roleKinds: ('worker' | 'gateway')[] = [
-    'worker',
-    ...Array.from({ length: opts.gateways }, () => 'gateway' as const),
-  ];
-  const ports = await Promise.all(roleKinds.map(() => freePort()));
-  const startedRoles = await Promise.allSettled(roleKinds.map((k, i) => spawnRole(k, env, ports[i])));
-  for (const r of startedRoles) if (r.status === 'fulfilled') roles.push(r.value);
-  const failedRole = startedRoles.find((r) => r.status === 'rejected');
-  if (failedRole) throw (failedRole as PromiseRejectedResult).reason;
+  if (!cluster) {
+    say(`starting 1 worker and ${opts.gateways} gateway(s)`);
+    // at the end the roles get 2 s to drain (their work is over; the data is thrown away)
+    stops.push(() => Promise.all(roles.map((r) => stopChild(r.child, 2000))));
+    const roleKinds: ('worker' | 'gateway')[] = [
+      'worker',
+      ...Array.from({ length: opts.gateways }, () => 'gateway' as const),
+    ];
+    const ports = await Promise.all(roleKinds.map(() => freePort()));
+    const startedRoles = await Promise.allSettled(roleKinds.map((k, i) => spawnRole(k, env, ports[i])));
+    for (const r of startedRoles) if (r.status === 'fulfilled') roles.push(r.value);
+    const failedRole = startedRoles.find((r) => r.status === 'rejected');
+    if (failedRole) throw (failedRole as PromiseRejectedResult).reason;
+  }
   const gateways = () => roles.filter((r) => r.kind === 'gateway');
   let rr = 0;
-  const nextGateway = () => {
+  // on the cluster every request goes through the balancer, which spreads them over both gateways
+  const nextGateway = (): { base: string } => {
+    if (cluster) return { base: cluster.balancerUrl };
     const g = gateways();
     const live = g.filter((r) => r.up);
     const pool = live.length ? live : g;
@@ -331,6 +375,7 @@ async function main() {
         p.paymentId = body.paymentId;
         p.expiresAt = Date.parse(body.expiresAt);
         p.created = true;
+        p.createdAt = Date.now();
         return pay(p);
       }
       if (r.status >= 400 && r.status < 500) {
@@ -344,6 +389,8 @@ async function main() {
 
   // the faults: each kind in turn, in a seeded order per round
   const kills: { kind: Kind; at: number; pid?: number; back?: number }[] = [];
+  let rollStartedAt = 0;
+  let rollDoneAt = 0;
   const down = new Set<Kind>();
   const restartRole = async (r: RoleProc) => {
     r.up = false;
@@ -361,12 +408,44 @@ async function main() {
       }
     }
   };
+  /** kill -9 of a supervised process, then its restart by its supervisor (bounded) */
+  async function killSupervised(kind: Kind, s: Supervised, record: (typeof kills)[number]): Promise<void> {
+    const pid = s.pid();
+    if (!pid) return;
+    record.pid = pid;
+    say(`kill -9 ${kind} (pid ${pid})`);
+    const back = s.nextStart();
+    process.kill(pid, 'SIGKILL');
+    await Promise.race([back, sleep(120_000)]);
+  }
+  /** the workers, one by one, to the next build: SIGTERM (drained), started again on the roll bundle */
+  async function roll(workers: ClusterProcess[]): Promise<void> {
+    const next = await rollBundle!;
+    rollStartedAt ||= Date.now();
+    for (const w of workers) {
+      w.env.WORKFLOW_BUNDLE_PATH = next;
+      const pid = w.supervisor.pid();
+      if (!pid) continue;
+      say(`rolling ${w.name} (pid ${pid}) to the next build`);
+      const back = w.supervisor.nextStart();
+      process.kill(pid, 'SIGTERM');
+      await Promise.race([back, sleep(120_000)]);
+    }
+    rollDoneAt ||= Date.now();
+  }
   async function kill(kind: Kind): Promise<void> {
     const at = Date.now();
     const record: (typeof kills)[number] = { kind, at };
     kills.push(record);
     down.add(kind);
-    if (kind === 'worker' || kind === 'gateway') {
+    if (cluster) {
+      if (kind === 'roll') await roll(cluster.workers);
+      else {
+        const pool =
+          kind === 'history' ? [cluster.temporal.history] : kind === 'worker' ? cluster.workers : cluster.gateways;
+        await killSupervised(kind, pool[Math.floor(random() * pool.length)].supervisor, record);
+      }
+    } else if (kind === 'worker' || kind === 'gateway') {
       const candidates = roles.filter((r) => r.kind === kind && r.up);
       const r = candidates[Math.floor(random() * candidates.length)];
       if (!r) return;
@@ -375,14 +454,7 @@ async function main() {
       r.child.kill('SIGKILL');
       await restartRole(r);
     } else {
-      const s = kind === 'temporal' ? temporal.supervisor : pgSupervisor;
-      const pid = s.pid();
-      if (!pid) return;
-      record.pid = pid;
-      say(`kill -9 ${kind} (pid ${pid})`);
-      const back = s.nextStart();
-      process.kill(pid, 'SIGKILL');
-      await Promise.race([back, sleep(120_000)]);
+      await killSupervised(kind, kind === 'temporal' ? temporalSupervisor! : pgSupervisor, record);
     }
     record.back = Date.now() - at;
     down.delete(kind);
@@ -395,7 +467,8 @@ async function main() {
     for (;;) {
       await sleep(opts.killEvery * 1000 * (0.5 + random()));
       if (loadOver || aborting) return;
-      if (!round.length) round = [...KINDS].sort(() => random() - 0.5);
+      // the cluster's first round in its order (the roll early, so payments start on the new build)
+      if (!round.length) round = cluster && !kills.length ? [...KINDS] : [...KINDS].sort(() => random() - 0.5);
       const i = round.findIndex((k) => !down.has(k));
       if (i < 0) continue;
       faults.push(kill(round.splice(i, 1)[0]));
@@ -501,7 +574,7 @@ async function main() {
   // what the workflows of the first lost payments say: their status and the task failures in their history
   const diagnosis: string[] = [];
   if (lost.length) {
-    const client = await connectClient(temporal.address, 'default', { codecKeys: config.temporal.codecKeys });
+    const client = await connectClient(temporalAddress, 'default', { codecKeys: config.temporal.codecKeys });
     try {
       for (const l of lost.slice(0, 5)) {
         const orderId = l.split(':')[0];
@@ -522,6 +595,34 @@ async function main() {
     } finally {
       await client.connection.close();
     }
+  }
+  // the histories of payments started on the old build replay on the new one (at most 20: bounded)
+  const replay: { replayed: number; failures: string[]; onNextBuild: number } = {
+    replayed: 0,
+    failures: [],
+    onNextBuild: 0,
+  };
+  if (cluster && rollStartedAt) {
+    const old = created.filter((p) => (p.createdAt ?? Infinity) < rollStartedAt).slice(0, 20);
+    Object.assign(
+      replay,
+      await replayWithBuild(
+        temporalAddress,
+        config.temporal.codecKeys,
+        old.map((p) => `payment-${p.orderId}`),
+        await rollBundle!,
+      ),
+    );
+    // payments started after the roll ran the next build: their histories have its patch marker
+    // (the current build's v2 QR type records none)
+    const after = created.filter((p) => rollDoneAt && (p.createdAt ?? 0) > rollDoneAt + 1000).slice(0, 5);
+    replay.onNextBuild = (
+      await historiesWithPatchMarker(
+        temporalAddress,
+        config.temporal.codecKeys,
+        after.map((p) => `payment-${p.orderId}`),
+      )
+    ).length;
   }
   const badSignatures = deliveries.filter((d) => !d.valid).length;
   const kinds = Object.fromEntries(KINDS.map((k) => [k, kills.filter((x) => x.kind === k).length]));
@@ -564,6 +665,9 @@ async function main() {
     noAnswer,
     resultNeverAccepted: neverAccepted,
     kills: kinds,
+    replayed: replay.replayed,
+    replayFailures: replay.failures.length,
+    onNextBuild: replay.onNextBuild,
     settleS: { p50: pct(0.5), p99: pct(0.99), max: latencies[latencies.length - 1] ?? NaN },
     wallS: Math.round((Date.now() - started) / 1000),
     loadBefore: load,
@@ -592,7 +696,15 @@ async function main() {
         .join(', ') || 'none'
     }`,
     `  kills (kill -9)  ${KINDS.map((k) => `${k} ${kinds[k]}${backs(k) ? ` (back after ${backs(k)} s)` : ''}`).join(', ')}`,
-    `  restarts         temporal ${temporal.supervisor.restarts()}, postgres ${pgSupervisor.restarts()} (by the supervisor)`,
+    cluster
+      ? `  restarts         ${[...Object.values(cluster.temporal), ...cluster.gateways, ...cluster.workers].map((p) => `${p.name} ${p.supervisor.restarts()}`).join(', ')} (by the supervisor)`
+      : `  restarts         temporal ${temporalSupervisor!.restarts()}, postgres ${pgSupervisor.restarts()} (by the supervisor)`,
+    ...(cluster
+      ? [
+          `  replay           ${replay.replayed} histories of the old build replayed on the new one, ${replay.failures.length} failed; ${replay.onNextBuild} payments started after the roll ran the new build`,
+        ]
+      : []),
+    ...replay.failures.slice(0, 5).map((l) => `  REPLAY ${l}`),
     ...lost.slice(0, 20).map((l) => `  LOST   ${l}`),
     ...twice.slice(0, 20).map((l) => `  TWICE  ${l}`),
     ...diagnosis.map((l) => `  WHY    ${l}`),
@@ -601,7 +713,7 @@ async function main() {
   ];
   process.stdout.write(lines.join('\n') + '\n');
   process.stdout.write(`CHAOS_RESULT ${JSON.stringify(result)}\n`);
-  return lost.length === 0 && twice.length === 0 && created.length > 0;
+  return lost.length === 0 && twice.length === 0 && created.length > 0 && replay.failures.length === 0;
 }
 
 /** SIGINT/SIGTERM or the guard: no more load and no more kills while everything stops */

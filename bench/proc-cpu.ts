@@ -102,3 +102,9 @@ export function cpuPerCall(a: CpuSnapshot, b: CpuSnapshot, calls: number): strin
   const per = (k: keyof CpuSnapshot) => ((b[k] - a[k]) / Math.max(1, calls)).toFixed(2);
   return `CPU ms/call: node main thread ${per('node')}, postgres ${per('postgres')}, temporal ${per('temporal')}`;
 }
+
+/** CPU ms so far of each named process and its descendants (one /proc read for all), e.g. { history: pid }. */
+export function treesMs(pids: Record<string, number | undefined>): Record<string, number> {
+  const procs = allProcesses();
+  return Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, pid ? treeMs(procs, pid) : NaN]));
+}

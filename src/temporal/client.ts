@@ -89,12 +89,20 @@ export async function connectClient(
  * (the embedded dev server registers them at start; an existing cluster may not).
  */
 export async function ensureSearchAttributes(client: Client, namespace: string): Promise<void> {
-  const existing = await client.connection.operatorService.listSearchAttributes({ namespace });
+  return ensureSearchAttributesOn(client.connection, namespace);
+}
+
+/** The same on a connection (the cluster of `npm run cluster` registers them before any role starts). */
+export async function ensureSearchAttributesOn(
+  connection: Pick<Client['connection'], 'operatorService'>,
+  namespace: string,
+): Promise<void> {
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = [OrderIdKey, PaymentMethodKey, PaymentStatusKey].filter(
     (k) => !(k.name in (existing.customAttributes ?? {})),
   );
   if (missing.length === 0) return;
-  await client.connection.operatorService.addSearchAttributes({
+  await connection.operatorService.addSearchAttributes({
     namespace,
     searchAttributes: Object.fromEntries(missing.map((k) => [k.name, 2 /* INDEXED_VALUE_TYPE_KEYWORD */])),
   });

@@ -1,0 +1,307 @@
+/**
+ * The production topology, run (docs/cluster.md): `npm run cluster` as the docs print it (the
+ * banner, a payment through the balancer found by its search attribute, Ctrl-C, a second run on
+ * the same data), then the fault and upgrade run (`bench/chaos.ts --cluster`) and the bulkheads
+ * (`bench/bulkhead.ts --cluster`). One file, so the three clusters never run at once on 2 cores.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { clusterPorts } from '../../bench/cluster-support';
+import { loadConfig } from '../../src/config';
+import { createDb } from '../../src/db/knex';
+import { createApiKey } from '../../src/http/middleware/api-key';
+import { portOpen, startCluster, temporalPorts } from '../../src/app/cluster';
+import { connectClient } from '../../src/temporal/client';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+jest.setTimeout(600_000);
+
+interface Run {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Spawns `npm run <script>` (or node `args`) with `env`, its output kept. */
+function start(cmd: string, args: string[], env: Record<string, string>): Run {
+  // npm in a process group of its own, so that Ctrl-C reaches it as from a terminal
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: cmd === 'npm',
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-30_000)));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, out: () => out, err: () => err, exited };
+}
+
+async function until(run: Run, text: string, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!run.out().includes(text)) {
+    if (run.child.exitCode !== null) throw new Error(`exited ${run.child.exitCode}:\n${run.out()}\n${run.err()}`);
+    if (Date.now() > deadline) throw new Error(`no "${text}" within ${ms} ms:\n${run.out()}\n${run.err()}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/**
+ * Ctrl-C: SIGINT to npm's process group, as a terminal sends it; whether the cluster said it
+ * stopped (npm itself ends by the signal, as with `npm start`).
+ */
+async function interrupt(run: Run): Promise<boolean> {
+  if (run.child.exitCode !== null || run.child.signalCode !== null) return false;
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-run.child.pid!, s);
+    } catch {
+      // the group is gone already
+    }
+  };
+  signal('SIGINT');
+  const kill = setTimeout(() => signal('SIGKILL'), 90_000);
+  await run.exited;
+  clearTimeout(kill);
+  return /\] stopped$/m.test(run.err());
+}
+
+/** The last line `<PREFIX> {json}` of a run's output. */
+function resultOf<T>(out: string, prefix: string): T | undefined {
+  const line = out
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith(`${prefix} `));
+  return line ? (JSON.parse(line.slice(prefix.length + 1)) as T) : undefined;
+}
+
+describe('the cluster', () => {
+  const dataDir = path.join(ROOT, '.data', `cluster-test-${process.pid}`);
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('`npm run cluster` brings the topology up, pays through the balancer, stops on Ctrl-C and reuses its data', async () => {
+    const ports = await clusterPorts(2, 2);
+    const env = {
+      DATA_DIR: dataDir,
+      CLUSTER_PG_PORT: String(ports.postgres),
+      CLUSTER_TEMPORAL_PORT_BASE: String(ports.temporalBase),
+      CLUSTER_BALANCER_PORT: String(ports.balancer),
+      CLUSTER_GATEWAY_PORTS: ports.gateways.join(','),
+      CLUSTER_WORKER_PORTS: ports.workers.join(','),
+      CLUSTER_WORKFLOW_BUNDLE: process.env.TALAT_TEST_WORKFLOW_BUNDLE!,
+      SIMULATORS: 'off',
+    };
+    const first = start('npm', ['run', 'cluster'], env);
+    try {
+      await until(first, 'Talat cluster is running:', 300_000);
+      const banner = first.out();
+      const frontend = temporalPorts(ports.temporalBase, 'frontend').grpc;
+      for (const part of [
+        `balancer           http://127.0.0.1:${ports.balancer}`,
+        `gateway 1          http://127.0.0.1:${ports.gateways[0]}`,
+        `gateway 2          http://127.0.0.1:${ports.gateways[1]}`,
+        `worker 2           http://127.0.0.1:${ports.workers[1]}/readyz`,
+        `temporal frontend  127.0.0.1:${frontend}`,
+        'temporal history',
+        'temporal matching',
+        'temporal worker',
+        `postgres           postgres://postgres:***@127.0.0.1:${ports.postgres}/talat`,
+        'temporal web',
+      ])
+        expect(banner).toContain(part);
+      for (const url of [`http://127.0.0.1:${ports.balancer}`, ...ports.gateways.map((p) => `http://127.0.0.1:${p}`)])
+        expect((await fetch(`${url}/readyz`)).status).toBe(200);
+
+      // an API key as docs/cluster.md prints the command (with this run's data directory and port)
+      const apikey = start(
+        'sh',
+        [
+          '-c',
+          `DATABASE_URL=postgres://postgres:$(cat ${dataDir}/pg.password)@127.0.0.1:${ports.postgres}/talat npm run apikey -- create --name shop --scopes payments:write,payments:read --sandbox`,
+        ],
+        {},
+      );
+      expect(await apikey.exited).toBe(0);
+      // its output may arrive just after its exit
+      for (let i = 0; i < 50 && !/safely:\n\S+\n/.test(apikey.out()); i++) await new Promise((r) => setTimeout(r, 100));
+      const key = apikey.out().trim().split('\n').pop()!;
+      expect(key).toMatch(/^\S{20,}$/);
+      // a payment through the balancer, on the cluster's Postgres and Temporal
+      const orderId = `CLUSTER-${process.pid}`;
+      const res = await fetch(`http://127.0.0.1:${ports.balancer}/qrpayment`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify({ orderId, userId: 'u-cluster', amount: 12.5, customerId: 'c-cluster' }),
+      });
+      expect(res.status).toBe(200);
+      // found by Talat's search attribute on the cluster's SQL visibility
+      const client = await connectClient(`127.0.0.1:${frontend}`, 'default', {
+        codecKeys: loadConfig({}).temporal.codecKeys,
+      });
+      try {
+        let count = 0;
+        for (let i = 0; i < 30 && count === 0; i++) {
+          count = (await client.workflow.count(`OrderId = "${orderId}"`)).count;
+          if (!count) await new Promise((r) => setTimeout(r, 500));
+        }
+        expect(count).toBe(1);
+      } finally {
+        await client.connection.close();
+      }
+    } catch (e) {
+      await interrupt(first);
+      throw e;
+    }
+    expect(await interrupt(first)).toBe(true);
+    // Ctrl-C stopped every part: nothing listens on their ports any more
+    for (const p of [
+      ports.balancer,
+      ...ports.gateways,
+      temporalPorts(ports.temporalBase, 'history').grpc,
+      ports.postgres,
+    ])
+      expect({ port: p, open: await portOpen(p) }).toEqual({ port: p, open: false });
+
+    // the second run reuses the data: no new schema, no new namespace, the payment still there
+    const second = start('npm', ['run', 'cluster'], env);
+    try {
+      await until(second, 'Talat cluster is running:', 300_000);
+      expect(second.err()).not.toMatch(/setting up Temporal's schema|registering the namespace/);
+      expect(first.err()).toMatch(/registering the namespace default/);
+    } catch (e) {
+      await interrupt(second);
+      throw e;
+    }
+    expect(await interrupt(second)).toBe(true);
+  });
+
+  it('faults and a rolling upgrade with payments in flight: 0 lost, 0 applied twice, old histories replay', async () => {
+    const run = start(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bench/chaos.ts',
+        '--cluster',
+        ...['--duration', '45', '--rate', '2', '--kill-every', '7', '--qr-expiry', '15', '--seed', '11'],
+      ],
+      { CHAOS_WORKFLOW_BUNDLE: process.env.TALAT_TEST_WORKFLOW_BUNDLE! },
+    );
+    const term = setTimeout(() => run.child.kill('SIGTERM'), 420_000);
+    const code = await run.exited;
+    clearTimeout(term);
+    const r = resultOf<{
+      created: number;
+      orders: number;
+      lost: number;
+      appliedTwice: number;
+      badSignatures: number;
+      kills: Record<string, number>;
+      replayed: number;
+      replayFailures: number;
+      onNextBuild: number;
+    }>(run.out(), 'CHAOS_RESULT');
+    if (!r) throw new Error(`no result (exit ${code}):\n${run.out()}\n${run.err()}`);
+    const context = `${run.out()}\n${run.err().slice(-5000)}`;
+    expect({ lost: r.lost, appliedTwice: r.appliedTwice, badSignatures: r.badSignatures, context }).toEqual({
+      lost: 0,
+      appliedTwice: 0,
+      badSignatures: 0,
+      context,
+    });
+    expect(r.created).toBe(r.orders);
+    for (const kind of ['history', 'worker', 'gateway', 'roll'])
+      expect({ kind, n: r.kills[kind] }).toEqual({ kind, n: expect.any(Number) });
+    for (const kind of ['history', 'worker', 'gateway', 'roll']) expect(r.kills[kind]).toBeGreaterThanOrEqual(1);
+    expect(r.replayed).toBeGreaterThan(0);
+    expect(r.replayFailures).toBe(0);
+    // and the roll did change the build: payments started after it ran the patched workflow
+    expect(r.onNextBuild).toBeGreaterThan(0);
+    expect(code).toBe(0);
+  });
+
+  // 60 payments of a merchant whose endpoint hangs: 240 attempts of 5 s each on the webhooks worker.
+  // A larger storm's expiries (150 at once) are a burst on the payments queue itself (docs/cluster.md).
+  it('bulkheads: a retry storm on the webhooks worker leaves payments schedule-to-start p99 under 1 s', async () => {
+    const run = start(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bench/bulkhead.ts',
+        '--cluster',
+        ...['--storm', '60', '--rate', '5', '--seconds', '25', '--expiry', '8'],
+      ],
+      { BULKHEAD_WORKFLOW_BUNDLE: process.env.TALAT_TEST_WORKFLOW_BUNDLE! },
+    );
+    const term = setTimeout(() => run.child.kill('SIGTERM'), 420_000);
+    const code = await run.exited;
+    clearTimeout(term);
+    const r = resultOf<{ steadyP99: number; steadyTasks: number; steadyErrors: number; storm: string }>(
+      run.out(),
+      'BULKHEAD_RESULT',
+    );
+    if (!r) throw new Error(`no result (exit ${code}):\n${run.out()}\n${run.err()}`);
+    const context = run.out();
+    expect({ steadyErrors: r.steadyErrors, context }).toEqual({ steadyErrors: 0, context });
+    expect(r.steadyTasks).toBeGreaterThan(100);
+    // the storm really ran: its webhooks attempted (a storm that never happened proves nothing)
+    expect(r.storm).toMatch(/[1-9]\d* attempts/);
+    expect({ steadyP99: r.steadyP99, context }).toEqual({ steadyP99: expect.any(Number), context });
+    expect(r.steadyP99).toBeLessThan(1000);
+    expect(code).toBe(0);
+  });
+
+  it('mTLS: with the frontend requiring client certificates, the roles connect with TEMPORAL_TLS_* and run a payment; no certificate, no call', async () => {
+    const codecKeys = loadConfig({}).temporal.codecKeys;
+    const cluster = await startCluster({
+      dataDir: path.join(dataDir, 'mtls'),
+      ports: await clusterPorts(1, 1),
+      namespace: 'default',
+      retentionDays: 1,
+      historyShards: 4,
+      roleEnv: { NODE_ENV: 'test', LOG_LEVEL: 'warn', SIMULATORS: 'off' },
+      workflowBundle: process.env.TALAT_TEST_WORKFLOW_BUNDLE!,
+      mtls: true,
+      log: () => undefined,
+    });
+    try {
+      const db = createDb(cluster.databaseUrl, { poolMax: 1 });
+      const { key } = await createApiKey(db, { name: 'mtls-test', scopes: ['payments:write'], mode: 'sandbox' });
+      await db.destroy();
+      const orderId = `MTLS-${process.pid}`;
+      const res = await fetch(`${cluster.balancerUrl}/qrpayment`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify({ orderId, userId: 'u-mtls', amount: 12.5, customerId: 'c-mtls' }),
+      });
+      expect(res.status).toBe(200);
+      const client = await connectClient(cluster.temporalAddress, 'default', { codecKeys, tls: cluster.tls });
+      try {
+        // the worker (with its certificate) ran the payment's first step: it is pending, recorded
+        const handle = client.workflow.getHandle(`payment-${orderId}`);
+        expect((await handle.describe()).status.name).toBe('RUNNING');
+      } finally {
+        await client.connection.close();
+      }
+      // without a client certificate (plain TCP, or TLS trusting the CA but showing none) the frontend refuses
+      const call = (tls?: typeof cluster.tls) =>
+        connectClient(cluster.temporalAddress, 'default', { codecKeys, tls }).then(async (c) => {
+          try {
+            return await c.workflowService.getSystemInfo({});
+          } finally {
+            await c.connection.close();
+          }
+        });
+      await expect(call()).rejects.toThrow();
+      await expect(call({ caPath: cluster.tls!.caPath, serverName: cluster.tls!.serverName })).rejects.toThrow();
+      await expect(call(cluster.tls)).resolves.toBeDefined();
+    } finally {
+      await cluster.stop();
+    }
+  });
+});
