@@ -255,3 +255,11 @@ async function waitForStatus(url: string, status: number) {
 
 const waitForRow = (paymentId: string, status: string) =>
   waitFor(async () => (await stack.db('payments').where({ id: paymentId }).first())?.status === status, 10_000, status);
+
+describe('/openapi.json', () => {
+  it('documents the page, its QR and its events, with no API key asked', async () => {
+    const doc = (await get('/openapi.json')).body as { paths: Record<string, { get?: { security?: unknown[] } }> };
+    for (const p of ['/checkout/{token}', '/checkout/{token}/qr.png', '/checkout/{token}/events'])
+      expect(doc.paths[p]?.get?.security).toEqual([]);
+  });
+});

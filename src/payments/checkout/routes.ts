@@ -12,6 +12,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppDeps } from '../../http/deps';
 import { clockOf } from '../../http/guards';
+import { registry, z } from '../../http/openapi';
 import { orderReference } from '../../domain/promptpay';
 import { paymentById, type Payment } from '../repository';
 import { qrImage } from '../qr-image';
@@ -44,6 +45,59 @@ const secure = (ctx: Context) => {
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'no-referrer');
 };
+
+const Token = z.object({
+  token: z.string().openapi({ description: 'the signed token of the `checkoutUrl` that `POST /qrpayment` returned' }),
+});
+const text = (description: string) => ({ description, content: { 'text/plain': { schema: z.string() } } });
+const linkRefusals = {
+  404: {
+    description: 'a link that is not valid (tampered, or no QR payment)',
+    content: { 'text/html': { schema: z.string() } },
+  },
+  410: { description: 'a link past its expiry', content: { 'text/html': { schema: z.string() } } },
+};
+registry.registerPath({
+  method: 'get',
+  path: '/checkout/{token}',
+  operationId: 'checkoutPage',
+  summary: 'The hosted checkout page of one QR payment (HTML; Thai or English by Accept-Language or ?lang=th|en)',
+  description: 'No API key: the signed token opens exactly one payment. See docs/checkout.md.',
+  tags: ['payment'],
+  security: [],
+  request: { params: Token, query: z.object({ lang: z.enum(['th', 'en']).optional() }) },
+  responses: { 200: { description: 'the page', content: { 'text/html': { schema: z.string() } } }, ...linkRefusals },
+});
+registry.registerPath({
+  method: 'get',
+  path: '/checkout/{token}/qr.png',
+  operationId: 'checkoutQr',
+  summary: "The PromptPay QR of the checkout's payment (PNG)",
+  tags: ['payment'],
+  security: [],
+  request: { params: Token },
+  responses: {
+    200: { description: 'the QR', content: { 'image/png': { schema: z.string().openapi({ format: 'binary' }) } } },
+    404: text('a link that is not valid'),
+    410: text('a link past its expiry'),
+  },
+});
+registry.registerPath({
+  method: 'get',
+  path: '/checkout/{token}/events',
+  operationId: 'checkoutEvents',
+  summary: 'Server-sent events `status` ({"status": ...}) of the payment, ending on paid, failed or expired',
+  tags: ['payment'],
+  security: [],
+  request: { params: Token },
+  responses: {
+    200: { description: 'an event stream', content: { 'text/event-stream': { schema: z.string() } } },
+    404: text('a link that is not valid'),
+    410: text('a link past its expiry'),
+    429: text(`${MAX_STREAMS_PER_PAYMENT} pages of this payment are open already`),
+    503: text('the process holds its most open streams'),
+  },
+});
 
 export function checkoutRoutes(deps: AppDeps): Router {
   const r = new Router();
