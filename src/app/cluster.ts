@@ -4,7 +4,7 @@
  * upgraded by its schema tool), the Temporal server's four services as separate processes on one
  * configuration file (ops/temporal/temporal.yaml, also docker-compose.yml's), the namespace and
  * Talat's search attributes through the frontend's APIs, gateways behind HAProxy (health checks on
- * /readyz) and workers. Every process is supervised (started again when it exits on its own), so
+ * /readyz), workers and Temporal Web (the UI server, codec at the balancer's /codec). Every process is supervised (started again when it exits on its own), so
  * the fault tests kill -9 any of them and wait for it to come back.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -23,6 +23,8 @@ import { assertPortFree, supervise, type Supervised } from '../stack/supervisor'
 import { stopChild } from '../stack/temporal';
 
 export const TEMPORAL_SERVER_VERSION = 'v1.32.0';
+/** Temporal Web: the UI server's version, the one the pinned CLI ships (scripts/provision-cluster.sh) */
+export const TEMPORAL_UI_VERSION = 'v2.54.1';
 export const TEMPORAL_SERVICES = ['history', 'matching', 'frontend', 'worker'] as const;
 export type TemporalService = (typeof TEMPORAL_SERVICES)[number];
 // the repository (from src/stack, or from dist/src/stack in a build)
@@ -32,10 +34,14 @@ const ROOT = [path.resolve(__dirname, '..', '..'), path.resolve(__dirname, '..',
 export const TEMPORAL_CONFIG = path.join(ROOT, 'ops', 'temporal', 'temporal.yaml');
 export const TEMPORAL_DYNAMIC_CONFIG = path.join(ROOT, 'ops', 'temporal', 'temporal-dynamic.yaml');
 
+const cacheBase = () => process.env.TALAT_CACHE ?? path.join(os.homedir(), '.cache', 'talat');
 /** Where scripts/provision-cluster.sh builds the pinned server, its schema tool and schemas. */
 export function serverCache(): string {
-  const base = process.env.TALAT_CACHE ?? path.join(os.homedir(), '.cache', 'talat');
-  return path.join(base, `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+  return path.join(cacheBase(), `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+}
+/** Where it builds Temporal Web's server (bin/server). */
+export function uiCache(): string {
+  return path.join(cacheBase(), `temporal-ui-${TEMPORAL_UI_VERSION}`);
 }
 
 /** Ports of a cluster: Temporal's from one base (frontend base, history +1, matching +2, worker +6). */
@@ -45,6 +51,8 @@ export interface ClusterPorts {
   balancer: number;
   gateways: number[];
   workers: number[];
+  /** Temporal Web's HTTP port (omitted: Temporal Web is not run) */
+  ui?: number;
 }
 
 /** The gRPC, membership and metrics ports of a Temporal service, and the frontend's HTTP port. */
@@ -90,6 +98,9 @@ export interface Cluster {
   gateways: ClusterProcess[];
   workers: ClusterProcess[];
   balancer: ClusterProcess;
+  /** Temporal Web (when ports.ui is set) */
+  ui?: ClusterProcess;
+  uiUrl?: string;
   postgres: Supervised;
   bundlePath: string;
   /** where each part is, for the banner */
@@ -296,6 +307,39 @@ ${servers}
 `;
 }
 
+/**
+ * Temporal Web's configuration (the keys of the UI server's server/config/config.go): the
+ * frontend, with the cluster's client certificate under mTLS, and the codec at the balancer.
+ */
+function uiConfig(opts: ClusterOptions, frontend: string, codec: string, tls?: TemporalTlsFiles): string {
+  const q = (v: string) => JSON.stringify(v);
+  const lines = [
+    '# Written by Talat (src/app/cluster.ts) at every start of `npm run cluster`.',
+    `temporalGrpcAddress: ${q(frontend)}`,
+    'host: 127.0.0.1',
+    `port: ${opts.ports.ui}`,
+    'enableUi: true',
+    `defaultNamespace: ${q(opts.namespace)}`,
+    'disableNewsFetch: true',
+    'hideLogs: true',
+    'codec:',
+    `  endpoint: ${q(codec)}`,
+    'cors:',
+    // served over plain HTTP on loopback: the CSRF cookie of its write actions cannot be "Secure"
+    '  cookieInsecure: true',
+  ];
+  if (tls)
+    lines.push(
+      'tls:',
+      `  caFile: ${q(tls.caPath!)}`,
+      `  certFile: ${q(tls.certPath!)}`,
+      `  keyFile: ${q(tls.keyPath!)}`,
+      `  serverName: ${q(tls.serverName!)}`,
+      '  enableHostVerification: true',
+    );
+  return `${lines.join('\n')}\n`;
+}
+
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const { log, ports } = opts;
   const dataDir = path.resolve(opts.dataDir);
@@ -317,7 +361,10 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       for (const port of [p.grpc, p.membership, p.metrics, ...(s === 'frontend' ? [p.http] : [])])
         await assertPortFree(port, `the Temporal ${s} service cannot start`, 'Choose other ports (docs/cluster.md).');
     }
-    for (const port of [ports.balancer, ...ports.gateways, ...ports.workers])
+    const uiServer = path.join(uiCache(), 'bin', 'server');
+    if (ports.ui !== undefined && !fs.existsSync(uiServer))
+      throw new Error(`Temporal Web is not built: run \`bash scripts/provision-cluster.sh\` (expected ${uiServer})`);
+    for (const port of [ports.balancer, ...ports.gateways, ...ports.workers, ...(ports.ui ? [ports.ui] : [])])
       await assertPortFree(port, 'the cluster cannot start', 'Choose other ports (docs/cluster.md).');
 
     const { pg, supervisor: postgres } = await superviseEmbeddedPostgres(
@@ -404,9 +451,12 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       fs.writeFileSync(bundlePath, await bundleWorkflows());
     }
 
+    const uiUrl = ports.ui !== undefined ? `http://127.0.0.1:${ports.ui}` : undefined;
     const roleEnv: Record<string, string> = {
       DATA_DIR: dataDir,
       HOST: '127.0.0.1',
+      // Temporal Web calls the gateways' /codec from the browser, from its own origin
+      ...(ports.ui !== undefined ? { TEMPORAL_WEB_ORIGIN: `${uiUrl},http://localhost:${ports.ui}` } : {}),
       ...opts.roleEnv,
       DATABASE_URL: pg.url,
       TEMPORAL_ADDRESS: temporalAddress,
@@ -475,12 +525,44 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       supLog,
     );
     stops.push(() => balancer.supervisor.stop());
-
     const balancerUrl = `http://127.0.0.1:${ports.balancer}`;
+
+    let ui: ClusterProcess | undefined;
+    if (ports.ui !== undefined) {
+      // its --root: config/development.yaml, written at every start
+      const uiRoot = path.join(dataDir, 'temporal-web');
+      fs.mkdirSync(path.join(uiRoot, 'config'), { recursive: true });
+      fs.writeFileSync(
+        path.join(uiRoot, 'config', 'development.yaml'),
+        uiConfig(opts, temporalAddress, `${balancerUrl}/codec`, certs?.client),
+      );
+      const proc: ClusterProcess = { name: 'temporal web', env: {}, supervisor: undefined as unknown as Supervised };
+      proc.supervisor = await supervise(
+        'Temporal Web',
+        async () =>
+          running(
+            await spawnLogged(
+              uiServer,
+              ['--root', uiRoot, '--env', 'development', 'start'],
+              proc.env,
+              path.join(logs, 'temporal-web.log'),
+              () => portOpen(ports.ui!),
+              60_000,
+            ),
+            5_000,
+          ),
+        supLog,
+      );
+      ui = proc;
+      stops.push(() => proc.supervisor.stop());
+    }
+
     const gatewayUrls = ports.gateways.map((p) => `http://127.0.0.1:${p}`);
     const workerUrls = ports.workers.map((p) => `http://127.0.0.1:${p}`);
     return {
       pg,
+      ui,
+      uiUrl,
       tls: certs?.client,
       databaseUrl: pg.url,
       temporalAddress,
@@ -515,7 +597,9 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           }),
           `  namespace          ${opts.namespace} (retention ${opts.retentionDays} days, ${opts.historyShards} history shards, search attributes OrderId PaymentMethod PaymentStatus)`,
           `  postgres           ${redacted}  (pid ${postgres.pid() ?? '?'}; databases talat, temporal, temporal_visibility)`,
-          `  temporal web       not run: no registry this machine reaches serves it (docs/cluster.md); use \`temporal workflow list --address ${temporalAddress} --namespace ${opts.namespace}\``,
+          ui
+            ? `  temporal web       ${uiUrl}  (UI server ${TEMPORAL_UI_VERSION}, pid ${pid(ui)}; frontend ${temporalAddress}${certs ? ' over mTLS' : ''}; codec ${balancerUrl}/codec)`
+            : '  temporal web       not run (no port given)',
           `  logs               ${logs}`,
         ];
       },

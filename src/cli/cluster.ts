@@ -53,6 +53,7 @@ async function main(): Promise<void> {
         balancer: int('CLUSTER_BALANCER_PORT', 3100),
         gateways: gatewayPorts,
         workers: workerPorts,
+        ui: int('CLUSTER_UI_PORT', 8633),
       },
       namespace: env.TEMPORAL_NAMESPACE || 'default',
       retentionDays: int('CLUSTER_RETENTION_DAYS', 7),

@@ -1,7 +1,7 @@
 /**
  * The production topology, run (docs/cluster.md): `npm run cluster` as the docs print it (the
- * banner, a payment through the balancer found by its search attribute, Ctrl-C, a second run on
- * the same data), then the fault and upgrade run (`bench/chaos.ts --cluster`) and the bulkheads
+ * banner, a payment through the balancer found by its search attribute and in Temporal Web,
+ * decoded by the codec Temporal Web calls, Ctrl-C, a second run on the same data), then the fault and upgrade run (`bench/chaos.ts --cluster`) and the bulkheads
  * (`bench/bulkhead.ts --cluster`). One file, so the three clusters never run at once on 2 cores.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +13,7 @@ import { createDb } from '../../src/db/knex';
 import { createApiKey } from '../../src/http/middleware/api-key';
 import { portOpen, startCluster, temporalPorts } from '../../src/app/cluster';
 import { connectClient } from '../../src/temporal/client';
+import { freePort } from '../../src/stack/temporal';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 jest.setTimeout(600_000);
@@ -70,6 +71,14 @@ async function interrupt(run: Run): Promise<boolean> {
   return /\] stopped$/m.test(run.err());
 }
 
+/** GET `url` as JSON, asserting a 200 (the body in the failure). */
+async function getJson<T>(url: string): Promise<T> {
+  const res = await fetch(url);
+  const text = await res.text();
+  expect({ url, status: res.status, text: res.status === 200 ? '' : text }).toEqual({ url, status: 200, text: '' });
+  return JSON.parse(text) as T;
+}
+
 /** The last line `<PREFIX> {json}` of a run's output. */
 function resultOf<T>(out: string, prefix: string): T | undefined {
   const line = out
@@ -85,6 +94,10 @@ describe('the cluster', () => {
 
   it('`npm run cluster` brings the topology up, pays through the balancer, stops on Ctrl-C and reuses its data', async () => {
     const ports = await clusterPorts(2, 2);
+    let uiPort = await freePort();
+    while ([ports.postgres, ports.balancer, ...ports.gateways, ...ports.workers].includes(uiPort))
+      uiPort = await freePort();
+    const ui = `http://127.0.0.1:${uiPort}`;
     const env = {
       DATA_DIR: dataDir,
       CLUSTER_PG_PORT: String(ports.postgres),
@@ -92,6 +105,7 @@ describe('the cluster', () => {
       CLUSTER_BALANCER_PORT: String(ports.balancer),
       CLUSTER_GATEWAY_PORTS: ports.gateways.join(','),
       CLUSTER_WORKER_PORTS: ports.workers.join(','),
+      CLUSTER_UI_PORT: String(uiPort),
       CLUSTER_WORKFLOW_BUNDLE: process.env.TALAT_TEST_WORKFLOW_BUNDLE!,
       SIMULATORS: 'off',
     };
@@ -110,7 +124,7 @@ describe('the cluster', () => {
         'temporal matching',
         'temporal worker',
         `postgres           postgres://postgres:***@127.0.0.1:${ports.postgres}/talat`,
-        'temporal web',
+        `temporal web       ${ui}  (UI server v2.54.1`,
       ])
         expect(banner).toContain(part);
       for (const url of [`http://127.0.0.1:${ports.balancer}`, ...ports.gateways.map((p) => `http://127.0.0.1:${p}`)])
@@ -152,6 +166,36 @@ describe('the cluster', () => {
       } finally {
         await client.connection.close();
       }
+
+      // Temporal Web: its page, and its API (which proxies the frontend's) sees the payment
+      const page = await fetch(`${ui}/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await page.text()).toMatch(/<html/i);
+      const settings = await getJson<{ Codec: { Endpoint: string } }>(`${ui}/api/v1/settings`);
+      expect(settings.Codec.Endpoint).toBe(`http://127.0.0.1:${ports.balancer}/codec`);
+      const workflowId = `payment-${orderId}`;
+      const listed = await getJson<{ executions?: { execution: { workflowId: string } }[] }>(
+        `${ui}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`OrderId = "${orderId}"`)}`,
+      );
+      expect(listed.executions?.map((e) => e.execution.workflowId)).toEqual([workflowId]);
+      // what the browser then does with the payment's input: ciphertext from Temporal Web's API,
+      // clear text from the codec endpoint of its settings, called from Temporal Web's origin
+      type Payload = { metadata: Record<string, string>; data: string };
+      const history = await getJson<{
+        history: { events: { workflowExecutionStartedEventAttributes?: { input: { payloads: Payload[] } } }[] };
+      }>(`${ui}/api/v1/namespaces/default/workflows/${workflowId}/history`);
+      const input = history.history.events[0].workflowExecutionStartedEventAttributes!.input.payloads;
+      expect(Buffer.from(input[0].metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
+      const decoded = await fetch(`${settings.Codec.Endpoint}/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: ui },
+        body: JSON.stringify({ payloads: input }),
+      });
+      expect(decoded.status).toBe(200);
+      expect(decoded.headers.get('access-control-allow-origin')).toBe(ui);
+      const clear = ((await decoded.json()) as { payloads: Payload[] }).payloads;
+      expect(Buffer.from(clear[0].data, 'base64').toString()).toContain(orderId);
     } catch (e) {
       await interrupt(first);
       throw e;
@@ -160,6 +204,7 @@ describe('the cluster', () => {
     // Ctrl-C stopped every part: nothing listens on their ports any more
     for (const p of [
       ports.balancer,
+      uiPort,
       ...ports.gateways,
       temporalPorts(ports.temporalBase, 'history').grpc,
       ports.postgres,
@@ -260,7 +305,7 @@ describe('the cluster', () => {
     const codecKeys = loadConfig({}).temporal.codecKeys;
     const cluster = await startCluster({
       dataDir: path.join(dataDir, 'mtls'),
-      ports: await clusterPorts(1, 1),
+      ports: { ...(await clusterPorts(1, 1)), ui: await freePort() },
       namespace: 'default',
       retentionDays: 1,
       historyShards: 4,
@@ -288,6 +333,11 @@ describe('the cluster', () => {
       } finally {
         await client.connection.close();
       }
+      // Temporal Web reaches the frontend with the cluster's client certificate
+      const listed = await getJson<{ executions?: { execution: { workflowId: string } }[] }>(
+        `${cluster.uiUrl}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`OrderId = "${orderId}"`)}`,
+      );
+      expect(listed.executions?.map((e) => e.execution.workflowId)).toEqual([`payment-${orderId}`]);
       // without a client certificate (plain TCP, or TLS trusting the CA but showing none) the frontend refuses
       const call = (tls?: typeof cluster.tls) =>
         connectClient(cluster.temporalAddress, 'default', { codecKeys, tls }).then(async (c) => {
