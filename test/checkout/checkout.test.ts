@@ -9,15 +9,19 @@ import { signCheckoutToken, verifyCheckoutToken } from '../../src/payments/check
 import { chooseLang } from '../../src/payments/checkout/page';
 import { orderReference } from '../../src/domain/promptpay';
 import { ConfigError, loadConfig } from '../../src/config';
-import { createTestStack, waitFor, type TestStack } from '../support/stack';
+import { capturingLogger, createTestStack, waitFor, type TestStack } from '../support/stack';
 import { gatewayWith, newKey, paymentError, rowOf } from '../payments/support';
 import { openEvents, qrCallback, qrPayment, serve } from './support';
 
 let stack: TestStack;
 let key: string;
+const log = capturingLogger();
 let server: Awaited<ReturnType<typeof serve>>;
 beforeAll(async () => {
-  stack = await createTestStack({ env: { SHOP_ORIGIN: 'https://shop.example,http://localhost:5173' } });
+  stack = await createTestStack({
+    env: { SHOP_ORIGIN: 'https://shop.example,http://localhost:5173' },
+    logger: log.logger,
+  });
   ({ key } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] }));
   server = await serve(stack.app);
 });
@@ -261,5 +265,18 @@ describe('/openapi.json', () => {
     const doc = (await get('/openapi.json')).body as { paths: Record<string, { get?: { security?: unknown[] } }> };
     for (const p of ['/checkout/{token}', '/checkout/{token}/qr.png', '/checkout/{token}/events'])
       expect(doc.paths[p]?.get?.security).toEqual([]);
+  });
+});
+
+describe('the access log', () => {
+  it("masks the link's token: it opens the payment's page", async () => {
+    const p = await qrPayment(stack.app, key);
+    for (const path of [`/checkout/${p.token}`, `/checkout/${p.token}/qr.png`, '/checkout/assets/checkout.css'])
+      expect((await get(path)).status).toBe(200);
+    const paths = log.lines.filter((l) => l.msg === 'request').map((l) => l.path);
+    expect(paths).toEqual(
+      expect.arrayContaining(['/checkout/[token]', '/checkout/[token]/qr.png', '/checkout/assets/checkout.css']),
+    );
+    expect(log.raw.join('')).not.toContain(p.token);
   });
 });

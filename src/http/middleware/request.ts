@@ -27,6 +27,10 @@ export const requestIdOf = (given: string | undefined): string =>
  */
 export const accessLoggerOf = (logger: Logger): Logger => logger.child({}, { redact: { paths: [] } });
 
+/** A path as the access log keeps it: a hosted checkout link's token opens a payment, so it is masked. */
+export const loggedPath = (path: string): string =>
+  path.startsWith('/checkout/') ? path.replace(/^\/checkout\/(?!assets\/)[^/]+/, '/checkout/[token]') : path;
+
 /** The access log line of an answered request, through accessLoggerOf's logger; `ns`: how long it took. */
 export function logAnswer(
   logger: Logger,
@@ -34,7 +38,13 @@ export function logAnswer(
   ns: number,
 ): void {
   logger.info(
-    { requestId: a.requestId, method: a.method, path: a.path, status: a.status, ms: Math.round(ns / 1e5) / 10 },
+    {
+      requestId: a.requestId,
+      method: a.method,
+      path: loggedPath(a.path),
+      status: a.status,
+      ms: Math.round(ns / 1e5) / 10,
+    },
     'request',
   );
 }
