@@ -17,35 +17,31 @@ TEMPORAL_UI_VERSION="v2.54.1"
 CACHE="${TALAT_CACHE:-$HOME/.cache/talat}/temporal-server-$TEMPORAL_SERVER_VERSION"
 say() { echo "[provision-cluster] $*" >&2; }
 
-if [ -x "$CACHE/bin/server" ] && [ -x "$CACHE/bin/sql" ]; then
-  say "Temporal server $TEMPORAL_SERVER_VERSION: $CACHE/bin/server (built before; schema tool $CACHE/bin/sql)"
-else
-  command -v go >/dev/null 2>&1 || { say "Go is needed to build the Temporal server (apt-get install golang)"; exit 1; }
-  say "building the Temporal server $TEMPORAL_SERVER_VERSION and its schema tool from the official Go module (several minutes, once; $(go version | awk '{print $3}'))"
-  start=$(date +%s)
-  mkdir -p "$CACHE"
-  # into a temporary directory first: an interrupted build leaves no half binary behind
-  tmp="$(mktemp -d "$CACHE/build.XXXXXX")"
-  CGO_ENABLED=0 GOBIN="$tmp" go install \
-    "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" \
-    "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
-  mkdir -p "$CACHE/bin" && mv "$tmp/server" "$tmp/sql" "$CACHE/bin/" && rmdir "$tmp"
-  say "built $CACHE/bin/server and $CACHE/bin/sql in $(( $(date +%s) - start )) s"
-fi
+# Builds Go packages into DIR/bin once: into a temporary directory first, so an interrupted build
+# leaves no half binary behind. Arguments: label dir binary... -- package...
+build_once() {
+  local label="$1" dir="$2"; shift 2
+  local bins=() pkgs=() b missing=0
+  while [ "$1" != "--" ]; do bins+=("$1"); shift; done; shift; pkgs=("$@")
+  for b in "${bins[@]}"; do [ -x "$dir/bin/$b" ] || missing=1; done
+  if [ "$missing" = 0 ]; then say "$label: ${bins[*]/#/$dir/bin/} (built before)"; return; fi
+  command -v go >/dev/null 2>&1 || { say "Go is needed to build $label (apt-get install golang)"; exit 1; }
+  say "building $label from its official Go module (once; $(go version | awk '{print $3}'))"
+  local start tmp; start=$(date +%s)
+  mkdir -p "$dir/bin"
+  tmp="$(mktemp -d "$dir/build.XXXXXX")"
+  CGO_ENABLED=0 GOBIN="$tmp" go install "${pkgs[@]}"
+  for b in "${bins[@]}"; do mv "$tmp/$b" "$dir/bin/"; done
+  rmdir "$tmp"
+  say "built ${bins[*]/#/$dir/bin/} in $(( $(date +%s) - start )) s"
+}
 
+build_once "the Temporal server $TEMPORAL_SERVER_VERSION and its schema tool" "$CACHE" server sql -- \
+  "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" \
+  "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
 UI_CACHE="${TALAT_CACHE:-$HOME/.cache/talat}/temporal-ui-$TEMPORAL_UI_VERSION"
-if [ -x "$UI_CACHE/bin/server" ]; then
-  say "Temporal Web $TEMPORAL_UI_VERSION: $UI_CACHE/bin/server (built before)"
-else
-  command -v go >/dev/null 2>&1 || { say "Go is needed to build Temporal Web (apt-get install golang)"; exit 1; }
-  say "building Temporal Web (the UI server) $TEMPORAL_UI_VERSION from its official Go module (seconds, once)"
-  start=$(date +%s)
-  mkdir -p "$UI_CACHE"
-  tmp="$(mktemp -d "$UI_CACHE/build.XXXXXX")"
-  CGO_ENABLED=0 GOBIN="$tmp" go install "github.com/temporalio/ui-server/v2/cmd/server@$TEMPORAL_UI_VERSION"
-  mkdir -p "$UI_CACHE/bin" && mv "$tmp/server" "$UI_CACHE/bin/" && rmdir "$tmp"
-  say "built $UI_CACHE/bin/server in $(( $(date +%s) - start )) s"
-fi
+build_once "Temporal Web (the UI server) $TEMPORAL_UI_VERSION" "$UI_CACHE" server -- \
+  "github.com/temporalio/ui-server/v2/cmd/server@$TEMPORAL_UI_VERSION"
 
 # The schemas the schema tool applies, from the same module version (in Go's module cache).
 modcache="$(go env GOMODCACHE 2>/dev/null || echo "$HOME/go/pkg/mod")"

@@ -351,6 +351,28 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     throw new Error(`the Temporal server is not built: run \`bash scripts/provision-cluster.sh\` (expected ${server})`);
   const supLog = { info: log, warn: log, error: log };
   const stops: (() => Promise<unknown>)[] = [];
+  /** One part as a supervised process (output in logs/<log>), started again when it exits, stopped with the rest. */
+  const startPart = async (
+    name: string,
+    label: string,
+    spawnArgs: { cmd: string; args: string[]; env: Record<string, string>; log: string },
+    ready: (out: string) => boolean | Promise<boolean>,
+    timing: { startMs: number; graceMs: number },
+  ): Promise<ClusterProcess> => {
+    const proc: ClusterProcess = { name, env: {}, supervisor: undefined as unknown as Supervised };
+    const { cmd, args, env, log: file } = spawnArgs;
+    proc.supervisor = await supervise(
+      label,
+      async () =>
+        running(
+          await spawnLogged(cmd, args, { ...env, ...proc.env }, path.join(logs, file), ready, timing.startMs),
+          timing.graceMs,
+        ),
+      supLog,
+    );
+    stops.push(() => proc.supervisor.stop());
+    return proc;
+  };
   const stopAll = async () => {
     for (const s of stops.splice(0).reverse()) await s().catch((e) => log(`stopping: ${(e as Error).message}`));
   };
@@ -418,24 +440,18 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const temporal = {} as Record<TemporalService, ClusterProcess>;
     const startService = async (s: TemporalService) => {
       const p = temporalPorts(ports.temporalBase, s);
-      const proc: ClusterProcess = { name: `temporal ${s}`, env: {}, supervisor: undefined as unknown as Supervised };
-      proc.supervisor = await supervise(
+      temporal[s] = await startPart(
+        `temporal ${s}`,
         `the Temporal ${s} service`,
-        async () => {
-          const child = await spawnLogged(
-            server,
-            ['--config-file', TEMPORAL_CONFIG, '--allow-no-auth', 'start', '--service', s],
-            { ...temporalEnv, TEMPORAL_METRICS_PORT: String(p.metrics), ...proc.env },
-            path.join(logs, `temporal-${s}.log`),
-            () => portOpen(p.grpc),
-            120_000,
-          );
-          return running(child, 10_000);
+        {
+          cmd: server,
+          args: ['--config-file', TEMPORAL_CONFIG, '--allow-no-auth', 'start', '--service', s],
+          env: { ...temporalEnv, TEMPORAL_METRICS_PORT: String(p.metrics) },
+          log: `temporal-${s}.log`,
         },
-        supLog,
+        () => portOpen(p.grpc),
+        { startMs: 120_000, graceMs: 10_000 },
       );
-      temporal[s] = proc;
-      stops.push(() => proc.supervisor.stop());
     };
     // history first: on a new database the first service to start writes the cluster's metadata,
     // and services starting together race for it (the losers exit)
@@ -471,35 +487,24 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           }
         : {}),
     };
-    const startRole = async (kind: 'gateway' | 'worker', i: number, port: number): Promise<ClusterProcess> => {
-      const proc: ClusterProcess = {
-        name: `${kind} ${i + 1}`,
-        env: {},
-        supervisor: undefined as unknown as Supervised,
-      };
+    const startRole = (kind: 'gateway' | 'worker', i: number, port: number): Promise<ClusterProcess> => {
       const queues = kind === 'worker' ? opts.workerQueues?.[i] : undefined;
-      proc.supervisor = await supervise(
+      return startPart(
         `${kind} ${i + 1}`,
-        async () => {
-          const child = await spawnLogged(
-            process.execPath,
-            [path.join(ROOT, 'scripts', 'run.cjs'), `roles/${kind}`],
-            {
-              ...roleEnv,
-              ...(kind === 'gateway' ? { PORT: String(port) } : { WORKER_HTTP_PORT: String(port) }),
-              ...(queues ? { WORKER_QUEUES: queues } : {}),
-              ...proc.env,
-            },
-            path.join(logs, `${kind}-${i + 1}.log`),
-            (out) => out.includes(`Talat ${kind} is running`),
-            180_000,
-          );
-          return running(child, 15_000);
+        `${kind} ${i + 1}`,
+        {
+          cmd: process.execPath,
+          args: [path.join(ROOT, 'scripts', 'run.cjs'), `roles/${kind}`],
+          env: {
+            ...roleEnv,
+            ...(kind === 'gateway' ? { PORT: String(port) } : { WORKER_HTTP_PORT: String(port) }),
+            ...(queues ? { WORKER_QUEUES: queues } : {}),
+          },
+          log: `${kind}-${i + 1}.log`,
         },
-        supLog,
+        (out) => out.includes(`Talat ${kind} is running`),
+        { startMs: 180_000, graceMs: 15_000 },
       );
-      stops.push(() => proc.supervisor.stop());
-      return proc;
     };
     const workers = await Promise.all(ports.workers.map((p, i) => startRole('worker', i, p)));
     const gateways = await Promise.all(ports.gateways.map((p, i) => startRole('gateway', i, p)));
@@ -507,24 +512,13 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const haproxy = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((f) => fs.existsSync(f)) ?? 'haproxy';
     const cfg = path.join(dataDir, 'haproxy.cfg');
     fs.writeFileSync(cfg, haproxyConfig(opts, path.join(dataDir, 'haproxy.pid')));
-    const balancer: ClusterProcess = { name: 'balancer', env: {}, supervisor: undefined as unknown as Supervised };
-    balancer.supervisor = await supervise(
+    const balancer = await startPart(
+      'balancer',
       'the balancer (HAProxy)',
-      async () =>
-        running(
-          await spawnLogged(
-            haproxy,
-            ['-db', '-f', cfg],
-            {},
-            path.join(logs, 'haproxy.log'),
-            () => portOpen(ports.balancer),
-            30_000,
-          ),
-          5_000,
-        ),
-      supLog,
+      { cmd: haproxy, args: ['-db', '-f', cfg], env: {}, log: 'haproxy.log' },
+      () => portOpen(ports.balancer),
+      { startMs: 30_000, graceMs: 5_000 },
     );
-    stops.push(() => balancer.supervisor.stop());
     const balancerUrl = `http://127.0.0.1:${ports.balancer}`;
 
     let ui: ClusterProcess | undefined;
@@ -536,25 +530,13 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         path.join(uiRoot, 'config', 'development.yaml'),
         uiConfig(opts, temporalAddress, `${balancerUrl}/codec`, certs?.client),
       );
-      const proc: ClusterProcess = { name: 'temporal web', env: {}, supervisor: undefined as unknown as Supervised };
-      proc.supervisor = await supervise(
+      ui = await startPart(
+        'temporal web',
         'Temporal Web',
-        async () =>
-          running(
-            await spawnLogged(
-              uiServer,
-              ['--root', uiRoot, '--env', 'development', 'start'],
-              proc.env,
-              path.join(logs, 'temporal-web.log'),
-              () => portOpen(ports.ui!),
-              60_000,
-            ),
-            5_000,
-          ),
-        supLog,
+        { cmd: uiServer, args: ['--root', uiRoot, '--env', 'development', 'start'], env: {}, log: 'temporal-web.log' },
+        () => portOpen(ports.ui!),
+        { startMs: 60_000, graceMs: 5_000 },
       );
-      ui = proc;
-      stops.push(() => proc.supervisor.stop());
     }
 
     const gatewayUrls = ports.gateways.map((p) => `http://127.0.0.1:${p}`);
