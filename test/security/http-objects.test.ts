@@ -6,9 +6,9 @@
  * the Temporal suite.)
  */
 import request from 'supertest';
-import { appRoutes } from '../../src/app/app';
+import { appRoutes, createApp } from '../../src/app/app';
 import { useTestStack } from '../support/servers';
-import { uniq } from '../support/stack';
+import { testLogger, uniq } from '../support/stack';
 import { ALL_SCOPES, newKey } from '../payments/support';
 
 const stack = useTestStack({ worker: false });
@@ -130,4 +130,19 @@ it('every route that takes an API key refuses a request without one (401)', asyn
     if (res.status !== 401) refused.push(`${method} ${path}: ${res.status}`);
   }
   expect(refused).toEqual([]);
+});
+
+it('production never serves the identity simulator, even with SIMULATORS=on (it believes any login)', async () => {
+  const app = createApp({
+    config: { ...stack.config, env: 'production', simulators: true },
+    db: stack.db,
+    temporal: { client: stack.client, taskQueue: stack.taskQueue },
+    logger: testLogger,
+  });
+  const getId = await request(app.callback())
+    .post('/dev/identity')
+    .set('X-Amz-Target', 'AWSCognitoIdentityService.GetId')
+    .send({ IdentityPoolId: 'ap-southeast-1:pool', Logins: { 'talat.dev': 'victim' } });
+  expect(getId.status).toBe(404);
+  expect(appRoutes(app).map((r) => r.path)).not.toContain('/dev/identity');
 });
