@@ -3,13 +3,11 @@
  *  (1) parse the body, (2) validate orderId, paymentId, success, userId, (3) append the wallet
  *  callback record, (4) when success is boolean true, start paid-order processing with the full
  *  body (fire and forget: only the start is awaited, so it is durable), (5) answer.
- * The handler is public, so a post decides nothing alone: one that names the order's payment
- * (Talat's record) runs as paid-order-<orderId> (joining a running one; a new run after one
- * ended); any other runs apart (unmatchedPaidOrderWorkflowId) and can neither hold that id nor
- * replace the order's paid_orders row (activities/callbacks.ts).
+ * Public, so a post decides nothing alone: one that names the order's payment (Talat's record)
+ * runs as paid-order-<orderId>; any other runs apart (unmatchedPaidOrderWorkflowId) and can
+ * neither hold that id nor replace the order's paid_orders row (activities/callbacks.ts).
  * Any failure answers HTTP 500 {success: false, error, message: 'Failed to process wallet
- * callback'} and is written to the error log, reported to the error tracker and e-mailed to the
- * administrator; none of those three can change the 500.
+ * callback'}, logged, reported to the error tracker and e-mailed; none of those changes the 500.
  */
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
@@ -22,7 +20,13 @@ import {
   type PaidOrderInput,
   type PaidOrderProcessingWorkflow,
 } from '../domain/workflow-contract';
-import { idsOf, paymentMismatch, unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
+import {
+  idsOf,
+  paymentMismatch,
+  unwrapHandlerBody,
+  validateHandlerBody,
+  type HandlerEvent,
+} from '../domain/handler-form';
 import { assertStorable } from '../http/middleware/input';
 import { paymentByOrderId } from '../payments/repository';
 import { OrderIdKey } from '../domain/search-attributes';
@@ -86,47 +90,7 @@ export async function handleWalletCallback(
       throw new WalletFailure('Could not save the wallet callback record', err);
     }
 
-    if (e.succeeded) {
-      const input: PaidOrderInput = {
-        body: rawBody,
-        source: 'wallet',
-        confirmWindowSeconds: deps.config.paidOrders.confirmWindowSeconds,
-      };
-      let matched: boolean;
-      let decided: string | undefined;
-      try {
-        const payment = await paymentByOrderId(deps.db, e.orderId);
-        matched = payment !== undefined && paymentMismatch(e, payment) === undefined;
-        if (matched) decided = (await deps.db('paid_orders').where({ order_id: e.orderId }).first('status'))?.status;
-      } catch (err) {
-        throw new WalletFailure('Could not start paid-order processing', err);
-      }
-      // confirmed is final: nothing to process (as for an already started one)
-      if (decided !== 'confirmed')
-        try {
-          await withinDeadline(deps.client, TEMPORAL_CALL_TIMEOUT_MS, () =>
-            deps.client.workflow.start<PaidOrderProcessingWorkflow>(WorkflowType.paidOrder, {
-              taskQueue: taskQueueOf('background', deps.taskQueue),
-              workflowId: matched ? paidOrderWorkflowId(e.orderId) : unmatchedPaidOrderWorkflowId(e.orderId, rawBody),
-              args: [input],
-              // the order's own run: a post joins the one deciding; after a rejection (its run may
-              // still be e-mailing) it decides again, from the payment's state now
-              ...(matched
-                ? {
-                    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-                    workflowIdConflictPolicy: decided === 'rejected' ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
-                  }
-                : { workflowIdReusePolicy: 'REJECT_DUPLICATE' }),
-              // every workflow of an order carries OrderId, so OrderId="X" in Temporal Web finds this one too
-              typedSearchAttributes: [{ key: OrderIdKey, value: e.orderId }],
-            }),
-          );
-        } catch (err) {
-          // already started by an earlier delivery of this order's success: nothing more to do
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError))
-            throw new WalletFailure('Could not start paid-order processing', err);
-        }
-    }
+    if (e.succeeded) await startProcessing(deps, e, rawBody);
     deps.logger.info(
       { requestId, orderId: e.orderId, paymentId: e.paymentId, success: e.succeeded },
       'wallet callback recorded',
@@ -147,6 +111,50 @@ export async function handleWalletCallback(
     if (!(err instanceof WalletFailure)) throw err;
     await reportFailure(deps, err, unwrapped.ok ? unwrapped.body : undefined, unwrapped.event, requestId);
     return { status: 500, body: { success: false, error: err.message, message: WALLET_FAILURE_MESSAGE } };
+  }
+}
+
+/**
+ * Step 4. A post that names the order's payment runs as the order's own paid-order-<orderId>:
+ * it joins the run deciding; after a rejection (that run may still be e-mailing) it decides again,
+ * from the payment's state now; confirmed is final. Any other post runs apart, once per body.
+ */
+async function startProcessing(deps: WalletHandlerDeps, e: HandlerEvent, rawBody: string): Promise<void> {
+  let matched: boolean;
+  let decided: string | undefined;
+  try {
+    const payment = await paymentByOrderId(deps.db, e.orderId);
+    matched = payment !== undefined && paymentMismatch(e, payment) === undefined;
+    if (matched) decided = (await deps.db('paid_orders').where({ order_id: e.orderId }).first('status'))?.status;
+  } catch (err) {
+    throw new WalletFailure('Could not start paid-order processing', err);
+  }
+  if (decided === 'confirmed') return; // nothing to process, as for an already started one
+  const input: PaidOrderInput = {
+    body: rawBody,
+    source: 'wallet',
+    confirmWindowSeconds: deps.config.paidOrders.confirmWindowSeconds,
+  };
+  try {
+    await withinDeadline(deps.client, TEMPORAL_CALL_TIMEOUT_MS, () =>
+      deps.client.workflow.start<PaidOrderProcessingWorkflow>(WorkflowType.paidOrder, {
+        taskQueue: taskQueueOf('background', deps.taskQueue),
+        workflowId: matched ? paidOrderWorkflowId(e.orderId) : unmatchedPaidOrderWorkflowId(e.orderId, rawBody),
+        args: [input],
+        ...(matched
+          ? {
+              workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+              workflowIdConflictPolicy: decided === 'rejected' ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
+            }
+          : { workflowIdReusePolicy: 'REJECT_DUPLICATE' }),
+        // every workflow of an order carries OrderId, so OrderId="X" in Temporal Web finds this one too
+        typedSearchAttributes: [{ key: OrderIdKey, value: e.orderId }],
+      }),
+    );
+  } catch (err) {
+    // the same body again (a post apart): already started by its earlier delivery, nothing more to do
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError))
+      throw new WalletFailure('Could not start paid-order processing', err);
   }
 }
 
