@@ -2,6 +2,7 @@
 import type { Db } from '../src/db/knex';
 import { paymentByOrderId } from '../src/payments/repository';
 import type { PaymentStatus } from '../src/domain/payment-state';
+import { paymentMismatch, unwrapHandlerBody, validateHandlerBody } from '../src/domain/handler-form';
 
 export interface OrderPayment {
   id: string;
@@ -30,7 +31,11 @@ export function createCallbackActivities({ db }: { db: Db }) {
       return p ? { id: p.id, providerRef: p.providerRef, status: p.status, amountSatang: p.amountSatang } : null;
     },
 
-    /** One row per order; a retry (or a second run) keeps the first outcome. */
+    /**
+     * One row per order. A decision about a post that names the order's payment (Talat's record:
+     * paymentMismatch) replaces a rejection and records the payment's own user; any other decision
+     * is written only when the order has no row yet. A confirmed row is final; a retry changes nothing.
+     */
     async recordPaidOrder(rec: PaidOrderRecord): Promise<void> {
       let body: unknown;
       try {
@@ -38,11 +43,16 @@ export function createCallbackActivities({ db }: { db: Db }) {
       } catch {
         body = rec.body;
       }
-      await db('paid_orders')
+      const payment = await paymentByOrderId(db, rec.orderId);
+      const unwrapped = unwrapHandlerBody(body);
+      const event = unwrapped.ok ? validateHandlerBody(unwrapped.body) : undefined;
+      const verified =
+        payment !== undefined && event?.ok === true && paymentMismatch(event.value, payment) === undefined;
+      const insert = db('paid_orders')
         .insert({
           order_id: rec.orderId,
           payment_id: rec.paymentId,
-          user_id: rec.userId,
+          user_id: verified ? payment.userId : rec.userId,
           amount_satang: rec.amountSatang,
           status: rec.status,
           reason: rec.reason,
@@ -50,8 +60,12 @@ export function createCallbackActivities({ db }: { db: Db }) {
           workflow_id: rec.workflowId,
           body: JSON.stringify(body),
         })
-        .onConflict('order_id')
-        .ignore();
+        .onConflict('order_id');
+      if (!verified) await insert.ignore();
+      else
+        await insert
+          .merge(['payment_id', 'user_id', 'amount_satang', 'status', 'reason', 'workflow_id', 'body', 'created_at'])
+          .where('paid_orders.status', 'rejected');
     },
   };
 }

@@ -32,6 +32,14 @@ import { latePaymentRoutes } from '../payments/late-payments';
 import { checkoutRoutes } from '../payments/checkout/routes';
 import { reconciliationRoutes } from '../reconciliation/routes';
 
+/** Every route of an app createApp made: method and path as the routers declare them (the doors test). */
+export interface AppRoute {
+  method: string;
+  path: string;
+}
+const routesOfApps = new WeakMap<Koa, AppRoute[]>();
+export const appRoutes = (app: Koa): AppRoute[] => routesOfApps.get(app) ?? [];
+
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
@@ -64,6 +72,12 @@ export function createApp(deps: AppDeps): Koa {
   ])
     router.use(r.routes());
   memoizeRouteMatching(router); // every route is in: nothing is added after this
+  routesOfApps.set(
+    app,
+    router.stack.flatMap((layer) =>
+      layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: String(layer.path) })),
+    ),
+  );
 
   // Two middlewares before the router, not ten: each Koa middleware is a dispatch, a promise and
   // an await on every request. The front: request id, error envelopes, CORS, the callback address

@@ -5,13 +5,17 @@
  * BANK_API_URL. The bank's answers map to the payment API's codes:
  *   404 -> NOT_FOUND, 409 -> CONFLICT, other 4xx about the request -> INVALID_INPUT,
  *   unreachable, 5xx after retries, or not configured -> SERVICE_UNAVAILABLE.
+ * Users and orders belong to the key that created them (src/bank/owners.ts): another key's user
+ * answers as an unknown one (404), another key's ids as taken with other details (409).
  */
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import { taskQueueOf, type BankCall, type BankOutcome } from '../domain/workflow-contract';
 import { AppError, ErrorCode } from '../domain/errors';
+import type { ApiKeyInfo } from '../domain/api-keys';
 import { satangToThb } from '../domain/money';
 import { callBankViaWorkflow } from './service';
+import { claimBankObject, ownsBankObject, releaseBankObject, type BankObject } from './owners';
 import { requireApiKey } from '../http/middleware/api-key';
 import { envelope, registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
@@ -91,7 +95,7 @@ registry.registerPath({
   method: 'post',
   path: '/bank/createuser',
   summary: 'Create a user at the partner bank',
-  description: `${bankDescription} The same user again with the same details returns the user; other details -> 409. Scope bank:write.`,
+  description: `${bankDescription} The same user again with the same details returns the user; other details, or a user id another key created -> 409. Users belong to the key that created them. Scope bank:write.`,
   tags: ['bank'],
   security,
   request: { headers: idempotencyHeader, body: { content: { 'application/json': { schema: BankCreateUserRequest } } } },
@@ -109,7 +113,7 @@ registry.registerPath({
   method: 'post',
   path: '/bank/createorder',
   summary: 'Create an order at the partner bank',
-  description: `${bankDescription} The user must exist at the bank (404 otherwise). The same order again returns it; other details -> 409. Scope bank:write.`,
+  description: `${bankDescription} The user must exist at the bank and have been created with this key (404 otherwise, the same answer). The same order again returns it; other details, or an order id another key used -> 409. Scope bank:write.`,
   tags: ['bank'],
   security,
   request: {
@@ -130,7 +134,7 @@ registry.registerPath({
   method: 'get',
   path: '/bank/user/{userId}',
   summary: 'A user at the partner bank, with their orders',
-  description: `${bankDescription} Scope bank:read.`,
+  description: `${bankDescription} Only a user created with this key: any other answers 404 as an unknown user. Scope bank:read.`,
   tags: ['bank'],
   security,
   request: { params: z.object({ userId: Id }) },
@@ -201,6 +205,18 @@ function unwrap(outcome: BankOutcome, subject: Record<string, string>): Json {
   }
 }
 
+/** What the bank answers for a user it does not have, or an id taken with other details. */
+const bankRefusal = (status: 404 | 409, code: string, message: string): BankOutcome => ({
+  ok: false,
+  kind: 'rejected',
+  status,
+  body: { code, message },
+  message,
+});
+const unknownUser = (userId: string) => bankRefusal(404, 'user_not_found', `no user ${userId}`);
+const takenBy = (kind: BankObject, id: string) =>
+  bankRefusal(409, `${kind}_exists`, `${kind} ${id} exists with other details`);
+
 export function bankRoutes(deps: AppDeps): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
@@ -213,32 +229,50 @@ export function bankRoutes(deps: AppDeps): Router {
       providerTimeoutMs: deps.config.payments.providerTimeoutMs,
     });
   };
+  /** A create under the key's claim of the id: another key's id is refused as taken; a refused create gives the claim up. */
+  const owned = async (key: ApiKeyInfo, kind: BankObject, id: string, create: () => Promise<BankOutcome>) => {
+    const claim = await claimBankObject(deps.db, kind, key.mode, id, key.id);
+    if (!claim.mine) return takenBy(kind, id);
+    const outcome = await create();
+    if (claim.fresh && !outcome.ok && outcome.kind === 'rejected')
+      await releaseBankObject(deps.db, kind, key.mode, id, key.id);
+    return outcome;
+  };
 
   r.post('/bank/createuser', limited, requireApiKey('bank:write'), idempotent, async (ctx) => {
     const req = validate(BankCreateUserRequest, ctx.request.body);
-    const outcome = await call({ op: 'createUser', mode: ctx.state.apiKey!.mode, body: req });
+    const key = ctx.state.apiKey!;
+    const outcome = await owned(key, 'user', req.userId, () => call({ op: 'createUser', mode: key.mode, body: req }));
     ctx.body = { statusCode: 200, body: userOut(unwrap(outcome, { userId: req.userId })) };
   });
 
   r.post('/bank/createorder', limited, requireApiKey('bank:write'), idempotent, async (ctx) => {
     const req = validate(BankCreateOrderRequest, ctx.request.body);
-    const outcome = await call({
-      op: 'createOrder',
-      mode: ctx.state.apiKey!.mode,
-      body: {
-        orderId: req.orderId,
-        userId: req.userId,
-        amountSatang: req.amount,
-        currency: 'THB',
-        description: req.description,
-      },
-    });
+    const key = ctx.state.apiKey!;
+    const outcome = !(await ownsBankObject(deps.db, 'user', key.mode, req.userId, key.id))
+      ? unknownUser(req.userId)
+      : await owned(key, 'order', req.orderId, () =>
+          call({
+            op: 'createOrder',
+            mode: key.mode,
+            body: {
+              orderId: req.orderId,
+              userId: req.userId,
+              amountSatang: req.amount,
+              currency: 'THB',
+              description: req.description,
+            },
+          }),
+        );
     ctx.body = { statusCode: 200, body: orderOut(unwrap(outcome, { orderId: req.orderId, userId: req.userId })) };
   });
 
   r.get('/bank/user/:userId', limited, requireApiKey('bank:read'), async (ctx) => {
     const { userId } = validate(z.object({ userId: Id }), { userId: ctx.params.userId });
-    const outcome = await call({ op: 'getUser', mode: ctx.state.apiKey!.mode, userId });
+    const key = ctx.state.apiKey!;
+    const outcome = (await ownsBankObject(deps.db, 'user', key.mode, userId, key.id))
+      ? await call({ op: 'getUser', mode: key.mode, userId })
+      : unknownUser(userId);
     ctx.body = { statusCode: 200, body: userOut(unwrap(outcome, { userId })) };
   });
 

@@ -1,17 +1,14 @@
 /**
- * The handler-form record stores of the contract ("Wallet callback record"): wallet_callbacks,
- * cardnet_callbacks and bankapp_callbacks, one row per order. A callback for an order that is
- * already recorded with the same payment id and success value changes nothing (a duplicate);
- * another one replaces the record and moves updated_at.
- *
- * Two ways to write one, with the same columns and the same conflict rule: alone
- * (saveHandlerRecord: the wallet handler), or as part of the statement that finishes a callback's
- * receipt (handlerRecordFrom: card network and bank app), written only when the receipt is.
+ * The handler-form record stores of the contract ("Wallet callback record"). cardnet_callbacks
+ * and bankapp_callbacks (signed callbacks): one row per order, written by the statement that
+ * finishes a callback's receipt (handlerRecordFrom); the same payment id and success again
+ * changes nothing, another replaces the record and moves updated_at. wallet_callbacks (the
+ * public handler): append-only, one row per post (appendWalletRecord), so no post replaces another.
  */
 import type { Knex } from 'knex';
 import type { HandlerEvent } from '../domain/handler-form';
 
-export type HandlerStore = 'wallet_callbacks' | 'cardnet_callbacks' | 'bankapp_callbacks';
+export type HandlerStore = 'cardnet_callbacks' | 'bankapp_callbacks';
 
 const COLUMNS = 'order_id, payment_id, success, user_id, message, amount_satang, event, body';
 /** the conflict rule; its two `??` are the table */
@@ -31,23 +28,15 @@ const valuesOf = (e: HandlerEvent, event: unknown, body: unknown) => [
   JSON.stringify(body ?? null),
 ];
 
-/** Saves the record; resolves to false when an identical record was there already. */
-export async function saveHandlerRecord(
-  q: Knex | Knex.Transaction,
-  table: HandlerStore,
-  e: HandlerEvent,
-  event: unknown,
-  body: unknown,
-): Promise<boolean> {
-  const result = await q.raw(
-    `insert into ?? (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb) ${ON_CONFLICT} returning order_id`,
-    [table, ...valuesOf(e, event, body), table, table],
-  );
-  return (result.rows as unknown[]).length > 0;
+/** Appends the wallet handler's record of one post (the table refuses updates). */
+export async function appendWalletRecord(q: Knex, e: HandlerEvent, event: unknown, body: unknown): Promise<void> {
+  await q.raw(`insert into wallet_callbacks (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)`, [
+    ...valuesOf(e, event, body),
+  ]);
 }
 
 /**
- * The same write as an INSERT ... SELECT that writes the record once per row of `source` (a
+ * The signed callbacks' record as an INSERT ... SELECT that writes it once per row of `source` (a
  * common table expression of the statement it joins: none, nothing written). The values are cast
  * to their columns' types, as a SELECT's parameters carry none.
  */

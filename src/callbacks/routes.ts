@@ -29,6 +29,7 @@ import { providerNameOf } from '../domain/providers';
 import { CALLBACK_PATH_OF, endpointsWithSchema, WALLET_HANDLER_PATH } from '../domain/callback-paths';
 import { AppError, ErrorCode } from '../domain/errors';
 import { unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
+import { assertStorable } from '../http/middleware/input';
 import { thbToSatang } from '../domain/money';
 import type { PaymentStatus } from '../domain/payment-state';
 import type { z } from '../http/openapi';
@@ -203,7 +204,9 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
       requireBodyType(ctx, 'json');
       verifySignatureHeaders(ctx, config, providerNameOf(provider), rawBodyOf(ctx) ?? '');
       const unwrapped = unwrapHandlerBody(ctx.request.body);
+      assertStorable(unwrapped.event); // a JSON string's content: the input rule, once parsed
       if (!unwrapped.ok) throw new AppError(ErrorCode.INVALID_INPUT, unwrapped.error);
+      assertStorable(unwrapped.body);
       const valid = validateHandlerBody(unwrapped.body);
       if (!valid.ok) throw new AppError(valid.missing ? ErrorCode.MISSING_FIELD : ErrorCode.INVALID_INPUT, valid.error);
       const e = valid.value;

@@ -1,12 +1,15 @@
 /**
  * The wallet handler of the contract (POST /wallet/callback), step by step:
- *  (1) parse the body, (2) validate orderId, paymentId, success, userId, (3) save the wallet
+ *  (1) parse the body, (2) validate orderId, paymentId, success, userId, (3) append the wallet
  *  callback record, (4) when success is boolean true, start paid-order processing with the full
  *  body (fire and forget: only the start is awaited, so it is durable), (5) answer.
+ * Public, so a post decides nothing alone: one that names the order's payment (Talat's record)
+ * runs as paid-order-<orderId>; any other runs apart (unmatchedPaidOrderWorkflowId) and can
+ * neither hold that id nor replace the order's paid_orders row (activities/callbacks.ts).
  * Any failure answers HTTP 500 {success: false, error, message: 'Failed to process wallet
- * callback'} and is written to the error log (keyed by order and payment ids), reported to the
- * error tracker and e-mailed to the administrator; none of those three can change the 500.
+ * callback'}, logged, reported to the error tracker and e-mailed; none of those changes the 500.
  */
+import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
@@ -17,15 +20,27 @@ import {
   type PaidOrderInput,
   type PaidOrderProcessingWorkflow,
 } from '../domain/workflow-contract';
-import { idsOf, unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
+import {
+  idsOf,
+  paymentMismatch,
+  unwrapHandlerBody,
+  validateHandlerBody,
+  type HandlerEvent,
+} from '../domain/handler-form';
+import { assertStorable } from '../http/middleware/input';
+import { paymentByOrderId } from '../payments/repository';
 import { OrderIdKey } from '../domain/search-attributes';
 import type { Logger } from '../logger';
 import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
 import type { AlertThrottle } from '../alerts';
 import type { AdminEmail, Notifier } from '../notifier';
-import { saveHandlerRecord } from './records';
+import { appendWalletRecord } from './records';
 
 export const WALLET_FAILURE_MESSAGE = 'Failed to process wallet callback';
+
+/** The processing of a post that does not name the order's payment: one per distinct body. */
+export const unmatchedPaidOrderWorkflowId = (orderId: string, rawBody: string): string =>
+  `${paidOrderWorkflowId(orderId)}-post-${createHash('sha256').update(rawBody).digest('hex').slice(0, 16)}`;
 
 export interface WalletHandlerDeps {
   db: Db;
@@ -60,6 +75,9 @@ export async function handleWalletCallback(
   requestId: string,
 ): Promise<WalletReply> {
   const unwrapped = unwrapHandlerBody(requestBody);
+  // a JSON string's content passes the input rule unparsed: the same rule, now (400, nothing written)
+  assertStorable(unwrapped.event);
+  if (unwrapped.ok) assertStorable(unwrapped.body);
   try {
     if (!unwrapped.ok) throw new WalletFailure(unwrapped.error);
     const valid = validateHandlerBody(unwrapped.body);
@@ -67,34 +85,12 @@ export async function handleWalletCallback(
     const e = valid.value;
 
     try {
-      await saveHandlerRecord(deps.db, 'wallet_callbacks', e, unwrapped.event, unwrapped.body);
+      await appendWalletRecord(deps.db, e, unwrapped.event, unwrapped.body);
     } catch (err) {
       throw new WalletFailure('Could not save the wallet callback record', err);
     }
 
-    if (e.succeeded) {
-      const input: PaidOrderInput = {
-        body: rawBody,
-        source: 'wallet',
-        confirmWindowSeconds: deps.config.paidOrders.confirmWindowSeconds,
-      };
-      try {
-        await withinDeadline(deps.client, TEMPORAL_CALL_TIMEOUT_MS, () =>
-          deps.client.workflow.start<PaidOrderProcessingWorkflow>(WorkflowType.paidOrder, {
-            taskQueue: taskQueueOf('background', deps.taskQueue),
-            workflowId: paidOrderWorkflowId(e.orderId),
-            args: [input],
-            workflowIdReusePolicy: 'REJECT_DUPLICATE',
-            // every workflow of an order carries OrderId, so OrderId="X" in Temporal Web finds this one too
-            typedSearchAttributes: [{ key: OrderIdKey, value: e.orderId }],
-          }),
-        );
-      } catch (err) {
-        // already started by an earlier delivery of this order's success: nothing more to do
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError))
-          throw new WalletFailure('Could not start paid-order processing', err);
-      }
-    }
+    if (e.succeeded) await startProcessing(deps, e, rawBody);
     deps.logger.info(
       { requestId, orderId: e.orderId, paymentId: e.paymentId, success: e.succeeded },
       'wallet callback recorded',
@@ -115,6 +111,50 @@ export async function handleWalletCallback(
     if (!(err instanceof WalletFailure)) throw err;
     await reportFailure(deps, err, unwrapped.ok ? unwrapped.body : undefined, unwrapped.event, requestId);
     return { status: 500, body: { success: false, error: err.message, message: WALLET_FAILURE_MESSAGE } };
+  }
+}
+
+/**
+ * Step 4. A post that names the order's payment runs as the order's own paid-order-<orderId>:
+ * it joins the run deciding; after a rejection (that run may still be e-mailing) it decides again,
+ * from the payment's state now; confirmed is final. Any other post runs apart, once per body.
+ */
+async function startProcessing(deps: WalletHandlerDeps, e: HandlerEvent, rawBody: string): Promise<void> {
+  let matched: boolean;
+  let decided: string | undefined;
+  try {
+    const payment = await paymentByOrderId(deps.db, e.orderId);
+    matched = payment !== undefined && paymentMismatch(e, payment) === undefined;
+    if (matched) decided = (await deps.db('paid_orders').where({ order_id: e.orderId }).first('status'))?.status;
+  } catch (err) {
+    throw new WalletFailure('Could not start paid-order processing', err);
+  }
+  if (decided === 'confirmed') return; // nothing to process, as for an already started one
+  const input: PaidOrderInput = {
+    body: rawBody,
+    source: 'wallet',
+    confirmWindowSeconds: deps.config.paidOrders.confirmWindowSeconds,
+  };
+  try {
+    await withinDeadline(deps.client, TEMPORAL_CALL_TIMEOUT_MS, () =>
+      deps.client.workflow.start<PaidOrderProcessingWorkflow>(WorkflowType.paidOrder, {
+        taskQueue: taskQueueOf('background', deps.taskQueue),
+        workflowId: matched ? paidOrderWorkflowId(e.orderId) : unmatchedPaidOrderWorkflowId(e.orderId, rawBody),
+        args: [input],
+        ...(matched
+          ? {
+              workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+              workflowIdConflictPolicy: decided === 'rejected' ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
+            }
+          : { workflowIdReusePolicy: 'REJECT_DUPLICATE' }),
+        // every workflow of an order carries OrderId, so OrderId="X" in Temporal Web finds this one too
+        typedSearchAttributes: [{ key: OrderIdKey, value: e.orderId }],
+      }),
+    );
+  } catch (err) {
+    // the same body again (a post apart): already started by its earlier delivery, nothing more to do
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError))
+      throw new WalletFailure('Could not start paid-order processing', err);
   }
 }
 

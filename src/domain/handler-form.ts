@@ -131,3 +131,18 @@ export function validateHandlerBody(body: Record<string, unknown>): Validated {
     value: { orderId, paymentId, success, succeeded: success === true, userId, amount, amountSatang, message },
   };
 }
+
+/**
+ * Why a handler-form event does not name this order's payment (its payment id or provider
+ * reference; its amount when one is given), or undefined when it does. The texts are the reasons
+ * paid-order processing records.
+ */
+export function paymentMismatch(
+  e: Pick<HandlerEvent, 'paymentId' | 'amountSatang'>,
+  payment: { id: string; providerRef: string | null; amountSatang: number },
+): string | undefined {
+  if (e.paymentId !== payment.id && e.paymentId !== payment.providerRef)
+    return `payment ${e.paymentId} is not the payment of this order`;
+  if (e.amountSatang > 0 && e.amountSatang !== payment.amountSatang) return 'amount differs from the payment amount';
+  return undefined;
+}

@@ -40,6 +40,9 @@ import type {
 } from './schemas';
 
 /** How long POST /cardpayment waits for the charge to exist at the provider before answering without it. */
+
+/** The 409 of an order id that has a payment with other details (or another caller's). */
+const ORDER_CONFLICT = 'A payment for this order already exists with another amount or method';
 export const CARD_CHARGE_WAIT_MS = 10_000;
 
 export interface PaymentServiceDeps {
@@ -88,19 +91,15 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
   ): Promise<{ payment: Payment; launched: T }> {
     const { created, payment } = await createPendingPayment(db, row);
     if (!created) {
+      // order ids are one namespace (providers call back by order id alone): another caller's order
+      // gets the text of a conflict of one's own, with nothing of the payment
       if ((payment.apiKeyId ?? null) !== (key?.id ?? null) || payment.mode !== row.mode)
-        throw new AppError(ErrorCode.CONFLICT, 'This order id is already used by another payment', {
-          orderId: row.orderId,
-        });
+        throw new AppError(ErrorCode.CONFLICT, ORDER_CONFLICT, { orderId: row.orderId });
       if (payment.amountSatang !== row.amountSatang || payment.method !== row.method)
-        throw new AppError(
-          ErrorCode.CONFLICT,
-          'A payment for this order already exists with another amount or method',
-          {
-            orderId: row.orderId,
-            existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
-          },
-        );
+        throw new AppError(ErrorCode.CONFLICT, ORDER_CONFLICT, {
+          orderId: row.orderId,
+          existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
+        });
     }
     try {
       return { payment, launched: await launch(payment) };

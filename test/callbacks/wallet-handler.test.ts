@@ -7,6 +7,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import request from 'supertest';
 import { paidOrderWorkflowId, type PaidOrderInput } from '../../src/domain/workflow-contract';
 import { createApp } from '../../src/app/app';
+import { unmatchedPaidOrderWorkflowId } from '../../src/callbacks/wallet-handler';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import { startSentrySink, waitFor, workflowInput } from './helpers';
@@ -80,7 +81,8 @@ describe('HTTP 200: the record is saved; only boolean true starts paid-order pro
       created_at: expect.any(Date),
       updated_at: expect.any(Date),
     });
-    const input = await workflowInput<PaidOrderInput>(stack, paidOrderWorkflowId(e.orderId));
+    // no payment of this order: the post runs apart from the order's own paid-order-<orderId>
+    const input = await workflowInput<PaidOrderInput>(stack, unmatchedPaidOrderWorkflowId(e.orderId, raw));
     expect(input).toEqual({ body: raw, source: 'wallet', confirmWindowSeconds: 2 });
   });
 
@@ -135,16 +137,17 @@ describe('HTTP 200: the record is saved; only boolean true starts paid-order pro
     const rawB = JSON.stringify({ body: JSON.stringify(b) });
     expect((await send(rawB)).status).toBe(200);
     expect(await recordOf(b.orderId)).toMatchObject({ event: { body: JSON.stringify(b) }, body: b });
-    expect((await workflowInput<PaidOrderInput>(stack, paidOrderWorkflowId(b.orderId))).body).toBe(rawB);
+    expect((await workflowInput<PaidOrderInput>(stack, unmatchedPaidOrderWorkflowId(b.orderId, rawB))).body).toBe(rawB);
   });
 
-  it('the same callback twice: one record, one processing, the same answer', async () => {
+  it('the same callback twice: a record per post, one processing, the same answer', async () => {
     const e = event();
     const [one, two] = await Promise.all([send(JSON.stringify(e)), send(JSON.stringify(e))]);
     expect(one.status).toBe(200);
     expect(two.text).toBe(one.text);
-    expect(await stack.db('wallet_callbacks').where({ order_id: e.orderId })).toHaveLength(1);
-    const history = await stack.client.workflow.getHandle(paidOrderWorkflowId(e.orderId)).fetchHistory();
+    expect(await stack.db('wallet_callbacks').where({ order_id: e.orderId })).toHaveLength(2); // append-only
+    const id = unmatchedPaidOrderWorkflowId(e.orderId, JSON.stringify(e));
+    const history = await stack.client.workflow.getHandle(id).fetchHistory();
     expect(history.events!.filter((x) => x.workflowExecutionStartedEventAttributes)).toHaveLength(1);
   });
 });

@@ -10,13 +10,14 @@ let stack: TestStack;
 let live: FakeBank;
 let sandboxKey: string;
 let liveKey: string;
+let liveKeyId: string;
 beforeAll(async () => {
   live = await startFakeBank();
   stack = await createTestStack({
     env: { BANK_API_URL: `${live.url}/`, BANK_API_KEY: 'bank-secret-key', PROVIDER_TIMEOUT_MS: '2000' },
   });
   sandboxKey = (await newKey(stack.db, { scopes: ['bank:write', 'bank:read'] })).key;
-  liveKey = (await newKey(stack.db, { scopes: ['bank:write', 'bank:read'], mode: 'live' })).key;
+  ({ key: liveKey, id: liveKeyId } = await newKey(stack.db, { scopes: ['bank:write', 'bank:read'], mode: 'live' }));
 });
 afterAll(async () => {
   await stack.close();
@@ -129,6 +130,15 @@ describe('sandbox (bank simulator)', () => {
 });
 
 describe('live (BANK_API_URL)', () => {
+  // a user the live key created at the bank before (bank users belong to the key that created them)
+  const ownedUser = async (userId = uniq('u')) => {
+    await stack
+      .db('bank_user_owners')
+      .insert({ mode: 'live', user_id: userId, api_key_id: liveKeyId })
+      .onConflict()
+      .ignore();
+    return userId;
+  };
   it('sends our credentials and an Idempotency-Key; retries a 5xx', async () => {
     const userId = uniq('u');
     live.requests.length = 0;
@@ -160,6 +170,7 @@ describe('live (BANK_API_URL)', () => {
   });
 
   it('orders carry the amount in satang', async () => {
+    await ownedUser('u-1');
     live.requests.length = 0;
     const orderId = uniq('o');
     live.answers.push({
@@ -186,7 +197,7 @@ describe('live (BANK_API_URL)', () => {
 
   it('503 SERVICE_UNAVAILABLE when the bank keeps failing (after 3 attempts)', async () => {
     live.requests.length = 0;
-    const res = await get(`/bank/user/${uniq('u')}`, liveKey);
+    const res = await get(`/bank/user/${await ownedUser()}`, liveKey);
     expect(res.status).toBe(503);
     expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { service: 'bank' }));
     expect(live.requests).toHaveLength(3);
@@ -194,9 +205,10 @@ describe('live (BANK_API_URL)', () => {
 
   it('503 SERVICE_UNAVAILABLE when the bank cannot be reached (connections dropped)', async () => {
     live.requests.length = 0;
+    const userId = await ownedUser();
     live.drop = true;
     try {
-      const res = await get(`/bank/user/${uniq('u')}`, liveKey);
+      const res = await get(`/bank/user/${userId}`, liveKey);
       expect(res.status).toBe(503);
       expect(res.body).toEqual(paymentError('SERVICE_UNAVAILABLE', { service: 'bank' }));
       expect(live.requests).toHaveLength(3); // every attempt reached the socket and got no answer
@@ -206,6 +218,7 @@ describe('live (BANK_API_URL)', () => {
   });
 
   it('503 SERVICE_UNAVAILABLE and no workflow when live mode has no BANK_API_URL', async () => {
+    await ownedUser('u-1');
     const bare = gatewayWith(stack, {});
     const res = await request(bare.callback()).get('/bank/user/u-1').set('X-API-Key', liveKey);
     expect(res.status).toBe(503);

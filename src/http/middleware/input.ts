@@ -52,12 +52,25 @@ export function inputRule(router: Router, onRefused?: (ctx: Context, v: InputVio
     const v = violationOf(ctx, router);
     if (v) {
       onRefused?.(ctx, v);
-      const field = printableField(v.field);
-      throw new AppError(ErrorCode.INVALID_INPUT, `${field}: a ${v.reason} is not allowed`, {
-        field,
-        in: v.in,
-        reason: v.reason,
-      });
+      throw refusal(v);
     }
   };
+}
+
+const refusal = (v: InputViolation): AppError => {
+  const field = printableField(v.field);
+  return new AppError(ErrorCode.INVALID_INPUT, `${field}: a ${v.reason} is not allowed`, {
+    field,
+    in: v.in,
+    reason: v.reason,
+  });
+};
+
+/**
+ * The same rule for what a handler finds inside the request (a JSON body sent as a JSON string,
+ * parsed only by the handler): throws the same 400 INVALID_INPUT.
+ */
+export function assertStorable(value: unknown): void {
+  const found = findUnstorable(value);
+  if (found) throw refusal({ ...found, in: 'body' });
 }

@@ -4,7 +4,7 @@
  *    of the identity service -> the storefront API key of that identity (issued on first call).
  *  - POST /auth/invalidate/invalidate: the caller authenticates with that API key in X-API-Key;
  *    the key and every credential of the identity stop working at once.
- *  - POST /dev/identity (development, SIMULATORS): the identity simulator, two operations of the
+ *  - POST /dev/identity (SIMULATORS, never in production): the identity simulator, two operations of the
  *    Cognito identity API chosen by X-Amz-Target: GetId and GetCredentialsForIdentity.
  * All three are rate limited per client address (STOREFRONT_AUTH_RATE_PER_MIN) and answer
  * with Cache-Control: no-store.
@@ -81,7 +81,8 @@ export function storefrontAuthRoutes(deps: AppDeps, sf: Storefront, clock: () =>
     };
   });
 
-  if (deps.config.simulators) {
+  // never in production, even with SIMULATORS=on (sandbox providers): it believes any Logins map
+  if (deps.config.simulators && deps.config.env !== 'production') {
     r.post('/dev/identity', noStore, limited, async (ctx) => {
       const target = ctx.get('X-Amz-Target');
       if (target === `${IDENTITY_TARGET_PREFIX}GetId`) {
