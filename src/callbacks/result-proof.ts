@@ -1,14 +1,15 @@
 /**
- * Proofs of payment results: what makes a `paymentResult` signal (or a late-result workflow)
- * acceptable to the worker. Only the gateway's callback processor creates them, after it
- * verified the provider's callback and inserted its receipt; the worker checks them
- * (activities/payments.ts, activities/late-results.ts) before anything changes.
+ * Proofs that the gateway issues for what the worker does on its word: a payment result (a
+ * `paymentResult` signal or a late-result workflow) and a refund (the refunds workflow's `refund`
+ * update). Only the gateway creates them: a result after it verified the provider's callback and
+ * inserted its receipt, a refund after it checked the key and wrote the refunds row. The worker
+ * checks them (activities/payments.ts, late-results.ts, refunds.ts) before anything changes.
  *
- * proof = hex HMAC-SHA256(RESULT_SIGNING_KEY, `talat-result-v1\n<receiptId>\n<paymentId>\n<status>`)
+ * result: HMAC-SHA256(RESULT_SIGNING_KEY, `talat-result-v1\n<receiptId>\n<paymentId>\n<status>`)
+ * refund: HMAC-SHA256(RESULT_SIGNING_KEY, `talat-refund-v1\n<refundId>\n<paymentId>\n<orderId>\n<amountSatang>`)
  *
  * The key is held by the gateway and the worker only, never put in a workflow history; a proof
- * binds one receipt to one payment and one status, so a proof copied from a history does not
- * settle another payment, nor this one the other way. Compared in constant time.
+ * binds one operation exactly, so one copied from a history does nothing else. Constant time.
  */
 import { hexDigestEquals, hmacSha256Hex } from './signature';
 
@@ -28,3 +29,20 @@ export function verifyResultProof(key: string, claim: Partial<ResultClaim>, proo
   if (claim.status !== 'success' && claim.status !== 'failed') return false;
   return hexDigestEquals(signResult(key, claim as ResultClaim), proof);
 }
+
+/** One refund as the gateway recorded it (the refunds row). */
+export interface RefundClaim {
+  refundId: string;
+  paymentId: string;
+  orderId: string;
+  amountSatang: number;
+}
+
+const refundMessage = (c: RefundClaim) =>
+  `talat-refund-v1\n${c.refundId}\n${c.paymentId}\n${c.orderId}\n${c.amountSatang}`;
+
+export const signRefund = (key: string, claim: RefundClaim): string => hmacSha256Hex(key, refundMessage(claim));
+
+/** True only for a well-formed proof of exactly this refund (id, payment, order, amount). */
+export const verifyRefundProof = (key: string, claim: RefundClaim, proof: unknown): boolean =>
+  hexDigestEquals(signRefund(key, claim), proof);

@@ -192,11 +192,17 @@ export function timelineRoutes(deps: AppDeps): Router {
           details: { deadLetterId: l.id, replays: l.replays, delivered: l.status === 'delivered' },
         });
     }
+    // a keyless payment is seen by every key of its mode: another key's id (and its
+    // Idempotency-Key) is never shown
     for (const f of refunds as Record<string, unknown>[])
       entries.push({
         at: iso(f.created_at),
         type: 'refund',
-        details: Object.fromEntries(Object.entries(f).filter(([k]) => !['payment_id', 'created_at'].includes(k))),
+        details: Object.fromEntries(
+          Object.entries(f)
+            .filter(([k]) => !['payment_id', 'created_at', 'idempotency_key', 'requested_satang'].includes(k))
+            .map(([k, v]) => [k, k === 'api_key_id' && v !== key.id ? null : v]),
+        ),
       });
     for (const c of conflicts)
       entries.push({

@@ -1,0 +1,48 @@
+/**
+ * Keyless (public) card payments: no merchant's key refunds one (only a key with the operator
+ * scope refunds:public does), and an order's timeline never shows another key's id.
+ */
+import { cardPayment } from '../callbacks/helpers';
+import { createTestStack, provenResult, type TestStack } from '../support/stack';
+import { newKey, request } from '../payments/support';
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await createTestStack();
+});
+afterAll(() => stack.close());
+
+const api = () => request(stack.app.callback());
+
+describe('refunds of a keyless payment', () => {
+  it("merchant keys get 404; the operator's refund does not show its key id to the merchants", async () => {
+    const a = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
+    const b = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
+    const p = await cardPayment(stack, { amount: 100 });
+    const handle = stack.client.workflow.getHandle(p.workflowId);
+    await handle.signal(
+      'paymentResult',
+      provenResult(stack.config, p.paymentId, { status: 'success', provider: 'card', reference: p.providerRef }),
+    );
+    await handle.result();
+
+    const byA = await api().post('/refund').set('X-API-Key', a.key).send({ orderId: p.orderId, amount: 10 });
+    expect(byA.status).toBe(404);
+    const byB = await api().post('/refund').set('X-API-Key', b.key).send({ orderId: p.orderId, amount: 10 });
+    expect(byB.status).toBe(404);
+    expect(Number((await stack.db('payments').where({ id: p.paymentId }).first()).refunded_satang)).toBe(0);
+
+    const operator = await newKey(stack.db, { scopes: ['payments:write', 'payments:read', 'refunds:public'] });
+    const byOp = await api().post('/refund').set('X-API-Key', operator.key).send({ orderId: p.orderId, amount: 10 });
+    expect(byOp.status).toBe(200);
+    expect(byOp.body.body).toMatchObject({ status: 'succeeded', payment: { refundedAmount: 10 } });
+
+    for (const viewer of [a, b]) {
+      const t = await api().get(`/payments/${p.orderId}/timeline`).set('X-API-Key', viewer.key);
+      expect(t.status).toBe(200);
+      expect(t.body.body.entries.some((e: { type: string }) => e.type === 'refund')).toBe(true);
+      const text = JSON.stringify(t.body);
+      for (const other of [a, b, operator].filter((k) => k !== viewer)) expect(text).not.toContain(other.id);
+    }
+  });
+});
