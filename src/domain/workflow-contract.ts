@@ -190,6 +190,11 @@ export interface PaymentInput {
   customerId?: string;
   /** card: where the user is sent after the provider's callback */
   callbackUrl?: string;
+  /**
+   * the gateway's proof of this start (talat-payment-v1: payment, order, amount, mode, key,
+   * workflow id): what lets the worker write a payments row the gateway's insert left missing
+   */
+  proof?: string;
 }
 
 export interface CardPaymentInput extends PaymentInput {
