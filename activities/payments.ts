@@ -4,7 +4,8 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../src/db/knex';
-import { verifyPaymentProof, verifyResultProof } from '../src/callbacks/result-proof';
+import { verifyResultProof } from '../src/callbacks/result-proof';
+import { verifyPaymentProof } from '../src/proofs';
 import type { PaymentStatusEvent } from '../src/domain/events';
 import { canTransition, isTerminal, type PaymentStatus } from '../src/domain/payment-state';
 import { ActivityFailureType, type PaymentResult } from '../src/domain/workflow-contract';

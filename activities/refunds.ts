@@ -13,7 +13,7 @@ import type { Db } from '../src/db/knex';
 import type { Mode } from '../src/domain/mode';
 import type { PaymentMethod } from '../src/domain/payment-state';
 import { ActivityFailureType } from '../src/domain/workflow-contract';
-import { verifyRefundProof } from '../src/callbacks/result-proof';
+import { verifyRefundProof } from '../src/proofs';
 import {
   insertRefund,
   refundablePayment,

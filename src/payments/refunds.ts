@@ -11,7 +11,7 @@ import type { Db } from '../db/knex';
 import type { ApiKeyInfo } from '../domain/api-keys';
 import { AppError, ErrorCode } from '../domain/errors';
 import { satangToThb } from '../domain/money';
-import { signRefund } from '../callbacks/result-proof';
+import { signRefund } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { executeRefund } from './refund-workflow';
 import { recordRefundRequest } from './refunds-repository';

@@ -13,7 +13,7 @@ import { satangToThb } from '../domain/money';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
 import { paymentWorkflowId, WorkflowType, type PaymentView } from '../domain/workflow-contract';
 import { orderPaymentId } from '../ids';
-import { signPayment } from '../callbacks/result-proof';
+import { signPayment } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { withinDeadline } from '../temporal/calls';
 import { startCardPayment, startPaymentWorkflow, type PaymentMemo } from './workflow-client';

@@ -48,7 +48,7 @@ import { createEndpoint } from '../../src/webhooks/endpoints';
 import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhooks/helpers';
 import { createTestStack, provenResult, testLogger, uniq, waitFor } from '../support/stack';
 import { historyFromJson } from './history';
-import { signRefund } from '../../src/callbacks/result-proof';
+import { signRefund } from '../../src/proofs';
 import { recordRefundRequest } from '../../src/payments/refunds-repository';
 import { V2_BASELINE } from '../../workflows/patches';
 

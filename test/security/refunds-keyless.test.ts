@@ -1,8 +1,11 @@
 /**
  * Keyless (public) card payments: no merchant's key refunds one (only a key with the operator
- * scope refunds:public does), and an order's timeline never shows another key's id.
+ * scope refunds:public does), and an order's timeline never shows another key's id, nor the
+ * deliveries to another merchant's endpoint.
  */
 import { cardPayment } from '../callbacks/helpers';
+import { createEndpoint } from '../../src/webhooks/endpoints';
+import { startReceiver } from '../webhooks/helpers';
 import { createTestStack, provenResult, type TestStack } from '../support/stack';
 import { newKey, request } from '../payments/support';
 
@@ -43,6 +46,33 @@ describe('refunds of a keyless payment', () => {
       expect(t.body.body.entries.some((e: { type: string }) => e.type === 'refund')).toBe(true);
       const text = JSON.stringify(t.body);
       for (const other of [a, b, operator].filter((k) => k !== viewer)) expect(text).not.toContain(other.id);
+    }
+  });
+
+  it("a merchant's timeline of a keyless payment shows its own webhook deliveries, not another merchant's", async () => {
+    const receiver = await startReceiver(200);
+    try {
+      const a = await newKey(stack.db, { scopes: ['payments:read', 'webhooks:manage'] });
+      const b = await newKey(stack.db, { scopes: ['payments:read'] });
+      const ep = await createEndpoint(
+        stack.db,
+        stack.config,
+        { id: a.id, mode: 'sandbox' },
+        { url: receiver.url, publicPayments: true },
+      );
+      const p = await cardPayment(stack, { amount: 40 });
+      const handle = stack.client.workflow.getHandle(p.workflowId);
+      await handle.signal(
+        'paymentResult',
+        provenResult(stack.config, p.paymentId, { status: 'success', provider: 'card', reference: p.providerRef }),
+      );
+      await handle.result();
+      const timeline = async (k: string) =>
+        JSON.stringify((await api().get(`/payments/${p.orderId}/timeline`).set('X-API-Key', k)).body);
+      expect(await timeline(a.key)).toContain(ep.id);
+      expect(await timeline(b.key)).not.toContain(ep.id);
+    } finally {
+      await receiver.stop();
     }
   });
 });
