@@ -17,17 +17,23 @@ afterAll(() => stack.close());
 
 const api = () => request(stack.app.callback());
 
+/** A keyless (public) card payment of `amount` THB, settled paid by the provider's proven result. */
+async function paidPublicCard(amount: number) {
+  const p = await cardPayment(stack, { amount });
+  const handle = stack.client.workflow.getHandle(p.workflowId);
+  await handle.signal(
+    'paymentResult',
+    provenResult(stack.config, p.paymentId, { status: 'success', provider: 'card', reference: p.providerRef }),
+  );
+  await handle.result();
+  return p;
+}
+
 describe('refunds of a keyless payment', () => {
   it("merchant keys get 404; the operator's refund does not show its key id to the merchants", async () => {
     const a = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
     const b = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
-    const p = await cardPayment(stack, { amount: 100 });
-    const handle = stack.client.workflow.getHandle(p.workflowId);
-    await handle.signal(
-      'paymentResult',
-      provenResult(stack.config, p.paymentId, { status: 'success', provider: 'card', reference: p.providerRef }),
-    );
-    await handle.result();
+    const p = await paidPublicCard(100);
 
     const byA = await api().post('/refund').set('X-API-Key', a.key).send({ orderId: p.orderId, amount: 10 });
     expect(byA.status).toBe(404);
@@ -60,13 +66,7 @@ describe('refunds of a keyless payment', () => {
         { id: a.id, mode: 'sandbox' },
         { url: receiver.url, publicPayments: true },
       );
-      const p = await cardPayment(stack, { amount: 40 });
-      const handle = stack.client.workflow.getHandle(p.workflowId);
-      await handle.signal(
-        'paymentResult',
-        provenResult(stack.config, p.paymentId, { status: 'success', provider: 'card', reference: p.providerRef }),
-      );
-      await handle.result();
+      const p = await paidPublicCard(40);
       const timeline = async (k: string) =>
         JSON.stringify((await api().get(`/payments/${p.orderId}/timeline`).set('X-API-Key', k)).body);
       expect(await timeline(a.key)).toContain(ep.id);
