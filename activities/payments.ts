@@ -2,11 +2,13 @@
  * Payment record activities: the workflow's only way to write the payments tables (through
  * src/payments/repository.ts). Each is idempotent, so Temporal may retry it safely.
  */
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../src/db/knex';
 import { verifyResultProof } from '../src/callbacks/result-proof';
+import { verifyPaymentProof } from '../src/proofs';
 import type { PaymentStatusEvent } from '../src/domain/events';
 import { canTransition, isTerminal, type PaymentStatus } from '../src/domain/payment-state';
-import type { PaymentResult } from '../src/domain/workflow-contract';
+import { ActivityFailureType, type PaymentResult } from '../src/domain/workflow-contract';
 import type { Logger } from '../src/logger';
 import {
   applyTransition,
@@ -33,6 +35,8 @@ export interface SettleInput {
    * the card charge's answer, has none)
    */
   result?: PaymentResult;
+  /** the gateway's proof of the workflow's start (PaymentInput.proof) */
+  proof?: string;
 }
 
 export interface SettleResult {
@@ -66,12 +70,50 @@ export function createPaymentActivities({
   webhooks: { firstWebhookAttempts(event: PaymentStatusEvent): Promise<SettleResult> };
   card: { createCardCharge(input: CreateChargeInput): Promise<Charge> };
 }) {
+  /** The calling workflow's id (undefined outside an activity: a direct call, no Temporal door). */
+  const callerWorkflowId = (): string | undefined => {
+    try {
+      return Context.current().info.workflowExecution?.workflowId;
+    } catch {
+      return undefined;
+    }
+  };
+
+  /**
+   * Whether the calling workflow is the payment's own, from Talat's records: its payments row
+   * names this workflow and agrees with the input; a missing row (the gateway undid its insert
+   * after a start it believed failed) only with the gateway's start proof. A workflow started by
+   * hand with forged input (another id, another amount, another key) changes and charges nothing.
+   */
+  async function vouched(
+    p: { paymentId: string; orderId: string; amountSatang: number; mode: string; apiKeyId?: string | null },
+    proof: string | undefined,
+  ): Promise<boolean> {
+    const caller = callerWorkflowId();
+    const row = await db('payments').where({ id: p.paymentId }).first();
+    const workflowId = caller ?? row?.workflow_id;
+    const ok = row
+      ? row.workflow_id === workflowId &&
+        row.order_id === p.orderId &&
+        Number(row.amount_satang) === p.amountSatang &&
+        row.mode === p.mode &&
+        (row.api_key_id ?? null) === (p.apiKeyId ?? null)
+      : workflowId !== undefined && verifyPaymentProof(signingKey, { ...p, workflowId }, proof);
+    if (!ok)
+      logger.error(
+        { securityEvent: 'payment_workflow_forged', paymentId: p.paymentId, orderId: p.orderId, workflowId: caller },
+        "security: a payment workflow that is not the payment's own (forged start); nothing changed",
+      );
+    return ok;
+  }
+
   return {
     /**
      * lean-payment-v1, a local activity: the transition on the payments row (and its history),
      * then for a terminal one the webhook deliveries and their first attempts. A transition
      * from a signalled result first checks the result's proof (result-proof-v1): a forged or
-     * replayed one is logged as a security event and rejected, before any write. Idempotent: the
+     * replayed one is logged as a security event and rejected, before any write; so is a step of a
+     * workflow that is not the payment's own (vouched). Idempotent: the
      * transition is guarded on the current status, deliveries are unique per endpoint, payment
      * and status, and a delivery attempted before is left to the retries.
      */
@@ -84,6 +126,7 @@ export function createPaymentActivities({
           return { retry: [], rejected: true };
         }
       }
+      if (!(await vouched(input.payment, input.proof))) return { retry: [], rejected: true };
       await insertPayment(db, input.payment);
       const now = await applyTransition(db, input.change);
       if (now !== input.change.to && !canTransition(input.change.to, now)) {
@@ -102,7 +145,12 @@ export function createPaymentActivities({
     },
 
     /** lean-payment-v1, a local activity: the charge at the card provider, then its id on the payments row. */
-    async chargeCard(input: CreateChargeInput): Promise<Charge> {
+    async chargeCard(input: CreateChargeInput & { apiKeyId?: string; proof?: string }): Promise<Charge> {
+      if (!(await vouched(input, input.proof)))
+        throw ApplicationFailure.nonRetryable(
+          'not the payment of this workflow: nothing charged',
+          ActivityFailureType.CardRejected,
+        );
       const charge = await card.createCardCharge(input);
       await attachProviderRef(db, {
         paymentId: input.paymentId,

@@ -3,7 +3,8 @@
  * call the provider. The provider is the card provider for card payments (POST
  * /charges/{charge}/refunds) and the bank for the others (POST /v1/refunds): the sandbox
  * simulator in sandbox mode, CARD_PROVIDER_URL / BANK_API_URL in live mode, as for charges.
- * The refund id is the Idempotency-Key, so a retried call is the same refund at the provider.
+ * The refund id (its row's, written before) is the provider's Idempotency-Key, so a retried call
+ * is the same refund at the provider.
  * A 4xx is a non-retryable RefundRejected; network errors, timeouts and 5xx are retried.
  */
 import { ApplicationFailure } from '@temporalio/activity';
@@ -12,10 +13,13 @@ import type { Db } from '../src/db/knex';
 import type { Mode } from '../src/domain/mode';
 import type { PaymentMethod } from '../src/domain/payment-state';
 import { ActivityFailureType } from '../src/domain/workflow-contract';
+import { verifyRefundProof } from '../src/proofs';
 import {
   insertRefund,
   refundablePayment,
+  refundById,
   settleRefund,
+  type RecordedRefund,
   type RefundablePayment,
 } from '../src/payments/refunds-repository';
 import { expectSuccess, httpJson, type HttpReply } from './bank';
@@ -32,6 +36,10 @@ export interface ProviderRefundInput {
   amountSatang: number;
   reason?: string;
 }
+
+/** What the refund workflow may refund: the recorded refund and its payment, or nothing. */
+export type { RefundablePayment };
+export type RecordedRefundToRun = { ok: true; refund: RecordedRefund; payment: RefundablePayment } | { ok: false };
 
 export function createRefundActivities({ db, config, sandbox }: { db: Db; config: Config; sandbox: SandboxProviders }) {
   const cardBase = providerEndpoint({
@@ -52,6 +60,29 @@ export function createRefundActivities({ db, config, sandbox }: { db: Db; config
   return {
     async loadRefundablePayment(orderId: string): Promise<RefundablePayment | null> {
       return refundablePayment(db, orderId);
+    },
+
+    /**
+     * refund-record-v1: the refund `refundId` of order `orderId` as POST /refund recorded it, when
+     * `proof` is the gateway's proof of exactly that row; else nothing (a forged or copied update).
+     */
+    async loadRecordedRefund(input: {
+      orderId: string;
+      refundId: string;
+      proof?: string;
+    }): Promise<RecordedRefundToRun> {
+      const refund = await refundById(db, input.refundId);
+      if (!refund || refund.orderId !== input.orderId) return { ok: false };
+      const claim = {
+        refundId: refund.refundId,
+        paymentId: refund.paymentId,
+        orderId: refund.orderId,
+        amountSatang: refund.amountSatang,
+      };
+      if (!verifyRefundProof(config.results.signingKey, claim, input.proof)) return { ok: false };
+      const payment = await refundablePayment(db, input.orderId);
+      if (!payment || payment.paymentId !== refund.paymentId) return { ok: false };
+      return { ok: true, refund, payment };
     },
 
     async recordRefund(input: {

@@ -175,6 +175,19 @@ export function createWebhookActivities({
     return { ok, ...(res.statusCode !== undefined ? { statusCode: res.statusCode } : {}), ...(error ? { error } : {}) };
   }
 
+  /** Whether the event is one the records hold (see planWebhookDeliveries). */
+  async function recorded(event: PaymentStatusEvent): Promise<boolean> {
+    const p = await db('payments').where({ id: event.paymentId }).first();
+    if (!p || p.order_id !== event.orderId || p.mode !== event.mode) return false;
+    if ((p.api_key_id ?? undefined) !== (event.apiKeyId ?? undefined)) return false;
+    if (event.refundId) {
+      const r = await db('refunds').where({ id: event.refundId, payment_id: p.id, status: 'succeeded' }).first();
+      return !!r && Number(r.amount_satang) === event.amountSatang;
+    }
+    if (Number(p.amount_satang) !== event.amountSatang) return false;
+    return !!(await db('payment_events').where({ payment_id: p.id, to_status: event.status }).first());
+  }
+
   /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */
   async function plan(event: PaymentStatusEvent): Promise<{ id: string; endpointId: string; attempts: number }[]> {
     const endpoints = (
@@ -221,7 +234,19 @@ export function createWebhookActivities({
   }
 
   return {
+    /**
+     * webhookDeliveryWorkflow's plan: only for an event Talat's records hold (the payment, its
+     * key, mode, amount and that status in its history; a refund's succeeded row), so a workflow
+     * started by hand with a forged event gets no signed message out (docs/security-temporal.md).
+     */
     async planWebhookDeliveries(event: PaymentStatusEvent): Promise<string[]> {
+      if (!(await recorded(event))) {
+        logger.error(
+          { securityEvent: 'webhook_event_forged', paymentId: event.paymentId, status: event.status },
+          'security: a webhook event that the records do not hold (forged start); nothing sent',
+        );
+        return [];
+      }
       return (await plan(event)).map((d) => d.id);
     },
 

@@ -142,6 +142,7 @@ async function main(config: Config) {
       queues: config.roles.workerQueues,
       activities: createActivities({ db, config, logger, sandbox: sandboxProviders({ db }) }),
       codecKeys: config.temporal.codecKeys,
+      requireEncrypted: config.production,
       tls,
     });
     const workerRun = workers.run();

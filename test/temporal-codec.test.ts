@@ -109,7 +109,10 @@ describe('a card payment in Temporal', () => {
     expect(res.status).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe('http://127.0.0.1:8233');
     expect(JSON.parse(Buffer.from(res.body.payloads[0].data, 'base64').toString())).toEqual({ orderId: 'ORD-1' });
-    const back = await request(stack.app.callback()).post('/codec/encode').send(res.body);
+    const back = await request(stack.app.callback())
+      .post('/codec/encode')
+      .set('Origin', 'http://127.0.0.1:8233')
+      .send(res.body);
     expect(Buffer.from(back.body.payloads[0].metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
 
     const pre = await request(stack.app.callback())

@@ -50,8 +50,10 @@ async function cardPayment(input: CardPaymentInput, has: HasPatch): Promise<Paym
       mode: input.mode,
       returnUri: input.returnUri,
     };
+    // the charge's own check (activities/payments.ts, vouched): the payment's key and the start proof
+    const vouchedCharge = { ...chargeInput, apiKeyId: input.apiKeyId, proof: input.proof };
     let charge;
-    if (m.lean) charge = await chargeCard(chargeInput);
+    if (m.lean) charge = await chargeCard(vouchedCharge);
     else {
       charge = await createCardCharge(chargeInput);
       await attachCharge({

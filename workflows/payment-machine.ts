@@ -129,6 +129,7 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod, has: 
     const { retry, firstAttemptAt, deferred, rejected, current } = await settlePayment({
       change: { paymentId: input.paymentId, from, to: next, reason },
       payment: row(),
+      proof: input.proof,
       event,
       ...(result ? { result } : {}),
     });

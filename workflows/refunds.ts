@@ -1,15 +1,18 @@
 /**
  * orderRefundsWorkflow (id refunds-<orderId>): the refunds of one order, started by the gateway
  * with update-with-start; each refund is one `refund` update (update id = refund id), served one
- * at a time in arrival order. Each refund: validate against the payment row (only `paid`; never
- * more than the amount), record it pending, ask the provider (activity), record the outcome (a
- * full refund moves the payment to `refunded`), and on success emit payment.status.updated. The
+ * at a time in arrival order. refund-record-v1: POST /refund recorded the refund (pending) and
+ * the update carries its proof; the worker loads the row, refunds what it says, asks the provider
+ * (activity), records the outcome (a full refund moves the payment to `refunded`), and on success
+ * emits payment.status.updated. An update without a valid proof refunds nothing. Before, the
+ * workflow validated the update's own amount and recorded the row (old histories replay so). The
  * workflow ends after `idleSeconds` without a refund, or continues as new when its history grows.
  */
 import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -19,14 +22,17 @@ import { DB_ACTIVITY } from './activity-options';
 import { PROVIDER_CALL, providerFailureReason } from './provider-call';
 import {
   ActivityFailureType,
+  Patch,
   refundUpdate,
   type RefundOutcome,
   type RefundRequest,
   type RefundsInput,
 } from '../src/domain/workflow-contract';
+import type { RefundablePayment } from '../activities/refunds';
 import { emitPaymentStatusUpdated } from './notify';
 
-const { loadRefundablePayment, recordRefund, settleRefund } = proxyActivities<Activities>(DB_ACTIVITY);
+const { loadRefundablePayment, loadRecordedRefund, recordRefund, settleRefund } =
+  proxyActivities<Activities>(DB_ACTIVITY);
 const { requestProviderRefund } = proxyActivities<Activities>(PROVIDER_CALL);
 
 /** A refund failure as a short reason (the refunds row, the late-result resolution). */
@@ -38,10 +44,40 @@ export const providerFailure = (e: unknown): string =>
     'refund provider unavailable',
   );
 
+const notFound = (orderId: string): RefundOutcome => ({
+  ok: false,
+  code: 'NOT_FOUND',
+  message: `No payment for order ${orderId}`,
+  details: { orderId },
+});
+
+/** refund-record-v1: the recorded refund the update names and proves; nothing for anything else. */
+async function refundRecorded(orderId: string, req: RefundRequest): Promise<RefundOutcome> {
+  const found = await loadRecordedRefund({ orderId, refundId: req.refundId, proof: req.proof });
+  if (!found.ok) return notFound(orderId);
+  const { refund: r, payment: p } = found;
+  if (r.status !== 'pending')
+    return {
+      ok: true,
+      refundId: r.refundId,
+      status: r.status,
+      amountSatang: r.amountSatang,
+      ...(r.failureReason ? { failureReason: r.failureReason } : {}),
+      payment: {
+        paymentId: p.paymentId,
+        status: p.status,
+        amountSatang: p.amountSatang,
+        refundedSatang: p.refundedSatang,
+      },
+    };
+  return moveMoney(orderId, p, r.refundId, r.amountSatang, r.reason ?? undefined);
+}
+
+/** Before refund-record-v1 (old histories replay this): the update's own amount, checked here. */
 async function refundOnce(orderId: string, req: RefundRequest): Promise<RefundOutcome> {
   const p = await loadRefundablePayment(orderId);
   if (!p || (p.apiKeyId !== null && req.apiKeyId !== undefined && p.apiKeyId !== req.apiKeyId))
-    return { ok: false, code: 'NOT_FOUND', message: `No payment for order ${orderId}`, details: { orderId } };
+    return notFound(orderId);
   if (p.status !== 'paid')
     return {
       ok: false,
@@ -67,29 +103,40 @@ async function refundOnce(orderId: string, req: RefundRequest): Promise<RefundOu
     reason: req.reason,
     apiKeyId: req.apiKeyId,
   });
+  return moveMoney(orderId, p, req.refundId, amountSatang, req.reason);
+}
+
+/** The provider's refund of a recorded pending refund, its outcome on the rows, and its webhook. */
+async function moveMoney(
+  orderId: string,
+  p: RefundablePayment,
+  refundId: string,
+  amountSatang: number,
+  reason: string | undefined,
+): Promise<RefundOutcome> {
   let providerRef: string;
   try {
     ({ providerRef } = await requestProviderRefund({
-      refundId: req.refundId,
+      refundId: refundId,
       paymentId: p.paymentId,
       orderId,
       method: p.method,
       mode: p.mode,
       providerRef: p.providerRef,
       amountSatang,
-      reason: req.reason,
+      reason,
     }));
   } catch (e) {
     const failureReason = providerFailure(e);
     const after = await settleRefund({
-      refundId: req.refundId,
+      refundId: refundId,
       paymentId: p.paymentId,
       status: 'failed',
       failureReason,
     });
     return {
       ok: true,
-      refundId: req.refundId,
+      refundId: refundId,
       status: 'failed',
       amountSatang,
       failureReason,
@@ -97,7 +144,7 @@ async function refundOnce(orderId: string, req: RefundRequest): Promise<RefundOu
     };
   }
   const after = await settleRefund({
-    refundId: req.refundId,
+    refundId: refundId,
     paymentId: p.paymentId,
     status: 'succeeded',
     providerRef,
@@ -110,11 +157,11 @@ async function refundOnce(orderId: string, req: RefundRequest): Promise<RefundOu
     timestamp: new Date().toISOString(),
     mode: p.mode,
     apiKeyId: p.apiKeyId ?? undefined,
-    refundId: req.refundId,
+    refundId: refundId,
   });
   return {
     ok: true,
-    refundId: req.refundId,
+    refundId: refundId,
     status: 'succeeded',
     amountSatang,
     payment: { paymentId: p.paymentId, ...after },
@@ -128,7 +175,9 @@ export async function orderRefundsWorkflow(input: RefundsInput): Promise<void> {
     const ticket = issued++;
     await condition(() => serving === ticket);
     try {
-      return await refundOnce(input.orderId, req);
+      return patched(Patch.refundRecord)
+        ? await refundRecorded(input.orderId, req)
+        : await refundOnce(input.orderId, req);
     } finally {
       serving++;
     }

@@ -80,6 +80,8 @@ interface WorkerBase {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** the payload codec's key ring: the same as the client's */
   codecKeys?: KeyRing;
+  /** refuse payloads the codec did not encrypt (production: NODE_ENV=production) */
+  requireEncrypted?: boolean;
   /** TLS / mTLS to the frontend (TEMPORAL_TLS_*): the same as the client's */
   tls?: TemporalTlsFiles;
 }
@@ -99,7 +101,9 @@ const workerOptions = (
   // resume within 10 s. A live worker answers its sticky queue in milliseconds.
   stickyQueueScheduleToStartTimeout: '3 seconds',
   ...QUEUE_TUNING[opts.kind],
-  ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}),
+  ...(opts.codecKeys
+    ? { dataConverter: dataConverterOf(opts.codecKeys, { requireEncrypted: opts.requireEncrypted }) }
+    : {}),
 });
 
 const connect = (opts: { address: string; tls?: TemporalTlsFiles }) => {

@@ -1,6 +1,6 @@
 /**
- * Proofs of payment results: what makes a `paymentResult` signal (or a late-result workflow)
- * acceptable to the worker. Only the gateway's callback processor creates them, after it
+ * Proofs of payment results (talat-result-v1, one kind of src/proofs.ts): what makes a
+ * `paymentResult` signal (or a late-result workflow) acceptable to the worker. Only the gateway's callback processor creates them, after it
  * verified the provider's callback and inserted its receipt; the worker checks them
  * (activities/payments.ts, activities/late-results.ts) before anything changes.
  *
@@ -10,7 +10,7 @@
  * binds one receipt to one payment and one status, so a proof copied from a history does not
  * settle another payment, nor this one the other way. Compared in constant time.
  */
-import { hexDigestEquals, hmacSha256Hex } from './signature';
+import { signProof, verifyProof } from '../proofs';
 
 export interface ResultClaim {
   receiptId: string;
@@ -18,13 +18,13 @@ export interface ResultClaim {
   status: 'success' | 'failed';
 }
 
-const message = (c: ResultClaim) => `talat-result-v1\n${c.receiptId}\n${c.paymentId}\n${c.status}`;
+const fields = (c: ResultClaim) => [c.receiptId, c.paymentId, c.status];
 
-export const signResult = (key: string, claim: ResultClaim): string => hmacSha256Hex(key, message(claim));
+export const signResult = (key: string, claim: ResultClaim): string => signProof(key, 'talat-result-v1', fields(claim));
 
 /** True only for a well-formed proof of exactly this receipt, payment and status. */
 export function verifyResultProof(key: string, claim: Partial<ResultClaim>, proof: unknown): boolean {
   if (typeof claim.receiptId !== 'string' || !claim.receiptId || typeof claim.paymentId !== 'string') return false;
   if (claim.status !== 'success' && claim.status !== 'failed') return false;
-  return hexDigestEquals(signResult(key, claim as ResultClaim), proof);
+  return verifyProof(key, 'talat-result-v1', fields(claim as ResultClaim), proof);
 }

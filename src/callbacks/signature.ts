@@ -7,19 +7,10 @@
  *    `<X-Timestamp>.<raw body>`, header X-Timestamp = unix seconds.
  * The simulators, the tests and the README's examples sign with these same helpers.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { hexDigestEquals, hmacSha256Hex } from '../proofs';
 import { signedPayloadText } from './canonical-json';
 
-export const hmacSha256Hex = (secret: string, message: string): string =>
-  createHmac('sha256', secret).update(message, 'utf8').digest('hex');
-
-const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
-
-/** Constant-time comparison of a hex digest with the expected one; malformed input is simply false. */
-export function hexDigestEquals(expectedHex: string, givenHex: unknown): boolean {
-  if (typeof givenHex !== 'string' || !HEX_SHA256.test(givenHex)) return false;
-  return timingSafeEqual(Buffer.from(expectedHex, 'hex'), Buffer.from(givenHex, 'hex'));
-}
+export { hexDigestEquals, hmacSha256Hex };
 
 export const verifyFieldSignature = (secret: string, payload: Record<string, unknown>): boolean =>
   hexDigestEquals(hmacSha256Hex(secret, signedPayloadText(payload)), payload.signature);

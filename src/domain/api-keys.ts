@@ -15,9 +15,11 @@ export const SCOPES = [
   'bank:read',
   'webhooks:manage',
   'codec',
-  // operator scopes: every merchant's reconciliation (docs/reconciliation.md)
+  // operator scopes: every merchant's reconciliation (docs/reconciliation.md); refunds of keyless
+  // (public) payments (docs/payment-api.md)
   'reconciliation:read',
   'reconciliation:manage',
+  'refunds:public',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);

@@ -67,6 +67,12 @@ export const Patch = {
    * run on the webhooks task queue, not on their parent's (marker only where a child starts).
    */
   bulkhead: 'bulkhead-v1',
+  /**
+   * refund-record-v1: a `refund` update names a refund that POST /refund recorded, with the
+   * gateway's proof of it (talat-refund-v1, src/callbacks/result-proof.ts); the worker refunds
+   * what the refunds row says, never what the update says. Asked in the refund's handler.
+   */
+  refundRecord: 'refund-record-v1',
 } as const;
 
 // ---- task queues (bulkheads) ----
@@ -184,6 +190,11 @@ export interface PaymentInput {
   customerId?: string;
   /** card: where the user is sent after the provider's callback */
   callbackUrl?: string;
+  /**
+   * the gateway's proof of this start (talat-payment-v1: payment, order, amount, mode, key,
+   * workflow id): what lets the worker write a payments row the gateway's insert left missing
+   */
+  proof?: string;
 }
 
 export interface CardPaymentInput extends PaymentInput {
@@ -339,10 +350,16 @@ export interface RefundsInput {
   idleSeconds: number;
 }
 
-/** Update `refund`: one refund request; its update id is the refund id (a retried request is the same refund). */
+/**
+ * Update `refund`: one refund; its update id is the refund id (a retried request is the same
+ * refund). Since refund-record-v1 the gateway sends the refund id and its proof only: amount,
+ * reason and payment come from the refunds row. The other fields are those of older histories.
+ */
 export interface RefundRequest {
   refundId: string;
-  /** satang; absent: the whole refundable rest */
+  /** HMAC over the recorded refund (refund id, payment id, order id, amount) with RESULT_SIGNING_KEY */
+  proof?: string;
+  /** before refund-record-v1: satang; absent: the whole refundable rest */
   amountSatang?: number;
   reason?: string;
   apiKeyId?: string;

@@ -1,9 +1,13 @@
 /**
- * The refunds table and the refunded total of a payment: written only by the refund activities
- * (after the refund workflow decided), read by GET /checkstatus. Each write is idempotent, so
- * Temporal may retry it.
+ * The refunds table and the refunded total of a payment. POST /refund writes a refund's row
+ * (pending) before any money moves (recordRefundRequest); the refund activities read it, and
+ * write the provider's outcome; GET /checkstatus reads them. Each activity write is idempotent,
+ * so Temporal may retry it; the trigger refunds_within_amount keeps pending + succeeded refunds
+ * within the amount paid whoever writes.
  */
 import type { Db } from '../db/knex';
+import { newId } from '../ids';
+import type { RefundRejectionCode } from '../domain/workflow-contract';
 import type { Mode } from '../domain/mode';
 import type { PaymentMethod, PaymentStatus } from '../domain/payment-state';
 import { canTransition } from '../domain/payment-state';
@@ -47,7 +51,121 @@ export async function refundablePayment(db: Db, orderId: string): Promise<Refund
   };
 }
 
-/** The pending refund row; a retry finds it and does nothing. */
+/** A refund as recorded: what the worker refunds, never what a Temporal call says. */
+export interface RecordedRefund {
+  refundId: string;
+  paymentId: string;
+  orderId: string;
+  amountSatang: number;
+  status: RefundRow['status'];
+  reason: string | null;
+  failureReason: string | null;
+}
+
+export type RefundRequestDecision =
+  | { ok: true; refund: RecordedRefund }
+  | {
+      ok: false;
+      code: RefundRejectionCode | 'IDEMPOTENCY_KEY_REUSED';
+      message: string;
+      details: Record<string, unknown>;
+    };
+
+const recorded = (r: Record<string, unknown>): RecordedRefund => ({
+  refundId: String(r.id),
+  paymentId: String(r.payment_id),
+  orderId: String(r.order_id),
+  amountSatang: Number(r.amount_satang),
+  status: r.status as RefundRow['status'],
+  reason: (r.reason as string | null) ?? null,
+  failureReason: (r.failure_reason as string | null) ?? null,
+});
+
+export async function refundById(db: Db, refundId: string): Promise<RecordedRefund | undefined> {
+  const r = await db('refunds').where({ id: refundId }).first();
+  return r ? recorded(r) : undefined;
+}
+
+/**
+ * POST /refund's row, written before the provider is asked: a fresh id per refund; with an
+ * Idempotency-Key, the key's refund for as long as its row exists (the same order and amount:
+ * that refund again; anything else: IDEMPOTENCY_KEY_REUSED). With the payment row locked, only a
+ * paid payment, never more than its amount less the pending and succeeded refunds.
+ */
+export async function recordRefundRequest(
+  db: Db,
+  r: {
+    paymentId: string;
+    orderId: string;
+    apiKeyId: string;
+    idempotencyKey?: string;
+    amountSatang?: number;
+    reason?: string;
+  },
+): Promise<RefundRequestDecision> {
+  const prior = async (): Promise<RefundRequestDecision | undefined> => {
+    if (!r.idempotencyKey) return undefined;
+    const row = await db('refunds').where({ api_key_id: r.apiKeyId, idempotency_key: r.idempotencyKey }).first();
+    if (!row) return undefined;
+    const requested = row.requested_satang === null ? undefined : Number(row.requested_satang);
+    if (row.order_id === r.orderId && requested === r.amountSatang) return { ok: true, refund: recorded(row) };
+    return {
+      ok: false,
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      message: 'This Idempotency-Key was used for another refund',
+      details: { idempotencyKey: r.idempotencyKey, refundId: row.id },
+    };
+  };
+  const found = await prior();
+  if (found) return found;
+  try {
+    return await db.transaction(async (trx): Promise<RefundRequestDecision> => {
+      const p = await trx('payments').where({ id: r.paymentId }).forUpdate().first();
+      if (p.status !== 'paid')
+        return {
+          ok: false,
+          code: 'CONFLICT',
+          message: `Only a paid payment can be refunded; this one is ${p.status}`,
+          details: { orderId: r.orderId, status: p.status },
+        };
+      const [{ counted }] = await trx('refunds')
+        .where({ payment_id: r.paymentId })
+        .whereIn('status', ['pending', 'succeeded'])
+        .sum({ counted: 'amount_satang' });
+      const rest = Number(p.amount_satang) - Number(counted ?? 0);
+      const amountSatang = r.amountSatang ?? rest;
+      if (amountSatang <= 0 || amountSatang > rest)
+        return {
+          ok: false,
+          code: 'INVALID_INPUT',
+          message: `amount: at most ${rest / 100} THB can still be refunded`,
+          details: { field: 'amount', refundable: rest / 100 },
+        };
+      const [row] = await trx('refunds')
+        .insert({
+          id: newId('re'),
+          payment_id: r.paymentId,
+          order_id: r.orderId,
+          amount_satang: amountSatang,
+          reason: r.reason ?? null,
+          api_key_id: r.apiKeyId,
+          idempotency_key: r.idempotencyKey ?? null,
+          requested_satang: r.amountSatang ?? null,
+        })
+        .returning('*');
+      return { ok: true, refund: recorded(row) };
+    });
+  } catch (e) {
+    // the same Idempotency-Key in a concurrent request (after its retention): that one's refund
+    if ((e as { code?: string }).code === '23505' && r.idempotencyKey) {
+      const again = await prior();
+      if (again) return again;
+    }
+    throw e;
+  }
+}
+
+/** The pending refund row (refund workflows before refund-record-v1); a retry finds it and does nothing. */
 export async function insertRefund(
   db: Db,
   r: { refundId: string; paymentId: string; orderId: string; amountSatang: number; reason?: string; apiKeyId?: string },

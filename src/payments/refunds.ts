@@ -1,39 +1,55 @@
 /**
- * The refund service (POST /refund): finds the key's payment of the order, then hands the refund
- * to the order's refunds workflow (./refund-workflow.ts), which decides and answers. The
- * refund id follows from the Idempotency-Key when there is one, so a request retried after a
- * timeout is the same refund (the same Temporal update), not a second one.
+ * The refund service (POST /refund): finds the key's payment of the order, records the refund
+ * (its row, pending, with a fresh id: src/payments/refunds-repository.ts) before any money
+ * moves, then hands it to the order's refunds workflow (./refund-workflow.ts) with the gateway's
+ * proof of that row (talat-refund-v1), and answers its outcome. With an Idempotency-Key, a
+ * request retried after a timeout, even after the key's 24 h retention, is the same refund.
+ * A keyless (public) payment is refunded only by a key with the operator scope refunds:public.
  */
-import { createHash } from 'node:crypto';
+import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { ApiKeyInfo } from '../domain/api-keys';
 import { AppError, ErrorCode } from '../domain/errors';
 import { satangToThb } from '../domain/money';
-import { newId } from '../ids';
+import { signRefund } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { executeRefund } from './refund-workflow';
+import { recordRefundRequest } from './refunds-repository';
 import { paymentByOrderId } from './repository';
 import type { RefundCreated, RefundRequest } from './schemas';
 
-export function createRefundService({ db, temporal }: { db: Db; temporal: TemporalDeps }) {
+/** Who may refund a payment: its creating key; a keyless one, a key with the operator scope refunds:public. */
+export const mayRefund = (p: { mode: string; apiKeyId: string | null }, key: ApiKeyInfo): boolean =>
+  p.mode === key.mode && (p.apiKeyId === null ? key.scopes.includes('refunds:public') : p.apiKeyId === key.id);
+
+export function createRefundService({ db, temporal, config }: { db: Db; temporal: TemporalDeps; config: Config }) {
   async function refund(
     req: RefundRequest,
     key: ApiKeyInfo,
     idempotencyKey: string | undefined,
   ): Promise<RefundCreated> {
     const p = await paymentByOrderId(db, req.orderId);
-    if (!p || p.mode !== key.mode || (p.apiKeyId !== null && p.apiKeyId !== key.id)) {
+    if (!p || !mayRefund(p, key)) {
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${req.orderId}`, { orderId: req.orderId });
     }
-    const refundId = idempotencyKey
-      ? `re_${createHash('sha256').update(`${key.id}\n${idempotencyKey}`).digest('hex').slice(0, 32)}`
-      : newId('re');
+    const recorded = await recordRefundRequest(db, {
+      paymentId: p.id,
+      orderId: req.orderId,
+      apiKeyId: key.id,
+      idempotencyKey,
+      amountSatang: req.amount,
+      reason: req.reason,
+    });
+    if (!recorded.ok) throw new AppError(ErrorCode[recorded.code], recorded.message, recorded.details);
+    const { refundId, paymentId, amountSatang } = recorded.refund;
+    const proof = signRefund(config.results.signingKey, { refundId, paymentId, orderId: req.orderId, amountSatang });
     const out = await executeRefund(temporal.client, {
       taskQueue: temporal.taskQueue,
       orderId: req.orderId,
-      request: { refundId, amountSatang: req.amount, reason: req.reason, apiKeyId: key.id },
+      request: { refundId, proof },
     });
     if (!out.ok) throw new AppError(ErrorCode[out.code], out.message, out.details ?? { orderId: req.orderId });
+    const reason = recorded.refund.reason ?? undefined;
     return {
       refundId: out.refundId,
       orderId: req.orderId,
@@ -41,7 +57,7 @@ export function createRefundService({ db, temporal }: { db: Db; temporal: Tempor
       status: out.status,
       amount: satangToThb(out.amountSatang),
       currency: 'THB',
-      ...(req.reason ? { reason: req.reason } : {}),
+      ...(reason ? { reason } : {}),
       ...(out.failureReason ? { failureReason: out.failureReason } : {}),
       payment: {
         status: out.payment.status,

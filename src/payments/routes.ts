@@ -41,7 +41,7 @@ export function paymentRoutes(deps: AppDeps): Router {
     ctx.body = { statusCode: 200, body: await payments.paymentStatus(orderId, ctx.state.apiKey!) };
   });
 
-  const refunds = createRefundService({ db: deps.db, temporal: deps.temporal });
+  const refunds = createRefundService({ db: deps.db, temporal: deps.temporal, config: deps.config });
   r.post('/refund', limited, requireApiKey('payments:write'), idempotent, async (ctx) => {
     const req = validate(RefundRequest, ctx.request.body);
     ctx.body = {

@@ -13,6 +13,7 @@ import { satangToThb } from '../domain/money';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
 import { paymentWorkflowId, WorkflowType, type PaymentView } from '../domain/workflow-contract';
 import { orderPaymentId } from '../ids';
+import { signPayment } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { withinDeadline } from '../temporal/calls';
 import { startCardPayment, startPaymentWorkflow, type PaymentMemo } from './workflow-client';
@@ -55,6 +56,16 @@ export interface PaymentServiceDeps {
 
 export function createPaymentService({ config, db, temporal, clock }: PaymentServiceDeps) {
   const { client, taskQueue } = temporal;
+  /** the proof of a payment workflow's start (talat-payment-v1): the worker writes only what it vouches for */
+  const startProof = (p: Payment) =>
+    signPayment(config.results.signingKey, {
+      paymentId: p.id,
+      orderId: p.orderId,
+      amountSatang: p.amountSatang,
+      mode: p.mode,
+      apiKeyId: p.apiKeyId,
+      workflowId: paymentWorkflowId(p.orderId),
+    });
 
   /** The card view of a payment whose workflow has ended: its record is final. */
   async function recordedCardView(
@@ -146,6 +157,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
           mode: p.mode,
           apiKeyId: p.apiKeyId ?? undefined,
           callbackUrl: p.callbackUrl ?? undefined,
+          proof: startProof(p),
           token: req.token,
           returnUri: `${config.publicBaseUrl.replace(/\/+$/, '')}/callback`,
           timeoutSeconds: config.payments.cardTimeoutSeconds,
@@ -234,6 +246,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
             amountSatang: p.amountSatang,
             mode: p.mode,
             apiKeyId: p.apiKeyId ?? undefined,
+            proof: startProof(p),
             expiresAt: expiresAtOf(p),
             qr: qrInput(p),
           },

@@ -30,7 +30,7 @@ export async function timelineRows(db: Db, paymentId: string) {
     db('webhook_dead_letters as l')
       .join('webhook_deliveries as d', 'd.id', 'l.delivery_id')
       .where('d.payment_id', paymentId)
-      .select('l.*'),
+      .select('l.*', 'd.endpoint_id'),
     db.schema.hasTable('refunds').then((has) => (has ? db('refunds').where({ payment_id: paymentId }) : [])),
     db('payment_conflicts').where({ payment_id: paymentId }),
   ]);

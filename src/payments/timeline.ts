@@ -113,6 +113,12 @@ export function timelineRoutes(deps: AppDeps): Router {
       [timelineRows(db, p.id), exceptionsOfPayment(db, p.id)],
     );
 
+    // a keyless payment is seen by every key of its mode: only the viewer's own endpoints' deliveries
+    const own =
+      p.api_key_id === null
+        ? new Set<string>(await db('webhook_endpoints').where({ api_key_id: key.id }).pluck('id'))
+        : undefined;
+    const mine = (r: { endpoint_id: string }) => !own || own.has(r.endpoint_id);
     type E = { at: string; type: z.infer<typeof Entry>['type']; details: Record<string, unknown> };
     const entries: E[] = [];
     for (const e of events)
@@ -153,7 +159,7 @@ export function timelineRoutes(deps: AppDeps): Router {
           receiptId: c.id,
         },
       });
-    for (const d of deliveries)
+    for (const d of deliveries.filter(mine))
       entries.push({
         at: iso(d.created_at),
         type: 'webhook.delivery',
@@ -165,7 +171,7 @@ export function timelineRoutes(deps: AppDeps): Router {
           attempts: d.attempts,
         },
       });
-    for (const a of attempts)
+    for (const a of attempts.filter(mine))
       entries.push({
         at: iso(a.started_at),
         type: 'webhook.attempt',
@@ -179,7 +185,7 @@ export function timelineRoutes(deps: AppDeps): Router {
           durationMs: a.duration_ms,
         },
       });
-    for (const l of deadLetters) {
+    for (const l of deadLetters.filter(mine)) {
       entries.push({
         at: iso(l.created_at),
         type: 'webhook.dead_letter',
@@ -192,11 +198,17 @@ export function timelineRoutes(deps: AppDeps): Router {
           details: { deadLetterId: l.id, replays: l.replays, delivered: l.status === 'delivered' },
         });
     }
+    // a keyless payment is seen by every key of its mode: another key's id (and its
+    // Idempotency-Key) is never shown
     for (const f of refunds as Record<string, unknown>[])
       entries.push({
         at: iso(f.created_at),
         type: 'refund',
-        details: Object.fromEntries(Object.entries(f).filter(([k]) => !['payment_id', 'created_at'].includes(k))),
+        details: Object.fromEntries(
+          Object.entries(f)
+            .filter(([k]) => !['payment_id', 'created_at', 'idempotency_key', 'requested_satang'].includes(k))
+            .map(([k, v]) => [k, k === 'api_key_id' && v !== key.id ? null : v]),
+        ),
       });
     for (const c of conflicts)
       entries.push({

@@ -80,6 +80,7 @@ runRole('worker', async (ctx) => {
     activities: createActivities({ db, config: { ...config, mail }, logger, sandbox: sandboxProviders({ db }) }),
     workflowBundle: bundle ? { codePath: bundle } : undefined,
     codecKeys: config.temporal.codecKeys,
+    requireEncrypted: config.production,
     tls: temporalTlsOf(config, embedded),
     shutdownGraceTime: Math.max(1000, config.roles.shutdownGraceMs - 2000),
   }).catch((e: Error) => {

@@ -4,7 +4,9 @@
  * Temporal. The key ring is src/key-ring.ts (the first key encrypts, all decrypt). An encrypted
  * payload: metadata `encoding: binary/encrypted` and `encryption-key-id`; data = 12-byte IV,
  * ciphertext, 16-byte GCM tag, the key id authenticated too. Payloads without that encoding pass
- * through decode unchanged (old histories still replay); search attributes stay clear.
+ * through decode unchanged (old histories still replay), except with `requireEncrypted` (the
+ * production worker): then decode refuses them, so a start, signal or update sent in clear by
+ * someone without the keys runs no workflow code. Search attributes stay clear.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
@@ -29,7 +31,10 @@ function deserialize(b: Buffer): Payload {
 }
 
 export class AesGcmCodec implements PayloadCodec {
-  constructor(private readonly ring: KeyRing) {}
+  constructor(
+    private readonly ring: KeyRing,
+    private readonly opts: { requireEncrypted?: boolean } = {},
+  ) {}
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
     const id = this.ring.current;
@@ -49,7 +54,10 @@ export class AesGcmCodec implements PayloadCodec {
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((p) => {
       const encoding = p.metadata?.encoding;
-      if (!encoding || dec.decode(encoding) !== ENCRYPTED_ENCODING) return p; // written without the codec
+      if (!encoding || dec.decode(encoding) !== ENCRYPTED_ENCODING) {
+        if (this.opts.requireEncrypted) throw new Error('payload not encrypted: refused (production worker)');
+        return p; // written without the codec
+      }
       const idBytes = p.metadata?.[KEY_ID];
       const id = idBytes ? dec.decode(idBytes) : '';
       const key = this.ring.keys.get(id);
@@ -64,4 +72,6 @@ export class AesGcmCodec implements PayloadCodec {
 }
 
 /** The data converter of the client and the worker: the default payload converter, then the codec. */
-export const dataConverterOf = (ring: KeyRing) => ({ payloadCodecs: [new AesGcmCodec(ring)] });
+export const dataConverterOf = (ring: KeyRing, opts: { requireEncrypted?: boolean } = {}) => ({
+  payloadCodecs: [new AesGcmCodec(ring, opts)],
+});

@@ -12,6 +12,7 @@
  * Record the current shape after an intended, versioned change (new file names in RECORDED):
  * RECORD_REPLAY_FIXTURES=1 npx jest test/replay
  * (RECORD_REPLAY_FIXTURES=refunds records only the refunds history; =bulkhead only the bulkhead one).
+ * refunds.history.json is the refunds shape before refund-record-v1; refunds-record the one since.
  *
  * bulkhead-v1 (a third QR shape): the first webhook attempt failed, so the payment workflow
  * starts its webhookRetryWorkflow child on the webhooks task queue, behind the patch marker.
@@ -47,6 +48,8 @@ import { createEndpoint } from '../../src/webhooks/endpoints';
 import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhooks/helpers';
 import { createTestStack, provenResult, testLogger, uniq, waitFor } from '../support/stack';
 import { historyFromJson } from './history';
+import { signRefund } from '../../src/proofs';
+import { recordRefundRequest } from '../../src/payments/refunds-repository';
 import { V2_BASELINE } from '../../workflows/patches';
 
 /** The file names the current code records to: the v2 payment workflows (workflows/patches.ts). */
@@ -58,6 +61,8 @@ const RECORDED = {
   /** late-result-v1: expired, then a late proven success recorded, refunded and e-mailed in the workflow */
   late: 'qr-payment-v2-late.history.json',
 };
+/** refund-record-v1: the refunds workflow refunding rows POST /refund recorded, each update with its proof */
+const REFUNDS_RECORDED = 'refunds-record.history.json';
 /** bulkhead-v1: a paid QR payment whose first webhook attempt failed: its retry child on the webhooks queue */
 const BULKHEAD = 'qr-payment-v2-bulkhead.history.json';
 /** What the v1 types recorded (before v2), behind their patch markers: they must replay too. */
@@ -77,6 +82,7 @@ const FIXTURES = [
   { file: V1.late, workflowType: WorkflowType.qrV1, status: 'expired' },
   { file: V1.bulkhead, workflowType: WorkflowType.qrV1, status: 'paid' },
   { file: 'refunds.history.json', workflowType: 'orderRefundsWorkflow', status: undefined },
+  { file: REFUNDS_RECORDED, workflowType: 'orderRefundsWorkflow', status: undefined },
   { file: RECORDED.card, workflowType: WorkflowType.card, status: 'paid' },
   { file: RECORDED.qr, workflowType: WorkflowType.qr, status: 'paid' },
   { file: RECORDED.proof, workflowType: WorkflowType.qr, status: 'paid' },
@@ -249,28 +255,36 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
 }
 
 if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXTURES === 'refunds') {
-  it('records the refunds fixture: a paid QR payment refunded in part, then in full; the workflow ends idle', async () => {
+  it('records the refunds fixture: a paid QR payment refunded in part, then in full (refund-record-v1); the workflow ends idle', async () => {
     const stack = await createTestStack();
     try {
-      const { key } = await newKey(stack.db, { scopes: ['payments:write'] });
+      const { key, id: apiKeyId } = await newKey(stack.db, { scopes: ['payments:write'] });
       const orderId = uniq('replay-refund');
       const created = await request(stack.app.callback())
         .post('/qrpayment')
         .set('X-API-Key', key)
         .send({ orderId, userId: 'u-replay', amount: 100, customerId: 'c-replay' });
+      const paymentId = created.body.body.paymentId as string;
       await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal(
         'paymentResult',
-        provenResult(stack.config, created.body.body.paymentId, {
+        provenResult(stack.config, paymentId, {
           status: 'success',
           provider: 'qr',
           reference: 'txn-replay',
         }),
       );
       await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result();
-      for (const [refundId, amountSatang] of [
-        ['re_replay_partial', 3000],
-        ['re_replay_full', undefined],
-      ] as const) {
+      for (const amountSatang of [3000, undefined]) {
+        // as POST /refund does: the row first, then the update with the gateway's proof of it
+        const recorded = await recordRefundRequest(stack.db, { paymentId, orderId, apiKeyId, amountSatang });
+        if (!recorded.ok) throw new Error(recorded.message);
+        const { refundId } = recorded.refund;
+        const proof = signRefund(stack.config.results.signingKey, {
+          refundId,
+          paymentId,
+          orderId,
+          amountSatang: recorded.refund.amountSatang,
+        });
         const startWorkflowOperation = new WithStartWorkflowOperation<OrderRefundsWorkflow>(WorkflowType.refunds, {
           taskQueue: stack.taskQueue,
           workflowId: refundsWorkflowId(orderId),
@@ -279,19 +293,13 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
           typedSearchAttributes: [{ key: OrderIdKey, value: orderId }],
         });
         const out = await stack.client.workflow.executeUpdateWithStart(refundUpdate, {
-          args: [{ refundId, amountSatang }],
+          args: [{ refundId, proof }],
           updateId: refundId,
           startWorkflowOperation,
         });
         expect(out).toMatchObject({ ok: true, status: 'succeeded' });
       }
-      await save(
-        stack.client,
-        stack.config.temporal.codecKeys,
-        orderId,
-        'refunds.history.json',
-        refundsWorkflowId(orderId),
-      );
+      await save(stack.client, stack.config.temporal.codecKeys, orderId, REFUNDS_RECORDED, refundsWorkflowId(orderId));
     } finally {
       await stack.close();
     }
@@ -397,6 +405,22 @@ describe('recorded payment histories replay against the current workflow code', 
             .searchAttributes.indexedFields,
         ),
       );
+
+  it('the refunds shapes: before refund-record-v1 the update recorded the row; since, it loads the recorded one', () => {
+    const activitiesOf = (file: string) =>
+      load(file)
+        .events.map(
+          (e) =>
+            (e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined)?.activityType
+              .name,
+        )
+        .filter(Boolean);
+    expect(patchesOf('refunds.history.json')).toEqual([]);
+    expect(activitiesOf('refunds.history.json')).toContain('recordRefund');
+    expect(patchesOf(REFUNDS_RECORDED)).toEqual([Patch.refundRecord, Patch.bulkhead]);
+    const oneRefund = ['loadRecordedRefund', 'requestProviderRefund', 'settleRefund'];
+    expect(activitiesOf(REFUNDS_RECORDED)).toEqual([...oneRefund, ...oneRefund]);
+  });
 
   it('the v2 baseline is the four patches in place when v2 began (v2 executions in flight replay on it)', () => {
     expect([...V2_BASELINE].sort()).toEqual(

@@ -3,9 +3,12 @@
  * /codec/decode with {payloads: [{metadata: {k: base64}, data: base64}]}, answered in the same
  * shape, through the same AES-256-GCM codec as the client and the worker. Temporal Web calls it
  * from the browser: CORS for TEMPORAL_WEB_ORIGIN (default the embedded UI's origin).
- * Authentication: an API key with the scope `codec` in X-API-Key or `Authorization: Bearer`;
- * outside production a request from a loopback address needs none (the embedded dev server's UI
- * has no way to send one; `npm start` wires it with --ui-codec-endpoint).
+ * Authentication: an API key with the scope `codec` in X-API-Key or `Authorization: Bearer`.
+ * Outside production, Temporal Web in the browser needs none (the dev server's UI has no way to
+ * send one; `npm start` wires it with --ui-codec-endpoint): a request from a loopback address,
+ * with an Origin of TEMPORAL_WEB_ORIGIN and a Host on the allow-list (loopback names and
+ * PUBLIC_BASE_URL's host; a DNS-rebinding page sends its own origin, or a foreign Host).
+ * Nobody else (docs/security-temporal.md).
  */
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
@@ -45,6 +48,7 @@ for (const op of ['encode', 'decode'] as const)
   });
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+const hostNameOf = (host: string): string => (URL.canParse(`http://${host}`) ? new URL(`http://${host}`).hostname : '');
 const toPayload = (p: { metadata?: Record<string, string>; data?: string }): Payload => ({
   metadata: Object.fromEntries(
     Object.entries(p.metadata ?? {}).map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'base64'))]),
@@ -62,6 +66,8 @@ export function codecRoutes(deps: AppDeps): Router {
   const r = new Router();
   const codec = new AesGcmCodec(deps.config.temporal.codecKeys);
   const origins = new Set(deps.config.temporal.webOrigins);
+  /** the Host names Temporal Web reaches a development gateway by: loopback, PUBLIC_BASE_URL's */
+  const hosts = new Set(['127.0.0.1', 'localhost', '[::1]', hostNameOf(new URL(deps.config.publicBaseUrl).host)]);
 
   const corsAndAuth = async (ctx: Context, next: Next) => {
     const origin = ctx.get('Origin');
@@ -80,12 +86,17 @@ export function codecRoutes(deps: AppDeps): Router {
       return;
     }
     const presented = ctx.get('X-API-Key') || /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'))?.[1];
-    if (!presented && !deps.config.production && LOOPBACK.test(ctx.req.socket.remoteAddress ?? '')) return next();
+    const temporalWeb =
+      !deps.config.production &&
+      origins.has(origin) &&
+      hosts.has(hostNameOf(ctx.get('Host'))) &&
+      LOOPBACK.test(ctx.req.socket.remoteAddress ?? '');
+    if (!presented && temporalWeb) return next();
     const found = await lookupApiKey(deps.db, presented || undefined);
     if (found.status !== 'valid')
       throw new AppError(
         ErrorCode.UNAUTHORIZED,
-        'An API key with the scope codec is required (X-API-Key or Authorization: Bearer)',
+        'An API key with the scope codec is required (X-API-Key or Authorization: Bearer), or Temporal Web on loopback',
         { reason: found.status },
       );
     if (!found.key.scopes.includes('codec'))
