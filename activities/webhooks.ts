@@ -237,7 +237,7 @@ export function createWebhookActivities({
     /**
      * webhookDeliveryWorkflow's plan: only for an event Talat's records hold (the payment, its
      * key, mode, amount and that status in its history; a refund's succeeded row), so a workflow
-     * started by hand with a forged event gets no signed message out (docs/security-temporal.md).
+     * started by hand with a forged event gets no signed message out (docs/security.md).
      */
     async planWebhookDeliveries(event: PaymentStatusEvent): Promise<string[]> {
       if (!(await recorded(event))) {

@@ -1,5 +1,5 @@
 /**
- * Proofs the gateway issues for what the worker does on its word (docs/security-temporal.md):
+ * Proofs the gateway issues for what the worker does on its word (docs/security.md):
  * HMAC-SHA256 with RESULT_SIGNING_KEY (held by the gateway and the worker, never in a workflow
  * history) over `<kind>\n<field>\n<field>...`, compared in constant time. Each kind binds one
  * operation exactly, so a proof copied from a history does nothing else:

@@ -8,7 +8,7 @@
  * send one; `npm start` wires it with --ui-codec-endpoint): a request from a loopback address,
  * with an Origin of TEMPORAL_WEB_ORIGIN and a Host on the allow-list (loopback names and
  * PUBLIC_BASE_URL's host; a DNS-rebinding page sends its own origin, or a foreign Host).
- * Nobody else (docs/security-temporal.md).
+ * Nobody else (docs/security.md).
  */
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
