@@ -27,7 +27,7 @@ export const pageFields = {
   nextCursor: z
     .string()
     .nullable()
-    .openapi({ description: 'pass as starting_after for the next page; null on the last page' }),
+    .openapi({ description: 'pass as starting_after for the next page; null on the last page', example: null }),
 };
 
 export interface Page<T> {
