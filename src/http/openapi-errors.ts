@@ -66,26 +66,30 @@ const CALLBACK: Record<string, Json> = {
   503: { error: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable, try again later' },
 };
 
+type Schema = { $ref?: string; properties?: { body?: { properties?: { code?: unknown } } } };
+
 /**
- * The example of an error response whose schema is `PaymentError` or `CallbackError`; undefined
- * for any other schema (those carry their own).
+ * The example of an error response whose schema is `PaymentError` (or has its shape) or
+ * `CallbackError`; undefined for any other schema (those carry their own).
  */
 export function errorExample(
   status: string,
-  schemaRef: string | undefined,
+  schema: Schema | undefined,
   op: { requestBody?: unknown; parameters?: { name: string; in: string }[] },
   path: string,
   schemas: Record<string, { required?: string[] }>,
 ): Envelope | undefined {
   const code = Number(status);
-  if (schemaRef === '#/components/schemas/CallbackError' && CALLBACK[status])
+  if (schema?.$ref === '#/components/schemas/CallbackError' && CALLBACK[status])
     return { statusCode: code, body: CALLBACK[status] };
-  if (schemaRef !== '#/components/schemas/PaymentError' || !PAYMENT[status]) return undefined;
+  const paymentShaped =
+    schema?.$ref === '#/components/schemas/PaymentError' || !!schema?.properties?.body?.properties?.code;
+  if (!paymentShaped || !PAYMENT[status]) return undefined;
   const param = /\{(\w+)\}/.exec(path)?.[1];
   const body = op.requestBody as
     { content?: Record<string, { schema?: { required?: string[]; $ref?: string } }> } | undefined;
-  const schema = Object.values(body?.content ?? {})[0]?.schema;
-  const required = schema?.$ref ? schemas[schema.$ref.split('/').pop()!]?.required : schema?.required;
+  const input = Object.values(body?.content ?? {})[0]?.schema;
+  const required = input?.$ref ? schemas[input.$ref.split('/').pop()!]?.required : input?.required;
   const first = required?.[0] ?? param ?? op.parameters?.find((p) => p.in === 'query')?.name ?? 'orderId';
   const example = { statusCode: code, body: PAYMENT[status](first, param) };
   if (status === '400' && !body)

@@ -119,7 +119,7 @@ export const errorResponses = (codes: number[], schema: z.ZodTypeAny = PaymentEr
     codes.map((c) => [String(c), { description: `error (${c})`, content: { 'application/json': { schema } } }]),
   );
 
-type Media = { schema?: { $ref?: string }; example?: unknown };
+type Media = { schema?: Parameters<typeof errorExample>[1]; example?: unknown };
 type Operation = {
   parameters?: { name: string; in: string }[];
   operationId?: string;
@@ -164,7 +164,7 @@ function finish(doc: {
       for (const [status, res] of Object.entries(op.responses ?? {}))
         for (const media of Object.values((res as { content?: Record<string, Media> }).content ?? {}))
           if (status >= '400' && media.example === undefined)
-            media.example = errorExample(status, media.schema?.$ref, op, path, doc.components?.schemas ?? {});
+            media.example = errorExample(status, media.schema, op, path, doc.components?.schemas ?? {});
     }
 }
 

@@ -109,16 +109,10 @@ export const productList = {
           weightGrams: 272,
           vatable: false,
           image: '/api/group/image/G872104/G872104-1.webp',
-          imageUrl:
-            'http://127.0.0.1:9000/talat-images/G872104/G872104-1.webp?X-Amz-Content-Sha256=UNSIGNED-PAYLOAD&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=talat-dev%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T131000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=2c3eb811b7fd1860ba03f60f5ed6320ae8afda3c55e1c9e81ae375f63d7c87c7',
-          cdnImage: 'http://127.0.0.1:3320/cdn/G872104-1',
         },
       ],
-      imageUrl:
-        'http://127.0.0.1:9000/talat-images/G872104/G872104-1.webp?X-Amz-Content-Sha256=UNSIGNED-PAYLOAD&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=talat-dev%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T131000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=2c3eb811b7fd1860ba03f60f5ed6320ae8afda3c55e1c9e81ae375f63d7c87c7',
     },
   ],
-  imageUrlsExpireAt: '2026-11-26T13:25:00.000Z',
 };
 
 export const search = {
@@ -167,27 +161,6 @@ export const group = {
   image: '/api/group/image/G784972/G784972-1.webp',
   descriptionEn: 'Sweet, fragrant golden mangoes, ripe and ready for mango sticky rice.',
   descriptionTh: 'มะม่วงน้ำดอกไม้สีทองสุกหอมหวาน พร้อมทำข้าวเหนียวมะม่วง',
-  keywords: ['มะม่วง'],
-  category: { id: 'cat-fruit-thai', slug: 'fruit-thai', nameEn: 'Thai Fruit', nameTh: 'ผลไม้ไทย' },
-  aisle: { id: 'cat-fruit_new', slug: 'fruit_new', nameEn: 'Fresh Fruit', nameTh: 'ผลไม้สด' },
-  images: [
-    {
-      imageId: 'G784972-1',
-      webp: '/api/group/image/G784972/G784972-1.webp',
-      png: '/api/group/image/G784972/G784972-1.png',
-      jpg: '/api/group/image/G784972/G784972-1.jpg',
-      urls: {
-        webp: 'http://127.0.0.1:9000/talat-images/G784972/G784972-1.webp?X-Amz-Content-Sha256=UNSIGNED-PAYLOAD&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=talat-dev%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T131000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=1d4e268ae1fc40e8fd8c11ec7caad4d880897238a98e1dddf5785cef37147bf7',
-        png: 'http://127.0.0.1:9000/talat-images/G784972/G784972-1.png?X-Amz-Content-Sha256=UNSIGNED-PAYLOAD&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=talat-dev%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T131000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=1592ba9609dcaa1d8186f2b5a9b5c23e7fcc3336fc532690eb1f2b2c453c3b4f',
-        jpg: 'http://127.0.0.1:9000/talat-images/G784972/G784972-1.jpg?X-Amz-Content-Sha256=UNSIGNED-PAYLOAD&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=talat-dev%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T131000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=f4d62ff6b5fccc6e7a253cff9ba91ff3e5af83a8a242b2a44406a4de14ad0174',
-      },
-      cdn: {
-        webp: 'http://127.0.0.1:3320/cdn/G784972-1',
-        png: 'http://127.0.0.1:3320/cdn/G784972-1-png',
-        jpg: 'http://127.0.0.1:3320/cdn/G784972-1-jpg',
-      },
-    },
-  ],
   variants: [
     {
       productId: 'G784972-1',
@@ -202,15 +175,9 @@ export const group = {
       image: '/api/group/image/G784972/G784972-1.webp',
       price: 139,
       inStock: true,
-      imageUrl:
-        'http://127.0.0.1:9000/talat-images/G784972/G784972-1.webp?X-Amz-Content-Sha256=UNSIGNED-PAYLOAD&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=talat-dev%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T131000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=1d4e268ae1fc40e8fd8c11ec7caad4d880897238a98e1dddf5785cef37147bf7',
-      cdnImage: 'http://127.0.0.1:3320/cdn/G784972-1',
     },
   ],
   promotions: [],
-  imageUrl:
-    'http://127.0.0.1:9000/talat-images/G784972/G784972-1.webp?X-Amz-Content-Sha256=UNSIGNED-PAYLOAD&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=talat-dev%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T131000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=1d4e268ae1fc40e8fd8c11ec7caad4d880897238a98e1dddf5785cef37147bf7',
-  imageUrlsExpireAt: '2026-11-26T13:25:00.000Z',
 };
 
 export const inventory = {
@@ -349,21 +316,6 @@ export const firstPage = {
     cdnPath: '{cdnUrl}/{productId}[-{png|jpg}]',
     expiresAt: '2026-11-26T13:25:00.000Z',
   },
-};
-
-export const priceUrl = {
-  branchId: 'B001',
-  url: 'http://127.0.0.1:9000/talat-prices/B001.gz?X-Amz-Content-Sha256=UNSIGNED-PAYLOAD&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=talat-dev%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T131000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=a52829d3664b152fe870c4353ba91e5a93c924a515da266ebfd611a8aee70459',
-  expiresAt: '2026-11-26T13:25:00.000Z',
-  etag: '"ad25381b2fb4b337db0f2fcb540de1c9"',
-  lastModified: '2026-11-26T13:14:06.000Z',
-  bytes: 6399,
-  contentEncoding: 'gzip',
-};
-
-export const getId = {
-  request: { Logins: { 'accounts.google.com': '110248495921238986420' } },
-  response: { IdentityId: 'ap-southeast-1:61166382-e294-41a0-aaf0-ef472a65f935' },
 };
 
 export const getCredentials = {

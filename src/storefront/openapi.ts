@@ -350,8 +350,12 @@ export function register(registry: OpenAPIRegistry): void {
             schema: { type: 'object', description: 'the YAML document' },
             example:
               file === 'config.yaml'
-                ? 'version: 1\nshop:\n  nameEn: Sala Market\n  nameTh: ศาลา มาร์เก็ต\n  currency: THB\n'
-                : 'categories:\n  - position: 1\n    id: cat-beef\n    slug: beef\n    kind: aisle\n    nameEn: Beef\n    nameTh: เนื้อวัว\n',
+                ? { version: 1, shop: { nameEn: 'Sala Market', nameTh: 'ศาลา มาร์เก็ต', currency: 'THB' } }
+                : {
+                    categories: [
+                      { position: 1, id: 'cat-beef', slug: 'beef', kind: 'aisle', nameEn: 'Beef', nameTh: 'เนื้อวัว' },
+                    ],
+                  },
           },
         },
       },
@@ -367,13 +371,19 @@ export function register(registry: OpenAPIRegistry): void {
     tags,
     request: {
       query: z.object({
-        'X-Amz-Algorithm': z.string(),
-        'X-Amz-Credential': z.string(),
-        'X-Amz-Date': z.string(),
-        'X-Amz-Expires': z.string(),
-        'X-Amz-SignedHeaders': z.string(),
-        'X-Amz-Security-Token': z.string(),
-        'X-Amz-Signature': z.string(),
+        'X-Amz-Algorithm': z.string().openapi({ example: 'AWS4-HMAC-SHA256' }),
+        'X-Amz-Credential': z
+          .string()
+          .openapi({ example: 'ASIAYWTCAGVGJOU7U7R3/20261122/ap-southeast-1/execute-api/aws4_request' }),
+        'X-Amz-Date': z.string().openapi({ example: '20261122T080000Z' }),
+        'X-Amz-Expires': z.string().openapi({ example: '300' }),
+        'X-Amz-SignedHeaders': z.string().openapi({ example: 'host' }),
+        'X-Amz-Security-Token': z
+          .string()
+          .openapi({ example: 'l9RjHV94t4xr4Y3u66uj7o_zEJrH8Lb_4tQFson5D0DQAzrbMelusPh7L7qY8Wun' }),
+        'X-Amz-Signature': z
+          .string()
+          .openapi({ example: '5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7' }),
       }),
     },
     responses: {

@@ -252,7 +252,7 @@ const ReplayOut = registry.register(
 const DeadLetterQuery = PageQuery.extend({
   status: z.enum(['dead', 'delivered', 'all']).default('dead'),
 });
-const IdParam = z.object({ id: z.string() });
+const IdParam = z.object({ id: z.string().openapi({ example: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b' }) });
 const MsgParam = z.object({ msgId: z.string().openapi({ example: 'msg_7b3e9f2a1c5d48e6b0a4c8d2e6f1a3b5' }) });
 
 const ok = <T extends z.ZodTypeAny>(status: number, body: T, description: string) => ({
