@@ -182,7 +182,7 @@ export function openApiDocument(): unknown {
         'Authenticate with **Authorize** (X-API-Key), then **Try it out** on any operation. Errors: `{statusCode, body: {error, code, details}}` (payment and storefront APIs), `{statusCode, body: {error, message}}` (callback API). ' +
         'Every string field refuses NUL characters and unpaired surrogates (400 INVALID_INPUT naming the field).',
     },
-    servers: [{ url: '/' }],
+    servers: [{ url: '/', description: 'the gateway serving this document (http://127.0.0.1:3000 under npm start)' }],
   });
   finish(doc as never);
   cached = doc;
