@@ -3,7 +3,7 @@
 #   docker run ... talat                                   # the gateway (default)
 #   docker run -e TALAT_ROLE=worker ... talat node dist/src/roles/worker.js
 #   docker run ... talat node dist/src/cli/migrate.js --seed-if-empty
-# The environment a production container needs is in README "Deploy".
+# The environment a production container needs is in docs/deploy.md.
 
 # 1. build: all dependencies, tsc to dist/ and the prebuilt workflow bundle (dist/workflow-bundle.js)
 FROM node:20-bookworm-slim AS build

@@ -42,7 +42,10 @@ export const BankCreateUserRequest = registry.register(
         .regex(/^\+?[0-9 -]{6,20}$/, 'a phone number')
         .optional(),
     })
-    .strict(),
+    .strict()
+    .openapi({
+      example: { userId: 'u-1', name: 'Somchai Jaidee', email: 'somchai@example.co.th', phone: '+66812345678' },
+    }),
 );
 
 export const BankCreateOrderRequest = registry.register(
@@ -54,38 +57,76 @@ export const BankCreateOrderRequest = registry.register(
       amount: Amount,
       description: z.string().max(500).optional(),
     })
-    .strict(),
+    .strict()
+    .openapi({ example: { orderId: 'ORD-2001', userId: 'u-1', amount: 120.5, description: 'weekly groceries' } }),
 );
 
 const BankOrderOut = registry.register(
   'BankOrder',
-  z.object({
-    orderId: z.string(),
-    bankOrderId: z.string(),
-    userId: z.string(),
-    amount: z.number(),
-    currency: z.string(),
-    description: z.string().nullable(),
-    status: z.string(),
-    createdAt: z.string(),
-  }),
+  z
+    .object({
+      orderId: z.string(),
+      bankOrderId: z.string(),
+      userId: z.string(),
+      amount: z.number(),
+      currency: z.string(),
+      description: z.string().nullable(),
+      status: z.string(),
+      createdAt: z.string(),
+    })
+    .openapi({
+      example: {
+        orderId: 'ORD-2001',
+        bankOrderId: 'ord_a786bdf2c97a440eae26b83c97659589',
+        userId: 'u-1',
+        amount: 120.5,
+        currency: 'THB',
+        description: 'weekly groceries',
+        status: 'created',
+        createdAt: '2026-11-26T13:15:07.242Z',
+      },
+    }),
 );
 
 const BankUserOut = registry.register(
   'BankUser',
-  z.object({
-    userId: z.string(),
-    bankUserId: z.string(),
-    name: z.string(),
-    email: z.string().nullable(),
-    phone: z.string().nullable(),
-    status: z.string(),
-    createdAt: z.string(),
-    orders: z
-      .array(BankOrderOut)
-      .optional()
-      .openapi({ description: 'GET /bank/user only: the orders of the user at the bank' }),
-  }),
+  z
+    .object({
+      userId: z.string(),
+      bankUserId: z.string(),
+      name: z.string(),
+      email: z.string().nullable(),
+      phone: z.string().nullable(),
+      status: z.string(),
+      createdAt: z.string(),
+      orders: z
+        .array(BankOrderOut)
+        .optional()
+        .openapi({ description: 'GET /bank/user only: the orders of the user at the bank' }),
+    })
+    .openapi({
+      example: {
+        userId: 'u-1',
+        bankUserId: 'usr_6ce942509e344c16970516cf93d335d6',
+        name: 'Somchai Jaidee',
+        email: 'somchai@example.co.th',
+        phone: '+66812345678',
+        status: 'active',
+        createdAt: '2026-11-26T13:15:07.161Z',
+        orders: [
+          {
+            orderId: 'ORD-2001',
+            bankOrderId: 'ord_a786bdf2c97a440eae26b83c97659589',
+            userId: 'u-1',
+            amount: 120.5,
+            currency: 'THB',
+            description: 'weekly groceries',
+            status: 'created',
+            createdAt: '2026-11-26T13:15:07.242Z',
+          },
+        ],
+      },
+    }),
 );
 
 const bankDescription =
@@ -137,7 +178,7 @@ registry.registerPath({
   description: `${bankDescription} Only a user created with this key: any other answers 404 as an unknown user. Scope bank:read.`,
   tags: ['bank'],
   security,
-  request: { params: z.object({ userId: Id }) },
+  request: { params: z.object({ userId: Id.openapi({ example: 'u-1' }) }) },
   responses: {
     200: {
       description: 'the user at the bank',

@@ -20,13 +20,23 @@ const WireAmount = z.number().openapi({ example: 250.5, description: 'THB; must 
 
 export const CardCallback = registry.register(
   'CardCallback',
-  z.object({
-    objectId: Ref.openapi({ description: 'charge id at the card provider' }),
-    token: z.string().max(256),
-    status: z.enum(['true', 'false']),
-    message: z.string().max(2000).optional(),
-    saveCard: z.enum(['true', 'false']).optional(),
-  }),
+  z
+    .object({
+      objectId: Ref.openapi({ description: 'charge id at the card provider' }),
+      token: z.string().max(256),
+      status: z.enum(['true', 'false']),
+      message: z.string().max(2000).optional(),
+      saveCard: z.enum(['true', 'false']).optional(),
+    })
+    .openapi({
+      example: {
+        objectId: 'chrg_test_0123456789abcdef01234567',
+        token: 'tok_test',
+        status: 'true',
+        message: '',
+        saveCard: 'false',
+      },
+    }),
 );
 export const CardTestCallback = z.object({
   status: z.enum(['success', 'failed', 'true', 'false']),
@@ -36,25 +46,47 @@ export const CardTestCallback = z.object({
 });
 const QrCallback = registry.register(
   'QrCallback',
-  z.object({
-    paymentId: Ref,
-    status: z.enum(['success', 'failed']),
-    amount: WireAmount,
-    orderId: Ref,
-    timestamp: IsoTimestamp,
-    signature: Signature,
-  }),
+  z
+    .object({
+      paymentId: Ref,
+      status: z.enum(['success', 'failed']),
+      amount: WireAmount,
+      orderId: Ref,
+      timestamp: IsoTimestamp,
+      signature: Signature,
+    })
+    .openapi({
+      example: {
+        paymentId: 'pay_0123456789abcdef0123456789abcdef',
+        status: 'success',
+        amount: 250.5,
+        orderId: 'ORD-1001',
+        timestamp: '2026-11-22T08:00:00Z',
+        signature: '59769e672ce4a4b13efebf3eba8db6dd94ad4ce34f22af7457e14326ddfd8d76',
+      },
+    }),
 );
 const WalletGatewayCallback = registry.register(
   'WalletGatewayCallback',
-  z.object({
-    walletId: Ref,
-    status: z.enum(['success', 'failed']),
-    amount: WireAmount,
-    orderId: Ref,
-    timestamp: IsoTimestamp,
-    signature: Signature,
-  }),
+  z
+    .object({
+      walletId: Ref,
+      status: z.enum(['success', 'failed']),
+      amount: WireAmount,
+      orderId: Ref,
+      timestamp: IsoTimestamp,
+      signature: Signature,
+    })
+    .openapi({
+      example: {
+        walletId: 'W-20261122-0001',
+        status: 'success',
+        amount: 250.5,
+        orderId: 'ORD-1001',
+        timestamp: '2026-11-22T08:00:00Z',
+        signature: '03972a019f6e4056996e3cda6672edba51e944d33649d516d699c3e7b094fdfe',
+      },
+    }),
 );
 const HandlerForm = registry.register(
   'HandlerFormCallback',
@@ -69,28 +101,55 @@ const HandlerForm = registry.register(
     })
     .openapi({
       description: 'The event; it may also arrive as a JSON string, or wrapped as {"body": <event or JSON string>}',
+      example: {
+        orderId: 'ORD-1001',
+        paymentId: 'pay_0123456789abcdef0123456789abcdef',
+        success: true,
+        userId: 'u-1',
+        amount: 250.5,
+      },
     }),
 );
 const CallbackAccepted = registry.register(
   'CallbackAccepted',
-  z.object({
-    statusCode: z.literal(200),
-    body: z.object({ message: z.string(), orderId: z.string(), status: z.enum(['success', 'failed', 'unprocessed']) }),
-  }),
+  z
+    .object({
+      statusCode: z.literal(200),
+      body: z.object({
+        message: z.string(),
+        orderId: z.string(),
+        status: z.enum(['success', 'failed', 'unprocessed']),
+      }),
+    })
+    .openapi({
+      example: { statusCode: 200, body: { message: 'Callback processed', orderId: 'ORD-1001', status: 'success' } },
+    }),
 );
 const WalletOk = registry.register(
   'WalletHandlerSuccess',
-  z.object({
-    success: z.literal(true),
-    message: z.string(),
-    orderId: z.string(),
-    paymentId: z.string(),
-    amount: z.number(),
-  }),
+  z
+    .object({
+      success: z.literal(true),
+      message: z.string(),
+      orderId: z.string(),
+      paymentId: z.string(),
+      amount: z.number(),
+    })
+    .openapi({
+      example: {
+        success: true,
+        message: 'Wallet callback processed successfully',
+        orderId: 'ORD-1001',
+        paymentId: 'pay_0123456789abcdef0123456789abcdef',
+        amount: 250.5,
+      },
+    }),
 );
 const WalletFailed = registry.register(
   'WalletHandlerFailure',
-  z.object({ success: z.literal(false), error: z.string(), message: z.string() }),
+  z.object({ success: z.literal(false), error: z.string(), message: z.string() }).openapi({
+    example: { success: false, error: 'userId is required', message: 'Failed to process wallet callback' },
+  }),
 );
 
 /** The body schema of each callback endpoint (src/domain/callback-paths names it). */
@@ -109,8 +168,11 @@ const SUMMARIES: Record<CallbackProvider, string> = {
 };
 
 const signedHeaders = z.object({
-  'X-Timestamp': z.string().openapi({ description: 'unix seconds' }),
-  'X-Signature': z.string().openapi({ description: 'hex HMAC-SHA256 over `<X-Timestamp>.<raw body>`' }),
+  'X-Timestamp': z.string().openapi({ description: 'unix seconds', example: '1795334400' }),
+  'X-Signature': z.string().openapi({
+    description: 'hex HMAC-SHA256 over `<X-Timestamp>.<raw body>`',
+    example: '4d4190c541843ba9dca0e66e492f2738401ec344eea9c9236c9561ac47749892',
+  }),
 });
 const accepted = {
   200: {

@@ -109,6 +109,7 @@ export const idempotencyHeader = z.object({
   'Idempotency-Key': z.string().max(255).optional().openapi({
     description:
       'Same key and body within 24 h -> the first response replayed; another body -> 422; still running -> 409',
+    example: 'order-ORD-2001-attempt-1',
   }),
 });
 

@@ -5,6 +5,7 @@
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { ErrorCode } from '../domain/errors';
+import { errorExample } from './openapi-errors';
 
 extendZodWithOpenApi(z);
 
@@ -118,12 +119,14 @@ export const errorResponses = (codes: number[], schema: z.ZodTypeAny = PaymentEr
     codes.map((c) => [String(c), { description: `error (${c})`, content: { 'application/json': { schema } } }]),
   );
 
+type Media = { schema?: Parameters<typeof errorExample>[1]; example?: unknown };
 type Operation = {
+  parameters?: { name: string; in: string }[];
   operationId?: string;
   security?: unknown[];
   requestBody?: { required?: boolean };
   tags?: string[];
-  responses?: Record<string, unknown>;
+  responses?: Record<string, { content?: Record<string, Media> } | unknown>;
 };
 
 /** `post /bank/user/{userId}` -> `postBankUserByUserId` */
@@ -144,7 +147,10 @@ const CALLBACK_HEADER_SIGNED = new Set(['/callback', '/cardnetcallback', '/banka
  * bodies required, explicit security (`[]` for public operations; the callback HMAC where a
  * header carries it).
  */
-function finish(doc: { paths?: Record<string, Record<string, Operation>> }): void {
+function finish(doc: {
+  paths?: Record<string, Record<string, Operation>>;
+  components?: { schemas?: Record<string, { required?: string[] }> };
+}): void {
   for (const [path, item] of Object.entries(doc.paths ?? {}))
     for (const [method, op] of Object.entries(item)) {
       op.operationId ??= operationIdOf(method, path);
@@ -155,6 +161,10 @@ function finish(doc: { paths?: Record<string, Record<string, Operation>> }): voi
           description: 'not found',
           content: { 'application/json': { schema: { $ref: '#/components/schemas/PaymentError' } } },
         };
+      for (const [status, res] of Object.entries(op.responses ?? {}))
+        for (const media of Object.values((res as { content?: Record<string, Media> }).content ?? {}))
+          if (status >= '400' && media.example === undefined)
+            media.example = errorExample(status, media.schema, op, path, doc.components?.schemas ?? {});
     }
 }
 
@@ -172,7 +182,7 @@ export function openApiDocument(): unknown {
         'Authenticate with **Authorize** (X-API-Key), then **Try it out** on any operation. Errors: `{statusCode, body: {error, code, details}}` (payment and storefront APIs), `{statusCode, body: {error, message}}` (callback API). ' +
         'Every string field refuses NUL characters and unpaired surrogates (400 INVALID_INPUT naming the field).',
     },
-    servers: [{ url: '/' }],
+    servers: [{ url: '/', description: 'the gateway serving this document (http://127.0.0.1:3000 under npm start)' }],
   });
   finish(doc as never);
   cached = doc;

@@ -8,13 +8,17 @@ import type { Knex } from 'knex';
 import { z } from './openapi';
 
 export const PageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ description: 'items per page (1..200)' }),
-  starting_after: z
-    .string()
+  limit: z.coerce
+    .number()
+    .int()
     .min(1)
-    .max(80)
-    .optional()
-    .openapi({ description: 'cursor: the id of the last item of the previous page (its nextCursor)' }),
+    .max(200)
+    .default(50)
+    .openapi({ description: 'items per page (1..200)', example: 20 }),
+  starting_after: z.string().min(1).max(80).optional().openapi({
+    description: 'cursor: the id of the last item of the previous page (its nextCursor)',
+    example: 'pay_9d85008165c15b44c1dfeac49cca3667',
+  }),
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 
@@ -23,7 +27,7 @@ export const pageFields = {
   nextCursor: z
     .string()
     .nullable()
-    .openapi({ description: 'pass as starting_after for the next page; null on the last page' }),
+    .openapi({ description: 'pass as starting_after for the next page; null on the last page', example: null }),
 };
 
 export interface Page<T> {

@@ -57,7 +57,18 @@ export const CalculateCostRequest = registry.register(
         .openapi({ description: 'standard (40 THB, free from 1,000 THB), express (99 THB) or pickup (free)' }),
       paymentMethod: z.enum(COST_PAYMENT_METHODS),
     })
-    .strict(),
+    .strict()
+    .openapi({
+      example: {
+        items: [
+          { productId: 'G851378-1', quantity: 10 },
+          { productId: 'G784972-1', quantity: 2 },
+        ],
+        branchId: 'B001',
+        deliveryOption: 'standard',
+        paymentMethod: 'qr',
+      },
+    }),
 );
 
 const Money = registry.register('Money', z.object({ satang: z.number().int(), thb: z.number() }));
@@ -65,59 +76,127 @@ const PromotionType = z.enum(['multi_buy', 'percent_off', 'fixed_price']);
 
 const CostBreakdownOut = registry.register(
   'CostBreakdown',
-  z.object({
-    branchId: z.string(),
-    pricedAt: z.string().openapi({ description: 'the moment whose prices and promotions were used (ISO 8601 UTC)' }),
-    currency: z.literal('THB'),
-    deliveryOption: z.enum(DELIVERY_OPTIONS),
-    paymentMethod: z.enum(COST_PAYMENT_METHODS),
-    lines: z.array(
-      z.object({
-        productId: z.string(),
-        name: z.string(),
-        nameTh: z.string(),
-        quantity: z.number().int(),
-        vatable: z.boolean(),
-        unitPrice: Money,
-        gross: Money,
+  z
+    .object({
+      branchId: z.string(),
+      pricedAt: z.string().openapi({ description: 'the moment whose prices and promotions were used (ISO 8601 UTC)' }),
+      currency: z.literal('THB'),
+      deliveryOption: z.enum(DELIVERY_OPTIONS),
+      paymentMethod: z.enum(COST_PAYMENT_METHODS),
+      lines: z.array(
+        z.object({
+          productId: z.string(),
+          name: z.string(),
+          nameTh: z.string(),
+          quantity: z.number().int(),
+          vatable: z.boolean(),
+          unitPrice: Money,
+          gross: Money,
+          discount: Money,
+          total: Money,
+          vat: Money.openapi({ description: 'VAT included in this line (7/107 of total for vatable goods)' }),
+          promotion: z
+            .object({ promotionId: z.string(), type: PromotionType, title: z.string(), titleTh: z.string() })
+            .nullable(),
+        }),
+      ),
+      promotions: z.array(
+        z.object({
+          promotionId: z.string(),
+          type: PromotionType,
+          title: z.string(),
+          titleTh: z.string(),
+          applications: z.number().int(),
+          discount: Money,
+        }),
+      ),
+      charges: z.array(
+        z.object({
+          code: z.enum(['delivery', 'heavy_surcharge', 'payment_fee']),
+          description: z.string(),
+          vatable: z.boolean(),
+          amount: Money,
+        }),
+      ),
+      weightGrams: z.number().int(),
+      totals: z.object({
+        itemsGross: Money,
         discount: Money,
+        items: Money,
+        charges: Money,
         total: Money,
-        vat: Money.openapi({ description: 'VAT included in this line (7/107 of total for vatable goods)' }),
-        promotion: z
-          .object({ promotionId: z.string(), type: PromotionType, title: z.string(), titleTh: z.string() })
-          .nullable(),
+        vatable: Money,
+        vat: Money.openapi({ description: 'VAT included in total: 7/107 of the vatable amount, on the sum' }),
+        exempt: Money,
       }),
-    ),
-    promotions: z.array(
-      z.object({
-        promotionId: z.string(),
-        type: PromotionType,
-        title: z.string(),
-        titleTh: z.string(),
-        applications: z.number().int(),
-        discount: Money,
-      }),
-    ),
-    charges: z.array(
-      z.object({
-        code: z.enum(['delivery', 'heavy_surcharge', 'payment_fee']),
-        description: z.string(),
-        vatable: z.boolean(),
-        amount: Money,
-      }),
-    ),
-    weightGrams: z.number().int(),
-    totals: z.object({
-      itemsGross: Money,
-      discount: Money,
-      items: Money,
-      charges: Money,
-      total: Money,
-      vatable: Money,
-      vat: Money.openapi({ description: 'VAT included in total: 7/107 of the vatable amount, on the sum' }),
-      exempt: Money,
+    })
+    .openapi({
+      example: {
+        branchId: 'B001',
+        pricedAt: '2026-11-22T08:00:00.000Z',
+        currency: 'THB',
+        deliveryOption: 'standard',
+        paymentMethod: 'qr',
+        lines: [
+          {
+            productId: 'G851378-1',
+            name: 'Mama Instant Noodles, Tom Yum Shrimp Creamy 55 g',
+            nameTh: 'บะหมี่กึ่งสำเร็จรูป มาม่า รสต้มยำกุ้งน้ำข้น 55 กรัม',
+            quantity: 10,
+            vatable: true,
+            unitPrice: { satang: 700, thb: 7 },
+            gross: { satang: 7000, thb: 70 },
+            discount: { satang: 1000, thb: 10 },
+            total: { satang: 6000, thb: 60 },
+            vat: { satang: 393, thb: 3.93 },
+            promotion: {
+              promotionId: 'PR2611001',
+              type: 'multi_buy',
+              title: 'Mama noodles, any 10 packs for ฿60',
+              titleTh: 'มาม่า คละรส 10 ซอง 60 บาท',
+            },
+          },
+          {
+            productId: 'G784972-1',
+            name: 'Nam Dok Mai Mango 1 kg',
+            nameTh: 'มะม่วงน้ำดอกไม้สีทอง 1 กก.',
+            quantity: 2,
+            vatable: false,
+            unitPrice: { satang: 13900, thb: 139 },
+            gross: { satang: 27800, thb: 278 },
+            discount: { satang: 0, thb: 0 },
+            total: { satang: 27800, thb: 278 },
+            vat: { satang: 0, thb: 0 },
+            promotion: null,
+          },
+        ],
+        promotions: [
+          {
+            promotionId: 'PR2611001',
+            type: 'multi_buy',
+            title: 'Mama noodles, any 10 packs for ฿60',
+            titleTh: 'มาม่า คละรส 10 ซอง 60 บาท',
+            applications: 1,
+            discount: { satang: 1000, thb: 10 },
+          },
+        ],
+        charges: [
+          { code: 'delivery', description: 'Standard delivery', vatable: true, amount: { satang: 4000, thb: 40 } },
+          { code: 'payment_fee', description: 'Payment fee (qr)', vatable: true, amount: { satang: 0, thb: 0 } },
+        ],
+        weightGrams: 2760,
+        totals: {
+          itemsGross: { satang: 34800, thb: 348 },
+          discount: { satang: 1000, thb: 10 },
+          items: { satang: 33800, thb: 338 },
+          charges: { satang: 4000, thb: 40 },
+          total: { satang: 37800, thb: 378 },
+          vatable: { satang: 10000, thb: 100 },
+          vat: { satang: 654, thb: 6.54 },
+          exempt: { satang: 27800, thb: 278 },
+        },
+      },
     }),
-  }),
 );
 
 registry.registerPath({

@@ -24,21 +24,39 @@ const LatePaymentsQuery = PageQuery.extend({
 
 const LatePayment = registry.register(
   'LatePayment',
-  z.object({
-    id: z.string().openapi({ description: 'the conflict id (cfl_...)' }),
-    orderId: z.string(),
-    paymentId: z.string(),
-    provider: z.string(),
-    paymentStatus: z.enum(['expired', 'failed']).openapi({ description: 'what the payment had ended as' }),
-    amount: z.number().openapi({ description: 'THB' }),
-    resolution: Resolution,
-    refundId: z.string().nullable(),
-    detail: z.string().nullable().openapi({ description: 'why a refund failed' }),
-    receiptId: z.string().nullable(),
-    reference: z.string().nullable().openapi({ description: "the provider's reference" }),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-  }),
+  z
+    .object({
+      id: z.string().openapi({ description: 'the conflict id (cfl_...)' }),
+      orderId: z.string(),
+      paymentId: z.string(),
+      provider: z.string(),
+      paymentStatus: z.enum(['expired', 'failed']).openapi({ description: 'what the payment had ended as' }),
+      amount: z.number().openapi({ description: 'THB' }),
+      resolution: Resolution,
+      refundId: z.string().nullable(),
+      detail: z.string().nullable().openapi({ description: 'why a refund failed' }),
+      receiptId: z.string().nullable(),
+      reference: z.string().nullable().openapi({ description: "the provider's reference" }),
+      createdAt: z.string(),
+      updatedAt: z.string(),
+    })
+    .openapi({
+      example: {
+        id: 'cfl_5e2a9c7b1d3f48a6b0c4e8d2f6a1b3c5',
+        orderId: 'ORD-2003',
+        paymentId: 'pay_c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5',
+        provider: 'qr',
+        paymentStatus: 'expired',
+        amount: 89.03,
+        resolution: 'refunded',
+        refundId: 're_1f2e3d4c5b6a79880716253443526170',
+        detail: null,
+        receiptId: '48213',
+        reference: 'QR-7781299',
+        createdAt: '2026-11-22T08:16:02.118Z',
+        updatedAt: '2026-11-22T08:16:03.940Z',
+      },
+    }),
 );
 const LatePaymentList = registry.register(
   'LatePaymentList',

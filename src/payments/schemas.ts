@@ -23,7 +23,16 @@ export const CardPaymentRequest = registry.register(
         description: 'where the user is redirected after the card callback (http or https URL)',
       }),
     })
-    .strict(),
+    .strict()
+    .openapi({
+      example: {
+        orderId: 'ORD-2002',
+        userId: 'u-1',
+        amount: 250.5,
+        token: 'tok_test',
+        callback: 'https://shop.example/orders/ORD-2002/paid',
+      },
+    }),
 );
 
 export const QrPaymentRequest = registry.register(
@@ -48,7 +57,16 @@ export const QrPaymentRequest = registry.register(
         example: 'https://shop.example/orders/ORD-1001',
       }),
     })
-    .strict(),
+    .strict()
+    .openapi({
+      example: {
+        orderId: 'ORD-2001',
+        userId: 'u-1',
+        amount: 120.5,
+        customerId: 'c-1',
+        returnUrl: 'https://shop.example/orders/ORD-2001',
+      },
+    }),
 );
 
 const Status = z.enum(['pending', 'paid', 'failed', 'expired', 'refunded']);
@@ -64,78 +82,144 @@ const RefundOut = z.object({
 
 export const CardPaymentCreated = registry.register(
   'CardPaymentCreated',
-  z.object({
-    paymentId: z.string(),
-    orderId: z.string(),
-    method: z.literal('card'),
-    status: Status,
-    amount: z.number(),
-    currency: z.literal('THB'),
-    chargeId: z
-      .string()
-      .nullable()
-      .openapi({ description: "the provider's charge id (objectId in its callback); null if not created yet" }),
-    authorizeUri: z
-      .string()
-      .nullable()
-      .openapi({ description: 'where to send the user for 3-D Secure, when the provider asks for it' }),
-    failureReason: z.string().optional(),
-  }),
+  z
+    .object({
+      paymentId: z.string(),
+      orderId: z.string(),
+      method: z.literal('card'),
+      status: Status,
+      amount: z.number(),
+      currency: z.literal('THB'),
+      chargeId: z
+        .string()
+        .nullable()
+        .openapi({ description: "the provider's charge id (objectId in its callback); null if not created yet" }),
+      authorizeUri: z
+        .string()
+        .nullable()
+        .openapi({ description: 'where to send the user for 3-D Secure, when the provider asks for it' }),
+      failureReason: z.string().optional(),
+    })
+    .openapi({
+      example: {
+        paymentId: 'pay_3c1f0b7a9e2d48c6a5b4f1e0d9c8b7a6',
+        orderId: 'ORD-2002',
+        method: 'card',
+        status: 'pending',
+        amount: 250.5,
+        currency: 'THB',
+        chargeId: 'chrg_test_5xq3vfc1tna4dbm0ox9',
+        authorizeUri: null,
+      },
+    }),
 );
 
 export const QrPaymentCreated = registry.register(
   'QrPaymentCreated',
-  z.object({
-    paymentId: z.string(),
-    orderId: z.string(),
-    method: z.literal('qr'),
-    status: Status,
-    amount: z.number(),
-    currency: z.literal('THB'),
-    customerId: z.string(),
-    expiresAt: z
-      .string()
-      .openapi({ description: 'ISO 8601 UTC; the payment ends `expired` when no result arrived by then' }),
-    qr: z.object({
-      payload: z.string().openapi({
-        description:
-          'PromptPay (EMVCo) payload: tags 00 01, 29 (PROMPTPAY_ID) or 30 (bill payment: PROMPTPAY_BILLER_ID, Ref1 = the order reference, Ref2), 58 53 54, 59 merchant name, 60 city, 62 reference label, 63 CRC. Top-level tags may come in any order.',
-        example: '00020101021229370016A000000677010111011300668012345675802TH530376454044.226304E469',
+  z
+    .object({
+      paymentId: z.string(),
+      orderId: z.string(),
+      method: z.literal('qr'),
+      status: Status,
+      amount: z.number(),
+      currency: z.literal('THB'),
+      customerId: z.string(),
+      expiresAt: z
+        .string()
+        .openapi({ description: 'ISO 8601 UTC; the payment ends `expired` when no result arrived by then' }),
+      qr: z.object({
+        payload: z.string().openapi({
+          description:
+            'PromptPay (EMVCo) payload: tags 00 01, 29 (PROMPTPAY_ID) or 30 (bill payment: PROMPTPAY_BILLER_ID, Ref1 = the order reference, Ref2), 58 53 54, 59 merchant name, 60 city, 62 reference label, 63 CRC. Top-level tags may come in any order.',
+          example: '00020101021229370016A000000677010111011300668012345675802TH530376454044.226304E469',
+        }),
+        reference: z.string().openapi({
+          description:
+            'the order reference (bill payment Ref1, tag 62 reference label): a QR callback may name the payment by it',
+        }),
+        crc: z.string().openapi({ description: 'CRC16 (CCITT-FALSE) of the payload: its last 4 characters' }),
+        image: z.string().openapi({ description: 'the payload as a QR code: PNG data URL' }),
       }),
-      reference: z.string().openapi({
+      checkoutUrl: z.string().openapi({
         description:
-          'the order reference (bill payment Ref1, tag 62 reference label): a QR callback may name the payment by it',
+          'the hosted checkout page of this payment (QR, amount, countdown, live status): a signed link, valid until an hour after expiresAt',
       }),
-      crc: z.string().openapi({ description: 'CRC16 (CCITT-FALSE) of the payload: its last 4 characters' }),
-      image: z.string().openapi({ description: 'the payload as a QR code: PNG data URL' }),
+    })
+    .openapi({
+      example: {
+        paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
+        orderId: 'ORD-2001',
+        method: 'qr',
+        status: 'pending',
+        amount: 120.5,
+        currency: 'THB',
+        customerId: 'c-1',
+        expiresAt: '2026-11-22T08:15:00.000Z',
+        qr: {
+          payload:
+            '00020101021229370016A000000677010111011300668123456785802TH53037645406120.505910Talat Shop6007Bangkok62210517ORD2001DNN960PGFI6304A9A3',
+          reference: 'ORD2001DNN960PGFI',
+          crc: 'A9A3',
+          image: 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAQAAAAEAAQMAAABmvDolAAAABlBMVEUAAAD///+l2Z/dAAAA',
+        },
+        checkoutUrl:
+          'http://127.0.0.1:3000/checkout/pay_9d85008165c15b44c1dfeac49cca3667.towf51.hsWihesnW4dBh-IHEzO7OA',
+      },
     }),
-    checkoutUrl: z.string().openapi({
-      description:
-        'the hosted checkout page of this payment (QR, amount, countdown, live status): a signed link, valid until an hour after expiresAt',
-    }),
-  }),
 );
 
 export const PaymentStatusOut = registry.register(
   'PaymentStatus',
-  z.object({
-    paymentId: z.string(),
-    orderId: z.string(),
-    method: z.string(),
-    status: Status,
-    amount: z.number(),
-    currency: z.literal('THB'),
-    mode: z.enum(MODES),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-    expiresAt: z.string().nullable(),
-    providerRef: z.string().nullable(),
-    history: z.array(z.object({ status: Status, at: z.string(), reason: z.string() })),
-    refundedAmount: z.number().openapi({ description: 'THB refunded so far (succeeded refunds)' }),
-    refunds: z
-      .array(RefundOut)
-      .openapi({ description: 'every refund request, oldest first; failed ones count nothing' }),
-  }),
+  z
+    .object({
+      paymentId: z.string(),
+      orderId: z.string(),
+      method: z.string(),
+      status: Status,
+      amount: z.number(),
+      currency: z.literal('THB'),
+      mode: z.enum(MODES),
+      createdAt: z.string(),
+      updatedAt: z.string(),
+      expiresAt: z.string().nullable(),
+      providerRef: z.string().nullable(),
+      history: z.array(z.object({ status: Status, at: z.string(), reason: z.string() })),
+      refundedAmount: z.number().openapi({ description: 'THB refunded so far (succeeded refunds)' }),
+      refunds: z
+        .array(RefundOut)
+        .openapi({ description: 'every refund request, oldest first; failed ones count nothing' }),
+    })
+    .openapi({
+      example: {
+        paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
+        orderId: 'ORD-2001',
+        method: 'qr',
+        status: 'paid',
+        amount: 120.5,
+        currency: 'THB',
+        mode: 'sandbox',
+        createdAt: '2026-11-22T08:00:00.213Z',
+        updatedAt: '2026-11-22T08:00:01.501Z',
+        expiresAt: '2026-11-22T08:15:00.212Z',
+        providerRef: 'QR-7781203',
+        history: [
+          { status: 'pending', at: '2026-11-22T08:00:00.213Z', reason: 'created' },
+          { status: 'paid', at: '2026-11-22T08:00:01.501Z', reason: 'qr: success' },
+        ],
+        refundedAmount: 20.5,
+        refunds: [
+          {
+            refundId: 're_a893559aa54e59d461e5edcc2acaddc2',
+            amount: 20.5,
+            status: 'succeeded',
+            reason: 'one item missing',
+            failureReason: null,
+            createdAt: '2026-11-22T09:30:00.000Z',
+          },
+        ],
+      },
+    }),
 );
 
 registry.registerPath({
@@ -186,7 +270,7 @@ registry.registerPath({
     "Reads the record the payment's workflow keeps (the payments row and its events). A key sees the payments of its own mode that it created, and public card payments. Scope payments:read.",
   tags: ['payment'],
   security,
-  request: { params: z.object({ orderId: Id }) },
+  request: { params: z.object({ orderId: Id.openapi({ example: 'ORD-2001' }) }) },
   responses: {
     200: {
       description: 'status and history',
@@ -205,24 +289,38 @@ export const RefundRequest = registry.register(
       amount: Amount.optional().openapi({ description: 'THB to refund; absent: the whole refundable rest' }),
       reason: z.string().max(500).optional(),
     })
-    .strict(),
+    .strict()
+    .openapi({ example: { orderId: 'ORD-2001', amount: 20.5, reason: 'one item missing' } }),
 );
 
 export const RefundCreated = registry.register(
   'RefundCreated',
-  z.object({
-    refundId: z.string(),
-    orderId: z.string(),
-    paymentId: z.string(),
-    status: z
-      .enum(['succeeded', 'failed'])
-      .openapi({ description: 'failed: the provider refused or could not be reached; no money was refunded' }),
-    amount: z.number(),
-    currency: z.literal('THB'),
-    reason: z.string().optional(),
-    failureReason: z.string().optional(),
-    payment: z.object({ status: Status, amount: z.number(), refundedAmount: z.number() }),
-  }),
+  z
+    .object({
+      refundId: z.string(),
+      orderId: z.string(),
+      paymentId: z.string(),
+      status: z
+        .enum(['succeeded', 'failed'])
+        .openapi({ description: 'failed: the provider refused or could not be reached; no money was refunded' }),
+      amount: z.number(),
+      currency: z.literal('THB'),
+      reason: z.string().optional(),
+      failureReason: z.string().optional(),
+      payment: z.object({ status: Status, amount: z.number(), refundedAmount: z.number() }),
+    })
+    .openapi({
+      example: {
+        refundId: 're_a893559aa54e59d461e5edcc2acaddc2',
+        orderId: 'ORD-2001',
+        paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
+        status: 'succeeded',
+        amount: 20.5,
+        currency: 'THB',
+        reason: 'one item missing',
+        payment: { status: 'paid', amount: 120.5, refundedAmount: 20.5 },
+      },
+    }),
 );
 
 registry.registerPath({
@@ -272,7 +370,26 @@ export const PaymentSummary = registry.register(
 );
 export const PaymentList = registry.register(
   'PaymentList',
-  z.object({ payments: z.array(PaymentSummary), ...pageFields }),
+  z.object({ payments: z.array(PaymentSummary), ...pageFields }).openapi({
+    example: {
+      payments: [
+        {
+          paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
+          orderId: 'ORD-2001',
+          method: 'qr',
+          status: 'paid',
+          amount: 120.5,
+          refundedAmount: 20.5,
+          currency: 'THB',
+          mode: 'sandbox',
+          createdAt: '2026-11-22T08:00:00.213Z',
+          updatedAt: '2026-11-22T09:30:00.412Z',
+        },
+      ],
+      hasMore: true,
+      nextCursor: 'pay_9d85008165c15b44c1dfeac49cca3667',
+    },
+  }),
 );
 
 registry.registerPath({

@@ -88,7 +88,7 @@ registry.registerPath({
   summary: "An order's whole story: creation, callbacks, status changes, webhook attempts, dead letters, refunds",
   tags: ['payment'],
   security: [{ [ApiKeyAuth.name]: [] }],
-  request: { params: z.object({ orderId: z.string() }) },
+  request: { params: z.object({ orderId: z.string().openapi({ example: 'ORD-2001' }) }) },
   responses: {
     200: { description: 'the timeline, oldest first', content: { 'application/json': { schema: envelope(Timeline) } } },
     ...errorResponses([400, 401, 403, 404, 429]),

@@ -37,9 +37,11 @@ import { getRun, linesQuery, resolveException, type LineRow } from './repository
 
 const Provider = z.enum(SETTLEMENT_PROVIDERS);
 const Day = z.string().refine(isCalendarDay, 'a calendar day YYYY-MM-DD');
-const DayParams = z.object({ provider: Provider, date: Day });
+const DayParams = z.object({ provider: Provider, date: Day.openapi({ example: '2026-11-21' }) });
 const ProviderParams = z.object({ provider: Provider });
-const ExceptionParams = DayParams.extend({ id: z.string().min(1).max(120) });
+const ExceptionParams = DayParams.extend({
+  id: z.string().min(1).max(120).openapi({ example: 'rcn_promptpay_sandbox_2026-11-21:000017' }),
+});
 const ExceptionsQuery = PageQuery.extend({
   outcome: z
     .enum(['exceptions', 'all', ...OUTCOMES])
@@ -49,34 +51,61 @@ const ExceptionsQuery = PageQuery.extend({
 }).strict();
 const ResolveIn = registry.register(
   'ReconciliationResolveIn',
-  z.object({ resolution: z.enum(RESOLUTIONS), note: z.string().trim().min(1).max(2000) }).strict(),
+  z
+    .object({ resolution: z.enum(RESOLUTIONS), note: z.string().trim().min(1).max(2000) })
+    .strict()
+    .openapi({ example: { resolution: 'written_off', note: 'bank fee adjustment confirmed by phone, ticket 4471' } }),
 );
-const NoteIn = z.object({ note: z.string().trim().max(500).optional() }).strict();
+const NoteIn = z
+  .object({ note: z.string().trim().max(500).optional() })
+  .strict()
+  .openapi({ example: { note: 'provider settlement files late during the bank holiday' } });
 
 const Row = registry.register(
   'ReconciliationLine',
-  z.object({
-    id: z.string(),
-    lineNo: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({ description: 'line of the file; null: a Talat item no line settled' }),
-    outcome: z.enum(OUTCOMES),
-    expected: z.boolean().openapi({ description: 'a late payment or conflict Talat had already recorded' }),
-    kind: z.enum(['payment', 'refund', 'fee']),
-    reference: z.string().nullable(),
-    amount: z.number().openapi({ description: 'THB settled (unsettled: Talat amount)' }),
-    talatAmount: z.number().nullable(),
-    paymentId: z.string().nullable(),
-    refundId: z.string().nullable(),
-    orderId: z.string().nullable(),
-    txnAt: z.string().nullable(),
-    detail: z.string().nullable(),
-    resolution: z.enum(RESOLUTIONS).nullable(),
-    resolutionNote: z.string().nullable(),
-    resolvedAt: z.string().nullable(),
-  }),
+  z
+    .object({
+      id: z.string(),
+      lineNo: z
+        .number()
+        .int()
+        .nullable()
+        .openapi({ description: 'line of the file; null: a Talat item no line settled' }),
+      outcome: z.enum(OUTCOMES),
+      expected: z.boolean().openapi({ description: 'a late payment or conflict Talat had already recorded' }),
+      kind: z.enum(['payment', 'refund', 'fee']),
+      reference: z.string().nullable(),
+      amount: z.number().openapi({ description: 'THB settled (unsettled: Talat amount)' }),
+      talatAmount: z.number().nullable(),
+      paymentId: z.string().nullable(),
+      refundId: z.string().nullable(),
+      orderId: z.string().nullable(),
+      txnAt: z.string().nullable(),
+      detail: z.string().nullable(),
+      resolution: z.enum(RESOLUTIONS).nullable(),
+      resolutionNote: z.string().nullable(),
+      resolvedAt: z.string().nullable(),
+    })
+    .openapi({
+      example: {
+        id: 'rcn_promptpay_sandbox_2026-11-21:000017',
+        lineNo: 17,
+        outcome: 'amount_mismatch',
+        expected: false,
+        kind: 'payment',
+        reference: 'ORD2001DNN960PGFI',
+        amount: 120,
+        talatAmount: 120.5,
+        paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
+        refundId: null,
+        orderId: 'ORD-2001',
+        txnAt: '2026-11-21T08:00:01.000Z',
+        detail: 'settled 120.00 THB, Talat recorded 120.50 THB',
+        resolution: 'accepted',
+        resolutionNote: 'the bank kept a 0.50 THB fee, confirmed by phone',
+        resolvedAt: '2026-11-22T09:12:40.551Z',
+      },
+    }),
 );
 const Summary = z.object({
   lines: z.number().int(),
@@ -87,28 +116,63 @@ const Summary = z.object({
 });
 const Run = registry.register(
   'ReconciliationRun',
-  z.object({
-    id: z.string(),
-    provider: Provider,
-    mode: z.enum(['live', 'sandbox']),
-    date: z.string(),
-    status: z.enum(['waiting_file', 'completed', 'file_missing', 'malformed']),
-    fileKey: z.string(),
-    error: z.string().nullable().openapi({ description: 'malformed: the line and what is wrong with it' }),
-    completedAt: z.string().nullable(),
-    summary: Summary.nullable(),
-  }),
+  z
+    .object({
+      id: z.string(),
+      provider: Provider,
+      mode: z.enum(['live', 'sandbox']),
+      date: z.string(),
+      status: z.enum(['waiting_file', 'completed', 'file_missing', 'malformed']),
+      fileKey: z.string(),
+      error: z.string().nullable().openapi({ description: 'malformed: the line and what is wrong with it' }),
+      completedAt: z.string().nullable(),
+      summary: Summary.nullable(),
+    })
+    .openapi({
+      example: {
+        id: 'rcn_promptpay_sandbox_2026-11-21',
+        provider: 'promptpay',
+        mode: 'sandbox',
+        date: '2026-11-21',
+        status: 'completed',
+        fileKey: 'promptpay/2026-11-21.csv',
+        error: null,
+        completedAt: '2026-11-22T00:05:12.331Z',
+        summary: {
+          lines: 212,
+          exceptions: 1,
+          expected: 0,
+          byOutcome: { matched: 208, fee: 3, amount_mismatch: 1, unknown: 0, unsettled: 0, duplicate: 0 },
+          amounts: { matched: 31480.25, fee: 42.5, amount_mismatch: 120, unknown: 0, unsettled: 0, duplicate: 0 },
+        },
+      },
+    }),
 );
 const RunPage = registry.register('ReconciliationDay', z.object({ run: Run, rows: z.array(Row), ...pageFields }));
 const ScheduleOut = registry.register(
   'ReconciliationSchedule',
-  z.object({
-    scheduleId: z.string(),
-    paused: z.boolean(),
-    note: z.string().nullable(),
-    nextRuns: z.array(z.string()),
-    recentRuns: z.array(z.object({ scheduledAt: z.string(), workflowId: z.string() })),
-  }),
+  z
+    .object({
+      scheduleId: z.string(),
+      paused: z.boolean(),
+      note: z.string().nullable(),
+      nextRuns: z.array(z.string()),
+      recentRuns: z.array(z.object({ scheduledAt: z.string(), workflowId: z.string() })),
+    })
+    .openapi({
+      example: {
+        scheduleId: 'reconciliation-promptpay-live',
+        paused: false,
+        note: 'created by Talat at start-up',
+        nextRuns: ['2026-11-22T23:00:00.000Z', '2026-11-23T23:00:00.000Z', '2026-11-24T23:00:00.000Z'],
+        recentRuns: [
+          {
+            scheduledAt: '2026-11-21T23:00:00.000Z',
+            workflowId: 'reconciliation-promptpay-live-2026-11-21',
+          },
+        ],
+      },
+    }),
 );
 
 const ok = <T extends z.ZodTypeAny>(status: number, body: T, description: string) => ({
@@ -134,7 +198,16 @@ for (const [method, path, summary, request, responses] of [
     'Every row of the day as CSV',
     { params: DayParams },
     {
-      200: { description: 'CSV', content: { 'text/csv': { schema: { type: 'string' } } } },
+      200: {
+        description: 'CSV',
+        content: {
+          'text/csv': {
+            schema: { type: 'string' },
+            example:
+              'line_no,outcome,reference,amount,talat_amount,order_id,detail\n17,amount_mismatch,ORD2001DNN960PGFI,120.00,120.50,ORD-2001,settled 120.00 THB\n',
+          },
+        },
+      },
       ...apiErrors([400, 401, 403, 404, 429]),
     },
   ],
@@ -150,7 +223,16 @@ for (const [method, path, summary, request, responses] of [
     `${base}/{date}/run`,
     'Reconcile the day now (again): a workflow',
     { params: DayParams },
-    { ...ok(202, z.object({ workflowId: z.string() }), 'started'), ...apiErrors([400, 401, 403, 429, 503]) },
+    {
+      ...ok(
+        202,
+        z
+          .object({ workflowId: z.string() })
+          .openapi({ example: { workflowId: 'reconciliation-promptpay-live-2026-11-21' } }),
+        'started',
+      ),
+      ...apiErrors([400, 401, 403, 429, 503]),
+    },
   ],
   [
     'get',

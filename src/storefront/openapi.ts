@@ -1,6 +1,7 @@
 /** OpenAPI description of the storefront routes (storefront.ts, storefront-auth.ts). */
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { PaymentError, z } from '../http/openapi';
+import * as ex from './openapi-examples';
 
 const StorefrontError = PaymentError;
 const errors = (codes: number[]) =>
@@ -31,10 +32,10 @@ const rateLimitHeaders = {
 const notModified = { 304: { description: 'If-None-Match matched: not modified', headers: cached } };
 const ifNoneMatch = z.object({ 'if-none-match': z.string().optional() });
 type Headers = Record<string, { description: string; schema: { type: 'string' | 'integer' } }>;
-const json = (schema: z.ZodTypeAny, description: string, headers: Headers = cached) => ({
+const json = (schema: z.ZodTypeAny, description: string, headers: Headers = cached, example?: unknown) => ({
   description,
   headers,
-  content: { 'application/json': { schema } },
+  content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } },
 });
 
 const CategoryNode = z.object({
@@ -168,14 +169,14 @@ export function register(registry: OpenAPIRegistry): void {
     '/api/v2/catalog-tree/catalog-tree',
     'The catalog tree',
     'Aisles with their subcategories and group counts, and the merchandising collections, with icon paths.',
-    json(registry.register('CatalogTree', CatalogTree), 'the tree'),
+    json(registry.register('CatalogTree', CatalogTree), 'the tree', cached, ex.catalogTree),
     [500],
   );
   get(
     '/api/v2/catalog-tree/sticky-banner',
     'The sticky banner',
     'The sticky banner running now (null when none). max-age never reaches past the next banner start or end.',
-    json(z.object({ banner: Banner.nullable() }), 'the banner'),
+    json(z.object({ banner: Banner.nullable() }), 'the banner', cached, ex.stickyBanner),
     [500],
   );
   get(
@@ -190,6 +191,8 @@ export function register(registry: OpenAPIRegistry): void {
         ),
       }),
       'the banners',
+      cached,
+      ex.bannerTree,
     ),
     [500],
   );
@@ -200,6 +203,8 @@ export function register(registry: OpenAPIRegistry): void {
     json(
       z.object({ count: z.number().int(), groups: z.array(GroupSummary.extend({ variants: z.array(Variant) })) }),
       'the list',
+      cached,
+      ex.productList,
     ),
     [500],
   );
@@ -212,14 +217,15 @@ export function register(registry: OpenAPIRegistry): void {
     tags,
     request: {
       query: z.object({
-        query: z
-          .string()
-          .openapi({ description: 'required, 1 to SEARCH_MAX_QUERY_LENGTH (200) characters after trimming' }),
+        query: z.string().openapi({
+          description: 'required, 1 to SEARCH_MAX_QUERY_LENGTH (200) characters after trimming',
+          example: 'mango',
+        }),
         limit: z.number().int().min(1).max(50).optional().openapi({ description: 'default 20' }),
         branchId: z.string().optional(),
       }),
     },
-    responses: { 200: json(SearchResult, 'ranked groups', {}), ...errors([400, 404]) },
+    responses: { 200: json(SearchResult, 'ranked groups', {}, ex.search), ...errors([400, 404]) },
   });
   get(
     '/api/group/read/{groupId}',
@@ -233,9 +239,11 @@ export function register(registry: OpenAPIRegistry): void {
         promotions: z.array(Promotion),
       }),
       'the group',
+      cached,
+      ex.group,
     ),
     [400, 404],
-    { params: z.object({ groupId: z.string() }) },
+    { params: z.object({ groupId: z.string().openapi({ example: 'G784972' }) }) },
   );
   get(
     '/api/group/image/{groupId}/{imageId}',
@@ -251,7 +259,12 @@ export function register(registry: OpenAPIRegistry): void {
       },
     },
     [400, 404],
-    { params: z.object({ groupId: z.string(), imageId: z.string() }) },
+    {
+      params: z.object({
+        groupId: z.string().openapi({ example: 'G784972' }),
+        imageId: z.string().openapi({ example: 'G784972-1.webp' }),
+      }),
+    },
   );
   get(
     '/api/inventory2/{branchId}',
@@ -260,9 +273,14 @@ export function register(registry: OpenAPIRegistry): void {
     json(
       z.object({ branchId: z.string(), updatedAt: z.string().nullable(), products: z.record(z.number().int()) }),
       'the stock',
+      cached,
+      ex.inventory,
     ),
     [400, 404],
-    { params: z.object({ branchId: z.string() }), query: z.object({ timestamp: z.number().optional() }) },
+    {
+      params: z.object({ branchId: z.string().openapi({ example: 'B001' }) }),
+      query: z.object({ timestamp: z.number().optional() }),
+    },
   );
   registry.registerPath({
     method: 'post',
@@ -273,12 +291,20 @@ export function register(registry: OpenAPIRegistry): void {
     tags,
     request: {
       headers: ifNoneMatch,
-      body: { content: { 'application/json': { schema: z.object({ timestamp: z.number().optional() }) } } },
+      body: {
+        content: {
+          'application/json': {
+            schema: z.object({ timestamp: z.number().optional() }).openapi({ example: { timestamp: 1795852800000 } }),
+          },
+        },
+      },
     },
     responses: {
       200: json(
         z.object({ currency: z.literal('THB'), updatedAt: z.string().nullable(), prices: z.record(z.number()) }),
         'the prices (THB per product id)',
+        cached,
+        ex.prices,
       ),
       ...notModified,
       ...errors([400, 415]),
@@ -288,9 +314,9 @@ export function register(registry: OpenAPIRegistry): void {
     '/api/promotion/get-two4',
     'Multi-buy deal of a promotion group',
     'The multi_buy promotion running now whose promotion group id is groupId (by the shop convention the lead group id); 404 when none runs.',
-    json(Promotion, 'the deal', cached),
+    json(Promotion, 'the deal', cached, ex.promotion),
     [400, 404],
-    { query: z.object({ groupId: z.string() }) },
+    { query: z.object({ groupId: z.string().openapi({ example: 'G851378' }) }) },
   );
   get(
     '/public/image/category/{name}.webp',
@@ -302,13 +328,13 @@ export function register(registry: OpenAPIRegistry): void {
       content: { 'image/webp': { schema: { type: 'string', format: 'binary' } } },
     },
     [404],
-    { params: z.object({ name: z.string() }) },
+    { params: z.object({ name: z.string().openapi({ example: 'beef' }) }) },
   );
   get(
     '/app-first-page.json',
     'App start-up configuration',
     'Shop settings, schema file paths, API paths, icon row, branches.',
-    json(z.record(z.unknown()), 'the configuration'),
+    json(z.record(z.unknown()), 'the configuration', cached, ex.firstPage),
     [500],
   );
   for (const file of ['config.yaml', 'firstPageCat.yaml'])
@@ -319,7 +345,19 @@ export function register(registry: OpenAPIRegistry): void {
       {
         description: 'YAML',
         headers: cached,
-        content: { 'application/yaml': { schema: { type: 'object', description: 'the YAML document' } } },
+        content: {
+          'application/yaml': {
+            schema: { type: 'object', description: 'the YAML document' },
+            example:
+              file === 'config.yaml'
+                ? { version: 1, shop: { nameEn: 'Sala Market', nameTh: 'ศาลา มาร์เก็ต', currency: 'THB' } }
+                : {
+                    categories: [
+                      { position: 1, id: 'cat-beef', slug: 'beef', kind: 'aisle', nameEn: 'Beef', nameTh: 'เนื้อวัว' },
+                    ],
+                  },
+          },
+        },
       },
       [500],
     );
@@ -333,13 +371,19 @@ export function register(registry: OpenAPIRegistry): void {
     tags,
     request: {
       query: z.object({
-        'X-Amz-Algorithm': z.string(),
-        'X-Amz-Credential': z.string(),
-        'X-Amz-Date': z.string(),
-        'X-Amz-Expires': z.string(),
-        'X-Amz-SignedHeaders': z.string(),
-        'X-Amz-Security-Token': z.string(),
-        'X-Amz-Signature': z.string(),
+        'X-Amz-Algorithm': z.string().openapi({ example: 'AWS4-HMAC-SHA256' }),
+        'X-Amz-Credential': z
+          .string()
+          .openapi({ example: 'ASIAYWTCAGVGJOU7U7R3/20261122/ap-southeast-1/execute-api/aws4_request' }),
+        'X-Amz-Date': z.string().openapi({ example: '20261122T080000Z' }),
+        'X-Amz-Expires': z.string().openapi({ example: '300' }),
+        'X-Amz-SignedHeaders': z.string().openapi({ example: 'host' }),
+        'X-Amz-Security-Token': z
+          .string()
+          .openapi({ example: 'l9RjHV94t4xr4Y3u66uj7o_zEJrH8Lb_4tQFson5D0DQAzrbMelusPh7L7qY8Wun' }),
+        'X-Amz-Signature': z
+          .string()
+          .openapi({ example: '5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7' }),
       }),
     },
     responses: {
@@ -353,6 +397,13 @@ export function register(registry: OpenAPIRegistry): void {
         }),
         'the key',
         rateLimitHeaders,
+        {
+          apiKey: 'sfk_Qb3mZ8r1Xv0yKc7TnW5eHs2LdP9gJu4AfR6oIiE1tYw',
+          keyId: 'sfkid_2b7e151628aed2a6abf7158809cf4f3c',
+          identityId: 'ap-southeast-1:61166382-e294-41a0-aaf0-ef472a65f935',
+          createdAt: '2026-11-22T08:00:00.000Z',
+          created: true,
+        },
       ),
       ...errors([400, 401, 429]),
     },
@@ -375,6 +426,12 @@ export function register(registry: OpenAPIRegistry): void {
         }),
         'invalidated',
         rateLimitHeaders,
+        {
+          invalidated: true,
+          keyId: 'sfkid_2b7e151628aed2a6abf7158809cf4f3c',
+          identityId: 'ap-southeast-1:61166382-e294-41a0-aaf0-ef472a65f935',
+          revokedCredentials: 2,
+        },
       ),
       ...errors([401, 429]),
     },
@@ -387,11 +444,15 @@ export function register(registry: OpenAPIRegistry): void {
       'Only with SIMULATORS on (default outside production). X-Amz-Target AWSCognitoIdentityService.GetId with {Logins?: {<provider>: <subject>}} -> {IdentityId} (the same identity for the same login; a new guest without one); AWSCognitoIdentityService.GetCredentialsForIdentity with {IdentityId} -> {IdentityId, Credentials: {AccessKeyId, SecretKey, SessionToken, Expiration (unix s)}}.',
     tags,
     request: {
-      headers: z.object({ 'x-amz-target': z.string() }),
-      body: { content: { 'application/json': { schema: z.record(z.unknown()) } } },
+      headers: z.object({
+        'x-amz-target': z.string().openapi({ example: 'AWSCognitoIdentityService.GetCredentialsForIdentity' }),
+      }),
+      body: {
+        content: { 'application/json': { schema: z.record(z.unknown()), example: ex.getCredentials.request } },
+      },
     },
     responses: {
-      200: json(z.record(z.unknown()), 'the operation result', rateLimitHeaders),
+      200: json(z.record(z.unknown()), 'the operation result', rateLimitHeaders, ex.getCredentials.response),
       ...errors([400, 404, 429]),
     },
   });

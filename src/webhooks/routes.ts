@@ -64,48 +64,105 @@ const endpointFields = {
     .optional()
     .openapi({ description: 'a disabled endpoint receives no new messages (default false)' }),
 };
-const EndpointIn = registry.register('WebhookEndpointIn', z.object(endpointFields).strict());
-const EndpointPatch = registry.register('WebhookEndpointPatch', z.object(endpointFields).partial().strict());
+const EndpointIn = registry.register(
+  'WebhookEndpointIn',
+  z
+    .object(endpointFields)
+    .strict()
+    .openapi({
+      example: {
+        url: 'https://shop.example/hooks/talat',
+        description: 'order service',
+        eventTypes: ['payment.paid', 'payment.refunded', 'payment.partially_refunded'],
+      },
+    }),
+);
+const EndpointPatch = registry.register(
+  'WebhookEndpointPatch',
+  z
+    .object(endpointFields)
+    .partial()
+    .strict()
+    .openapi({ example: { url: 'https://shop.example/hooks/talat-v2', disabled: false } }),
+);
+const endpointExample = {
+  id: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b',
+  url: 'https://shop.example/hooks/talat',
+  description: 'order service',
+  publicPayments: false,
+  mode: 'live' as const,
+  eventTypes: ['payment.paid', 'payment.refunded', 'payment.partially_refunded'],
+  disabled: false,
+  createdAt: '2026-11-22T07:58:12.407Z',
+};
 const EndpointOut = registry.register(
   'WebhookEndpointOut',
-  z.object({
-    id: z.string(),
-    url: z.string(),
-    description: z.string(),
-    publicPayments: z.boolean(),
-    mode: z.enum(['live', 'sandbox']),
-    eventTypes: z.array(z.string()).nullable(),
-    disabled: z.boolean(),
-    createdAt: z.string(),
-  }),
+  z
+    .object({
+      id: z.string(),
+      url: z.string(),
+      description: z.string(),
+      publicPayments: z.boolean(),
+      mode: z.enum(['live', 'sandbox']),
+      eventTypes: z.array(z.string()).nullable(),
+      disabled: z.boolean(),
+      createdAt: z.string(),
+    })
+    .openapi({ example: endpointExample }),
 );
 const SecretRotated = registry.register(
   'WebhookSecretRotated',
-  z.object({
-    id: z.string(),
-    secret: z.string().openapi({ description: 'the new whsec_ secret, shown only in this response' }),
-    previousSecretExpiresAt: z.string().openapi({
-      description: 'until then every message carries both signatures (space-separated in webhook-signature)',
+  z
+    .object({
+      id: z.string(),
+      secret: z.string().openapi({ description: 'the new whsec_ secret, shown only in this response' }),
+      previousSecretExpiresAt: z.string().openapi({
+        description: 'until then every message carries both signatures (space-separated in webhook-signature)',
+      }),
+    })
+    .openapi({
+      example: {
+        id: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b',
+        secret: 'whsec_Qm9uZ2tva0JhbmdrYXBpU2VjcmV0S2V5MDAwMDAwMDA=',
+        previousSecretExpiresAt: '2026-11-23T10:00:00.000Z',
+      },
     }),
-  }),
 );
 const AttemptOut = registry.register(
   'WebhookAttempt',
-  z.object({
-    id: z.string().openapi({ description: 'att_<n>: the cursor of the list' }),
-    messageId: z.string(),
-    endpointId: z.string(),
-    paymentId: z.string(),
-    orderId: z.string(),
-    eventStatus: z.string(),
-    attempt: z.number().int(),
-    kind: z.string().openapi({ description: 'automatic, replay, resend or recover' }),
-    status: z.enum(['succeeded', 'failed']),
-    statusCode: z.number().int().nullable(),
-    error: z.string().nullable(),
-    durationMs: z.number().int(),
-    createdAt: z.string(),
-  }),
+  z
+    .object({
+      id: z.string().openapi({ description: 'att_<n>: the cursor of the list' }),
+      messageId: z.string(),
+      endpointId: z.string(),
+      paymentId: z.string(),
+      orderId: z.string(),
+      eventStatus: z.string(),
+      attempt: z.number().int(),
+      kind: z.string().openapi({ description: 'automatic, replay, resend or recover' }),
+      status: z.enum(['succeeded', 'failed']),
+      statusCode: z.number().int().nullable(),
+      error: z.string().nullable(),
+      durationMs: z.number().int(),
+      createdAt: z.string(),
+    })
+    .openapi({
+      example: {
+        id: 'att_1842',
+        messageId: 'msg_7b3e9f2a1c5d48e6b0a4c8d2e6f1a3b5',
+        endpointId: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b',
+        paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
+        orderId: 'ORD-2001',
+        eventStatus: 'paid',
+        attempt: 1,
+        kind: 'automatic',
+        status: 'succeeded',
+        statusCode: 204,
+        error: null,
+        durationMs: 38,
+        createdAt: '2026-11-22T08:00:01.544Z',
+      },
+    }),
 );
 const AttemptQuery = PageQuery.extend({
   status: z.enum(['succeeded', 'failed']).optional(),
@@ -124,39 +181,66 @@ const RecoverIn = registry.register(
         .datetime({ offset: true })
         .openapi({ description: 'ISO 8601: resend the messages created since then that failed every attempt' }),
     })
-    .strict(),
+    .strict()
+    .openapi({ example: { since: '2026-11-22T06:00:00Z' } }),
 );
-const AttemptResultOut = z.object({
-  ok: z.boolean(),
-  statusCode: z.number().int().optional(),
-  error: z.string().optional(),
-});
+const AttemptResultOut = z
+  .object({
+    ok: z.boolean(),
+    statusCode: z.number().int().optional(),
+    error: z.string().optional(),
+  })
+  .openapi({ example: { ok: true, statusCode: 204 } });
 const EndpointCreated = registry.register(
   'WebhookEndpointCreated',
   EndpointOut.extend({
     secret: z.string().openapi({ description: 'whsec_<base64>: the signing secret, shown only in this response' }),
-  }),
+  }).openapi({ example: { ...endpointExample, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } }),
 );
 const DeadLetterOut = registry.register(
   'WebhookDeadLetter',
-  z.object({
-    id: z.string(),
-    messageId: z.string().openapi({ description: 'the webhook-id header of the message' }),
-    endpointId: z.string(),
-    url: z.string(),
-    paymentId: z.string(),
-    orderId: z.string(),
-    event: z.record(z.unknown()).openapi({ description: 'the payment.status.updated body' }),
-    status: z.enum(['dead', 'delivered']),
-    reason: z.string(),
-    attempts: z.number().int(),
-    lastStatusCode: z.number().int().nullable(),
-    lastError: z.string().nullable(),
-    replays: z.number().int(),
-    createdAt: z.string(),
-    replayedAt: z.string().nullable(),
-    deliveredAt: z.string().nullable(),
-  }),
+  z
+    .object({
+      id: z.string(),
+      messageId: z.string().openapi({ description: 'the webhook-id header of the message' }),
+      endpointId: z.string(),
+      url: z.string(),
+      paymentId: z.string(),
+      orderId: z.string(),
+      event: z.record(z.unknown()).openapi({ description: 'the payment.status.updated body' }),
+      status: z.enum(['dead', 'delivered']),
+      reason: z.string(),
+      attempts: z.number().int(),
+      lastStatusCode: z.number().int().nullable(),
+      lastError: z.string().nullable(),
+      replays: z.number().int(),
+      createdAt: z.string(),
+      replayedAt: z.string().nullable(),
+      deliveredAt: z.string().nullable(),
+    })
+    .openapi({
+      example: {
+        id: 'dlq_0e6c1b9a7f3d42c8b5a1e9d3c7f2b6a4',
+        messageId: 'msg_7b3e9f2a1c5d48e6b0a4c8d2e6f1a3b5',
+        endpointId: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b',
+        url: 'https://shop.example/hooks/talat',
+        paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
+        orderId: 'ORD-2001',
+        event: {
+          event: 'payment.status.updated',
+          data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:01.501Z' },
+        },
+        status: 'dead',
+        reason: 'every attempt failed',
+        attempts: 4,
+        lastStatusCode: 502,
+        lastError: null,
+        replays: 0,
+        createdAt: '2026-11-22T08:00:08.611Z',
+        replayedAt: null,
+        deliveredAt: null,
+      },
+    }),
 );
 const ReplayOut = registry.register(
   'WebhookReplayResult',
@@ -168,8 +252,8 @@ const ReplayOut = registry.register(
 const DeadLetterQuery = PageQuery.extend({
   status: z.enum(['dead', 'delivered', 'all']).default('dead'),
 });
-const IdParam = z.object({ id: z.string() });
-const MsgParam = z.object({ msgId: z.string() });
+const IdParam = z.object({ id: z.string().openapi({ example: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b' }) });
+const MsgParam = z.object({ msgId: z.string().openapi({ example: 'msg_7b3e9f2a1c5d48e6b0a4c8d2e6f1a3b5' }) });
 
 const ok = <T extends z.ZodTypeAny>(status: number, body: T, description: string) => ({
   [status]: {
@@ -243,7 +327,13 @@ registry.registerPath({
   responses: {
     ...ok(
       202,
-      z.object({ endpointId: z.string(), since: z.string(), workflowId: z.string() }),
+      z.object({ endpointId: z.string(), since: z.string(), workflowId: z.string() }).openapi({
+        example: {
+          endpointId: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b',
+          since: '2026-11-22T06:00:00.000Z',
+          workflowId: 'webhook-recover-ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b',
+        },
+      }),
       'recovery started (or already running)',
     ),
     ...apiErrors([400, 401, 403, 404, 409, 429, 503]),
@@ -256,7 +346,13 @@ registry.registerPath({
   summary: 'Send a message (webhook-id msg_...) to its endpoint again now: one attempt, signed anew',
   request: { params: MsgParam },
   responses: {
-    ...ok(200, z.object({ messageId: z.string(), attempt: AttemptResultOut }), 'the attempt was made (see attempt.ok)'),
+    ...ok(
+      200,
+      z.object({ messageId: z.string(), attempt: AttemptResultOut }).openapi({
+        example: { messageId: 'msg_7b3e9f2a1c5d48e6b0a4c8d2e6f1a3b5', attempt: { ok: true, statusCode: 200 } },
+      }),
+      'the attempt was made (see attempt.ok)',
+    ),
     ...apiErrors([401, 403, 404, 409, 429, 503]),
   },
 });
@@ -267,7 +363,14 @@ registry.registerPath({
   summary: 'Remove a webhook endpoint (its pending retries stop)',
   request: { params: IdParam },
   responses: {
-    ...ok(200, z.object({ id: z.string(), deleted: z.literal(true) }), 'removed'),
+    ...ok(
+      200,
+      z.object({
+        id: z.string().openapi({ example: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b' }),
+        deleted: z.literal(true),
+      }),
+      'removed',
+    ),
     ...apiErrors([401, 403, 404, 429]),
   },
 });

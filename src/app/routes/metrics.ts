@@ -19,7 +19,13 @@ openapi.registerPath({
   responses: {
     200: {
       description: 'Prometheus text exposition format',
-      content: { 'text/plain': { schema: { type: 'string' } } },
+      content: {
+        'text/plain': {
+          schema: { type: 'string' },
+          example:
+            '# HELP talat_callbacks_total Callbacks received, by provider and outcome\n# TYPE talat_callbacks_total counter\ntalat_callbacks_total{provider="qr",outcome="processed"} 42\n',
+        },
+      },
     },
   },
 });

@@ -30,7 +30,9 @@ registry.registerPath({
   path: '/healthz',
   summary: 'Process is up',
   tags: ['system'],
-  responses: { 200: { description: 'up', content: { 'application/json': { schema: Health } } } },
+  responses: {
+    200: { description: 'up', content: { 'application/json': { schema: Health, example: { status: 'ok' } } } },
+  },
 });
 registry.registerPath({
   method: 'get',
@@ -38,7 +40,15 @@ registry.registerPath({
   summary: 'Postgres and Temporal are reachable (each check gives up after 800 ms)',
   tags: ['system'],
   responses: {
-    200: { description: 'ready', content: { 'application/json': { schema: Health } } },
+    200: {
+      description: 'ready',
+      content: {
+        'application/json': {
+          schema: Health,
+          example: { status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } },
+        },
+      },
+    },
     503: { description: 'a dependency is unreachable' },
   },
 });

@@ -47,15 +47,25 @@ const secure = (ctx: Context) => {
 };
 
 const Token = z.object({
-  token: z.string().openapi({ description: 'the signed token of the `checkoutUrl` that `POST /qrpayment` returned' }),
+  token: z.string().openapi({
+    description: 'the signed token of the `checkoutUrl` that `POST /qrpayment` returned',
+    example: 'pay_9d85008165c15b44c1dfeac49cca3667.towf51.hsWihesnW4dBh-IHEzO7OA',
+  }),
 });
-const text = (description: string) => ({ description, content: { 'text/plain': { schema: z.string() } } });
+const text = (description: string, example: string) => ({
+  description,
+  content: { 'text/plain': { schema: z.string(), example } },
+});
+const page = (title: string) => `<!doctype html><html lang="en"><head><title>${title}</title></head>…</html>`;
 const linkRefusals = {
   404: {
     description: 'a link that is not valid (tampered, or no QR payment)',
-    content: { 'text/html': { schema: z.string() } },
+    content: { 'text/html': { schema: z.string(), example: page('No such checkout') } },
   },
-  410: { description: 'a link past its expiry', content: { 'text/html': { schema: z.string() } } },
+  410: {
+    description: 'a link past its expiry',
+    content: { 'text/html': { schema: z.string(), example: page('This checkout has expired') } },
+  },
 };
 registry.registerPath({
   method: 'get',
@@ -66,7 +76,13 @@ registry.registerPath({
   tags: ['payment'],
   security: [],
   request: { params: Token, query: z.object({ lang: z.enum(['th', 'en']).optional() }) },
-  responses: { 200: { description: 'the page', content: { 'text/html': { schema: z.string() } } }, ...linkRefusals },
+  responses: {
+    200: {
+      description: 'the page',
+      content: { 'text/html': { schema: z.string(), example: page('Pay 120.50 THB with PromptPay') } },
+    },
+    ...linkRefusals,
+  },
 });
 registry.registerPath({
   method: 'get',
@@ -78,8 +94,8 @@ registry.registerPath({
   request: { params: Token },
   responses: {
     200: { description: 'the QR', content: { 'image/png': { schema: z.string().openapi({ format: 'binary' }) } } },
-    404: text('a link that is not valid'),
-    410: text('a link past its expiry'),
+    404: text('a link that is not valid', 'No such QR code'),
+    410: text('a link past its expiry', 'No such QR code'),
   },
 });
 registry.registerPath({
@@ -91,11 +107,22 @@ registry.registerPath({
   security: [],
   request: { params: Token },
   responses: {
-    200: { description: 'an event stream', content: { 'text/event-stream': { schema: z.string() } } },
-    404: text('a link that is not valid'),
-    410: text('a link past its expiry'),
-    429: text(`${MAX_STREAMS_PER_PAYMENT} pages of this payment are open already`),
-    503: text('the process holds its most open streams'),
+    200: {
+      description: 'an event stream',
+      content: {
+        'text/event-stream': {
+          schema: z.string(),
+          example: 'event: status\ndata: {"status":"pending"}\n\nevent: status\ndata: {"status":"paid"}\n\n',
+        },
+      },
+    },
+    404: text('a link that is not valid', 'No such checkout'),
+    410: text('a link past its expiry', 'No such checkout'),
+    429: text(
+      `${MAX_STREAMS_PER_PAYMENT} pages of this payment are open already`,
+      'Too many open pages of this payment',
+    ),
+    503: text('the process holds its most open streams', 'Too many open checkout pages'),
   },
 });
 

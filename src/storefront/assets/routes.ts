@@ -128,7 +128,10 @@ registry.registerPath({
   description:
     "SigV4-presigned GET URL (X-Amz-* query parameters) of `<branchId>.gz` in the price bucket: gzip JSON of every product's price (THB) and the branch's stock, Content-Encoding gzip. Valid until expiresAt (at least two thirds of S3_PRESIGN_EXPIRY_S). 503 with Retry-After while the object store is down or the file is not published yet.",
   tags,
-  request: { params: z.object({ branchId: z.string() }), query: z.object({ timestamp: z.string().optional() }) },
+  request: {
+    params: z.object({ branchId: z.string().openapi({ example: 'B001' }) }),
+    query: z.object({ timestamp: z.string().optional() }),
+  },
   responses: {
     200: {
       description: 'the URL',
@@ -143,6 +146,15 @@ registry.registerPath({
             bytes: z.number().int().nullable(),
             contentEncoding: z.string().nullable(),
           }),
+          example: {
+            branchId: 'B001',
+            url: 'http://127.0.0.1:9000/talat-prices/B001.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=talat-dev%2F20261122%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261122T080000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=6f1c0e3b2a9d8c7f6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a39',
+            expiresAt: '2026-11-22T08:15:00.000Z',
+            etag: '"9b2cf535f27731c974343645a3985328"',
+            lastModified: '2026-11-22T00:00:01.000Z',
+            bytes: 18422,
+            contentEncoding: 'gzip',
+          },
         },
       },
     },
