@@ -1,7 +1,7 @@
 /**
  * The one module that reads process.env.
  *
- * Every setting has a documented default (README "Configuration"); a bad value stops the
+ * Every setting has a documented default (docs/configuration.md); a bad value stops the
  * process with a message that names the variable. Other modules receive a `Config` object.
  */
 import fs from 'node:fs';
@@ -69,7 +69,7 @@ const envSchema = z.object({
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** the worker role's /healthz and /readyz */
   WORKER_HTTP_PORT: port.default(3001),
-  /** the task queues this process's worker polls (README "Roles"): all three unless told */
+  /** the task queues this process's worker polls (docs/deploy.md): all three unless told */
   WORKER_QUEUES: csv.pipe(
     z
       .array(z.enum(QUEUE_KINDS, { message: `each one of ${QUEUE_KINDS.join(', ')}` }))
@@ -172,7 +172,7 @@ const envSchema = z.object({
   SIMULATOR_DELAY_S: positiveInt.max(3600).default(20),
   SIMULATORS: z.enum(['on', 'off', 'auto']).default('auto'),
 
-  // storefront assets in an S3-compatible object store (README "Storefront assets")
+  // storefront assets in an S3-compatible object store (docs/storefront.md)
   S3_ENDPOINT: optionalUrl,
   S3_PUBLIC_ENDPOINT: optionalUrl,
   S3_REGION: z

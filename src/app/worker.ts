@@ -144,7 +144,7 @@ export interface QueueWorkers {
 }
 
 /**
- * The workers of the queues `queues` (README "Roles"), named after `paymentsQueue`
+ * The workers of the queues `queues` (docs/deploy.md), named after `paymentsQueue`
  * (taskQueueOf), on one connection, the workflows bundled once for all of them.
  */
 export async function createQueueWorkers(

@@ -264,7 +264,7 @@ export function bankRoutes(deps: AppDeps): Router {
   const call = (c: BankCall) => {
     requireProvider(deps, 'bank', c.mode);
     return callBankViaWorkflow(deps.temporal.client, {
-      // bank calls run on the background queue (README "Roles"): never in the payments' slots
+      // bank calls run on the background queue (docs/deploy.md): never in the payments' slots
       taskQueue: taskQueueOf('background', deps.temporal.taskQueue),
       call: c,
       providerTimeoutMs: deps.config.payments.providerTimeoutMs,
