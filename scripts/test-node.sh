@@ -12,7 +12,7 @@ case "$major" in
   24) version=24.21.0 ;;
   *) echo "test-node: Node $major is not supported (22 or 24; the machine's node is $(node --version))" >&2; exit 2 ;;
 esac
-dir=${TALAT_CACHE_DIR:-$HOME/.cache/talat}/node$major
+dir=${TALAT_CACHE:-$HOME/.cache/talat}/node$major
 bin=$dir/node_modules/node/bin
 if [ "$("$bin/node" --version 2>/dev/null || true)" != "v$version" ]; then
   npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error "node@$version" >&2
