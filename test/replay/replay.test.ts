@@ -46,7 +46,7 @@ import { startSmtpSink } from '../../src/simulators/smtp-sink';
 import { createEndpoint } from '../../src/webhooks/endpoints';
 import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhooks/helpers';
 import { createTestStack, provenResult, testLogger, uniq, waitFor } from '../support/stack';
-import { historyFromJson } from './history';
+import { historyFromJson } from '../../src/temporal/history';
 import { V2_BASELINE } from '../../workflows/patches';
 
 /** The file names the current code records to: the v2 payment workflows (workflows/patches.ts). */

@@ -77,6 +77,7 @@ beforeAll(async () => {
   fs.copyFileSync(process.env.TALAT_TEST_WORKFLOW_BUNDLE!, path.join(out, 'dist', 'workflow-bundle.js'));
   fs.mkdirSync(path.join(out, 'scripts'));
   fs.copyFileSync(path.join(ROOT, 'scripts', 'run.cjs'), path.join(out, 'scripts', 'run.cjs'));
+  fs.cpSync(path.join(ROOT, 'bin'), path.join(out, 'bin'), { recursive: true });
   fs.cpSync(path.join(ROOT, 'data', 'catalog'), path.join(out, 'data', 'catalog'), { recursive: true });
   fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(out, 'package.json'));
   productionModules();
@@ -113,7 +114,8 @@ it('dev-only packages are absent: tsx, typescript, smtp-server, jest cannot be l
 });
 
 it('migrate, worker and gateway run from the build; a QR payment is created and paid through them', async () => {
-  const migrate = spawnSync(process.execPath, [...NODE, 'dist/src/cli/migrate.js'], {
+  // `talat migrate` as the image runs it (bin/talat picks dist/ itself)
+  const migrate = spawnSync(process.execPath, [...NODE, 'bin/talat', 'migrate'], {
     cwd: out,
     env: { PATH: process.env.PATH!, ...prodEnv({}) },
     encoding: 'utf8',
