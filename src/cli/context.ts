@@ -46,7 +46,9 @@ export async function withDb<T>(
     url = pg.url;
     if (pg.startedByUs) stop = () => pg.stop();
   }
-  const db = createDb(url, { poolMax: 2 });
+  // knex's own warnings (printed on stdout) stay out: the failure is reported once, on stderr
+  const quiet = () => undefined;
+  const db = createDb(url, { poolMax: 2, log: { warn: quiet, error: quiet, deprecate: quiet, debug: quiet } });
   try {
     if (opts.migrate !== false) await migrateLatest(db);
     return await fn(db, config);

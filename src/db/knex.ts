@@ -9,12 +9,16 @@ export type Db = Knex;
  * `acquireTimeoutMs` (Postgres down or hung, or the pool full) fails with knex's
  * KnexTimeoutError, which the gateway answers 503 SERVICE_UNAVAILABLE.
  */
-export function createDb(url: string, opts: { poolMax?: number; acquireTimeoutMs?: number } = {}): Db {
+export function createDb(
+  url: string,
+  opts: { poolMax?: number; acquireTimeoutMs?: number; log?: Knex.Config['log'] } = {},
+): Db {
   return knexFactory({
     client: 'pg',
     connection: url,
     pool: { min: 0, max: opts.poolMax ?? 10 },
     acquireConnectionTimeout: opts.acquireTimeoutMs ?? 10_000,
+    ...(opts.log ? { log: opts.log } : {}),
   });
 }
 
