@@ -18,7 +18,7 @@ import { connectClient } from '../../temporal/client';
 import { dataConverterOf } from '../../temporal/codec';
 import { historyFromJson } from '../../temporal/history';
 import { installTemporalRuntime } from '../../temporal/runtime';
-import { CliError, output, usage } from '../context';
+import { CliError, usage } from '../context';
 
 /** `30m`, `24h`, `7d` as milliseconds. */
 export function durationMs(s: string): number {
@@ -33,6 +33,7 @@ const TYPES = new Set<string>([...Object.values(WorkflowType), RECONCILIATION_WO
 interface Opts {
   since: string;
   workflowId?: string[];
+  taskQueue?: string;
   file?: string[];
   max: string;
   json?: boolean;
@@ -43,6 +44,7 @@ export function replayCommand(program: Command): void {
     .command('replay')
     .description("replay recent workflow histories against this build's workflows: exit 1 on any non-determinism")
     .option('--since <duration>', 'workflows started within this time (30m, 24h, 7d)', '24h')
+    .option('--task-queue <queue>', 'only the workflows of this task queue (with --since)')
     .option('--workflow-id <id...>', 'these workflows (their latest run) instead of --since')
     .option('--file <history.json...>', 'histories exported with `temporal workflow show --output json` instead')
     .option('--max <n>', 'replay at most this many histories (the newest first)', '1000')
@@ -90,7 +92,8 @@ export function replayCommand(program: Command): void {
             }
           } else {
             const after = new Date(Date.now() - durationMs(o.since)).toISOString();
-            for await (const wf of client.workflow.list({ query: `StartTime > "${after}"` })) {
+            const queue = o.taskQueue ? ` AND TaskQueue = ${JSON.stringify(o.taskQueue)}` : '';
+            for await (const wf of client.workflow.list({ query: `StartTime > "${after}"${queue}` })) {
               if (!TYPES.has(wf.type)) continue; // another application's workflows in the namespace
               if (histories.length >= max) break;
               types.set(wf.workflowId, wf.type);
@@ -107,8 +110,8 @@ export function replayCommand(program: Command): void {
       }
       await close();
 
-      // the SDK's own warnings to stderr, as JSON lines (stdout is the report)
-      installTemporalRuntime(pino({ level: 'warn' }, pino.destination(2)), 'WARN');
+      // the SDK's own errors to stderr (its warnings repeat what the report says)
+      installTemporalRuntime(pino({ level: 'error' }, pino.destination(2)), 'ERROR');
       const bundle = prebuiltWorkflowBundle(config.temporal.workflowBundlePath);
       const results: { workflowId: string; runId: string; type?: string; ok: boolean; error?: string }[] = [];
       const replayed = Worker.runReplayHistories(
@@ -135,10 +138,16 @@ export function replayCommand(program: Command): void {
           );
       }
       const failed = results.filter((r) => !r.ok).length;
-      output(o.json, { replayed: results.length, failed }, () =>
-        results.length === 0
-          ? `no histories to replay${o.workflowId || o.file ? '' : ` (no workflow of this build started in the last ${o.since})`}`
-          : `${results.length} replayed, ${failed} non-deterministic`,
+      // --json: JSON lines, the summary last
+      const summary = { replayed: results.length, failed };
+      process.stdout.write(
+        o.json
+          ? `${JSON.stringify(summary)}\n`
+          : `${
+              results.length === 0
+                ? `no histories to replay${o.workflowId || o.file ? '' : ` (no workflow of this build started in the last ${o.since})`}`
+                : `${results.length} replayed, ${failed} non-deterministic`
+            }\n`,
       );
       if (failed)
         throw new CliError(`${failed} of ${results.length} histories do not replay: do not roll out this build`);
