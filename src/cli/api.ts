@@ -1,20 +1,27 @@
 /**
  * The payment API as the integrator commands (`talat webhooks`, `listen`, `trigger`) call it: the
- * gateway at --api-url (TALAT_API_URL, default http://127.0.0.1:3000) with the key of --api-key
- * (TALAT_API_KEY). An error envelope becomes a CliError naming the status, code and message.
+ * gateway at --api-url (TALAT_API_URL; default the configured PUBLIC_BASE_URL, else
+ * http://HOST:PORT, so http://127.0.0.1:3000) with the key of --api-key (TALAT_API_KEY). An
+ * error envelope becomes a CliError naming the status, code and message.
  */
 import { Option, type Command } from 'commander';
+import { loadConfig } from '../config';
 import { CliError, usage } from './context';
 
 export interface ApiOptions {
-  apiUrl: string;
+  apiUrl?: string;
   apiKey?: string;
 }
 
 /** Adds --api-url and --api-key to `cmd`. */
 export function withApiOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--api-url <url>', 'the gateway').env('TALAT_API_URL').default('http://127.0.0.1:3000'))
+    .addOption(
+      new Option(
+        '--api-url <url>',
+        'the gateway (default: PUBLIC_BASE_URL, else http://HOST:PORT: 127.0.0.1:3000)',
+      ).env('TALAT_API_URL'),
+    )
     .addOption(new Option('--api-key <key>', 'an API key with the scopes the command needs').env('TALAT_API_KEY'));
 }
 
@@ -23,8 +30,9 @@ export type Api = <T>(method: string, path: string, body?: unknown) => Promise<T
 /** Calls the API; resolves with the envelope's `body`. */
 export function apiOf(o: ApiOptions): Api {
   if (!o.apiKey) throw usage('an API key is needed: --api-key <key> or TALAT_API_KEY');
-  if (!URL.canParse(o.apiUrl)) throw usage(`--api-url: ${JSON.stringify(o.apiUrl)} is not a URL`);
-  const base = o.apiUrl.replace(/\/+$/, '');
+  const url = o.apiUrl ?? loadConfig().publicBaseUrl;
+  if (!URL.canParse(url)) throw usage(`--api-url: ${JSON.stringify(url)} is not a URL`);
+  const base = url.replace(/\/+$/, '');
   return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     let res: Response;
     try {
