@@ -39,7 +39,7 @@ it('npm start: /metrics has talat_* and temporal_* metrics by default', async ()
       metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       await new Promise((r) => setTimeout(r, 500));
     }
-    expect(metrics).toMatch(/^talat_http_requests_total/m);
+    expect(metrics).toMatch(/^talat_process_cpu_user_seconds_total/m);
     expect(metrics).toMatch(/^temporal_\w+/m);
   } finally {
     run.child.kill('SIGTERM');
