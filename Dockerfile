@@ -2,7 +2,7 @@
 #   docker build -t talat .
 #   docker run ... talat                                   # the gateway (default)
 #   docker run -e TALAT_ROLE=worker ... talat node dist/src/roles/worker.js
-#   docker run ... talat node dist/src/cli/migrate.js --seed-if-empty
+#   docker run ... talat node dist/src/cli/talat.js migrate --seed-if-empty
 # The environment a production container needs is in docs/deploy.md.
 
 # 1. build: all dependencies, tsc to dist/ and the prebuilt workflow bundle (dist/workflow-bundle.js)
@@ -37,6 +37,7 @@ COPY --from=build /app/dist dist
 COPY package.json ./
 COPY data/catalog data/catalog
 COPY scripts/run.cjs scripts/healthcheck.cjs scripts/
+COPY bin/talat bin/
 USER node
 EXPOSE 3000 3001
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=5 CMD ["node", "scripts/healthcheck.cjs"]

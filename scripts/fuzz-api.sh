@@ -29,7 +29,7 @@ for _ in $(seq 1 240); do
   kill -0 $APP 2>/dev/null || { echo "Talat did not start; see $DATA_DIR.log" >&2; exit 1; }
   sleep 1
 done
-KEY=$(DATABASE_URL="postgres://postgres:$(cat "$DATA_DIR/pg.password")@127.0.0.1:$PG_PORT/talat" npx tsx src/cli/apikey.ts create --name fuzz --scopes payments:write,payments:read,cost:read,bank:write,bank:read,webhooks:manage --sandbox 2>/dev/null | tail -1)
+KEY=$(DATABASE_URL="postgres://postgres:$(cat "$DATA_DIR/pg.password")@127.0.0.1:$PG_PORT/talat" node bin/talat apikey create --name fuzz --scopes payments:write,payments:read,cost:read,bank:write,bank:read,webhooks:manage --sandbox 2>/dev/null | tail -1)
 "$VENV/bin/st" --config-file "$ROOT/scripts/schemathesis.toml" run "$BASE/openapi.json" \
   --url "$BASE" \
   -H "X-API-Key: $KEY" \

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run gateway | worker | migrate | seed | apikey`: runs the compiled entry point of
+ * `npm run gateway | worker | cluster` and bin/talat: runs the compiled entry point of
  * `npm run build` (dist/src/<entry>.js) when there is one, else (development) the TypeScript
  * source through tsx, saying so. Usage: node scripts/run.cjs roles/gateway [args...]
  * In-process (no child), so SIGTERM reaches the role itself.
@@ -12,7 +12,7 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 const entry = process.argv[2];
 if (!entry || !/^[a-z]+\/[a-z-]+$/.test(entry)) {
-  process.stderr.write('usage: node scripts/run.cjs <roles/gateway|roles/worker|cli/migrate|...> [args]\n');
+  process.stderr.write('usage: node scripts/run.cjs <roles/gateway|roles/worker|cli/talat|...> [args]\n');
   process.exit(2);
 }
 process.argv.splice(2, 1);
@@ -32,9 +32,11 @@ if (fs.existsSync(built)) {
     );
     process.exit(1);
   }
-  process.stderr.write(
-    `talat: no build in dist/: running ${path.relative(root, source)} with tsx (\`npm run build\` for the compiled one)\n`,
-  );
+  // the `talat` command line stays quiet: its stderr is for its own messages
+  if (entry !== 'cli/talat')
+    process.stderr.write(
+      `talat: no build in dist/: running ${path.relative(root, source)} with tsx (\`npm run build\` for the compiled one)\n`,
+    );
   register();
   globalThis.talatEntry = source;
   require(source);

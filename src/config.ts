@@ -258,6 +258,9 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     if (!isCidr(cidr)) issues.push(`TRUSTED_PROXIES: ${JSON.stringify(cidr)} is not a CIDR range`);
   for (const cidr of e.WALLET_RATE_ALLOW)
     if (!isCidr(cidr)) issues.push(`WALLET_RATE_ALLOW: ${JSON.stringify(cidr)} is not a CIDR range`);
+  // production never falls back to the embedded services of `npm start`
+  if (production && !e.DATABASE_URL) issues.push('DATABASE_URL: required in production (postgres://...)');
+  if (production && !e.TEMPORAL_ADDRESS) issues.push('TEMPORAL_ADDRESS: required in production (host:port)');
   if (production && !e.STOREFRONT_KEY_SECRET) issues.push('STOREFRONT_KEY_SECRET: required in production');
   if (production && !e.IDENTITY_SECRET) issues.push('IDENTITY_SECRET: required in production');
   if (production && !e.WEBHOOK_SECRET_KEY)
@@ -323,8 +326,10 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
       workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
-      /** the SDK runtime's Prometheus exporter (worker metrics, temporal_*), on 127.0.0.1; unset: none */
+      /** the SDK runtime's Prometheus exporter (worker metrics, temporal_*), on 127.0.0.1; unset: none (`npm start`: a free port) */
       metricsPort: e.TEMPORAL_METRICS_PORT === 0 ? undefined : e.TEMPORAL_METRICS_PORT,
+      /** TEMPORAL_METRICS_PORT=0: no exporter, not even the default one of `npm start` */
+      metricsOff: e.TEMPORAL_METRICS_PORT === 0,
       /** the payload codec's key ring (AES-256-GCM; the first key encrypts) */
       codecKeys: codecKeys!,
       /** mTLS / TLS to the frontend (file paths); undefined: plain TCP (the embedded dev server) */

@@ -20,7 +20,7 @@ import { createLogger, createLogOutput, logCrashes } from './logger';
 import { stopInReverse, type Stopper } from './roles/common';
 import { superviseEmbeddedPostgres } from './stack/postgres';
 import { claimDataDir, type Supervised } from './stack/supervisor';
-import { superviseEmbeddedTemporal } from './stack/temporal';
+import { freePort, superviseEmbeddedTemporal } from './stack/temporal';
 import { startAssetPublisher, startObjectStore } from './app/assets';
 import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
@@ -132,6 +132,9 @@ async function main(config: Config) {
     stoppers.push({ name: 'temporal client', stop: () => client.connection.close() });
     if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
 
+    // the worker's temporal_* metrics on the gateway's /metrics: a free loopback port unless set (0: none)
+    if (!config.temporal.metricsPort && !config.temporal.metricsOff)
+      config = { ...config, temporal: { ...config.temporal, metricsPort: await freePort() } };
     installTemporalRuntime(logger, config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', {
       metricsPort: config.temporal.metricsPort,
     });

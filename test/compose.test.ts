@@ -107,7 +107,7 @@ describe('docker-compose.yml', () => {
         TEMPORAL_PG_HOST: 'postgres',
         TEMPORAL_SERVICES: s,
       });
-    expect(services.migrate.command).toEqual(['node', 'dist/src/cli/migrate.js', '--seed-if-empty']);
+    expect(services.migrate.command).toEqual(['node', 'dist/src/cli/talat.js', 'migrate', '--seed-if-empty']);
     expect(services.migrate.restart).toBe('no');
     expect(services.gateway.command).toEqual(['node', 'dist/src/roles/gateway.js']);
     expect(services.worker.command).toEqual(['node', 'dist/src/roles/worker.js']);
@@ -243,7 +243,8 @@ describe('Dockerfile', () => {
     expect(runtime).toMatch(/^HEALTHCHECK .*scripts\/healthcheck\.cjs/m);
     expect(runtime).not.toMatch(/tsx|npm ci\s*$/m);
     expect(runtime).toMatch(/^CMD \["node", "dist\/src\/roles\/gateway\.js"\]/m);
-    for (const f of ['scripts/run.cjs', 'scripts/healthcheck.cjs', 'tsconfig.build.json'])
+    expect(runtime).toMatch(/^COPY bin\/talat bin\/$/m);
+    for (const f of ['scripts/run.cjs', 'scripts/healthcheck.cjs', 'bin/talat', 'tsconfig.build.json'])
       expect(fs.existsSync(path.join(root, f))).toBe(true);
   });
 });

@@ -9,12 +9,16 @@ export type Db = Knex;
  * `acquireTimeoutMs` (Postgres down or hung, or the pool full) fails with knex's
  * KnexTimeoutError, which the gateway answers 503 SERVICE_UNAVAILABLE.
  */
-export function createDb(url: string, opts: { poolMax?: number; acquireTimeoutMs?: number } = {}): Db {
+export function createDb(
+  url: string,
+  opts: { poolMax?: number; acquireTimeoutMs?: number; log?: Knex.Config['log'] } = {},
+): Db {
   return knexFactory({
     client: 'pg',
     connection: url,
     pool: { min: 0, max: opts.poolMax ?? 10 },
     acquireConnectionTimeout: opts.acquireTimeoutMs ?? 10_000,
+    ...(opts.log ? { log: opts.log } : {}),
   });
 }
 
@@ -22,19 +26,21 @@ const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', 'migrations');
 
 /**
  * Migrations are the files of migrations/ in name order (timestamped names), loaded with
- * require so they work under tsx, jest and compiled builds alike.
+ * require so they work under tsx, jest and compiled builds alike. Each is `{ file }`, the shape
+ * of knex's own source, which `knex migrate:list` prints pending migrations by.
  */
-export const migrationSource: Knex.MigrationSource<string> = {
+export const migrationSource: Knex.MigrationSource<{ file: string }> = {
   async getMigrations() {
     return fs
       .readdirSync(MIGRATIONS_DIR)
       .filter((f) => /^\d{14}_[a-z0-9_]+\.(ts|js)$/.test(f))
-      .sort();
+      .sort()
+      .map((file) => ({ file }));
   },
-  getMigrationName: (file) => file.replace(/\.(ts|js)$/, ''),
-  async getMigration(file) {
+  getMigrationName: (m) => m.file.replace(/\.(ts|js)$/, ''),
+  async getMigration(m) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require(path.join(MIGRATIONS_DIR, file)) as Knex.Migration;
+    return require(path.join(MIGRATIONS_DIR, m.file)) as Knex.Migration;
   },
 };
 

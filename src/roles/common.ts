@@ -75,8 +75,9 @@ export async function resolveServices(
       databaseUrl = `postgres://${auth}@127.0.0.1:${config.database.embeddedPort}/talat`;
       embedded.push('postgres');
     } else
+      // production never gets here: the configuration requires DATABASE_URL there (exit 78)
       missing.push(
-        `DATABASE_URL is not set${config.production ? ' (required in production)' : ` and no embedded Postgres answers on 127.0.0.1:${config.database.embeddedPort} (PG_PORT)`}`,
+        `DATABASE_URL is not set and no embedded Postgres answers on 127.0.0.1:${config.database.embeddedPort} (PG_PORT)`,
       );
   }
   let temporalAddress = config.temporal.address;
@@ -86,7 +87,7 @@ export async function resolveServices(
       embedded.push('temporal');
     } else
       missing.push(
-        `TEMPORAL_ADDRESS is not set${config.production ? ' (required in production)' : ` and no embedded Temporal dev server answers on 127.0.0.1:${config.temporal.embeddedPort} (TEMPORAL_PORT)`}`,
+        `TEMPORAL_ADDRESS is not set and no embedded Temporal dev server answers on 127.0.0.1:${config.temporal.embeddedPort} (TEMPORAL_PORT)`,
       );
   }
   if (missing.length || !databaseUrl || !temporalAddress) {

@@ -357,6 +357,8 @@ describe('endpoint-specific rules', () => {
   it('/callback refuses the development test form in production (the card form is required)', async () => {
     const env: Record<string, string> = {
       NODE_ENV: 'production',
+      DATABASE_URL: 'postgres://talat@db:5432/talat',
+      TEMPORAL_ADDRESS: 'temporal:7233',
       WEBHOOK_SECRET_KEY: 'a'.repeat(64),
       STOREFRONT_KEY_SECRET: 's'.repeat(32),
       IDENTITY_SECRET: 'i'.repeat(32),

@@ -30,6 +30,8 @@ describe('object store settings', () => {
     });
     const prod = loadConfig({
       NODE_ENV: 'production',
+      DATABASE_URL: 'postgres://talat@db:5432/talat',
+      TEMPORAL_ADDRESS: 'temporal:7233',
       STOREFRONT_KEY_SECRET: 'x'.repeat(32),
       IDENTITY_SECRET: 'y'.repeat(32),
       RESULT_SIGNING_KEY: 'r'.repeat(32),

@@ -18,7 +18,7 @@ import { createSettlementStore } from '../../src/reconciliation/files';
 import { findTemporalCli } from '../../src/stack/temporal';
 import { dataConverterOf } from '../../src/temporal/codec';
 import { startSmtpSink } from '../../src/simulators/smtp-sink';
-import { historyFromJson } from '../replay/history';
+import { historyFromJson } from '../../src/temporal/history';
 import { createTestStack, testConfig, uniq, waitFor } from '../support/stack';
 import { generateDay, settlementEnv } from './generate';
 

@@ -47,7 +47,7 @@ import { startSmtpSink } from '../../src/simulators/smtp-sink';
 import { createEndpoint } from '../../src/webhooks/endpoints';
 import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhooks/helpers';
 import { createTestStack, provenResult, testLogger, uniq, waitFor } from '../support/stack';
-import { historyFromJson } from './history';
+import { historyFromJson } from '../../src/temporal/history';
 import { signRefund } from '../../src/proofs';
 import { recordRefundRequest } from '../../src/payments/refunds-repository';
 import { V2_BASELINE } from '../../workflows/patches';

@@ -77,6 +77,7 @@ beforeAll(async () => {
   fs.copyFileSync(process.env.TALAT_TEST_WORKFLOW_BUNDLE!, path.join(out, 'dist', 'workflow-bundle.js'));
   fs.mkdirSync(path.join(out, 'scripts'));
   fs.copyFileSync(path.join(ROOT, 'scripts', 'run.cjs'), path.join(out, 'scripts', 'run.cjs'));
+  fs.cpSync(path.join(ROOT, 'bin'), path.join(out, 'bin'), { recursive: true });
   fs.cpSync(path.join(ROOT, 'data', 'catalog'), path.join(out, 'data', 'catalog'), { recursive: true });
   fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(out, 'package.json'));
   productionModules();
@@ -113,7 +114,8 @@ it('dev-only packages are absent: tsx, typescript, smtp-server, jest cannot be l
 });
 
 it('migrate, worker and gateway run from the build; a QR payment is created and paid through them', async () => {
-  const migrate = spawnSync(process.execPath, [...NODE, 'dist/src/cli/migrate.js'], {
+  // `talat migrate` as the image runs it (bin/talat picks dist/ itself)
+  const migrate = spawnSync(process.execPath, [...NODE, 'bin/talat', 'migrate'], {
     cwd: out,
     env: { PATH: process.env.PATH!, ...prodEnv({}) },
     encoding: 'utf8',
@@ -167,4 +169,38 @@ it('migrate, worker and gateway run from the build; a QR payment is created and 
   await expect(resultOf(stack, row.workflow_id)).resolves.toMatchObject({ status: 'paid' });
 
   expect(await Promise.all(children.splice(0).map(({ child, exited }) => stopProcess(child, exited)))).toEqual([0, 0]);
+});
+
+it('`talat` runs the build without tsx: --help, apikey, promptpay, exit codes, replay of the payment above', () => {
+  const talat = (...args: string[]) =>
+    spawnSync(process.execPath, [...NODE, 'bin/talat', ...args], {
+      cwd: out,
+      env: { PATH: process.env.PATH!, ...prodEnv({}) },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+  const help = talat('--help');
+  expect({ status: help.status, stderr: help.stderr }).toEqual({ status: 0, stderr: '' });
+  expect(help.stdout).toMatch(/^ {2}replay\b/m);
+
+  const created = talat('apikey', 'create', '--name', uniq('built'), '--scopes', 'payments:read', '--json');
+  expect({ status: created.status, stderr: created.stderr }).toEqual({ status: 0, stderr: '' });
+  const { id } = JSON.parse(created.stdout) as { id: string };
+  expect(talat('apikey', 'revoke', id)).toMatchObject({ status: 0, stdout: `revoked ${id}\n` });
+  expect(talat('apikey', 'revoke', 'key_doesnotexist')).toMatchObject({
+    status: 1,
+    stdout: '',
+    stderr: 'talat apikey revoke: no API key key_doesnotexist: nothing was revoked\n',
+  });
+  const badCrc = talat(
+    'promptpay',
+    '--parse',
+    '00020101021129370016A000000677010111011300668012345675802TH53037646304FFFF',
+  );
+  expect(badCrc).toMatchObject({ status: 1, stderr: expect.stringContaining('the CRC is wrong') });
+
+  // the payment of the test above, replayed against dist/workflow-bundle.js
+  const replay = talat('replay', '--since', '1h', '--task-queue', stack.taskQueue);
+  expect({ status: replay.status, stderr: replay.stderr }).toEqual({ status: 0, stderr: '' });
+  expect(replay.stdout).toMatch(/^1 replayed, 0 non-deterministic$/m);
 });

@@ -71,7 +71,7 @@ describe('a start-up failure exits non-zero with a clear message', () => {
     expect(r.out).toContain(`talat worker: start-up failed: Temporal at 127.0.0.1:${port} is unreachable`);
   });
 
-  it('a role in production without DATABASE_URL and TEMPORAL_ADDRESS says what it needs', async () => {
+  it('a role in production without DATABASE_URL and TEMPORAL_ADDRESS says what it needs (exit 78)', async () => {
     const secrets: Record<string, string> = {
       STOREFRONT_KEY_SECRET: 'x'.repeat(32),
       IDENTITY_SECRET: 'y'.repeat(32),
@@ -93,9 +93,9 @@ describe('a start-up failure exits non-zero with a clear message', () => {
         ...secrets,
       }),
     });
-    expect(r.code).toBe(1);
-    expect(r.out).toContain('DATABASE_URL is not set (required in production)');
-    expect(r.out).toContain('TEMPORAL_ADDRESS is not set (required in production)');
+    expect(r.code).toBe(78);
+    expect(r.out).toContain('DATABASE_URL: required in production');
+    expect(r.out).toContain('TEMPORAL_ADDRESS: required in production');
   });
 
   it('npm start (src/main.ts) with an unreachable Postgres', async () => {

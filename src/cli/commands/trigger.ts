@@ -1,0 +1,95 @@
+/**
+ * `talat trigger payment.paid | payment.failed | payment.expired | refund`: a sandbox QR payment
+ * through the real payment API (a sandbox key: tk_test_...), its amount chosen by the sandbox
+ * rules (README "Sandbox providers": .00 paid, .01 failed, .03 no callback, so expired after
+ * QR_EXPIRY_S), then waits until it reaches that state (refund: paid, then refunded in full), so
+ * the key's webhook endpoints (e.g. `talat listen`) receive the real event.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Command } from 'commander';
+import { keyPrefixOf } from '../../domain/api-keys';
+import { apiOf, withApiOptions, type Api, type ApiOptions } from '../api';
+import { CliError, output, usage } from '../context';
+
+/** The event, the sandbox amount that leads to it and the payment status it ends in. */
+export const TRIGGERS = {
+  'payment.paid': { amount: 120, status: 'paid' },
+  'payment.failed': { amount: 120.01, status: 'failed' },
+  'payment.expired': { amount: 120.03, status: 'expired' },
+  refund: { amount: 120, status: 'paid' },
+} as const;
+type Trigger = keyof typeof TRIGGERS;
+
+interface Status {
+  paymentId: string;
+  orderId: string;
+  status: string;
+  amount: number;
+  expiresAt: string | null;
+}
+
+async function waitForStatus(api: Api, orderId: string, want: string, deadline: number): Promise<Status> {
+  for (;;) {
+    const s = await api<Status>('GET', `/checkstatus/${encodeURIComponent(orderId)}`);
+    if (s.status === want) return s;
+    if (s.status !== 'pending')
+      throw new CliError(`payment of order ${orderId} ended ${s.status}, not ${want}: is this a sandbox stack?`);
+    if (Date.now() > deadline)
+      throw new CliError(
+        `payment of order ${orderId} is still pending: no ${want} by the deadline (are the sandbox simulators on?)`,
+      );
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+export function triggerCommand(program: Command): void {
+  withApiOptions(
+    program
+      .command('trigger')
+      .description('make a sandbox payment reach a state, so your webhook endpoints receive the real event')
+      .argument('<event>', Object.keys(TRIGGERS).join(' | ')),
+  )
+    .option('--order-id <id>', 'the order id of the payment (default trg-<random>)')
+    .option('--timeout <seconds>', 'give up when the state is not reached (expired: added to QR_EXPIRY_S)', '60')
+    .option('--json', 'print the payment (and the refund) as JSON')
+    .action(async (event: string, o: ApiOptions & { orderId?: string; timeout: string; json?: boolean }) => {
+      if (!(event in TRIGGERS))
+        throw usage(`unknown event ${JSON.stringify(event)}: one of ${Object.keys(TRIGGERS).join(', ')}`);
+      const timeoutMs = Number(o.timeout) * 1000;
+      if (!(timeoutMs > 0)) throw usage(`--timeout: ${JSON.stringify(o.timeout)} is not a number of seconds`);
+      const api = apiOf(o);
+      if (!o.apiKey!.startsWith(keyPrefixOf('sandbox')))
+        throw usage(
+          'trigger makes sandbox payments only: give a sandbox key (tk_test_..., `talat apikey create --sandbox`)',
+        );
+      const t = TRIGGERS[event as Trigger];
+      const orderId = o.orderId ?? `trg-${randomBytes(4).toString('hex')}`;
+      const created = await api<Status>('POST', '/qrpayment', {
+        orderId,
+        userId: 'talat-trigger',
+        customerId: 'talat-trigger',
+        amount: t.amount,
+      });
+      process.stderr.write(`created QR payment ${created.paymentId} for order ${orderId}, ${t.amount} THB\n`);
+      const deadline =
+        (t.status === 'expired' && created.expiresAt ? Date.parse(created.expiresAt) : Date.now()) + timeoutMs;
+      if (t.status === 'expired')
+        process.stderr.write(`waiting for it to expire at ${created.expiresAt} (QR_EXPIRY_S of the stack)\n`);
+      const payment = await waitForStatus(api, orderId, t.status, deadline);
+      if (event !== 'refund') {
+        output(o.json, payment, () => `payment ${payment.paymentId} of order ${orderId} is ${payment.status}`);
+        return;
+      }
+      const refund = await api<{ refundId: string; status: string; amount: number }>('POST', '/refund', {
+        orderId,
+        reason: 'talat trigger refund',
+      });
+      if (refund.status !== 'succeeded') throw new CliError(`refund ${refund.refundId} ${refund.status}`);
+      const refunded = await waitForStatus(api, orderId, 'refunded', Date.now() + timeoutMs);
+      output(
+        o.json,
+        { ...refunded, refund },
+        () => `payment ${refunded.paymentId} of order ${orderId} was paid, then refunded (${refund.refundId})`,
+      );
+    });
+}

@@ -1,0 +1,228 @@
+/**
+ * `talat` in development (bin/talat through tsx), spawned as typed: --help of every command,
+ * apikey, promptpay, migrate, seed and their npm aliases, exit codes (0, 1 failure, 2 usage,
+ * 78 configuration) with the message on stderr, --json, and `npx knex migrate:list`.
+ */
+import { Client } from 'pg';
+import request from 'supertest';
+import { createDatabaseIfMissing } from '../../src/stack/postgres';
+import { migrationSource } from '../../src/db/knex';
+import { createTestStack, testDatabaseUrl, uniq, type TestStack } from '../support/stack';
+import { start, talat } from './support';
+
+jest.setTimeout(180_000);
+
+let stack: TestStack;
+let db: Record<string, string>;
+beforeAll(async () => {
+  stack = await createTestStack({ worker: false });
+  db = { DATABASE_URL: testDatabaseUrl(`talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`) };
+});
+afterAll(() => stack?.close());
+
+const COMMANDS = [
+  ['apikey', 'create'],
+  ['apikey', 'list'],
+  ['apikey', 'revoke'],
+  ['promptpay'],
+  ['migrate'],
+  ['seed'],
+  ['webhooks', 'endpoints', 'list'],
+  ['webhooks', 'endpoints', 'create'],
+  ['webhooks', 'endpoints', 'rotate'],
+  ['listen'],
+  ['trigger'],
+  ['replay'],
+];
+
+describe('talat --help', () => {
+  it('lists every command; each has --help with --json; exit 0', async () => {
+    const top = await talat(['--help']);
+    expect(top).toMatchObject({ code: 0, stderr: '' });
+    for (const c of ['apikey', 'promptpay', 'migrate', 'seed', 'webhooks', 'listen', 'trigger', 'replay'])
+      expect(top.stdout).toMatch(new RegExp(`^  ${c}\\b`, 'm'));
+    const helps = await Promise.all(COMMANDS.map((c) => talat([...c, '--help'])));
+    helps.forEach((h, i) => {
+      expect({ command: COMMANDS[i].join(' '), code: h.code }).toEqual({ command: COMMANDS[i].join(' '), code: 0 });
+      expect(h.stdout).toContain(`Usage: talat ${COMMANDS[i].join(' ')}`);
+      expect(h.stdout).toContain('--json');
+    });
+  });
+
+  it('no command, an unknown command or option, a missing argument: exit 2 with the reason on stderr', async () => {
+    const [none, unknown, option, missing] = await Promise.all([
+      talat([]),
+      talat(['nope']),
+      talat(['promptpay', '--nope', 'x']),
+      talat(['apikey', 'revoke']),
+    ]);
+    expect(none).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('Usage: talat') });
+    expect(unknown).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining("unknown command 'nope'") });
+    expect(option).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown option '--nope'") });
+    expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining("missing required argument 'id'") });
+  });
+});
+
+describe('talat apikey', () => {
+  it('create, list and revoke, as text and --json; the key works until revoked', async () => {
+    const name = uniq('cli');
+    const created = await talat(['apikey', 'create', '--name', name, '--scopes', 'payments:read', '--sandbox'], db);
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    const key = created.stdout.trim().split('\n').at(-1)!;
+    expect(key).toMatch(/^tk_test_[A-Za-z0-9_-]{40}$/);
+
+    const asJson = await talat(['apikey', 'create', '--name', name, '--scopes', 'payments:read', '--json'], db);
+    expect(asJson.code).toBe(0);
+    const k = JSON.parse(asJson.stdout) as { id: string; key: string; mode: string; scopes: string[] };
+    expect(k).toMatchObject({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^tk_live_/),
+      mode: 'live',
+    });
+
+    const listed = await talat(['apikey', 'list', '--json'], db);
+    expect(listed.code).toBe(0);
+    const keys = JSON.parse(listed.stdout) as { id: string; revokedAt: string | null }[];
+    expect(keys.find((x) => x.id === k.id)).toMatchObject({ revokedAt: null });
+    expect(listed.stdout).not.toContain(k.key);
+
+    const res = () =>
+      request(stack.app.callback())
+        .get(`/checkstatus/${uniq('none')}`)
+        .set('X-API-Key', k.key);
+    expect((await res()).status).toBe(404);
+    const revoked = await talat(['apikey', 'revoke', k.id], db);
+    expect(revoked).toEqual({ code: 0, stdout: `revoked ${k.id}\n`, stderr: '' });
+    expect((await res()).status).toBe(401);
+    const text = await talat(['apikey', 'list'], db);
+    expect(text.stdout.split('\n').find((l) => l.startsWith(k.id))).toMatch(/revoked \d{4}-/);
+  });
+
+  it('revoking an unknown id fails: exit 1, the reason on stderr, nothing on stdout', async () => {
+    const r = await talat(['apikey', 'revoke', 'key_doesnotexist'], db);
+    expect(r).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'talat apikey revoke: no API key key_doesnotexist: nothing was revoked\n',
+    });
+  });
+
+  it('an unknown scope or no name: exit 2 with the reason', async () => {
+    const [scope, noName] = await Promise.all([
+      talat(['apikey', 'create', '--name', 'x', '--scopes', 'payments:everything'], db),
+      talat(['apikey', 'create', '--scopes', 'payments:read'], db),
+    ]);
+    expect(scope).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: expect.stringContaining('unknown scope(s): payments:everything'),
+    });
+    expect(noName).toMatchObject({ code: 2, stderr: expect.stringContaining("required option '--name <name>'") });
+  });
+
+  it('`npm run -s apikey -- create ... | tail -1` is the key (README "Try it")', async () => {
+    const r = await start(
+      'bash',
+      [
+        '-c',
+        'KEY=$(npm run -s apikey -- create --name demo --scopes payments:write,payments:read --sandbox | tail -1) && echo "$KEY"',
+      ],
+      db,
+    ).done;
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^tk_test_[A-Za-z0-9_-]{40}$/);
+  });
+
+  it('a bad setting exits 78 naming it; production without DATABASE_URL too', async () => {
+    const bad = await talat(['apikey', 'list'], { ...db, PG_PORT: 'abc' });
+    expect(bad).toMatchObject({ code: 78, stdout: '', stderr: expect.stringContaining('PG_PORT') });
+    const prod = await talat(['apikey', 'list'], { NODE_ENV: 'production' });
+    expect(prod).toMatchObject({ code: 78, stderr: expect.stringContaining('DATABASE_URL: required in production') });
+  });
+});
+
+describe('talat promptpay', () => {
+  const payload = '00020101021229370016A000000677010111011300668012345675802TH5303764540510.00630431BF';
+
+  it('builds a payload, alone on the last line, and --json; the npm alias too', async () => {
+    const [built, json, alias] = await Promise.all([
+      talat(['promptpay', '--id', '0801234567', '--amount', '10']),
+      talat(['promptpay', '--id', '0801234567', '--amount', '10', '--json']),
+      start('npm', ['run', '-s', 'promptpay', '--', '--id', '0801234567', '--amount', '10']).done,
+    ]);
+    expect(built).toEqual({ code: 0, stdout: `${payload}\n`, stderr: '' });
+    expect(JSON.parse(json.stdout)).toEqual({ payload });
+    expect(alias).toMatchObject({ code: 0, stdout: `${payload}\n` });
+  });
+
+  it('--parse: exit 0 with a valid CRC, exit 1 with a wrong one (and why on stderr)', async () => {
+    const bad = `${payload.slice(0, -1)}0`;
+    const [good, wrong, wrongJson, notOne, neither] = await Promise.all([
+      talat(['promptpay', '--parse', payload]),
+      talat(['promptpay', '--parse', bad]),
+      talat(['promptpay', '--parse', bad, '--json']),
+      talat(['promptpay', '--parse', 'hello']),
+      talat(['promptpay', '--amount', '10']),
+    ]);
+    expect(good).toMatchObject({ code: 0, stdout: expect.stringMatching(/CRC valid\n$/), stderr: '' });
+    expect(wrong).toMatchObject({
+      code: 1,
+      stdout: expect.stringMatching(/CRC INVALID\n$/),
+      stderr: 'talat promptpay: the CRC is wrong: the payload was altered or mistyped\n',
+    });
+    expect(JSON.parse(wrongJson.stdout)).toMatchObject({ crcValid: false });
+    expect(wrongJson.code).toBe(1);
+    expect(notOne).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('talat promptpay: not a PromptPay payload'),
+    });
+    expect(neither).toMatchObject({ code: 2, stderr: 'talat promptpay: give --id or --biller\n' });
+  });
+});
+
+describe('talat migrate and seed, npx knex migrate:list', () => {
+  const name = `talat_cli_w${process.env.JEST_WORKER_ID ?? '1'}`;
+  let fresh: Record<string, string>;
+  beforeAll(async () => {
+    const admin = new Client({ connectionString: process.env.TALAT_TEST_PG_ADMIN_URL });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+    await createDatabaseIfMissing(process.env.TALAT_TEST_PG_ADMIN_URL!, name);
+    fresh = { DATABASE_URL: testDatabaseUrl(name) };
+  });
+  afterAll(async () => {
+    const admin = new Client({ connectionString: process.env.TALAT_TEST_PG_ADMIN_URL });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('migrate:list names each pending migration; talat migrate --json applies them; seed --json', async () => {
+    const names = (await migrationSource.getMigrations([])).map((m) => migrationSource.getMigrationName(m));
+    const pending = await start('npx', ['knex', 'migrate:list'], fresh).done;
+    expect(pending.code).toBe(0);
+    expect(pending.stdout).toContain(`Found ${names.length} Pending Migration file/files.`);
+    expect(pending.stdout).not.toContain('undefined');
+    for (const n of names) expect(pending.stdout).toContain(n);
+
+    const migrated = await talat(['migrate', '--seed-if-empty', '--json'], fresh);
+    expect(migrated.code).toBe(0);
+    const m = JSON.parse(migrated.stdout) as { applied: string[]; seeded: Record<string, number> | null };
+    expect(m.applied).toEqual(names);
+    expect(m.seeded).toMatchObject({ products: expect.any(Number) });
+    const again = await talat(['migrate'], fresh);
+    expect(again).toEqual({ code: 0, stdout: 'database is up to date\n', stderr: '' });
+    const seeded = await talat(['seed', '--json'], fresh);
+    expect(JSON.parse(seeded.stdout)).toEqual(m.seeded);
+
+    const done = await start('npx', ['knex', 'migrate:list'], fresh).done;
+    expect(done.stdout).toContain(`Found ${names.length} Completed Migration file/files.`);
+    expect(done.stdout).toContain('No Pending Migration files Found.');
+  });
+
+  it('a database that does not answer: exit 1 with the reason on stderr', async () => {
+    const r = await talat(['migrate'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/talat' });
+    expect(r).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/^talat migrate: .*ECONNREFUSED/) });
+  });
+});
