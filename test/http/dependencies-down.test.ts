@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import request from 'supertest';
 import { createDb, type Db } from '../../src/db/knex';
+import { claimBankObject } from '../../src/bank/owners';
 import { createApp } from '../../src/app/app';
 import { isDatabaseUnavailable, toAppError } from '../../src/http/errors';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
@@ -48,6 +49,7 @@ const callbackEnvelope = { statusCode: 503, body: { error: 'SERVICE_UNAVAILABLE'
 
 let stack: TestStack;
 let key: string;
+const bankUser = uniq('u');
 /**
  * Temporal clients of dead ports. They are not closed: the SDK's gRPC retry timers outlive the
  * calls the gateway gave up on, and a retry on a closed channel throws outside any test.
@@ -57,7 +59,10 @@ const connections: Connection[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
 beforeAll(async () => {
   stack = await createTestStack({ worker: false });
-  key = (await newKey(stack.db)).key;
+  const created = await newKey(stack.db);
+  key = created.key;
+  // the key's own bank user: another key's (or nobody's) is 404 before Temporal is asked
+  await claimBankObject(stack.db, 'user', 'sandbox', bankUser, created.id);
 });
 afterAll(async () => {
   // /readyz does not wait for a client's own connect attempt (up to connectTimeout): let it end
@@ -80,10 +85,7 @@ const eachApi = (key: () => string, config: () => TestStack['config']) =>
     ],
     [
       'bank API: GET /bank/user/{id}',
-      (app: Koa) =>
-        request(app.callback())
-          .get(`/bank/user/${uniq('u')}`)
-          .set('X-API-Key', key()),
+      (app: Koa) => request(app.callback()).get(`/bank/user/${bankUser}`).set('X-API-Key', key()),
       paymentEnvelope,
     ],
     [

@@ -8,6 +8,7 @@
 import net from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
+import { claimBankObject } from '../../src/bank/owners';
 import { createApp } from '../../src/app/app';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { newKey, paymentError, request, rowOf } from './support';
@@ -16,6 +17,7 @@ let stack: TestStack;
 let app: Koa;
 let connection: Connection;
 let key: string;
+const bankUser = uniq('u');
 let blackHole: net.Server;
 const sockets = new Set<net.Socket>();
 beforeAll(async () => {
@@ -35,7 +37,10 @@ beforeAll(async () => {
     temporal: { client: new Client({ connection }), taskQueue: 'x' },
     logger: testLogger,
   });
-  key = (await newKey(stack.db)).key;
+  const created = await newKey(stack.db);
+  key = created.key;
+  // the key's own bank user: another key's (or nobody's) is 404 before Temporal is asked
+  await claimBankObject(stack.db, 'user', 'sandbox', bankUser, created.id);
 });
 afterAll(async () => {
   await connection.close().catch(() => undefined);
@@ -77,13 +82,7 @@ describe('Temporal unreachable', () => {
           .set('X-API-Key', key)
           .send({ userId: uniq('u'), name: 'n' }),
     ],
-    [
-      'GET /bank/user',
-      () =>
-        request(app.callback())
-          .get(`/bank/user/${uniq('u')}`)
-          .set('X-API-Key', key),
-    ],
+    ['GET /bank/user', () => request(app.callback()).get(`/bank/user/${bankUser}`).set('X-API-Key', key)],
   ])('%s -> 503 SERVICE_UNAVAILABLE', async (_name, send) => {
     const res = await send();
     expect(res.status).toBe(503);
