@@ -61,6 +61,17 @@ export const BankCreateOrderRequest = registry.register(
     .openapi({ example: { orderId: 'ORD-2001', userId: 'u-1', amount: 120.5, description: 'weekly groceries' } }),
 );
 
+/** One bank order as the API answers it (the examples of /openapi.json). */
+const bankOrderExample = {
+  orderId: 'ORD-2001',
+  bankOrderId: 'ord_a786bdf2c97a440eae26b83c97659589',
+  userId: 'u-1',
+  amount: 120.5,
+  currency: 'THB',
+  description: 'weekly groceries',
+  status: 'created',
+  createdAt: '2026-11-26T13:15:07.242Z',
+};
 const BankOrderOut = registry.register(
   'BankOrder',
   z
@@ -74,18 +85,7 @@ const BankOrderOut = registry.register(
       status: z.string(),
       createdAt: z.string(),
     })
-    .openapi({
-      example: {
-        orderId: 'ORD-2001',
-        bankOrderId: 'ord_a786bdf2c97a440eae26b83c97659589',
-        userId: 'u-1',
-        amount: 120.5,
-        currency: 'THB',
-        description: 'weekly groceries',
-        status: 'created',
-        createdAt: '2026-11-26T13:15:07.242Z',
-      },
-    }),
+    .openapi({ example: bankOrderExample }),
 );
 
 const BankUserOut = registry.register(
@@ -113,18 +113,7 @@ const BankUserOut = registry.register(
         phone: '+66812345678',
         status: 'active',
         createdAt: '2026-11-26T13:15:07.161Z',
-        orders: [
-          {
-            orderId: 'ORD-2001',
-            bankOrderId: 'ord_a786bdf2c97a440eae26b83c97659589',
-            userId: 'u-1',
-            amount: 120.5,
-            currency: 'THB',
-            description: 'weekly groceries',
-            status: 'created',
-            createdAt: '2026-11-26T13:15:07.242Z',
-          },
-        ],
+        orders: [bankOrderExample],
       },
     }),
 );

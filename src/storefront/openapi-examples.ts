@@ -2,6 +2,7 @@
  * Examples of the storefront answers in /openapi.json: real answers of `npm start` on the seed
  * catalog (data/catalog), each list cut to its first items.
  */
+import { API_PATHS } from './app-config';
 
 export const catalogTree = {
   aisles: [
@@ -230,21 +231,7 @@ export const firstPage = {
     config: '/schema/talat/master/webData/config.yaml',
     firstPageCat: '/schema/talat/master/webData/firstPageCat.yaml',
   },
-  api: {
-    catalogTree: '/api/v2/catalog-tree/catalog-tree',
-    stickyBanner: '/api/v2/catalog-tree/sticky-banner',
-    bannerTree: '/api/v2/catalog-tree/banner-tree',
-    productList: '/api/product/productlist/onlineData',
-    search: '/api/search2/semantic_search',
-    group: '/api/group/read/{groupId}',
-    groupImage: '/api/group/image/{groupId}/{imageId}',
-    inventory: '/api/inventory2/{branchId}',
-    prices: '/api/price/getallgz',
-    promotionTwo4: '/api/promotion/get-two4',
-    apiKey: '/auth/apikey/get',
-    invalidate: '/auth/invalidate/invalidate',
-    categoryIcon: '/public/image/category/{name}.webp',
-  },
+  api: API_PATHS,
   loadOrder: ['config', 'schema'],
   iconOrder: ['beef', 'pork'],
   categories: [

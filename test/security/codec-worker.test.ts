@@ -4,13 +4,12 @@
  * workflow code (its workflow task fails), while encrypted payloads work as before.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { createActivities } from '../../activities';
 import { createQueueWorkers } from '../../src/app/worker';
 import { AesGcmCodec } from '../../src/temporal/codec';
 import { sandboxProviders } from '../../src/simulators/providers';
-import { createTestStack, testLogger, waitFor, type TestStack } from '../support/stack';
+import { createTestStack, outsiderTemporalClient, testLogger, waitFor, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -46,10 +45,7 @@ describe('the codec in production', () => {
       requireEncrypted: true,
     });
     const run = workers.run();
-    const raw = new Client({
-      connection: await Connection.connect({ address: process.env.TALAT_TEST_TEMPORAL_ADDRESS! }),
-      namespace: 'default',
-    });
+    const raw = await outsiderTemporalClient();
     try {
       const forged = await raw.workflow.start('orderRefundsWorkflow', {
         taskQueue: paymentsQueue,

@@ -5,18 +5,15 @@
  * payment, and no webhook goes out.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import type { Client } from '@temporalio/client';
+import { createTestStack, outsiderTemporalClient, uniq, type TestStack } from '../support/stack';
 import { newKey, request, webhookWitness } from '../payments/support';
 
 let stack: TestStack;
 let raw: Client;
 beforeAll(async () => {
   stack = await createTestStack();
-  raw = new Client({
-    connection: await Connection.connect({ address: process.env.TALAT_TEST_TEMPORAL_ADDRESS! }),
-    namespace: 'default',
-  });
+  raw = await outsiderTemporalClient();
 });
 afterAll(async () => {
   await raw.connection.close();

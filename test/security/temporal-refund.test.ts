@@ -3,9 +3,9 @@
  * would make them: a plain client (no codec, no key), the `refund` update with and without
  * update-with-start, under the real workflow id and another one. None may move money.
  */
-import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { refundsWorkflowId } from '../../src/domain/workflow-contract';
-import { createTestStack, uniq, type TestStack } from '../support/stack';
+import { createTestStack, outsiderTemporalClient, uniq, type TestStack } from '../support/stack';
 import { newKey, paidQr, request } from '../payments/support';
 
 let stack: TestStack;
@@ -13,10 +13,7 @@ let raw: Client;
 let ownerKey: { key: string; id: string };
 beforeAll(async () => {
   stack = await createTestStack();
-  raw = new Client({
-    connection: await Connection.connect({ address: process.env.TALAT_TEST_TEMPORAL_ADDRESS! }),
-    namespace: 'default',
-  });
+  raw = await outsiderTemporalClient();
   ownerKey = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
 });
 afterAll(async () => {

@@ -6,7 +6,7 @@
  * every connection.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
 import type Koa from 'koa';
 import { createActivities, type Activities } from '../../activities';
@@ -197,4 +197,10 @@ export function capturingLogger(level = 'info'): {
     },
   });
   return { logger, lines, raw };
+}
+
+/** What anyone who reaches the Temporal frontend has: a plain client, no codec, no proofs. */
+export async function outsiderTemporalClient(): Promise<Client> {
+  const connection = await Connection.connect({ address: process.env.TALAT_TEST_TEMPORAL_ADDRESS! });
+  return new Client({ connection, namespace: 'default' });
 }
