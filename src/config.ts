@@ -90,6 +90,8 @@ const envSchema = z.object({
   RESULT_SIGNING_KEY: z.string().min(32, 'at least 32 characters').optional(),
   /** a provider's success on an expired or failed payment: refund it automatically, or list it for review */
   LATE_PAYMENT_POLICY: z.enum(['refund', 'review']).default('refund'),
+  /** a refund still pending this long (its update maybe never accepted) is re-sent by the workers */
+  REFUND_REDRIVE_AFTER_S: positiveInt.min(10).max(86_400).default(60),
 
   PUBLIC_BASE_URL: optionalUrl,
   QR_EXPIRY_S: positiveInt.default(900),
@@ -413,6 +415,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       /** a success after the payment expired or failed: refund (default) or review */
       latePaymentPolicy: e.LATE_PAYMENT_POLICY,
     },
+    /** refunds still pending after afterSeconds are re-sent to their workflow (src/payments/refund-redrive.ts) */
+    refunds: { redriveAfterSeconds: e.REFUND_REDRIVE_AFTER_S },
     /** the same administrator alert is e-mailed at most once per window; repeats go into a digest */
     alertWindowSeconds: e.ALERT_WINDOW_S,
     /** /wallet/callback per client address; addresses in `allow` (the wallet gateway) are not limited */

@@ -26,6 +26,7 @@ import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from 
 import { installTemporalRuntime } from './temporal/runtime';
 import { createQueueWorkers } from './app/worker';
 import { startReconciliationSchedules } from './reconciliation/schedules';
+import { startRefundRedrive } from './payments/refund-redrive';
 
 async function main(config: Config) {
   const logger = createLogger(config.logLevel, createLogOutput({ buffered: config.logBuffered }));
@@ -151,6 +152,8 @@ async function main(config: Config) {
     const workerRun = workers.run();
     stoppers.push({ name: 'workers', stop: workers.stop });
     if (config.reconciliation.schedules) await startReconciliationSchedules(client, config, logger);
+    const redrive = startRefundRedrive({ db, client, config, logger, taskQueue: config.temporal.taskQueue });
+    stoppers.push({ name: 'refund re-drive', stop: redrive.stop });
 
     const notifier = createNotifier({ config, logger });
     stoppers.push({ name: 'notifier', stop: () => notifier.close() });

@@ -5,7 +5,7 @@
  * request), talat_callbacks_total{provider,outcome,reason}, talat_webhook_attempts_total{result}
  * and _attempt_duration_seconds (activities/instrument.ts), talat_payment_transitions_total,
  * talat_rate_limit_refusals_total, talat_webhook_dead_letters_open (read when scraped),
- * talat_alerts_total. Temporal's worker metrics (temporal_*) come from the SDK runtime's exporter
+ * talat_alerts_total, talat_refund_redrives_total. Temporal's worker metrics (temporal_*) come from the SDK runtime's exporter
  * (TEMPORAL_METRICS_PORT) and are appended to /metrics by the gateway of the same process.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -73,6 +73,13 @@ export const deadLettersOpen = new Gauge({
 export const alerts = new Counter({
   name: 'talat_alerts_total',
   help: 'Administrator alerts by result (sent, suppressed into the digest)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export const refundRedrives = new Counter({
+  name: 'talat_refund_redrives_total',
+  help: 'Pending refunds re-sent to their workflow by the workers, by result (accepted, failed)',
   labelNames: ['result'] as const,
   registers: [registry],
 });

@@ -3,7 +3,7 @@
  * search attribute OrderId): the workflow is started when it is not running, and the `refund`
  * update (update id = refund id) runs in it, after any refund of the order still in progress.
  */
-import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import { OrderIdKey } from '../domain/search-attributes';
 import {
   refundsWorkflowId,
@@ -20,22 +20,42 @@ export const REFUNDS_IDLE_SECONDS = 6 * 3600;
 /** How long POST /refund waits for the refund's outcome (provider calls included) before 503. */
 export const REFUND_WAIT_MS = 60_000;
 
-export async function executeRefund(
-  client: Client,
-  opts: { taskQueue: string; orderId: string; request: RefundRequest },
-): Promise<RefundOutcome> {
-  return withinDeadline(client, REFUND_WAIT_MS, () => {
-    const startWorkflowOperation = new WithStartWorkflowOperation<OrderRefundsWorkflow>(WorkflowType.refunds, {
-      taskQueue: opts.taskQueue,
-      workflowId: refundsWorkflowId(opts.orderId),
-      args: [{ orderId: opts.orderId, idleSeconds: REFUNDS_IDLE_SECONDS }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: [{ key: OrderIdKey, value: opts.orderId }],
-    });
-    return client.workflow.executeUpdateWithStart(refundUpdate, {
-      args: [opts.request],
-      updateId: opts.request.refundId,
-      startWorkflowOperation,
-    });
-  });
+/** How long a re-drive (./refund-redrive.ts) waits for the workflow to accept a refund. */
+export const REDRIVE_ACCEPT_MS = 15_000;
+
+interface RefundCall {
+  taskQueue: string;
+  orderId: string;
+  request: RefundRequest;
+}
+
+const refundCall = (opts: RefundCall) => ({
+  args: [opts.request] as [RefundRequest],
+  updateId: opts.request.refundId,
+  startWorkflowOperation: new WithStartWorkflowOperation<OrderRefundsWorkflow>(WorkflowType.refunds, {
+    taskQueue: opts.taskQueue,
+    workflowId: refundsWorkflowId(opts.orderId),
+    args: [{ orderId: opts.orderId, idleSeconds: REFUNDS_IDLE_SECONDS }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    typedSearchAttributes: [{ key: OrderIdKey, value: opts.orderId }],
+  }),
+});
+
+export async function executeRefund(client: Client, opts: RefundCall): Promise<RefundOutcome> {
+  return withinDeadline(client, REFUND_WAIT_MS, () =>
+    client.workflow.executeUpdateWithStart(refundUpdate, refundCall(opts)),
+  );
+}
+
+/**
+ * The same refund, handed over without waiting for its outcome: returns once the workflow has
+ * accepted the update. A refund it already has (same update id in its run) is not run again.
+ */
+export async function sendRefund(client: Client, opts: RefundCall): Promise<void> {
+  await withinDeadline(client, REDRIVE_ACCEPT_MS, () =>
+    client.workflow.startUpdateWithStart(refundUpdate, {
+      ...refundCall(opts),
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
+    }),
+  );
 }

@@ -14,6 +14,7 @@ import { ensureSearchAttributes, temporalReachable } from '../temporal/client';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { createQueueWorkers, prebuiltWorkflowBundle, type QueueWorkers } from '../app/worker';
 import { startReconciliationSchedules } from '../reconciliation/schedules';
+import { startRefundRedrive } from '../payments/refund-redrive';
 
 runRole('worker', async (ctx) => {
   const { config, logger, onStop, draining, fail } = ctx;
@@ -91,6 +92,8 @@ runRole('worker', async (ctx) => {
   onStop({ name: 'workers (drained)', stop: workers.stop });
   run.catch((e) => void fail(e));
   if (config.reconciliation.schedules) await startReconciliationSchedules(client, config, logger);
+  const redrive = startRefundRedrive({ db, client, config, logger, taskQueue: config.temporal.taskQueue });
+  onStop({ name: 'refund re-drive', stop: redrive.stop });
 
   // the storefront's assets: published by the workers (one at a time, under an advisory lock) to
   // the configured S3 API; the embedded store of `npm start` has its own publisher there
