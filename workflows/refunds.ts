@@ -117,7 +117,7 @@ async function moveMoney(
   let providerRef: string;
   try {
     ({ providerRef } = await requestProviderRefund({
-      refundId: refundId,
+      refundId,
       paymentId: p.paymentId,
       orderId,
       method: p.method,
@@ -129,14 +129,14 @@ async function moveMoney(
   } catch (e) {
     const failureReason = providerFailure(e);
     const after = await settleRefund({
-      refundId: refundId,
+      refundId,
       paymentId: p.paymentId,
       status: 'failed',
       failureReason,
     });
     return {
       ok: true,
-      refundId: refundId,
+      refundId,
       status: 'failed',
       amountSatang,
       failureReason,
@@ -144,7 +144,7 @@ async function moveMoney(
     };
   }
   const after = await settleRefund({
-    refundId: refundId,
+    refundId,
     paymentId: p.paymentId,
     status: 'succeeded',
     providerRef,
@@ -157,11 +157,11 @@ async function moveMoney(
     timestamp: new Date().toISOString(),
     mode: p.mode,
     apiKeyId: p.apiKeyId ?? undefined,
-    refundId: refundId,
+    refundId,
   });
   return {
     ok: true,
-    refundId: refundId,
+    refundId,
     status: 'succeeded',
     amountSatang,
     payment: { paymentId: p.paymentId, ...after },
