@@ -55,6 +55,8 @@ const opts = {
   seed: intArg('--seed', 1, 2 ** 31 - 1),
   gateways: intArg('--gateways', 2, 4),
   expiry: intArg('--qr-expiry', 30, 900),
+  /** how long after the load every payment must have settled (default: QR expiry + 120 s) */
+  settleWithin: process.argv.includes('--settle-within') ? intArg('--settle-within', 1, 1800) : undefined,
   /** the cluster of `npm run cluster` instead of the dev server: history, worker, gateway and a roll */
   cluster: flagArg('--cluster'),
 };
@@ -502,7 +504,7 @@ async function main() {
   const terminal = new Set(['paid', 'failed', 'expired']);
   const created = payments.filter((p) => p.created);
   let rows: { order_id: string; status: string; id: string }[] = [];
-  const settleBy = Math.min(hardDeadline, Date.now() + (opts.expiry + 120) * 1000);
+  const settleBy = Math.min(hardDeadline, Date.now() + (opts.settleWithin ?? opts.expiry + 120) * 1000);
   for (;;) {
     try {
       rows = await db('payments')
@@ -519,6 +521,12 @@ async function main() {
     if (rows.length === created.length && open.length === 0) break;
     if (Date.now() > settleBy) {
       say(`${open.length + created.length - rows.length} payment(s) still open at the deadline`);
+      const seen = new Set(rows.map((r) => r.order_id));
+      for (const r of open)
+        say(
+          `  open: ${r.order_id} (${r.id}) is ${r.status}, webhook of it ${hooked.has(`${r.order_id} ${r.status}`) ? 'received' : 'not received'}`,
+        );
+      for (const p of created.filter((c) => !seen.has(c.orderId))) say(`  open: ${p.orderId} has no payments row`);
       break;
     }
     await sleep(1000);
