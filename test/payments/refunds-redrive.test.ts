@@ -29,7 +29,8 @@ const providerCalls = new Map<string, number>();
 let gate: Promise<void> | undefined;
 
 beforeAll(async () => {
-  stack = await createTestStack({ worker: false });
+  // its own database: other files leave old pending refunds (reconciliation's generated days)
+  stack = await createTestStack({ worker: false, database: 'talat_test_redrive' });
   const real = createActivities({
     db: stack.db,
     config: stack.config,
@@ -75,7 +76,7 @@ const deps = () => ({
   logger: testLogger,
   taskQueue: stack.taskQueue,
 });
-/** Rows of other test files in this database are younger than an hour: only this file's are taken. */
+/** Only this file's rows older than an hour are taken (its own database). */
 const AFTER_S = 3600;
 const redrive = () => redriveStuckRefunds(deps(), { afterSeconds: AFTER_S });
 /** As the gateway writes it before its update (that then never reaches Temporal), made two hours old. */

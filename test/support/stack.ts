@@ -46,17 +46,20 @@ export function testDatabaseUrl(name: string): string {
   return admin.toString();
 }
 
+/** The database `name` of this jest worker, created when missing, migrated and seeded. */
+async function migratedDb(name: string): Promise<Db> {
+  const full = `${name}_w${process.env.JEST_WORKER_ID ?? '1'}`;
+  await createDatabaseIfMissing(process.env.TALAT_TEST_PG_ADMIN_URL!, full);
+  const db = createDb(testDatabaseUrl(full), { poolMax: 20 });
+  await migrateLatest(db);
+  if (await isCatalogEmpty(db)) await seedCatalog(db);
+  return db;
+}
+
 let migrated: Promise<Db> | undefined;
-/** This jest worker's database, migrated and seeded. */
+/** This jest worker's database, shared by its test files one after another. */
 export function workerDb(): Promise<Db> {
-  migrated ??= (async () => {
-    const name = `talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`;
-    await createDatabaseIfMissing(process.env.TALAT_TEST_PG_ADMIN_URL!, name);
-    const db = createDb(testDatabaseUrl(name), { poolMax: 20 });
-    await migrateLatest(db);
-    if (await isCatalogEmpty(db)) await seedCatalog(db);
-    return db;
-  })();
+  migrated ??= migratedDb('talat_test');
   return migrated;
 }
 
@@ -84,10 +87,12 @@ export async function createTestStack(
     eagerStart?: boolean;
     /** Temporal's frontend for the client and the workers (default: the tests' dev server) */
     temporalAddress?: string;
+    /** a database of the file's own (for a test that scans whole tables), not the worker's */
+    database?: string;
   } = {},
 ): Promise<TestStack> {
   const logger = opts.logger ?? testLogger;
-  const db = await workerDb();
+  const db = opts.database ? await migratedDb(opts.database) : await workerDb();
   const config = testConfig(opts.env);
   const address = opts.temporalAddress ?? process.env.TALAT_TEST_TEMPORAL_ADDRESS!;
   const client = await connectClient(address, 'default', { codecKeys: config.temporal.codecKeys });
@@ -128,7 +133,7 @@ export async function createTestStack(
       await workers?.stop();
       await workerRun;
       await client.connection.close();
-      migrated = undefined;
+      if (!opts.database) migrated = undefined;
       await db.destroy();
     },
   };
