@@ -35,7 +35,7 @@ import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../src/config';
 import { createDb, migrateLatest } from '../src/db/knex';
 import { createApiKey } from '../src/http/middleware/api-key';
-import { buildCallbacks, sandboxOutcome } from '../src/simulators/callbacks';
+import { buildCallbacks, sandboxOutcome, type SandboxOutcome } from '../src/simulators/callbacks';
 import { startCluster, type Cluster, type ClusterProcess } from '../src/app/cluster';
 import { superviseEmbeddedPostgres } from '../src/stack/postgres';
 import type { Supervised } from '../src/stack/supervisor';
@@ -331,6 +331,14 @@ async function main() {
   async function pay(p: Payment): Promise<void> {
     const outcome = sandboxOutcome(p.amountSatang);
     if (outcome === 'none') return;
+    unfinished.add(`callback of ${p.orderId}`);
+    try {
+      await postCallback(p, outcome);
+    } finally {
+      unfinished.delete(`callback of ${p.orderId}`);
+    }
+  }
+  async function postCallback(p: Payment, outcome: Exclude<SandboxOutcome, 'none'>): Promise<void> {
     await sleep(1000);
     const row = {
       id: p.paymentId!,
@@ -360,6 +368,14 @@ async function main() {
 
   /** The merchant: creates the payment, retrying (same order and amount) until a 2xx. */
   async function create(p: Payment): Promise<void> {
+    unfinished.add(`creation of ${p.orderId}`);
+    try {
+      await createOnce(p);
+    } finally {
+      unfinished.delete(`creation of ${p.orderId}`);
+    }
+  }
+  async function createOnce(p: Payment): Promise<void> {
     for (let i = 0; ; i++) {
       const r = await request(`${nextGateway().base}/qrpayment`, {
         method: 'POST',
@@ -479,6 +495,7 @@ async function main() {
 
   // the load: a steady rate for the duration
   say('load and faults start');
+  phase = 'the load';
   const total = opts.rate * opts.duration;
   const t0 = Date.now();
   for (let i = 0; i < total && !aborting; i++) {
@@ -496,9 +513,13 @@ async function main() {
   }
   loadOver = true;
   say(`load over (${payments.length} orders); waiting for the last fault to heal and every payment to settle`);
+  phase = 'the last kill';
   await killer;
+  phase = 'the faults to heal';
   await Promise.all(faults);
+  phase = 'the payments to be created and their callbacks accepted';
   await Promise.all(creating);
+  phase = 'every payment to settle';
 
   // settle: every created payment terminal, with a webhook of its status (bounded)
   const terminal = new Set(['paid', 'failed', 'expired']);
@@ -726,6 +747,9 @@ async function main() {
 
 /** SIGINT/SIGTERM or the guard: no more load and no more kills while everything stops */
 let aborting = false;
+/** what the run waits for, said when it is stopped: where a slow or stuck run stood */
+let phase = 'starting';
+const unfinished = new Set<string>();
 const guardMs = (opts.duration + opts.expiry + 420) * 1000;
 const guard = setTimeout(() => {
   aborting = true;
@@ -735,7 +759,8 @@ const guard = setTimeout(() => {
 for (const sig of ['SIGINT', 'SIGTERM'] as const)
   process.on(sig, () => {
     aborting = true;
-    say(`${sig}: stopping everything`);
+    say(`${sig}: stopping everything; it was waiting for ${phase}`);
+    if (unfinished.size) say(`  unfinished: ${[...unfinished].slice(0, 20).join(', ')} (${unfinished.size})`);
     void stopAll().then(() => process.exit(130));
   });
 main().then(
