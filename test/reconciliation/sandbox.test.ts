@@ -20,11 +20,9 @@ let key: string;
 let operator: string;
 beforeAll(async () => {
   smtp = await startSmtpSink();
-  stack = await createTestStack({
-    env: {
-      ...settlementEnv(smtp.url),
-    },
-  });
+  // its own database: the day's file lists every sandbox payment of the database, and the
+  // files run before on this jest worker's database push this test's rows past one page
+  stack = await createTestStack({ database: 'talat_test_sbx_recon', env: settlementEnv(smtp.url) });
   key = (await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] })).key;
   operator = (await newKey(stack.db, { scopes: ['reconciliation:read'] })).key;
 }, 120_000);
