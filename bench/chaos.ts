@@ -189,6 +189,8 @@ async function main() {
     SMTP_URL: 'smtp://127.0.0.1:9',
     HOST: '127.0.0.1',
     SHUTDOWN_GRACE_S: '10',
+    // a restart that hangs on a dependency coming back exits and is started again
+    STARTUP_TIMEOUT_S: '30',
   };
 
   // the stack: the dev server and Postgres under `npm start`'s supervisor, or the cluster (which supervises its own)

@@ -78,6 +78,8 @@ const envSchema = z.object({
   /** roles apply pending migrations at start (under an advisory lock); auto: on except in production */
   MIGRATE_ON_START: z.enum(['on', 'off', 'auto']).default('auto'),
   SHUTDOWN_GRACE_S: positiveInt.max(600).default(20),
+  /** a role whose start-up has not finished by then exits 1, naming the step it was on */
+  STARTUP_TIMEOUT_S: positiveInt.max(600).default(60),
   TEMPORAL_METRICS_PORT: port.optional(),
   TEMPORAL_CODEC_KEYS: z.string().min(1).optional(),
   TEMPORAL_WEB_ORIGIN: csv,
@@ -355,6 +357,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       workerQueues: e.WORKER_QUEUES,
       migrateOnStart: e.MIGRATE_ON_START === 'auto' ? !production : e.MIGRATE_ON_START === 'on',
       shutdownGraceMs: e.SHUTDOWN_GRACE_S * 1000,
+      startupTimeoutMs: e.STARTUP_TIMEOUT_S * 1000,
       /** roles run the callback simulator only when SIMULATORS=on (auto leaves it to `npm start`) */
       simulators: e.SIMULATORS === 'on',
     },

@@ -2,8 +2,8 @@
  * What the two production roles (src/roles/gateway.ts, src/roles/worker.ts) share: loading the
  * configuration, finding Postgres and Temporal, migrations, ordered shutdown on SIGTERM/SIGINT,
  * and exit codes: 0 after a clean drain, 78 for a bad configuration, 1 for any other start-up
- * failure (with one line on stderr that says what failed), 1 when the drain outlives
- * SHUTDOWN_GRACE_S.
+ * failure (with one line on stderr that says what failed) or a start-up longer than
+ * STARTUP_TIMEOUT_S, 1 when the drain outlives SHUTDOWN_GRACE_S.
  */
 import net from 'node:net';
 import path from 'node:path';
@@ -39,6 +39,8 @@ export interface RoleContext {
   draining(): boolean;
   /** stop everything and exit with `code` (e.g. when the worker fails while running) */
   fail(err: unknown): Promise<never>;
+  /** names the start-up step now under way (said when the start-up outlives STARTUP_TIMEOUT_S) */
+  step(name: string): void;
 }
 
 /** Postgres URL without its password, for messages. */
@@ -132,7 +134,9 @@ export async function connectTemporal(
     throw new StartupError(`Temporal at ${address} is unreachable: no answer to GetSystemInfo within 5 s`);
   }
   try {
-    await client.workflowService.describeNamespace({ namespace });
+    await client.connection.withDeadline(Date.now() + 10_000, () =>
+      client.workflowService.describeNamespace({ namespace }),
+    );
   } catch (e) {
     await client.connection.close().catch(() => undefined);
     throw new StartupError(
@@ -181,10 +185,13 @@ export async function connectServices(
   role: Role,
   poolMax = 20,
 ): Promise<{ db: Db; client: Client; databaseUrl: string; temporalAddress: string; embedded: string[] }> {
-  const { config, logger, onStop } = ctx;
+  const { config, logger, onStop, step } = ctx;
+  step('finding Postgres and Temporal');
   const services = await resolveServices(config, role);
+  step('connecting to Postgres');
   const db = await connectDb(services.databaseUrl, poolMax);
   onStop({ name: 'database pool', stop: () => db.destroy() });
+  step('connecting to Temporal');
   const client = await connectTemporal(
     services.temporalAddress,
     config.temporal.namespace,
@@ -192,6 +199,7 @@ export async function connectServices(
     temporalTlsOf(config, services.embedded),
   );
   onStop({ name: 'temporal client', stop: () => client.connection.close() });
+  step('checking the migrations');
   await ensureMigrated(db, config, logger);
   return { ...services, db, client };
 }
@@ -253,14 +261,40 @@ export function runRole(role: Role, start: (ctx: RoleContext) => Promise<string[
 
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => void stopAll(0, sig));
 
-  const ctx: RoleContext = { config, logger, onStop: (s) => stoppers.push(s), draining: () => draining, fail };
+  let step = 'loading the configuration';
+  const ctx: RoleContext = {
+    config,
+    logger,
+    onStop: (s) => stoppers.push(s),
+    draining: () => draining,
+    fail,
+    step: (name) => {
+      step = name;
+      logger.debug(`start-up: ${name}`);
+    },
+  };
+  // a start that hangs (a dependency that accepts and never answers) is a failed start: its
+  // supervisor sees the exit and starts it again
+  const bound = setTimeout(
+    () =>
+      void fail(
+        new StartupError(
+          `the start-up did not finish within STARTUP_TIMEOUT_S (${config.roles.startupTimeoutMs / 1000} s): it was ${step}`,
+        ),
+      ),
+    config.roles.startupTimeoutMs,
+  );
   start(ctx).then(
     (lines) => {
+      clearTimeout(bound);
       started = true;
       logger.flush(); // the start-up's buffered lines before the banner
       if (!stopping)
         process.stdout.write(['', `Talat ${role} is running:`, ...lines.map((l) => `  ${l}`), ''].join('\n') + '\n');
     },
-    (e) => void fail(e),
+    (e) => {
+      clearTimeout(bound);
+      void fail(e);
+    },
   );
 }

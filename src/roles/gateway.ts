@@ -14,8 +14,9 @@ import { createNotifier } from '../notifier';
 import { connectServices, redactUrl, runRole } from './common';
 
 runRole('gateway', async (ctx) => {
-  const { config, logger, onStop, draining } = ctx;
+  const { config, logger, onStop, draining, step } = ctx;
   const { db, client, databaseUrl, temporalAddress, embedded } = await connectServices(ctx, 'gateway');
+  step('opening the HTTP port');
 
   const notifier = createNotifier({ config, logger });
   onStop({ name: 'notifier', stop: () => notifier.close() });

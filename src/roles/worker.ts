@@ -17,14 +17,17 @@ import { startReconciliationSchedules } from '../reconciliation/schedules';
 import { startRefundRedrive } from '../payments/refund-redrive';
 
 runRole('worker', async (ctx) => {
-  const { config, logger, onStop, draining, fail } = ctx;
+  const { config, logger, onStop, draining, fail, step } = ctx;
   const { db, client, databaseUrl, temporalAddress, embedded } = await connectServices(ctx, 'worker');
-  await ensureSearchAttributes(client, config.temporal.namespace).catch((e) =>
-    logger.warn(
-      { err: e },
-      'could not check or register the search attributes OrderId, PaymentMethod, PaymentStatus: register them on the cluster (see README "Deploy")',
-    ),
-  );
+  step('checking the search attributes');
+  await client.connection
+    .withDeadline(Date.now() + 10_000, () => ensureSearchAttributes(client, config.temporal.namespace))
+    .catch((e) =>
+      logger.warn(
+        { err: e },
+        'could not check or register the search attributes OrderId, PaymentMethod, PaymentStatus: register them on the cluster (see README "Deploy")',
+      ),
+    );
 
   // development without SMTP_URL: the SMTP sink of a running `npm start`, when there is one
   let mail = config.mail;
@@ -67,10 +70,12 @@ runRole('worker', async (ctx) => {
         ),
       ),
     );
+    step('opening the health port');
     server.listen(config.roles.workerHttpPort, config.host, resolve);
   });
   onStop({ name: 'health server', stop: () => new Promise<void>((r) => server.close(() => r())) });
 
+  step('creating the workers');
   installTemporalRuntime(logger, config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
   const bundle = prebuiltWorkflowBundle(config.temporal.workflowBundlePath);
   const workers = await createQueueWorkers({
@@ -91,6 +96,7 @@ runRole('worker', async (ctx) => {
   const run = workers.run();
   onStop({ name: 'workers (drained)', stop: workers.stop });
   run.catch((e) => void fail(e));
+  step('starting the reconciliation schedules');
   if (config.reconciliation.schedules) await startReconciliationSchedules(client, config, logger);
   const redrive = startRefundRedrive({ db, client, config, logger, taskQueue: config.temporal.taskQueue });
   onStop({ name: 'refund re-drive', stop: redrive.stop });

@@ -1,10 +1,11 @@
 /**
- * Start-up: a role (and `npm start`) that cannot reach Postgres or Temporal exits non-zero with
- * a message that names what it could not reach; migrations started by several processes at
+ * Start-up: a role (and `npm start`) that cannot reach Postgres or Temporal, or whose start-up
+ * outlives STARTUP_TIMEOUT_S, exits non-zero with a message that names what it could not reach; migrations started by several processes at
  * once are applied once, and every starter succeeds.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
 import { createDb, migrateLatest, migrationSource } from '../../src/db/knex';
@@ -69,6 +70,34 @@ describe('a start-up failure exits non-zero with a clear message', () => {
     );
     expect(r.code).toBe(1);
     expect(r.out).toContain(`talat worker: start-up failed: Temporal at 127.0.0.1:${port} is unreachable`);
+  });
+
+  it('a worker whose Temporal accepts and never answers exits at STARTUP_TIMEOUT_S, naming the step', async () => {
+    // a black hole: the TCP connection is accepted, no byte ever comes back
+    const held: net.Socket[] = [];
+    const hole = net.createServer((s) => held.push(s));
+    await new Promise<void>((r) => hole.listen(0, '127.0.0.1', r));
+    const port = (hole.address() as net.AddressInfo).port;
+    try {
+      const started = Date.now();
+      const r = await run(
+        'src/roles/worker.ts',
+        roleEnv('unused', {
+          TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+          WORKER_HTTP_PORT: String(await freePort()),
+          STARTUP_TIMEOUT_S: '3',
+        }),
+        60_000,
+      );
+      expect(r.code).toBe(1);
+      expect(r.out).toContain(
+        'talat worker: start-up failed: the start-up did not finish within STARTUP_TIMEOUT_S (3 s): it was connecting to Temporal',
+      );
+      expect(Date.now() - started).toBeLessThan(30_000);
+    } finally {
+      held.forEach((s) => s.destroy());
+      hole.close();
+    }
   });
 
   it('a role in production without DATABASE_URL and TEMPORAL_ADDRESS says what it needs (exit 78)', async () => {
