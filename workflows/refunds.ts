@@ -1,6 +1,6 @@
 /**
  * orderRefundsWorkflow (id refunds-<orderId>): the refunds of one order, started by the gateway
- * with update-with-start; each refund is one `refund` update (update id = refund id), served one
+ * with update-with-start; each refund is one `refund` update (update id: refund id and proof digest), served one
  * at a time in arrival order. refund-record-v1: POST /refund recorded the refund (pending) and
  * the update carries its proof; the worker loads the row, refunds what it says, asks the provider
  * (activity), records the outcome (a full refund moves the payment to `refunded`), and on success

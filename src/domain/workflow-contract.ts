@@ -351,8 +351,8 @@ export interface RefundsInput {
 }
 
 /**
- * Update `refund`: one refund; its update id is the refund id (a retried request is the same
- * refund). Since refund-record-v1 the gateway sends the refund id and its proof only: amount,
+ * Update `refund`: one refund; its update id is the refund id and a digest of its proof
+ * (refundUpdateId: a retried request is the same refund). Since refund-record-v1 the gateway sends the refund id and its proof only: amount,
  * reason and payment come from the refunds row. The other fields are those of older histories.
  */
 export interface RefundRequest {

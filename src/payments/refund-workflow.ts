@@ -1,8 +1,10 @@
 /**
  * Starting a refund: update-with-start on the order's refunds workflow (refunds-<orderId>,
  * search attribute OrderId): the workflow is started when it is not running, and the `refund`
- * update (update id = refund id) runs in it, after any refund of the order still in progress.
+ * update runs in it, after any refund of the order still in progress. The update id is the refund
+ * id and a digest of its proof: an outsider who learns a refund id cannot claim its update id first.
  */
+import { createHash } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import { OrderIdKey } from '../domain/search-attributes';
 import {
@@ -29,9 +31,13 @@ interface RefundCall {
   request: RefundRequest;
 }
 
+/** `<refund id>.<16 hex of sha256(proof)>`: the same for every retry and re-drive of one refund. */
+export const refundUpdateId = (r: RefundRequest): string =>
+  r.proof ? `${r.refundId}.${createHash('sha256').update(r.proof).digest('hex').slice(0, 16)}` : r.refundId;
+
 const refundCall = (opts: RefundCall) => ({
   args: [opts.request] as [RefundRequest],
-  updateId: opts.request.refundId,
+  updateId: refundUpdateId(opts.request),
   startWorkflowOperation: new WithStartWorkflowOperation<OrderRefundsWorkflow>(WorkflowType.refunds, {
     taskQueue: opts.taskQueue,
     workflowId: refundsWorkflowId(opts.orderId),

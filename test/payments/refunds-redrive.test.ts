@@ -10,6 +10,7 @@ import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { createActivities } from '../../activities';
 import type { ProviderRefundInput } from '../../activities/refunds';
 import { createQueueWorkers, type QueueWorkers } from '../../src/app/worker';
+import { refundsWorkflowId } from '../../src/domain/workflow-contract';
 import { claimStuckRefunds, redriveStuckRefunds } from '../../src/payments/refund-redrive';
 import { recordRefundRequest } from '../../src/payments/refunds-repository';
 import { sandboxProviders } from '../../src/simulators/providers';
@@ -199,4 +200,27 @@ it('forged Temporal calls naming a stuck refund move nothing; only the re-drive 
     status: 'refunded',
     refunded_satang: '3000',
   });
+});
+
+it("a forged update that takes a stuck refund's id on its own workflow first does not block it", async () => {
+  const { orderId, paymentId } = await paidQr(stack, owner.key, 20, 'redrive');
+  const refundId = await stuckRefund(orderId, paymentId);
+  // the outsider knows the id and sends first, under the id as update id, on refunds-<orderId>
+  const forged = await raw.workflow
+    .executeUpdateWithStart('refund', {
+      args: [{ refundId }],
+      updateId: refundId,
+      startWorkflowOperation: new WithStartWorkflowOperation('orderRefundsWorkflow', {
+        taskQueue: stack.taskQueue,
+        workflowId: refundsWorkflowId(orderId),
+        args: [{ orderId, idleSeconds: 600 }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      }),
+    })
+    .catch((e: Error) => ({ error: e.message }));
+  expect(forged).not.toMatchObject({ ok: true });
+
+  expect((await redrive()).accepted).toContain(refundId);
+  expect(await settled(refundId)).toMatchObject({ status: 'succeeded', amount_satang: '2000' });
+  expect(providerCalls.get(refundId)).toBe(1);
 });
