@@ -81,6 +81,8 @@ const envSchema = z.object({
   /** a role whose start-up has not finished by then exits 1, naming the step it was on */
   STARTUP_TIMEOUT_S: positiveInt.max(600).default(60),
   TEMPORAL_METRICS_PORT: port.optional(),
+  /** GET /metrics: public, or only for a key with the scope metrics; auto: key in production */
+  METRICS_ACCESS: z.enum(['public', 'key', 'auto']).default('auto'),
   TEMPORAL_CODEC_KEYS: z.string().min(1).optional(),
   TEMPORAL_WEB_ORIGIN: csv,
   /** mTLS to the Temporal frontend (client and worker): PEM file paths; CERT and KEY go together */
@@ -319,6 +321,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
     logBuffered: e.LOG_BUFFER === 'on',
+    /** GET /metrics needs a key with the scope metrics (METRICS_ACCESS) */
+    metricsNeedKey: e.METRICS_ACCESS === 'auto' ? production : e.METRICS_ACCESS === 'key',
     dataDir,
     bodyLimitBytes: e.BODY_LIMIT_KB * 1024,
     database: { url: e.DATABASE_URL, embeddedPort: e.PG_PORT },

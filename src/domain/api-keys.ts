@@ -15,6 +15,8 @@ export const SCOPES = [
   'bank:read',
   'webhooks:manage',
   'codec',
+  // GET /metrics when METRICS_ACCESS is key (the default in production)
+  'metrics',
   // operator scopes: every merchant's reconciliation (docs/reconciliation.md); refunds of keyless
   // (public) payments (docs/payment-api.md)
   'reconciliation:read',

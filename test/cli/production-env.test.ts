@@ -50,6 +50,9 @@ it('the documented list is read: NODE_ENV, the services, the codec keys and ever
 
 it('the documented variables are enough: production loads with them and nothing else', () => {
   expect(loadConfig(env()).production).toBe(true);
+  // and its /metrics answers only a key with the scope metrics, unless METRICS_ACCESS=public
+  expect(loadConfig(env()).metricsNeedKey).toBe(true);
+  expect(loadConfig({ ...env(), METRICS_ACCESS: 'public' }).metricsNeedKey).toBe(false);
 });
 
 it.each(documented.filter((n) => n !== 'NODE_ENV'))('production without %s is refused, naming it', (name) => {

@@ -16,7 +16,7 @@ import type { Payload } from '@temporalio/common';
 import type { AppDeps } from '../../http/deps';
 import { AppError, ErrorCode } from '../../domain/errors';
 import { AesGcmCodec } from '../../temporal/codec';
-import { lookupApiKey } from '../../http/middleware/api-key';
+import { presentedKey, requireOperatorKey } from '../../http/middleware/api-key';
 import { ApiKeyAuth, errorResponses, registry, z } from '../../http/openapi';
 
 const WirePayloads = registry.register(
@@ -85,22 +85,13 @@ export function codecRoutes(deps: AppDeps): Router {
       ctx.status = 204;
       return;
     }
-    const presented = ctx.get('X-API-Key') || /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'))?.[1];
     const temporalWeb =
       !deps.config.production &&
       origins.has(origin) &&
       hosts.has(hostNameOf(ctx.get('Host'))) &&
       LOOPBACK.test(ctx.req.socket.remoteAddress ?? '');
-    if (!presented && temporalWeb) return next();
-    const found = await lookupApiKey(deps.db, presented || undefined);
-    if (found.status !== 'valid')
-      throw new AppError(
-        ErrorCode.UNAUTHORIZED,
-        'An API key with the scope codec is required (X-API-Key or Authorization: Bearer), or Temporal Web on loopback',
-        { reason: found.status },
-      );
-    if (!found.key.scopes.includes('codec'))
-      throw new AppError(ErrorCode.FORBIDDEN, 'The API key lacks the scope codec', { requiredScope: 'codec' });
+    if (!presentedKey(ctx) && temporalWeb) return next();
+    await requireOperatorKey(deps.db, ctx, 'codec', ', or Temporal Web on loopback');
     return next();
   };
 

@@ -2,20 +2,24 @@
  * GET /metrics: Prometheus text format. The open dead letters are counted in Postgres at scrape
  * time (an indexed count, 1 s at most); the Temporal SDK runtime's own metrics (temporal_*),
  * when its exporter runs in this process (TEMPORAL_METRICS_PORT), are appended, so one scrape
- * target has both.
+ * target has both. METRICS_ACCESS=key (the default in production): only a key with the scope
+ * `metrics`, as X-API-Key or `Authorization: Bearer` (Prometheus's `authorization` setting).
  */
 import Router from '@koa/router';
 import type { AppDeps } from '../../http/deps';
 import { deadLettersOpen, registry } from '../../metrics';
-import { registry as openapi } from '../../http/openapi';
+import { requireOperatorKey } from '../../http/middleware/api-key';
+import { ApiKeyAuth, errorResponses, registry as openapi } from '../../http/openapi';
 
 openapi.registerPath({
   method: 'get',
   path: '/metrics',
   operationId: 'getMetrics',
   summary: 'Prometheus metrics of this process (and of the Temporal SDK runtime, temporal_*)',
+  description:
+    'Public outside production; with METRICS_ACCESS=key (the default in production) only for an API key with the scope `metrics`, in X-API-Key or `Authorization: Bearer`.',
   tags: ['system'],
-  security: [],
+  security: [{}, { [ApiKeyAuth.name]: [] }],
   responses: {
     200: {
       description: 'Prometheus text exposition format',
@@ -27,6 +31,7 @@ openapi.registerPath({
         },
       },
     },
+    ...errorResponses([401, 403]),
   },
 });
 
@@ -42,6 +47,7 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined>
 export function metricsRoutes(deps: AppDeps): Router {
   const r = new Router();
   r.get('/metrics', async (ctx) => {
+    if (deps.config.metricsNeedKey) await requireOperatorKey(deps.db, ctx, 'metrics');
     const open = await withTimeout(
       deps
         .db('webhook_dead_letters')

@@ -162,6 +162,23 @@ export const unauthorized = (reason: 'missing' | 'invalid' | 'revoked') =>
     { reason },
   );
 
+/** The key of a call to an operator endpoint: X-API-Key, or `Authorization: Bearer` (what a Prometheus scraper sends). */
+export const presentedKey = (ctx: Context): string | undefined =>
+  ctx.get('X-API-Key') || /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'))?.[1] || undefined;
+
+/** An operator endpoint's check: a valid key (X-API-Key or Bearer) with `scope`; `orElse` ends the 401's text. */
+export async function requireOperatorKey(db: Db, ctx: Context, scope: string, orElse = ''): Promise<void> {
+  const found = await lookupApiKey(db, presentedKey(ctx));
+  if (found.status !== 'valid')
+    throw new AppError(
+      ErrorCode.UNAUTHORIZED,
+      `An API key with the scope ${scope} is required (X-API-Key or Authorization: Bearer)${orElse}`,
+      { reason: found.status },
+    );
+  if (!found.key.scopes.includes(scope))
+    throw new AppError(ErrorCode.FORBIDDEN, `The API key lacks the scope ${scope}`, { requiredScope: scope });
+}
+
 /** requireApiKey()'s middleware carries its scope here, for the edge (src/app/edge.ts). */
 export const REQUIRED_SCOPE = Symbol('required scope');
 
