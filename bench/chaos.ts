@@ -106,9 +106,14 @@ async function spawnRole(kind: 'worker' | 'gateway', env: Record<string, string>
       child.kill('SIGKILL');
       reject(new Error(`${kind} did not start within 120 s:\n${out}`));
     }, 120_000);
+    // the banner is looked for before the output is cut to its tail: a burst of log lines in
+    // the same read (a restart while Temporal or Postgres is down) must not hide it
+    let tail = '';
     child.stdout!.on('data', (d: Buffer) => {
+      const seen = tail + d.toString();
+      tail = seen.slice(-100);
       out = (out + d.toString()).slice(-4000);
-      if (out.includes(`Talat ${kind} is running`)) {
+      if (seen.includes(`Talat ${kind} is running`)) {
         clearTimeout(timer);
         resolve();
       }
