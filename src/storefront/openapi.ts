@@ -38,6 +38,52 @@ const json = (schema: z.ZodTypeAny, description: string, headers: Headers = cach
   content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } },
 });
 
+/** The price answer's second form: the .gz file itself, for a client that sends Accept: application/gzip. */
+const withGzipFile = (res: ReturnType<typeof json>) => ({
+  ...res,
+  content: {
+    ...res.content,
+    'application/gzip': {
+      schema: {
+        type: 'string' as const,
+        format: 'binary',
+        description: 'the same JSON, gzip-compressed (with Accept: application/gzip)',
+      },
+    },
+  },
+});
+
+/** The YAML schema files: open objects under named top-level keys (the shop app reads these keys). */
+const openObject = (description: string) => ({ type: 'object' as const, additionalProperties: true, description });
+const openList = (description: string) => ({ type: 'array' as const, items: openObject('an entry'), description });
+const YAML_SCHEMAS = {
+  'config.yaml': {
+    type: 'object' as const,
+    description: 'the shop app configuration',
+    properties: {
+      version: { type: 'integer' as const, description: 'format version (1)' },
+      shop: openObject('names, currency, locales, time zone'),
+      api: openObject('paths: the API paths the app calls'),
+      images: openObject('image paths, formats and the default format'),
+      search: openObject('search path, parameter, maximum query length, languages'),
+      inventory: openObject('stock path and its cache-buster parameter'),
+      prices: openObject('price path, method, content type and encoding, unit'),
+      auth: openObject('API key and invalidation paths, key header, SigV4 signing parameters'),
+      storage: { type: 'array' as const, items: { type: 'string' as const }, description: 'storage kinds' },
+      branches: openList('branches: id, names, district, coordinates, delivery radius'),
+    },
+  },
+  'firstPageCat.yaml': {
+    type: 'object' as const,
+    description: 'the home page categories in icon order',
+    properties: {
+      categories: openList(
+        'position, id, slug, kind (aisle or collection), names, icon, link, groupCount and (aisles) children',
+      ),
+    },
+  },
+};
+
 const CategoryNode = z.object({
   id: z.string(),
   slug: z.string(),
@@ -87,6 +133,32 @@ const GroupSummary = z.object({
   storage: z.enum(['ambient', 'chilled', 'frozen']),
   image: z.string(),
 });
+const SignedUrl = z.string().openapi({
+  description:
+    'presigned GET URL of the image in the object store (with an object store configured; valid until imageUrlsExpireAt)',
+});
+const CdnImage = z.string().openapi({
+  description: 'CDN path of the variant image: {cdnUrl}/{productId} (with an object store configured)',
+});
+const ImageUrlsExpireAt = z.string().openapi({
+  description: 'ISO 8601: when the presigned URLs of this answer stop working (with an object store configured)',
+});
+const SignedVariantLinks = { imageUrl: SignedUrl.optional(), cdnImage: CdnImage.optional() };
+const CategoryRef = z
+  .object({ id: z.string(), slug: z.string(), nameEn: z.string(), nameTh: z.string() })
+  .nullable()
+  .openapi({ description: 'null when the catalog has no such category' });
+const Formats = z.object({ webp: z.string(), png: z.string(), jpg: z.string() });
+const GroupImage = z.object({
+  imageId: z.string().openapi({ description: '<groupId>-<n>, one per variant' }),
+  webp: z.string().openapi({ description: "the gateway's own path of the image in webp" }),
+  png: z.string(),
+  jpg: z.string(),
+  urls: Formats.optional().openapi({
+    description: 'presigned object-store URLs per format (with an object store configured)',
+  }),
+  cdn: Formats.optional().openapi({ description: 'CDN paths per format (with an object store configured)' }),
+});
 const Price = z.number().nullable().openapi({ description: 'THB, at most 2 decimals' });
 const Promotion = z.object({
   promotionId: z.string(),
@@ -125,7 +197,10 @@ const SearchResult = z.object({
       categoryId: z.string(),
       image: z.string(),
       score: z.number(),
-      matchedBy: z.array(z.enum(['exact', 'lexical', 'synonym', 'trigram', 'vector'])),
+      matchedBy: z.array(z.enum(['exact', 'lexical', 'synonym', 'trigram', 'vector', 'concept'])).openapi({
+        description:
+          'the rankers that found the group; concept: the query names a concept of the catalog lexicon the group belongs to',
+      }),
       priceFrom: Price,
       inStock: z.boolean(),
       onPromotion: z.boolean(),
@@ -201,7 +276,16 @@ export function register(registry: OpenAPIRegistry): void {
     'The product list',
     'Every product group with its variants; prices (getallgz) and stock (inventory2) come separately. gzip when Accept-Encoding allows it.',
     json(
-      z.object({ count: z.number().int(), groups: z.array(GroupSummary.extend({ variants: z.array(Variant) })) }),
+      z.object({
+        count: z.number().int(),
+        groups: z.array(
+          GroupSummary.extend({
+            variants: z.array(Variant.extend(SignedVariantLinks)),
+            imageUrl: SignedUrl.optional(),
+          }),
+        ),
+        imageUrlsExpireAt: ImageUrlsExpireAt.optional(),
+      }),
       'the list',
       cached,
       ex.productList,
@@ -235,8 +319,20 @@ export function register(registry: OpenAPIRegistry): void {
       GroupSummary.extend({
         descriptionEn: z.string(),
         descriptionTh: z.string(),
-        variants: z.array(Variant.extend({ price: Price, inStock: z.boolean() })),
+        keywords: z.array(z.string()).openapi({ description: 'search keywords of the group (Thai and English)' }),
+        category: CategoryRef,
+        aisle: CategoryRef,
+        images: z.array(GroupImage),
+        variants: z.array(
+          Variant.extend({
+            price: Price,
+            inStock: z.boolean().openapi({ description: 'in stock at some branch' }),
+            ...SignedVariantLinks,
+          }),
+        ),
         promotions: z.array(Promotion),
+        imageUrl: SignedUrl.optional(),
+        imageUrlsExpireAt: ImageUrlsExpireAt.optional(),
       }),
       'the group',
       cached,
@@ -300,11 +396,13 @@ export function register(registry: OpenAPIRegistry): void {
       },
     },
     responses: {
-      200: json(
-        z.object({ currency: z.literal('THB'), updatedAt: z.string().nullable(), prices: z.record(z.number()) }),
-        'the prices (THB per product id)',
-        cached,
-        ex.prices,
+      200: withGzipFile(
+        json(
+          z.object({ currency: z.literal('THB'), updatedAt: z.string().nullable(), prices: z.record(z.number()) }),
+          'the prices (THB per product id)',
+          cached,
+          ex.prices,
+        ),
       ),
       ...notModified,
       ...errors([400, 415]),
@@ -347,7 +445,7 @@ export function register(registry: OpenAPIRegistry): void {
         headers: cached,
         content: {
           'application/yaml': {
-            schema: { type: 'object', description: 'the YAML document' },
+            schema: YAML_SCHEMAS[file as keyof typeof YAML_SCHEMAS],
             example:
               file === 'config.yaml'
                 ? { version: 1, shop: { nameEn: 'Sala Market', nameTh: 'ศาลา มาร์เก็ต', currency: 'THB' } }
