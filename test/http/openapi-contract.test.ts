@@ -19,16 +19,17 @@ import { cardPayment, fieldSigned, headerSigned, post as postCallback } from '..
 import { objectStoreEnv, testPublisher } from '../objectstore/helpers';
 import { newKey, paidQr, rowOf, waitFor } from '../payments/support';
 import { binary, IN_SEASON } from '../storefront/helpers';
-import { createTestStack, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
+import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { createTestStack, provenResult, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import { startReceiver, type Receiver } from '../webhooks/helpers';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Operations this file does not drive, and why (keep it short: each is a gap in the check). */
 const NOT_EXERCISED = [
-  'GET /checkout/{token}/events', // an event stream that stays open (test/checkout)
   'POST /reconciliation/{provider}/{date}/exceptions/{id}/resolve', // needs a settlement file with an exception
-  'POST /reconciliation/{provider}/schedule/pause', // the provider schedules: test/reconciliation
+  // the schedules are shared by every test file on the Temporal dev server: test/reconciliation/schedules.test.ts
+  'POST /reconciliation/{provider}/schedule/pause',
   'POST /reconciliation/{provider}/schedule/trigger',
   'POST /reconciliation/{provider}/schedule/unpause',
 ].sort();
@@ -37,7 +38,7 @@ const NOT_EXERCISED = [
 const ERRORS_ONLY = [
   'GET /reconciliation/{provider}/{date}', // a reconciled day needs a settlement file (test/reconciliation)
   'GET /reconciliation/{provider}/{date}/export.csv',
-  'GET /reconciliation/{provider}/schedule', // 404 until the worker has created the schedules
+  'GET /reconciliation/{provider}/schedule', // 404: the schedules are test/reconciliation/schedules.test.ts's
 ].sort();
 
 // ---------------------------------------------------------------------------------------------
@@ -395,6 +396,15 @@ describe('live answers', () => {
     conforms(await app().get(`/checkout/${token}`));
     conforms(await app().get(`/checkout/${token}/qr.png`).parse(binary));
     conforms(await app().get('/checkout/not-a-token'));
+    conforms(await app().get('/checkout/not-a-token/events'));
+    const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+    await handle.signal(
+      'paymentResult',
+      provenResult(stack.config, qr.body.body.paymentId as string, { status: 'success', provider: 'qr' }),
+    );
+    await handle.result();
+    const events = conforms(await app().get(`/checkout/${token}/events`).buffer(true)); // paid: one event, then the end
+    expect([events.status, events.text]).toEqual([200, expect.stringContaining('"status":"paid"')]);
     const card = await cardPayment(stack, { apiKey: key });
     conforms(await app().get(`/checkstatus/${card.orderId}`).set('X-API-Key', key));
     conforms(
