@@ -159,6 +159,91 @@ const GroupImage = z.object({
   }),
   cdn: Formats.optional().openapi({ description: 'CDN paths per format (with an object store configured)' }),
 });
+const FirstPage = z.object({
+  shop: z.object({
+    nameEn: z.string(),
+    nameTh: z.string(),
+    currency: z.string(),
+    locales: z.array(z.string()),
+    defaultLocale: z.string(),
+    timezone: z.string().openapi({ description: 'IANA time zone of the shop' }),
+  }),
+  schema: z.object({
+    config: z.string().openapi({ description: 'path of config.yaml' }),
+    firstPageCat: z.string().openapi({ description: 'path of firstPageCat.yaml' }),
+  }),
+  api: z.record(z.string()).openapi({ description: 'the API paths the app calls, by name' }),
+  loadOrder: z.array(z.string()).openapi({ description: 'what the app loads at start-up, in this order' }),
+  iconOrder: z.array(z.string()).openapi({ description: 'icon names of the home page row' }),
+  categories: z.array(
+    z.object({
+      position: z.number().int(),
+      id: z.string(),
+      slug: z.string(),
+      kind: z.enum(['aisle', 'collection']),
+      nameEn: z.string(),
+      nameTh: z.string(),
+      icon: z.string(),
+      link: z.string(),
+      groupCount: z.number().int(),
+    }),
+  ),
+  branches: z.array(
+    z.object({
+      branchId: z.string(),
+      nameEn: z.string(),
+      nameTh: z.string(),
+      district: z.string(),
+      lat: z.number(),
+      lng: z.number(),
+      deliveryRadiusKm: z.number(),
+    }),
+  ),
+  search: z.object({ maxQueryLength: z.number().int() }),
+  objectStore: z
+    .object({
+      priceBucketUrl: z.string().openapi({ description: 'base URL of the price bucket' }),
+      priceFileKey: z.string().openapi({ description: "a branch's price file key: {branchId}.gz" }),
+      priceUrl: z.string().openapi({ description: "the path that hands out a branch's presigned price file URL" }),
+      priceUrls: z
+        .record(z.string())
+        .openapi({ description: 'presigned URL of every branch price file, by branch id' }),
+      imageBucketUrl: z.string().openapi({ description: 'base URL of the image bucket' }),
+      imageKey: z.string().openapi({ description: "an image's key: {groupId}/{imageId}.{webp|png|jpg}" }),
+      cdnUrl: z.string().openapi({ description: 'CDN base URL (CDN_BASE_URL, else the gateway /cdn)' }),
+      cdnPath: z.string().openapi({ description: "a variant image's CDN path: {cdnUrl}/{productId}[-{png|jpg}]" }),
+      expiresAt: z.string().openapi({ description: 'ISO 8601: when the presigned URLs stop working' }),
+    })
+    .optional()
+    .openapi({ description: 'with an object store configured: where the price files and images are' }),
+});
+const IdentityId = z.string().openapi({ description: '<IDENTITY_REGION>:<uuid>' });
+const IdentityRequest = z.union([
+  z
+    .object({
+      IdentityPoolId: z.string().optional().openapi({ description: 'accepted and ignored' }),
+      Logins: z
+        .record(z.string())
+        .optional()
+        .openapi({ description: 'GetId: at most one {<provider>: <subject>}; none: a new guest identity' }),
+    })
+    .openapi({ title: 'GetId' }),
+  z.object({ IdentityId }).openapi({ title: 'GetCredentialsForIdentity' }),
+]);
+const IdentityAnswer = z.union([
+  z.object({ IdentityId }).openapi({ title: 'GetId' }),
+  z
+    .object({
+      IdentityId,
+      Credentials: z.object({
+        AccessKeyId: z.string(),
+        SecretKey: z.string(),
+        SessionToken: z.string(),
+        Expiration: z.number().int().openapi({ description: 'unix seconds' }),
+      }),
+    })
+    .openapi({ title: 'GetCredentialsForIdentity' }),
+]);
 const Price = z.number().nullable().openapi({ description: 'THB, at most 2 decimals' });
 const Promotion = z.object({
   promotionId: z.string(),
@@ -432,7 +517,7 @@ export function register(registry: OpenAPIRegistry): void {
     '/app-first-page.json',
     'App start-up configuration',
     'Shop settings, schema file paths, API paths, icon row, branches.',
-    json(z.record(z.unknown()), 'the configuration', cached, ex.firstPage),
+    json(FirstPage, 'the configuration', cached, ex.firstPage),
     [500],
   );
   for (const file of ['config.yaml', 'firstPageCat.yaml'])
@@ -546,11 +631,11 @@ export function register(registry: OpenAPIRegistry): void {
         'x-amz-target': z.string().openapi({ example: 'AWSCognitoIdentityService.GetCredentialsForIdentity' }),
       }),
       body: {
-        content: { 'application/json': { schema: z.record(z.unknown()), example: ex.getCredentials.request } },
+        content: { 'application/json': { schema: IdentityRequest, example: ex.getCredentials.request } },
       },
     },
     responses: {
-      200: json(z.record(z.unknown()), 'the operation result', rateLimitHeaders, ex.getCredentials.response),
+      200: json(IdentityAnswer, 'the operation result', rateLimitHeaders, ex.getCredentials.response),
       ...errors([400, 404, 429]),
     },
   });
