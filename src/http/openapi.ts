@@ -69,6 +69,32 @@ export const CallbackError = registry.register(
     .openapi({ description: 'Callback API error envelope; the HTTP status equals statusCode' }),
 );
 
+/** The body of every webhook delivery (also kept in a dead letter). */
+export const PaymentStatusUpdated = registry.register(
+  'PaymentStatusUpdated',
+  z
+    .object({
+      event: z.literal('payment.status.updated'),
+      data: z.object({
+        orderId: z.string(),
+        status: z.enum(['paid', 'failed', 'expired', 'refunded', 'partially_refunded']),
+        amount: z.number().openapi({
+          description: 'THB: the payment amount; on refunded and partially_refunded, the amount of that refund',
+        }),
+        timestamp: z.string().openapi({ description: 'ISO 8601 UTC' }),
+        refundId: z.string().optional().openapi({
+          description: 'on refunded and partially_refunded: the refund (re_...) that made the change',
+        }),
+      }),
+    })
+    .openapi({
+      example: {
+        event: 'payment.status.updated',
+        data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:03Z' },
+      },
+    }),
+);
+
 registry.registerWebhook({
   method: 'post',
   path: 'payment.status.updated',
@@ -88,27 +114,29 @@ registry.registerWebhook({
       required: true,
       content: {
         'application/json': {
-          schema: z
-            .object({
-              event: z.literal('payment.status.updated'),
-              data: z.object({
-                orderId: z.string(),
-                status: z.enum(['paid', 'failed', 'expired', 'refunded', 'partially_refunded']),
-                amount: z.number().openapi({
-                  description: 'THB: the payment amount; on refunded and partially_refunded, the amount of that refund',
-                }),
-                timestamp: z.string().openapi({ description: 'ISO 8601 UTC' }),
-                refundId: z.string().optional().openapi({
-                  description: 'on refunded and partially_refunded: the refund (re_...) that made the change',
-                }),
-              }),
-            })
-            .openapi({
-              example: {
+          schema: PaymentStatusUpdated,
+          examples: {
+            paid: {
+              summary: 'a payment is paid',
+              value: {
                 event: 'payment.status.updated',
                 data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:03Z' },
               },
-            }),
+            },
+            partially_refunded: {
+              summary: 'a refund of part of it (amount: that refund)',
+              value: {
+                event: 'payment.status.updated',
+                data: {
+                  orderId: 'ORD-2001',
+                  status: 'partially_refunded',
+                  amount: 20.5,
+                  timestamp: '2026-11-22T09:12:40Z',
+                  refundId: 're_5f0c8a2e9b1d47c3a6e4f8b2d0c9a7e1',
+                },
+              },
+            },
+          },
         },
       },
     },
