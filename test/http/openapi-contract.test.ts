@@ -2,7 +2,8 @@
  * /openapi.json says what the API answers. Every example in the document, and the answers of the
  * real app over the operations driven below, validate against the document's schemas in a strict
  * mode: an object schema without an explicit additionalProperties refuses fields it does not
- * declare. NOT_EXERCISED names the operations this file does not drive.
+ * declare. NOT_EXERCISED names the operations this file does not drive, ERRORS_ONLY those it
+ * drives to an error answer only.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -55,7 +56,7 @@ const isObjectSchema = (s: Json): boolean =>
  * without additionalProperties gets `false`, and an allOf of object schemas becomes one object
  * (closing each part alone would refuse the others' fields).
  */
-export function strictSchema(s: unknown, components: Json): unknown {
+function strictSchema(s: unknown, components: Json): unknown {
   if (Array.isArray(s)) return s.map((x) => strictSchema(x, components));
   if (!s || typeof s !== 'object') return s;
   let node = { ...(s as Json) };
