@@ -69,6 +69,32 @@ export const CallbackError = registry.register(
     .openapi({ description: 'Callback API error envelope; the HTTP status equals statusCode' }),
 );
 
+/** The body of every webhook delivery (also kept in a dead letter). */
+export const PaymentStatusUpdated = registry.register(
+  'PaymentStatusUpdated',
+  z
+    .object({
+      event: z.literal('payment.status.updated'),
+      data: z.object({
+        orderId: z.string(),
+        status: z.enum(['paid', 'failed', 'expired', 'refunded', 'partially_refunded']),
+        amount: z.number().openapi({
+          description: 'THB: the payment amount; on refunded and partially_refunded, the amount of that refund',
+        }),
+        timestamp: z.string().openapi({ description: 'ISO 8601 UTC' }),
+        refundId: z.string().optional().openapi({
+          description: 'on refunded and partially_refunded: the refund (re_...) that made the change',
+        }),
+      }),
+    })
+    .openapi({
+      example: {
+        event: 'payment.status.updated',
+        data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:03Z' },
+      },
+    }),
+);
+
 registry.registerWebhook({
   method: 'post',
   path: 'payment.status.updated',
@@ -88,22 +114,29 @@ registry.registerWebhook({
       required: true,
       content: {
         'application/json': {
-          schema: z
-            .object({
-              event: z.literal('payment.status.updated'),
-              data: z.object({
-                orderId: z.string(),
-                status: z.enum(['paid', 'failed', 'expired', 'refunded', 'partially_refunded']),
-                amount: z.number().openapi({ description: 'THB' }),
-                timestamp: z.string().openapi({ description: 'ISO 8601 UTC' }),
-              }),
-            })
-            .openapi({
-              example: {
+          schema: PaymentStatusUpdated,
+          examples: {
+            paid: {
+              summary: 'a payment is paid',
+              value: {
                 event: 'payment.status.updated',
                 data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:03Z' },
               },
-            }),
+            },
+            partially_refunded: {
+              summary: 'a refund of part of it (amount: that refund)',
+              value: {
+                event: 'payment.status.updated',
+                data: {
+                  orderId: 'ORD-2001',
+                  status: 'partially_refunded',
+                  amount: 20.5,
+                  timestamp: '2026-11-22T09:12:40Z',
+                  refundId: 're_5f0c8a2e9b1d47c3a6e4f8b2d0c9a7e1',
+                },
+              },
+            },
+          },
         },
       },
     },
@@ -142,10 +175,20 @@ const operationIdOf = (method: string, path: string): string =>
 
 const CALLBACK_HEADER_SIGNED = new Set(['/callback', '/cardnetcallback', '/bankappcallback']);
 
+/** zod-to-openapi leaves null out of a nullable enum's values: put it in (type says null, enum must too). */
+function nullableEnums(node: unknown): void {
+  if (!node || typeof node !== 'object') return;
+  const s = node as { type?: unknown; enum?: unknown[] };
+  if (Array.isArray(s.enum) && Array.isArray(s.type) && s.type.includes('null') && !s.enum.includes(null))
+    s.enum = [...s.enum, null]; // a copy: the generator shares the array with other schemas (and the domain)
+  for (const v of Object.values(node)) nullableEnums(v);
+}
+
 /**
  * What the registry cannot say per route, applied to every operation: an operationId, request
  * bodies required, explicit security (`[]` for public operations; the callback HMAC where a
- * header carries it).
+ * header carries it), the 415 of every body that is not of a type the route takes
+ * (src/http/middleware/body.ts).
  */
 function finish(doc: {
   paths?: Record<string, Record<string, Operation>>;
@@ -155,6 +198,11 @@ function finish(doc: {
     for (const [method, op] of Object.entries(item)) {
       op.operationId ??= operationIdOf(method, path);
       if (op.requestBody) op.requestBody.required = true;
+      if (op.requestBody && op.responses && !op.responses['415'])
+        op.responses['415'] = {
+          description: 'error (415): the body is not of a type the operation takes',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/PaymentError' } } },
+        };
       op.security ??= CALLBACK_HEADER_SIGNED.has(path) ? [{ CallbackSignature: [] }] : [];
       if (op.responses && !Object.keys(op.responses).some((c) => c.startsWith('4')))
         op.responses['404'] = {
@@ -185,6 +233,7 @@ export function openApiDocument(): unknown {
     servers: [{ url: '/', description: 'the gateway serving this document (http://127.0.0.1:3000 under npm start)' }],
   });
   finish(doc as never);
+  nullableEnums(doc);
   cached = doc;
   return cached;
 }

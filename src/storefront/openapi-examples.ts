@@ -4,6 +4,12 @@
  */
 import { API_PATHS } from './app-config';
 
+/** A presigned image URL of the embedded object store (`npm start`), as the answers carry them. */
+const signed = (key: string, signature: string) =>
+  `http://127.0.0.1:9000/talat-images/${key}?X-Amz-Content-Sha256=UNSIGNED-PAYLOAD&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=talat-dev%2F20261126%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261126T131000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=${signature}`;
+const CDN = 'http://127.0.0.1:3000/cdn';
+const EXPIRES = '2026-11-26T13:25:00.000Z';
+
 export const catalogTree = {
   aisles: [
     {
@@ -110,10 +116,17 @@ export const productList = {
           weightGrams: 272,
           vatable: false,
           image: '/api/group/image/G872104/G872104-1.webp',
+          imageUrl: signed(
+            'G872104/G872104-1.webp',
+            'b2c5e6b3bfbe91bd5e517c28f5ab33fc5559a54002153f92162ffa53a126ae5a',
+          ),
+          cdnImage: `${CDN}/G872104-1`,
         },
       ],
+      imageUrl: signed('G872104/G872104-1.webp', 'b2c5e6b3bfbe91bd5e517c28f5ab33fc5559a54002153f92162ffa53a126ae5a'),
     },
   ],
+  imageUrlsExpireAt: EXPIRES,
 };
 
 export const search = {
@@ -129,7 +142,7 @@ export const search = {
       categoryId: 'cat-fruit-thai',
       image: '/api/group/image/G784972/G784972-1.webp',
       score: 0.050476,
-      matchedBy: ['lexical'],
+      matchedBy: ['lexical', 'synonym', 'trigram', 'vector'],
       priceFrom: 139,
       inStock: true,
       onPromotion: false,
@@ -162,6 +175,23 @@ export const group = {
   image: '/api/group/image/G784972/G784972-1.webp',
   descriptionEn: 'Sweet, fragrant golden mangoes, ripe and ready for mango sticky rice.',
   descriptionTh: 'มะม่วงน้ำดอกไม้สีทองสุกหอมหวาน พร้อมทำข้าวเหนียวมะม่วง',
+  keywords: ['มะม่วง', 'mango', 'มะม่วงสุก', 'ข้าวเหนียวมะม่วง', 'mango sticky rice'],
+  category: { id: 'cat-fruit-thai', slug: 'fruit-thai', nameEn: 'Thai Fruit', nameTh: 'ผลไม้ไทย' },
+  aisle: { id: 'cat-fruit_new', slug: 'fruit_new', nameEn: 'Fresh Fruit', nameTh: 'ผลไม้สด' },
+  images: [
+    {
+      imageId: 'G784972-1',
+      webp: '/api/group/image/G784972/G784972-1.webp',
+      png: '/api/group/image/G784972/G784972-1.png',
+      jpg: '/api/group/image/G784972/G784972-1.jpg',
+      urls: {
+        webp: signed('G784972/G784972-1.webp', '74d6a06dd69d2a15ac3c4d706012c4ef6626d37b3da73e51d5fcc2e72cb644e2'),
+        png: signed('G784972/G784972-1.png', 'd0b97971d84f721b125f01c7a860b0d1fb52bcf3a70819be580f2b8c749160d4'),
+        jpg: signed('G784972/G784972-1.jpg', 'ae297f2b5693038e4640b4b12d7628a980746b389defb4701f4281066c13596b'),
+      },
+      cdn: { webp: `${CDN}/G784972-1`, png: `${CDN}/G784972-1-png`, jpg: `${CDN}/G784972-1-jpg` },
+    },
+  ],
   variants: [
     {
       productId: 'G784972-1',
@@ -176,9 +206,13 @@ export const group = {
       image: '/api/group/image/G784972/G784972-1.webp',
       price: 139,
       inStock: true,
+      imageUrl: signed('G784972/G784972-1.webp', '74d6a06dd69d2a15ac3c4d706012c4ef6626d37b3da73e51d5fcc2e72cb644e2'),
+      cdnImage: `${CDN}/G784972-1`,
     },
   ],
   promotions: [],
+  imageUrl: signed('G784972/G784972-1.webp', '74d6a06dd69d2a15ac3c4d706012c4ef6626d37b3da73e51d5fcc2e72cb644e2'),
+  imageUrlsExpireAt: EXPIRES,
 };
 
 export const inventory = {

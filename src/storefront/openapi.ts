@@ -38,6 +38,52 @@ const json = (schema: z.ZodTypeAny, description: string, headers: Headers = cach
   content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } },
 });
 
+/** The price answer's second form: the .gz file itself, for a client that sends Accept: application/gzip. */
+const withGzipFile = (res: ReturnType<typeof json>) => ({
+  ...res,
+  content: {
+    ...res.content,
+    'application/gzip': {
+      schema: {
+        type: 'string' as const,
+        format: 'binary',
+        description: 'the same JSON, gzip-compressed (with Accept: application/gzip)',
+      },
+    },
+  },
+});
+
+/** The YAML schema files: open objects under named top-level keys (the shop app reads these keys). */
+const openObject = (description: string) => ({ type: 'object' as const, additionalProperties: true, description });
+const openList = (description: string) => ({ type: 'array' as const, items: openObject('an entry'), description });
+const YAML_SCHEMAS = {
+  'config.yaml': {
+    type: 'object' as const,
+    description: 'the shop app configuration',
+    properties: {
+      version: { type: 'integer' as const, description: 'format version (1)' },
+      shop: openObject('names, currency, locales, time zone'),
+      api: openObject('paths: the API paths the app calls'),
+      images: openObject('image paths, formats and the default format'),
+      search: openObject('search path, parameter, maximum query length, languages'),
+      inventory: openObject('stock path and its cache-buster parameter'),
+      prices: openObject('price path, method, content type and encoding, unit'),
+      auth: openObject('API key and invalidation paths, key header, SigV4 signing parameters'),
+      storage: { type: 'array' as const, items: { type: 'string' as const }, description: 'storage kinds' },
+      branches: openList('branches: id, names, district, coordinates, delivery radius'),
+    },
+  },
+  'firstPageCat.yaml': {
+    type: 'object' as const,
+    description: 'the home page categories in icon order',
+    properties: {
+      categories: openList(
+        'position, id, slug, kind (aisle or collection), names, icon, link, groupCount and (aisles) children',
+      ),
+    },
+  },
+};
+
 const CategoryNode = z.object({
   id: z.string(),
   slug: z.string(),
@@ -87,6 +133,117 @@ const GroupSummary = z.object({
   storage: z.enum(['ambient', 'chilled', 'frozen']),
   image: z.string(),
 });
+const SignedUrl = z.string().openapi({
+  description:
+    'presigned GET URL of the image in the object store (with an object store configured; valid until imageUrlsExpireAt)',
+});
+const CdnImage = z.string().openapi({
+  description: 'CDN path of the variant image: {cdnUrl}/{productId} (with an object store configured)',
+});
+const ImageUrlsExpireAt = z.string().openapi({
+  description: 'ISO 8601: when the presigned URLs of this answer stop working (with an object store configured)',
+});
+const SignedVariantLinks = { imageUrl: SignedUrl.optional(), cdnImage: CdnImage.optional() };
+const CategoryRef = z
+  .object({ id: z.string(), slug: z.string(), nameEn: z.string(), nameTh: z.string() })
+  .nullable()
+  .openapi({ description: 'null when the catalog has no such category' });
+const Formats = z.object({ webp: z.string(), png: z.string(), jpg: z.string() });
+const GroupImage = z.object({
+  imageId: z.string().openapi({ description: '<groupId>-<n>, one per variant' }),
+  webp: z.string().openapi({ description: "the gateway's own path of the image in webp" }),
+  png: z.string(),
+  jpg: z.string(),
+  urls: Formats.optional().openapi({
+    description: 'presigned object-store URLs per format (with an object store configured)',
+  }),
+  cdn: Formats.optional().openapi({ description: 'CDN paths per format (with an object store configured)' }),
+});
+const FirstPage = z.object({
+  shop: z.object({
+    nameEn: z.string(),
+    nameTh: z.string(),
+    currency: z.string(),
+    locales: z.array(z.string()),
+    defaultLocale: z.string(),
+    timezone: z.string().openapi({ description: 'IANA time zone of the shop' }),
+  }),
+  schema: z.object({
+    config: z.string().openapi({ description: 'path of config.yaml' }),
+    firstPageCat: z.string().openapi({ description: 'path of firstPageCat.yaml' }),
+  }),
+  api: z.record(z.string()).openapi({ description: 'the API paths the app calls, by name' }),
+  loadOrder: z.array(z.string()).openapi({ description: 'what the app loads at start-up, in this order' }),
+  iconOrder: z.array(z.string()).openapi({ description: 'icon names of the home page row' }),
+  categories: z.array(
+    z.object({
+      position: z.number().int(),
+      id: z.string(),
+      slug: z.string(),
+      kind: z.enum(['aisle', 'collection']),
+      nameEn: z.string(),
+      nameTh: z.string(),
+      icon: z.string(),
+      link: z.string(),
+      groupCount: z.number().int(),
+    }),
+  ),
+  branches: z.array(
+    z.object({
+      branchId: z.string(),
+      nameEn: z.string(),
+      nameTh: z.string(),
+      district: z.string(),
+      lat: z.number(),
+      lng: z.number(),
+      deliveryRadiusKm: z.number(),
+    }),
+  ),
+  search: z.object({ maxQueryLength: z.number().int() }),
+  objectStore: z
+    .object({
+      priceBucketUrl: z.string().openapi({ description: 'base URL of the price bucket' }),
+      priceFileKey: z.string().openapi({ description: "a branch's price file key: {branchId}.gz" }),
+      priceUrl: z.string().openapi({ description: "the path that hands out a branch's presigned price file URL" }),
+      priceUrls: z
+        .record(z.string())
+        .openapi({ description: 'presigned URL of every branch price file, by branch id' }),
+      imageBucketUrl: z.string().openapi({ description: 'base URL of the image bucket' }),
+      imageKey: z.string().openapi({ description: "an image's key: {groupId}/{imageId}.{webp|png|jpg}" }),
+      cdnUrl: z.string().openapi({ description: 'CDN base URL (CDN_BASE_URL, else the gateway /cdn)' }),
+      cdnPath: z.string().openapi({ description: "a variant image's CDN path: {cdnUrl}/{productId}[-{png|jpg}]" }),
+      expiresAt: z.string().openapi({ description: 'ISO 8601: when the presigned URLs stop working' }),
+    })
+    .optional()
+    .openapi({ description: 'with an object store configured: where the price files and images are' }),
+});
+const IdentityId = z.string().openapi({ description: '<IDENTITY_REGION>:<uuid>' });
+const IdentityRequest = z.union([
+  z
+    .object({
+      IdentityPoolId: z.string().optional().openapi({ description: 'accepted and ignored' }),
+      Logins: z
+        .record(z.string())
+        .optional()
+        .openapi({ description: 'GetId: at most one {<provider>: <subject>}; none: a new guest identity' }),
+    })
+    .openapi({ title: 'GetId' }),
+  z.object({ IdentityId }).openapi({ title: 'GetCredentialsForIdentity' }),
+]);
+const IdentityAnswer = z.union([
+  z.object({ IdentityId }).openapi({ title: 'GetId' }),
+  z
+    .object({
+      IdentityId,
+      Credentials: z.object({
+        AccessKeyId: z.string(),
+        SecretKey: z.string(),
+        SessionToken: z.string(),
+        Expiration: z.number().int().openapi({ description: 'unix seconds' }),
+      }),
+    })
+    .openapi({ title: 'GetCredentialsForIdentity' }),
+]);
 const Price = z.number().nullable().openapi({ description: 'THB, at most 2 decimals' });
 const Promotion = z.object({
   promotionId: z.string(),
@@ -125,7 +282,10 @@ const SearchResult = z.object({
       categoryId: z.string(),
       image: z.string(),
       score: z.number(),
-      matchedBy: z.array(z.enum(['exact', 'lexical', 'synonym', 'trigram', 'vector'])),
+      matchedBy: z.array(z.enum(['exact', 'lexical', 'synonym', 'trigram', 'vector', 'concept'])).openapi({
+        description:
+          'the rankers that found the group; concept: the query names a concept of the catalog lexicon the group belongs to',
+      }),
       priceFrom: Price,
       inStock: z.boolean(),
       onPromotion: z.boolean(),
@@ -201,7 +361,16 @@ export function register(registry: OpenAPIRegistry): void {
     'The product list',
     'Every product group with its variants; prices (getallgz) and stock (inventory2) come separately. gzip when Accept-Encoding allows it.',
     json(
-      z.object({ count: z.number().int(), groups: z.array(GroupSummary.extend({ variants: z.array(Variant) })) }),
+      z.object({
+        count: z.number().int(),
+        groups: z.array(
+          GroupSummary.extend({
+            variants: z.array(Variant.extend(SignedVariantLinks)),
+            imageUrl: SignedUrl.optional(),
+          }),
+        ),
+        imageUrlsExpireAt: ImageUrlsExpireAt.optional(),
+      }),
       'the list',
       cached,
       ex.productList,
@@ -235,8 +404,20 @@ export function register(registry: OpenAPIRegistry): void {
       GroupSummary.extend({
         descriptionEn: z.string(),
         descriptionTh: z.string(),
-        variants: z.array(Variant.extend({ price: Price, inStock: z.boolean() })),
+        keywords: z.array(z.string()).openapi({ description: 'search keywords of the group (Thai and English)' }),
+        category: CategoryRef,
+        aisle: CategoryRef,
+        images: z.array(GroupImage),
+        variants: z.array(
+          Variant.extend({
+            price: Price,
+            inStock: z.boolean().openapi({ description: 'in stock at some branch' }),
+            ...SignedVariantLinks,
+          }),
+        ),
         promotions: z.array(Promotion),
+        imageUrl: SignedUrl.optional(),
+        imageUrlsExpireAt: ImageUrlsExpireAt.optional(),
       }),
       'the group',
       cached,
@@ -300,11 +481,13 @@ export function register(registry: OpenAPIRegistry): void {
       },
     },
     responses: {
-      200: json(
-        z.object({ currency: z.literal('THB'), updatedAt: z.string().nullable(), prices: z.record(z.number()) }),
-        'the prices (THB per product id)',
-        cached,
-        ex.prices,
+      200: withGzipFile(
+        json(
+          z.object({ currency: z.literal('THB'), updatedAt: z.string().nullable(), prices: z.record(z.number()) }),
+          'the prices (THB per product id)',
+          cached,
+          ex.prices,
+        ),
       ),
       ...notModified,
       ...errors([400, 415]),
@@ -334,7 +517,7 @@ export function register(registry: OpenAPIRegistry): void {
     '/app-first-page.json',
     'App start-up configuration',
     'Shop settings, schema file paths, API paths, icon row, branches.',
-    json(z.record(z.unknown()), 'the configuration', cached, ex.firstPage),
+    json(FirstPage, 'the configuration', cached, ex.firstPage),
     [500],
   );
   for (const file of ['config.yaml', 'firstPageCat.yaml'])
@@ -347,7 +530,7 @@ export function register(registry: OpenAPIRegistry): void {
         headers: cached,
         content: {
           'application/yaml': {
-            schema: { type: 'object', description: 'the YAML document' },
+            schema: YAML_SCHEMAS[file as keyof typeof YAML_SCHEMAS],
             example:
               file === 'config.yaml'
                 ? { version: 1, shop: { nameEn: 'Sala Market', nameTh: 'ศาลา มาร์เก็ต', currency: 'THB' } }
@@ -448,11 +631,11 @@ export function register(registry: OpenAPIRegistry): void {
         'x-amz-target': z.string().openapi({ example: 'AWSCognitoIdentityService.GetCredentialsForIdentity' }),
       }),
       body: {
-        content: { 'application/json': { schema: z.record(z.unknown()), example: ex.getCredentials.request } },
+        content: { 'application/json': { schema: IdentityRequest, example: ex.getCredentials.request } },
       },
     },
     responses: {
-      200: json(z.record(z.unknown()), 'the operation result', rateLimitHeaders, ex.getCredentials.response),
+      200: json(IdentityAnswer, 'the operation result', rateLimitHeaders, ex.getCredentials.response),
       ...errors([400, 404, 429]),
     },
   });

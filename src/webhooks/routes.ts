@@ -37,7 +37,7 @@ import {
 } from './endpoints';
 import { urlProblem } from './url-policy';
 import { requireApiKey } from '../http/middleware/api-key';
-import { registry, z } from '../http/openapi';
+import { PaymentStatusUpdated, registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
 import { apiErrors, clockOf, guards, rateLimitHeaders, security } from '../http/guards';
 
@@ -207,7 +207,7 @@ const DeadLetterOut = registry.register(
       url: z.string(),
       paymentId: z.string(),
       orderId: z.string(),
-      event: z.record(z.unknown()).openapi({ description: 'the payment.status.updated body' }),
+      event: PaymentStatusUpdated,
       status: z.enum(['dead', 'delivered']),
       reason: z.string(),
       attempts: z.number().int(),

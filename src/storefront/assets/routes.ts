@@ -170,7 +170,15 @@ registry.registerPath({
   tags,
   request: { params: z.object({ file: z.string().openapi({ example: 'G872104-1-png' }) }) },
   responses: {
-    200: { description: 'the image (image/webp, image/png or image/jpeg)' },
+    200: {
+      description: 'the image (image/webp, image/png or image/jpeg)',
+      content: Object.fromEntries(
+        ['image/webp', 'image/png', 'image/jpeg'].map((type) => [
+          type,
+          { schema: { type: 'string', format: 'binary' } },
+        ]),
+      ),
+    },
     304: { description: 'not modified' },
     ...errorResponses([404, 503]),
   },
