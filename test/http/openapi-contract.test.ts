@@ -18,7 +18,7 @@ import { presignUrl } from '../../src/storefront/auth/sigv4';
 import type { AssetPublisher } from '../../src/storefront/assets/publisher';
 import { cardPayment, fieldSigned, headerSigned, post as postCallback } from '../callbacks/helpers';
 import { objectStoreEnv, testPublisher } from '../objectstore/helpers';
-import { newKey, paidQr, rowOf, waitFor } from '../payments/support';
+import { ALL_SCOPES, newKey, paidQr, rowOf, waitFor } from '../payments/support';
 import { binary, IN_SEASON } from '../storefront/helpers';
 import { paymentWorkflowId } from '../../src/domain/workflow-contract';
 import { createTestStack, provenResult, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
@@ -274,17 +274,7 @@ describe('live answers', () => {
   let key: string;
   beforeAll(async () => {
     ({ key } = await newKey(stack.db, {
-      scopes: [
-        'payments:write',
-        'payments:read',
-        'cost:read',
-        'bank:write',
-        'bank:read',
-        'webhooks:manage',
-        'codec',
-        'reconciliation:read',
-        'reconciliation:manage',
-      ],
+      scopes: [...ALL_SCOPES, 'codec', 'reconciliation:read', 'reconciliation:manage'],
     }));
   });
 
