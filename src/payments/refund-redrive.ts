@@ -4,8 +4,8 @@
  * or fail that refund, and its amount stays reserved. Every worker process scans for rows still
  * pending after REFUND_REDRIVE_AFTER_S, claims a bounded batch (SKIP LOCKED, redriven_at: two
  * workers never take the same row in one period) and re-sends each one's `refund` update with the
- * row's proof and its update id (refundUpdateId, as the gateway sent it): a refund the workflow already has is not
- * run again, and the provider's Idempotency-Key is that id. Only recorded rows are re-sent; no
+ * row's proof and its update id (refundUpdateId, as the gateway sent it): a refund the workflow
+ * already has is not run again, and the provider's Idempotency-Key is the refund id. Only recorded rows are re-sent; no
  * Temporal call starts this.
  */
 import type { Client } from '@temporalio/client';
