@@ -1,7 +1,8 @@
 /**
- * `npm run worker`: the Temporal workers alone (TEMPORAL_ADDRESS, DATABASE_URL), with /healthz and
- * /readyz on WORKER_HTTP_PORT: one worker per task queue of WORKER_QUEUES (default all three,
- * see taskQueueOf). Run any number: Temporal hands each task to one worker and the activities'
+ * `npm run worker`: the Temporal workers alone (TEMPORAL_ADDRESS, DATABASE_URL), with /healthz,
+ * /readyz and /metrics (its talat_* and temporal_*, METRICS_ACCESS as the gateway's) on
+ * WORKER_HTTP_PORT: one worker per task queue of WORKER_QUEUES (default all three, see
+ * taskQueueOf). Run any number: Temporal hands each task to one worker and the activities'
  * writes are idempotent. Workflow code: the prebuilt bundle (dist/workflow-bundle.js or
  * WORKFLOW_BUNDLE_PATH) when present, else bundled at start. SIGTERM: /readyz turns 503, polling
  * stops, running activities get SHUTDOWN_GRACE_S to finish, then exit 0.
@@ -15,6 +16,11 @@ import { installTemporalRuntime } from '../temporal/runtime';
 import { createQueueWorkers, prebuiltWorkflowBundle, type QueueWorkers } from '../app/worker';
 import { startReconciliationSchedules } from '../reconciliation/schedules';
 import { startRefundRedrive } from '../payments/refund-redrive';
+import { scrapeMetrics } from '../app/routes/metrics';
+import { AppError, ErrorCode, isAppError } from '../domain/errors';
+import { errorEnvelope } from '../http/errors';
+import { headersOf } from '../http/middleware/api-key';
+import { freePort } from '../stack/temporal';
 
 runRole('worker', async (ctx) => {
   const { config, logger, onStop, draining, fail, step } = ctx;
@@ -34,6 +40,11 @@ runRole('worker', async (ctx) => {
   if (!mail.smtpUrl && !config.production) mail = { ...mail, smtpUrl: `smtp://127.0.0.1:${mail.sinkPort}` };
   if (!mail.smtpUrl) logger.warn('SMTP_URL is not set: administrator e-mails cannot be sent');
 
+  // the SDK's temporal_* metrics: its exporter on TEMPORAL_METRICS_PORT or a free loopback port (0:
+  // none), served with this process's talat_* on GET /metrics of the health port
+  const metricsPort = config.temporal.metricsOff ? undefined : (config.temporal.metricsPort ?? (await freePort()));
+  const scraped = { db, config: { ...config, temporal: { ...config.temporal, metricsPort } } };
+
   const running: { workers?: QueueWorkers } = {};
   const server = http.createServer((req, res) => {
     const reply = (status: number, body: unknown) => {
@@ -42,6 +53,18 @@ runRole('worker', async (ctx) => {
     };
     const url = req.url?.split('?')[0];
     if (url === '/healthz') return reply(200, { status: 'ok' });
+    if (url === '/metrics' && req.method === 'GET')
+      return void scrapeMetrics(scraped, headersOf(req)).then(
+        ({ contentType, text }) => {
+          res.writeHead(200, { 'content-type': contentType });
+          res.end(text);
+        },
+        (e: unknown) => {
+          if (!isAppError(e)) logger.error({ err: e }, 'GET /metrics failed');
+          const err = isAppError(e) ? e : new AppError(ErrorCode.INTERNAL_ERROR, 'Metrics could not be read');
+          reply(err.status, errorEnvelope('payment', err));
+        },
+      );
     if (url !== '/readyz') return reply(404, { statusCode: 404, body: { error: 'NOT_FOUND' } });
     void (async () => {
       const [pg, temporal] = await Promise.all([
@@ -76,7 +99,9 @@ runRole('worker', async (ctx) => {
   onStop({ name: 'health server', stop: () => new Promise<void>((r) => server.close(() => r())) });
 
   step('creating the workers');
-  installTemporalRuntime(logger, config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
+  installTemporalRuntime(logger, config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', {
+    metricsPort,
+  });
   const bundle = prebuiltWorkflowBundle(config.temporal.workflowBundlePath);
   const workers = await createQueueWorkers({
     address: temporalAddress,
@@ -112,7 +137,7 @@ runRole('worker', async (ctx) => {
   const port = config.roles.workerHttpPort;
   return [
     `worker         task queues ${workers.describe()} (WORKER_QUEUES ${config.roles.workerQueues.join(',')}), workflows ${bundle ? `from the prebuilt bundle ${bundle}` : 'bundled at start'}`,
-    `health         http://${config.host}:${port}/healthz  http://${config.host}:${port}/readyz`,
+    `health         http://${config.host}:${port}/healthz  http://${config.host}:${port}/readyz  metrics http://${config.host}:${port}/metrics${config.metricsNeedKey ? ' (a key with the scope metrics)' : ''}`,
     `temporal       ${temporalAddress}${embedded.includes('temporal') ? ' (the embedded one of `npm start`)' : ''}, namespace ${config.temporal.namespace}`,
     `postgres       ${redactUrl(databaseUrl)}${embedded.includes('postgres') ? ' (the embedded one of `npm start`)' : ''}`,
     'SIGTERM drains and stops.',

@@ -129,7 +129,7 @@ it('migrate, worker and gateway run from the build; a QR payment is created and 
   const workerPort = await freePort();
   const worker = await spawnRole(
     [...NODE, 'dist/src/roles/worker.js'],
-    prodEnv({ WORKER_HTTP_PORT: String(workerPort) }),
+    prodEnv({ WORKER_HTTP_PORT: String(workerPort), METRICS_ACCESS: 'key' }),
     { cwd: out, inheritEnv: false },
   );
   children.push(worker);
@@ -139,10 +139,14 @@ it('migrate, worker and gateway run from the build; a QR payment is created and 
 
   // the gateway through `npm run gateway`'s launcher, which picks dist/ when there is a build
   const port = await freePort();
-  const gateway = await spawnRole([...NODE, 'scripts/run.cjs', 'roles/gateway'], prodEnv({ PORT: String(port) }), {
-    cwd: out,
-    inheritEnv: false,
-  });
+  const gateway = await spawnRole(
+    [...NODE, 'scripts/run.cjs', 'roles/gateway'],
+    prodEnv({ PORT: String(port), METRICS_ACCESS: 'key' }),
+    {
+      cwd: out,
+      inheritEnv: false,
+    },
+  );
   children.push(gateway);
   expect(gateway.output()).not.toContain('tsx');
 
@@ -167,6 +171,27 @@ it('migrate, worker and gateway run from the build; a QR payment is created and 
   });
   expect(paid.status).toBe(200);
   await expect(resultOf(stack, row.workflow_id)).resolves.toMatchObject({ status: 'paid' });
+
+  // each role's /metrics with METRICS_ACCESS=key (production's default): only a key with the scope metrics; the worker's has
+  // the payment it just applied and the Temporal SDK's temporal_* (on a free port, unasked)
+  for (const base of [`http://127.0.0.1:${port}`, `http://127.0.0.1:${workerPort}`]) {
+    const refused = await fetch(`${base}/metrics`);
+    expect({ base, status: refused.status }).toEqual({ base, status: 401 });
+    expect(((await refused.json()) as { body: { code: string } }).body.code).toBe('UNAUTHORIZED');
+    expect((await fetch(`${base}/metrics`, { headers: { 'X-API-Key': key.key } })).status).toBe(403);
+  }
+  const scraper = await apiKey(stack, ['metrics']);
+  let workerMetrics = '';
+  for (const until = Date.now() + 30_000; Date.now() < until && !/^temporal_/m.test(workerMetrics);) {
+    const res = await fetch(`http://127.0.0.1:${workerPort}/metrics`, {
+      headers: { Authorization: `Bearer ${scraper.key}` },
+    });
+    expect(res.status).toBe(200);
+    workerMetrics = await res.text();
+    if (!/^temporal_/m.test(workerMetrics)) await new Promise((r) => setTimeout(r, 500));
+  }
+  expect(workerMetrics).toMatch(/^temporal_/m);
+  expect(workerMetrics).toMatch(/^talat_payment_transitions_total\{method="qr",to="paid"\} [1-9]/m);
 
   expect(await Promise.all(children.splice(0).map(({ child, exited }) => stopProcess(child, exited)))).toEqual([0, 0]);
 });

@@ -2,13 +2,13 @@
  * GET /metrics: Prometheus text format. The open dead letters are counted in Postgres at scrape
  * time (an indexed count, 1 s at most); the Temporal SDK runtime's own metrics (temporal_*),
  * when its exporter runs in this process (TEMPORAL_METRICS_PORT), are appended, so one scrape
- * target has both. METRICS_ACCESS=key (the default in production): only a key with the scope
+ * target has both. The worker role serves the same on its WORKER_HTTP_PORT. METRICS_ACCESS=key (the default in production): only a key with the scope
  * `metrics`, as X-API-Key or `Authorization: Bearer` (Prometheus's `authorization` setting).
  */
 import Router from '@koa/router';
 import type { AppDeps } from '../../http/deps';
 import { deadLettersOpen, registry } from '../../metrics';
-import { requireOperatorKey } from '../../http/middleware/api-key';
+import { requireOperatorKey, type HeaderSource } from '../../http/middleware/api-key';
 import { ApiKeyAuth, errorResponses, registry as openapi } from '../../http/openapi';
 
 openapi.registerPath({
@@ -44,32 +44,44 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined>
   }
 }
 
-export function metricsRoutes(deps: AppDeps): Router {
-  const r = new Router();
-  r.get('/metrics', async (ctx) => {
-    if (deps.config.metricsNeedKey) await requireOperatorKey(deps.db, ctx, 'metrics');
-    const open = await withTimeout(
-      deps
-        .db('webhook_dead_letters')
-        .where({ status: 'dead' })
-        .count<{ count: string }[]>('id as count')
-        .then((rows) => Number(rows[0].count))
+/**
+ * One scrape of this process, for the gateway's route and the worker's port alike: the access
+ * rule (METRICS_ACCESS: an AppError for a caller it refuses), then the text and its content type.
+ */
+export async function scrapeMetrics(
+  deps: Pick<AppDeps, 'db' | 'config'>,
+  headers: HeaderSource,
+): Promise<{ contentType: string; text: string }> {
+  if (deps.config.metricsNeedKey) await requireOperatorKey(deps.db, headers, 'metrics');
+  const open = await withTimeout(
+    deps
+      .db('webhook_dead_letters')
+      .where({ status: 'dead' })
+      .count<{ count: string }[]>('id as count')
+      .then((rows) => Number(rows[0].count))
+      .catch(() => undefined),
+    1000,
+  );
+  if (open !== undefined) deadLettersOpen.set(open);
+  let text = await registry.metrics();
+  const port = deps.config.temporal.metricsPort;
+  if (port) {
+    const temporal = await withTimeout(
+      fetch(`http://127.0.0.1:${port}/metrics`)
+        .then((res) => (res.ok ? res.text() : undefined))
         .catch(() => undefined),
       1000,
     );
-    if (open !== undefined) deadLettersOpen.set(open);
-    let text = await registry.metrics();
-    const port = deps.config.temporal.metricsPort;
-    if (port) {
-      const temporal = await withTimeout(
-        fetch(`http://127.0.0.1:${port}/metrics`)
-          .then((res) => (res.ok ? res.text() : undefined))
-          .catch(() => undefined),
-        1000,
-      );
-      if (temporal) text += `\n${temporal}`;
-    }
-    ctx.type = registry.contentType;
+    if (temporal) text += `\n${temporal}`;
+  }
+  return { contentType: registry.contentType, text };
+}
+
+export function metricsRoutes(deps: AppDeps): Router {
+  const r = new Router();
+  r.get('/metrics', async (ctx) => {
+    const { contentType, text } = await scrapeMetrics(deps, ctx);
+    ctx.type = contentType;
     ctx.body = text;
   });
   return r;

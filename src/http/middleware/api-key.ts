@@ -10,6 +10,7 @@
  *    the rate limiter and requireApiKey share one database round trip.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
 import type { Db } from '../../db/knex';
 import {
@@ -162,13 +163,19 @@ export const unauthorized = (reason: 'missing' | 'invalid' | 'revoked') =>
     { reason },
   );
 
+/** A request's headers by name: a Koa context, or `headersOf` a plain node request (the worker's port). */
+export type HeaderSource = { get(name: string): string };
+export const headersOf = (req: IncomingMessage): HeaderSource => ({
+  get: (name) => String(req.headers[name.toLowerCase()] ?? ''),
+});
+
 /** The key of a call to an operator endpoint: X-API-Key, or `Authorization: Bearer` (what a Prometheus scraper sends). */
-export const presentedKey = (ctx: Context): string | undefined =>
-  ctx.get('X-API-Key') || /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'))?.[1] || undefined;
+export const presentedKey = (h: HeaderSource): string | undefined =>
+  h.get('X-API-Key') || /^Bearer\s+(.+)$/i.exec(h.get('Authorization'))?.[1] || undefined;
 
 /** An operator endpoint's check: a valid key (X-API-Key or Bearer) with `scope`; `orElse` ends the 401's text. */
-export async function requireOperatorKey(db: Db, ctx: Context, scope: string, orElse = ''): Promise<void> {
-  const found = await lookupApiKey(db, presentedKey(ctx));
+export async function requireOperatorKey(db: Db, h: HeaderSource, scope: string, orElse = ''): Promise<void> {
+  const found = await lookupApiKey(db, presentedKey(h));
   if (found.status !== 'valid')
     throw new AppError(
       ErrorCode.UNAUTHORIZED,
