@@ -1,15 +1,47 @@
 // ESLint: TypeScript rules everywhere, and the layers enforced as allow-lists:
 //  - workflows/ (deterministic, bundled into the workflow sandbox) may import only
-//    @temporalio/workflow, other workflow files, src/domain/** (where the Temporal contract
-//    lives) and, type-only, activities/**; no process, fetch or setInterval either;
-//  - src/domain/ (pure code) imports only itself and the pure libraries listed below;
+//    @temporalio/workflow, other workflow files, src/domain/** and a feature's face
+//    (src/<feature>, its index.ts: the feature's Temporal contract) and, type-only,
+//    activities/**; no process, fetch or setInterval either;
+//  - src/domain/ and each feature's face with the pure files it re-exports (pure code) import
+//    only src/domain, other faces and the pure libraries listed below;
 //  - workflows/ and activities/: every promise is awaited or handled (type-aware
 //    no-floating-promises), so a missing `await` on an activity does not pass.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const WORKFLOWS_MAY_IMPORT = ['@temporalio/workflow', './', '../src/domain/'];
+const FEATURES = '(payments|refunds|callbacks|webhooks|checkout|reconciliation|bank|storefront)';
+/** what a workflow file may import, from workflows/ (top) or a feature's folder under it (nested) */
+const WORKFLOW_TOP = `^(?!@temporalio/workflow$|\\./|\\.\\./src/domain/|\\.\\./src/${FEATURES}$|\\.\\./activities(/|$))`;
+const WORKFLOW_NESTED = `^(?!@temporalio/workflow$|\\./|\\.\\./(?!\\.\\./)|\\.\\./\\.\\./src/domain/|\\.\\./\\.\\./src/${FEATURES}$|\\.\\./\\.\\./activities(/|$))`;
 const DOMAIN_MAY_IMPORT = ['./', '@temporalio/workflow', '@temporalio/common', 'zod'];
+/** a feature's face and the pure files it re-exports: like src/domain, plus src/domain and other faces */
+const FACE_FILES = [
+  'src/*/index.ts',
+  'src/*/contract.ts',
+  'src/payments/states.ts',
+  'src/callbacks/paths.ts',
+  'src/reconciliation/model.ts',
+  'src/webhooks/events.ts',
+];
+const FACE_MAY_NOT_IMPORT = `^(?!\\./(contract|states|paths|model|events)$|\\.\\./domain/|\\.\\./${FEATURES}$|@temporalio/workflow$|@temporalio/common$|zod$)`;
+const workflowImports = (regex) => [
+  'error',
+  {
+    patterns: [
+      {
+        regex,
+        message:
+          'workflows/ may import only @temporalio/workflow, workflows/, src/domain/**, a feature face (src/<feature>) and type-only activities/**: do I/O in an activity',
+      },
+      {
+        regex: '^(\\.\\./)+activities(/|$)',
+        allowTypeImports: true,
+        message: 'import activities with `import type` only (proxyActivities)',
+      },
+    ],
+  },
+];
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 /** Every import source that does not start with (or equal, for a package) one of `allowed`. */
 const notOneOf = (allowed) =>
@@ -33,25 +65,16 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
+    files: ['workflows/*.ts'],
+    rules: { 'no-restricted-imports': workflowImports(WORKFLOW_TOP) },
+  },
+  {
+    files: ['workflows/*/**/*.ts'],
+    rules: { 'no-restricted-imports': workflowImports(WORKFLOW_NESTED) },
+  },
+  {
     files: ['workflows/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: `${notOneOf([...WORKFLOWS_MAY_IMPORT, '../activities'])}`,
-              message:
-                'workflows/ may import only @temporalio/workflow, workflows/, src/domain/** (the contract) and type-only activities/**: do I/O in an activity',
-            },
-            {
-              regex: '^\\.\\./activities(/|$)',
-              allowTypeImports: true,
-              message: 'import activities with `import type` only (proxyActivities)',
-            },
-          ],
-        },
-      ],
       'no-restricted-globals': [
         'error',
         { name: 'process', message: 'no process in workflows' },
@@ -70,6 +93,23 @@ export default tseslint.config(
             {
               regex: notOneOf(DOMAIN_MAY_IMPORT),
               message: 'src/domain is pure: it imports only src/domain and pure libraries, no I/O',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: FACE_FILES,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: FACE_MAY_NOT_IMPORT,
+              message:
+                "a feature's face is pure: it re-exports its contract and imports only src/domain, other faces and pure libraries",
             },
           ],
         },

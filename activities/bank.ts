@@ -11,7 +11,8 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../src/config';
-import { ActivityFailureType, type BankCall } from '../src/domain/workflow-contract';
+import { ActivityFailureType } from '../src/domain/temporal';
+import type { BankCall } from '../src/bank';
 import { providerEndpoint, type SandboxProviders } from './provider-endpoint';
 
 export interface HttpReply {

@@ -1,7 +1,7 @@
 /** Activities of paid-order processing: reading the order's payment and recording the outcome. */
 import type { Db } from '../src/db/knex';
 import { paymentByOrderId } from '../src/payments/repository';
-import type { PaymentStatus } from '../src/domain/payment-state';
+import type { PaymentStatus } from '../src/payments';
 import { paymentMismatch, unwrapHandlerBody, validateHandlerBody } from '../src/domain/handler-form';
 
 export interface OrderPayment {

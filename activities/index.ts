@@ -5,15 +5,15 @@ import type { Logger } from '../src/logger';
 import type { Resolver } from '../src/resolver';
 import type { SandboxProviders } from './provider-endpoint';
 import { createBankActivities } from './bank';
-import { createCardProviderActivities } from './card-provider';
+import { createCardProviderActivities } from './payments/card-provider';
 import { createCallbackActivities } from './callbacks';
 import { createNotificationActivities } from './notifications';
-import { createLateResultActivities } from './late-results';
-import { createPaymentActivities } from './payments';
+import { createLateResultActivities } from './payments/late-results';
+import { createPaymentActivities } from './payments/index';
 import { createRefundActivities } from './refunds';
 import { createReconciliationActivities } from './reconciliation';
-import { createWebhookActivities } from './webhooks';
-import { createWebhookRecoveryActivities } from './webhook-recovery';
+import { createWebhookActivities } from './webhooks/index';
+import { createWebhookRecoveryActivities } from './webhooks/recovery';
 import { instrumentActivities } from './instrument';
 
 export interface ActivityDeps {

@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Mode } from '../src/domain/mode';
-import { ActivityFailureType } from '../src/domain/workflow-contract';
+import { ActivityFailureType } from '../src/domain/temporal';
 
 /** The built-in sandbox providers, injected by the worker's owner (src/simulators/providers.ts). */
 export interface SandboxProviders {

@@ -8,7 +8,7 @@ import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
 import { createAlertThrottle, type AlertThrottle } from '../src/alerts';
 import { createNotifier, type Notifier } from '../src/notifier';
-import type { ReconciliationResult } from '../src/domain/reconciliation';
+import type { ReconciliationResult } from '../src/reconciliation';
 import { createSettlementStore } from '../src/reconciliation/files';
 import { fileArrived, reconcileDay, reportRun, type DayInput } from '../src/reconciliation/service';
 

@@ -11,8 +11,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import type { Mode } from '../src/domain/mode';
-import type { PaymentMethod } from '../src/domain/payment-state';
-import { ActivityFailureType } from '../src/domain/workflow-contract';
+import type { PaymentMethod } from '../src/payments';
+import { ActivityFailureType } from '../src/domain/temporal';
 import { verifyRefundProof } from '../src/proofs';
 import {
   insertRefund,
@@ -21,7 +21,7 @@ import {
   settleRefund,
   type RecordedRefund,
   type RefundablePayment,
-} from '../src/payments/refunds-repository';
+} from '../src/refunds/repository';
 import { expectSuccess, httpJson, type HttpReply } from './bank';
 import { providerEndpoint, type SandboxProviders } from './provider-endpoint';
 

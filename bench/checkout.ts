@@ -14,7 +14,7 @@
  */
 import { fork } from 'node:child_process';
 import path from 'node:path';
-import { signCheckoutToken } from '../src/payments/checkout/token';
+import { signCheckoutToken } from '../src/checkout/token';
 import { newId } from '../src/ids';
 import { insertPayment } from '../src/payments/repository';
 import { cpuSnapshot, type CpuSnapshot } from './proc-cpu';

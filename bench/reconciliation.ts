@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import { loadConfig } from '../src/config';
-import { SETTLEMENT_PROVIDERS, settlementKey } from '../src/domain/reconciliation';
+import { SETTLEMENT_PROVIDERS, settlementKey } from '../src/reconciliation';
 import { createSettlementStore } from '../src/reconciliation/files';
 import { reconcileDay } from '../src/reconciliation/service';
 import { startEmbeddedObjectStore } from '../src/stack/objectstore';

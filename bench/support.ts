@@ -24,7 +24,7 @@ import { startEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, startEmbeddedTemporal } from '../src/stack/temporal';
 import { clientOnWorkerConnection, connectClient, type TemporalDeps } from '../src/temporal/client';
 import { installTemporalRuntime } from '../src/temporal/runtime';
-import { QUEUE_KINDS, type QueueKind } from '../src/domain/workflow-contract';
+import { QUEUE_KINDS, type QueueKind } from '../src/domain/temporal';
 import { createQueueWorkers } from '../src/app/worker';
 
 export const say = (m: string) => process.stderr.write(`[bench] ${m}\n`);

@@ -22,7 +22,7 @@ export PATH="$bin:$PATH"
 if [ $# = 0 ]; then
   set -- test/domain test/replay test/config.test.ts test/temporal-codec.test.ts test/lint.test.ts \
     test/docs/docs.test.ts test/docs/blocks.test.ts test/webhooks/signing.test.ts test/storefront/sigv4-vectors.test.ts \
-    test/payments/qrpayment.test.ts test/payments/refunds.test.ts test/payments/qr-image.test.ts \
+    test/payments/qrpayment.test.ts test/refunds/refunds.test.ts test/payments/qr-image.test.ts \
     test/webhooks/e2e.test.ts test/callbacks/verification.test.ts test/storefront/assets.test.ts \
     test/http/edge.test.ts test/http/openapi-lint.test.ts test/temporal/runtime-logs.test.ts
 fi

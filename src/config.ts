@@ -9,7 +9,7 @@ import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from './domain/providers';
-import { QUEUE_KINDS, type QueueKind } from './domain/workflow-contract';
+import { QUEUE_KINDS, type QueueKind } from './domain/temporal';
 import { DEV_CODEC_KEYS, parseKeyRing, type KeyRing } from './key-ring';
 
 export const PROVIDERS = PROVIDER_NAMES;
@@ -417,12 +417,12 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     },
     paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },
     results: {
-      /** HMAC-SHA256 key of the payment result proofs (src/callbacks/result-proof.ts) */
+      /** HMAC-SHA256 key of the payment result proofs (src/result-proof.ts) */
       signingKey: e.RESULT_SIGNING_KEY ?? DEV_RESULT_SIGNING_KEY,
       /** a success after the payment expired or failed: refund (default) or review */
       latePaymentPolicy: e.LATE_PAYMENT_POLICY,
     },
-    /** refunds still pending after afterSeconds are re-sent to their workflow (src/payments/refund-redrive.ts) */
+    /** refunds still pending after afterSeconds are re-sent to their workflow (src/refunds/redrive.ts) */
     refunds: { redriveAfterSeconds: e.REFUND_REDRIVE_AFTER_S },
     /** the same administrator alert is e-mailed at most once per window; repeats go into a digest */
     alertWindowSeconds: e.ALERT_WINDOW_S,

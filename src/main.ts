@@ -26,7 +26,7 @@ import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from 
 import { installTemporalRuntime } from './temporal/runtime';
 import { createQueueWorkers } from './app/worker';
 import { startReconciliationSchedules } from './reconciliation/schedules';
-import { startRefundRedrive } from './payments/refund-redrive';
+import { startRefundRedrive } from './refunds/redrive';
 
 async function main(config: Config) {
   const logger = createLogger(config.logLevel, createLogOutput({ buffered: config.logBuffered }));

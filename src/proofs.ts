@@ -3,7 +3,7 @@
  * HMAC-SHA256 with RESULT_SIGNING_KEY (held by the gateway and the worker, never in a workflow
  * history) over `<kind>\n<field>\n<field>...`, compared in constant time. Each kind binds one
  * operation exactly, so a proof copied from a history does nothing else:
- *  - talat-result-v1: a payment result (src/callbacks/result-proof.ts);
+ *  - talat-result-v1: a payment result (src/result-proof.ts);
  *  - talat-refund-v1: a refund POST /refund recorded (refund, payment, order, amount);
  *  - talat-payment-v1: a payment workflow's start (payment, order, amount, mode, key, workflow id).
  */

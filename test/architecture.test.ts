@@ -9,15 +9,22 @@ import madge from 'madge';
 const root = path.resolve(__dirname, '..');
 type Graph = Record<string, string[]>;
 
+const FEATURES = '(payments|refunds|callbacks|webhooks|checkout|bank|storefront|reconciliation)';
+/** a feature's face (src/<feature>/index.ts) and the pure files it re-exports: its contract */
+export const FACE = new RegExp(`^src/${FEATURES}/(index|contract|states|paths|model|events)\\.ts$`);
+/** a feature's inner files: everything of src/<feature>/ but its face */
+const INNER = new RegExp(`^(?!src/${FEATURES}/(index|contract|states|paths|model|events)\\.ts$)src/${FEATURES}/`);
+
 /** The layers, top first: a file may import its own layer or one below, never one above. */
 export const LAYERS: ReadonlyArray<readonly [string, RegExp]> = [
   ['entry points', /^src\/(main\.ts$|roles\/|cli\/)/],
   ['composition root', /^src\/app\//],
   ['sandbox providers', /^src\/simulators\//],
   ['Temporal side', /^(workflows|activities)\//],
-  ['features', /^src\/(payments|callbacks|webhooks|bank|storefront|reconciliation)\//],
+  ['features', INNER],
   ['toolkit', /^src\/(http|temporal)\//],
   ['infrastructure', /^src\/(db|stack|types)\/|^src\/[^/]+\.ts$/],
+  ['feature faces', FACE],
   ['domain', /^src\/domain\//],
 ];
 const layerOf = (file: string): number => LAYERS.findIndex(([, re]) => re.test(file));
@@ -34,7 +41,10 @@ function backUp(g: Graph): string[] {
 
 /** A folder (src/<dir>, workflows, activities) or a top-level src file: the unit of a drawn graph. */
 const unitOf = (file: string): string =>
-  /^src\/[^/]+(?=\/)/.exec(file)?.[0] ?? /^(workflows|activities)(?=\/)/.exec(file)?.[0] ?? file;
+  (FACE.test(file) ? `${path.dirname(file)} (face)` : undefined) ??
+  /^src\/[^/]+(?=\/)/.exec(file)?.[0] ??
+  /^(workflows|activities)(?=\/)/.exec(file)?.[0] ??
+  file;
 
 /** The circles between folders: each strongly connected set of two or more units (Tarjan). */
 function folderCircles(g: Graph): string[][] {
@@ -129,10 +139,10 @@ describe('architecture: the import graph', () => {
     ['activities/ never imports a simulator', 'all', /^activities\//, /^src\/simulators\//, NONE],
     ['activities/ never imports the HTTP layer', 'all', /^activities\//, /^src\/http\//, NONE],
     [
-      'workflows/ imports only workflows/ and src/domain at run time',
+      'workflows/ imports only workflows/, src/domain and feature faces at run time',
       'runtime',
       /^workflows\//,
-      /^(?!workflows\/|src\/domain\/)/,
+      new RegExp(`^(?!workflows/|src/domain/|${FACE.source.slice(1)})`),
       NONE,
     ],
     ['src/ never imports workflows/ at run time', 'runtime', /^src\//, /^workflows\//, NONE],
@@ -143,27 +153,15 @@ describe('architecture: the import graph', () => {
       /^src\/app\/app\.ts$/,
       /^src\/(main|roles\/gateway)\.ts$/,
     ],
-    [
-      'middleware imports no resource module',
-      'all',
-      /^src\/http\/middleware\//,
-      /^src\/(payments|callbacks|webhooks|storefront|bank)\//,
-      NONE,
-    ],
+    ['middleware imports no resource module', 'all', /^src\/http\/middleware\//, INNER, NONE],
     [
       'src/temporal imports no resource or HTTP module',
       'all',
       /^src\/temporal\//,
-      /^src\/(payments|callbacks|webhooks|storefront|bank|http)\//,
+      new RegExp(`${INNER.source}|^src/http/`),
       NONE,
     ],
-    [
-      'src/db imports no resource or HTTP module',
-      'all',
-      /^src\/db\//,
-      /^src\/(payments|callbacks|webhooks|storefront|bank|http)\//,
-      NONE,
-    ],
+    ['src/db imports no resource or HTTP module', 'all', /^src\/db\//, new RegExp(`${INNER.source}|^src/http/`), NONE],
     [
       'src/storefront reaches src/http only from its route modules',
       'all',

@@ -81,8 +81,8 @@ describe('lint: workflows stay deterministic', () => {
     [
       "import { proxyActivities } from '@temporalio/workflow';",
       "import type { Activities } from '../activities';",
-      "import { transition } from '../src/domain/payment-state';",
-      "import { paymentResultSignal } from '../src/domain/workflow-contract';",
+      "import { transition } from '../src/payments';",
+      "import { paymentResultSignal } from '../src/payments';",
       "import { emitPaymentStatusUpdated } from './notify';",
       'export const s = [paymentResultSignal, emitPaymentStatusUpdated];',
       'export const acts = proxyActivities<Activities>({ startToCloseTimeout: 1000 });',

@@ -1,13 +1,17 @@
 /** Entry point of the workflow bundle: every workflow type the worker registers. */
-import type * as contract from '../src/domain/workflow-contract';
-import { paidOrderProcessingWorkflow } from './paid-order';
-import { bankRequestWorkflow } from './payment-bank';
-import { cardPaymentWorkflow, cardPaymentWorkflowV2 } from './payment-card';
-import { qrPaymentWorkflow, qrPaymentWorkflowV2 } from './payment-qr';
-import { webhookDeliveryWorkflow, webhookReplayWorkflow, webhookRetryWorkflow } from './webhook';
-import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhook-recovery';
+import type * as bank from '../src/bank';
+import type * as callbacks from '../src/callbacks';
+import type * as payments from '../src/payments';
+import type * as refunds from '../src/refunds';
+import type * as webhooks from '../src/webhooks';
+import { paidOrderProcessingWorkflow } from './callbacks';
+import { bankRequestWorkflow } from './bank';
+import { cardPaymentWorkflow, cardPaymentWorkflowV2 } from './payments/card';
+import { qrPaymentWorkflow, qrPaymentWorkflowV2 } from './payments/qr';
+import { webhookDeliveryWorkflow, webhookReplayWorkflow, webhookRetryWorkflow } from './webhooks/delivery';
+import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhooks/recovery';
 import { orderRefundsWorkflow } from './refunds';
-import { lateResultWorkflow } from './late-result';
+import { lateResultWorkflow } from './payments/late-result';
 import { reconcileSettlementWorkflow } from './reconciliation';
 
 export {
@@ -29,20 +33,27 @@ export {
 
 /** Compile-time check: each workflow has the name and the signature the contract gives the gateway. */
 export type RegisteredWorkflows = {
-  [K in (typeof contract.WorkflowType)[keyof typeof contract.WorkflowType]]: {
-    cardPaymentWorkflow: contract.CardPaymentWorkflow;
-    cardPaymentWorkflowV2: contract.CardPaymentWorkflow;
-    qrPaymentWorkflow: contract.QrPaymentWorkflow;
-    qrPaymentWorkflowV2: contract.QrPaymentWorkflow;
-    bankRequestWorkflow: contract.BankRequestWorkflow;
-    paidOrderProcessingWorkflow: contract.PaidOrderProcessingWorkflow;
-    webhookDeliveryWorkflow: contract.WebhookDeliveryWorkflow;
-    webhookRetryWorkflow: contract.WebhookRetryWorkflow;
-    webhookReplayWorkflow: contract.WebhookReplayWorkflow;
-    webhookResendWorkflow: contract.WebhookResendWorkflow;
-    webhookRecoverWorkflow: contract.WebhookRecoverWorkflow;
-    orderRefundsWorkflow: contract.OrderRefundsWorkflow;
-    lateResultWorkflow: contract.LateResultWorkflow;
+  [
+    K in
+      | (typeof payments.PaymentWorkflowType)[keyof typeof payments.PaymentWorkflowType]
+      | (typeof refunds.RefundsWorkflowType)[keyof typeof refunds.RefundsWorkflowType]
+      | (typeof callbacks.CallbackWorkflowType)[keyof typeof callbacks.CallbackWorkflowType]
+      | (typeof bank.BankWorkflowType)[keyof typeof bank.BankWorkflowType]
+      | (typeof webhooks.WebhookWorkflowType)[keyof typeof webhooks.WebhookWorkflowType]
+  ]: {
+    cardPaymentWorkflow: payments.CardPaymentWorkflow;
+    cardPaymentWorkflowV2: payments.CardPaymentWorkflow;
+    qrPaymentWorkflow: payments.QrPaymentWorkflow;
+    qrPaymentWorkflowV2: payments.QrPaymentWorkflow;
+    bankRequestWorkflow: bank.BankRequestWorkflow;
+    paidOrderProcessingWorkflow: callbacks.PaidOrderProcessingWorkflow;
+    webhookDeliveryWorkflow: webhooks.WebhookDeliveryWorkflow;
+    webhookRetryWorkflow: webhooks.WebhookRetryWorkflow;
+    webhookReplayWorkflow: webhooks.WebhookReplayWorkflow;
+    webhookResendWorkflow: webhooks.WebhookResendWorkflow;
+    webhookRecoverWorkflow: webhooks.WebhookRecoverWorkflow;
+    orderRefundsWorkflow: refunds.OrderRefundsWorkflow;
+    lateResultWorkflow: payments.LateResultWorkflow;
   }[K];
 };
 const registered: RegisteredWorkflows = {

@@ -1,6 +1,6 @@
 /**
- * Calls to a payment provider (a charge, a refund), shared by workflows/payment-card.ts,
- * workflows/refunds.ts and workflows/late-result.ts: their activity options and how a failed
+ * Calls to a payment provider (a charge, a refund), shared by workflows/payments/card.ts,
+ * workflows/refunds.ts and workflows/payments/late-result.ts: their activity options and how a failed
  * call reads in a payment's or refund's history. Options are not workflow commands: changing
  * them keeps recorded histories replaying.
  */

@@ -15,7 +15,7 @@ import {
   type ReconciliationInput,
   type ReconciliationResult,
   type ReconciliationWorkflow,
-} from '../src/domain/reconciliation';
+} from '../src/reconciliation';
 
 const { settlementFileArrived } = proxyActivities<Activities>(DB_ACTIVITY);
 /** Thousands of lines in one transaction: a long start-to-close, heartbeats to notice a lost worker. */

@@ -20,16 +20,10 @@ import {
 import type { Activities } from '../activities';
 import { DB_ACTIVITY } from './activity-options';
 import { PROVIDER_CALL, providerFailureReason } from './provider-call';
-import {
-  ActivityFailureType,
-  Patch,
-  refundUpdate,
-  type RefundOutcome,
-  type RefundRequest,
-  type RefundsInput,
-} from '../src/domain/workflow-contract';
+import { ActivityFailureType, Patch } from '../src/domain/temporal';
+import { refundUpdate, type RefundOutcome, type RefundRequest, type RefundsInput } from '../src/refunds';
 import type { RefundablePayment } from '../activities/refunds';
-import { emitPaymentStatusUpdated } from './notify';
+import { emitPaymentStatusUpdated } from './webhooks';
 
 const { loadRefundablePayment, loadRecordedRefund, recordRefund, settleRefund } =
   proxyActivities<Activities>(DB_ACTIVITY);

@@ -5,8 +5,8 @@
  * executions started on the current build replay as they ran. Bundled by the test, never deployed.
  */
 import { patched, sleep } from '@temporalio/workflow';
-import type { QrPaymentInput } from '../../src/domain/workflow-contract';
-import { qrPaymentWorkflowV2 as current } from '../../workflows/payment-qr';
+import type { QrPaymentInput } from '../../src/payments';
+import { qrPaymentWorkflowV2 as current } from '../../workflows/payments/qr';
 
 export * from '../../workflows';
 

@@ -29,7 +29,7 @@ import { codecRoutes } from './routes/codec';
 import { timelineRoutes } from '../payments/timeline';
 import { memoizeRouteMatching, routerMiddleware } from '../http/route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
-import { checkoutRoutes } from '../payments/checkout/routes';
+import { checkoutRoutes } from '../checkout/routes';
 import { reconciliationRoutes } from '../reconciliation/routes';
 
 /** Every route of an app createApp made: method and path as the routers declare them (the doors test). */

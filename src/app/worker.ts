@@ -3,7 +3,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import { temporalTlsOptions, type TemporalTlsFiles } from '../temporal/client';
-import { taskQueueOf, type QueueKind } from '../domain/workflow-contract';
+import { taskQueueOf, type QueueKind } from '../domain/temporal';
 import { dataConverterOf } from '../temporal/codec';
 import type { KeyRing } from '../key-ring';
 

@@ -10,7 +10,8 @@
  */
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
-import { taskQueueOf, type BankCall, type BankOutcome } from '../domain/workflow-contract';
+import { taskQueueOf } from '../domain/temporal';
+import type { BankCall, BankOutcome } from './contract';
 import { AppError, ErrorCode } from '../domain/errors';
 import type { ApiKeyInfo } from '../domain/api-keys';
 import { satangToThb } from '../domain/money';

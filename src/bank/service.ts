@@ -7,11 +7,11 @@ import type { Client } from '@temporalio/client';
 import { AppError, ErrorCode } from '../domain/errors';
 import {
   bankRequestWorkflowId,
-  WorkflowType,
+  BankWorkflowType,
   type BankCall,
   type BankRequestWorkflow,
   type BankOutcome,
-} from '../domain/workflow-contract';
+} from './contract';
 import { newId } from '../ids';
 import { withinDeadline } from '../temporal/calls';
 
@@ -27,7 +27,7 @@ export async function callBankViaWorkflow(
     client,
     ms,
     () =>
-      client.workflow.execute<BankRequestWorkflow>(WorkflowType.bank, {
+      client.workflow.execute<BankRequestWorkflow>(BankWorkflowType.bank, {
         taskQueue: opts.taskQueue,
         workflowId: bankRequestWorkflowId(opts.call.op, newId('req').slice(4)),
         args: [opts.call],

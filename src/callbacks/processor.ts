@@ -7,21 +7,21 @@
  * delivery unfinished past the lease (its gateway died) is taken over; a failed signal removes
  * the receipt (503: the provider retries). The signal carries the receipt id and its proof
  * (./result-proof.ts). A result that contradicts the settled payment is a `conflict`: a
- * lateResultWorkflow records it and applies LATE_PAYMENT_POLICY (workflows/late-result.ts).
+ * lateResultWorkflow records it and applies LATE_PAYMENT_POLICY (workflows/payments/late-result.ts).
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { AppError, ErrorCode } from '../domain/errors';
-import { CONTRADICTED_BY, contradicts, type PaymentStatus } from '../domain/payment-state';
+import { CONTRADICTED_BY, contradicts, type PaymentStatus } from '../payments';
 import { OrderIdKey } from '../domain/search-attributes';
 import {
   lateResultWorkflowId,
   paymentResultSignal,
-  taskQueueOf,
-  WorkflowType,
+  PaymentWorkflowType,
   type LateResultWorkflow,
   type PaymentResult,
-} from '../domain/workflow-contract';
+} from '../payments';
+import { taskQueueOf } from '../domain/temporal';
 import type { Logger } from '../logger';
 import { callbacks } from '../metrics';
 import { withTemporal } from '../temporal/calls';
@@ -41,7 +41,7 @@ import {
   type ReceiptDeps,
   type StoredResponse,
 } from './receipts';
-import { signResult } from './result-proof';
+import { signResult } from '../result-proof';
 
 export interface VerifiedCallback {
   provider: CallbackProvider;
@@ -296,7 +296,7 @@ async function conflict(
   try {
     await withTemporal(() =>
       deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () =>
-        deps.client.workflow.start<LateResultWorkflow>(WorkflowType.lateResult, {
+        deps.client.workflow.start<LateResultWorkflow>(PaymentWorkflowType.lateResult, {
           // background work (a refund at the provider, an e-mail): off the payments' queue (bulkheads)
           taskQueue: taskQueueOf('background', deps.taskQueue),
           workflowId: lateResultWorkflowId(cb.payment.id, result.status),

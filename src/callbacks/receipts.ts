@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
 import type { CallbackProvider } from '../domain/providers';
-import type { PaymentStatus } from '../domain/payment-state';
+import type { PaymentStatus } from '../payments';
 import { orderReference } from '../domain/promptpay';
 import { toPayment, type PaymentRef } from '../payments/repository';
 

@@ -2,12 +2,7 @@
  * The Callback API's bodies as zod schemas, registered in the OpenAPI document with each
  * endpoint's path, headers and answers (the contract "Callback API"); ./routes.ts validates with them.
  */
-import {
-  CALLBACK_ENDPOINTS,
-  CALLBACK_PATH_OF,
-  WALLET_HANDLER_PATH,
-  type CallbackSchema,
-} from '../domain/callback-paths';
+import { CALLBACK_ENDPOINTS, CALLBACK_PATH_OF, WALLET_HANDLER_PATH, type CallbackSchema } from './paths';
 import type { CallbackProvider } from '../domain/providers';
 import { CallbackError, errorResponses, registry, z } from '../http/openapi';
 
@@ -152,7 +147,7 @@ const WalletFailed = registry.register(
   }),
 );
 
-/** The body schema of each callback endpoint (src/domain/callback-paths names it). */
+/** The body schema of each callback endpoint (src/callbacks/paths names it). */
 export const SCHEMAS = {
   card: CardCallback,
   handler: HandlerForm,

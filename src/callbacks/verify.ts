@@ -5,7 +5,7 @@
  */
 import type { Context } from 'koa';
 import { PROVIDERS, type Config, type ProviderName } from '../config';
-import { CALLBACK_ENDPOINTS } from '../domain/callback-paths';
+import { CALLBACK_ENDPOINTS } from './paths';
 import { AppError, ErrorCode } from '../domain/errors';
 import { providerNameOf } from '../domain/providers';
 import type { Logger } from '../logger';

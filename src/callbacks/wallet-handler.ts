@@ -15,11 +15,11 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import {
   paidOrderWorkflowId,
-  taskQueueOf,
-  WorkflowType,
+  CallbackWorkflowType,
   type PaidOrderInput,
   type PaidOrderProcessingWorkflow,
-} from '../domain/workflow-contract';
+} from './contract';
+import { taskQueueOf } from '../domain/temporal';
 import {
   idsOf,
   paymentMismatch,
@@ -137,7 +137,7 @@ async function startProcessing(deps: WalletHandlerDeps, e: HandlerEvent, rawBody
   };
   try {
     await withinDeadline(deps.client, TEMPORAL_CALL_TIMEOUT_MS, () =>
-      deps.client.workflow.start<PaidOrderProcessingWorkflow>(WorkflowType.paidOrder, {
+      deps.client.workflow.start<PaidOrderProcessingWorkflow>(CallbackWorkflowType.paidOrder, {
         taskQueue: taskQueueOf('background', deps.taskQueue),
         workflowId: matched ? paidOrderWorkflowId(e.orderId) : unmatchedPaidOrderWorkflowId(e.orderId, rawBody),
         args: [input],

@@ -1,6 +1,6 @@
 /**
  * A promotion as the catalog holds it: the one Promotion type. The storefront shows it as is;
- * the cost calculation (src/domain/cost.ts) works on its CatalogPromotion view of it.
+ * the cost calculation (src/payments/cost.ts) works on its CatalogPromotion view of it.
  */
 export type PromotionType = 'multi_buy' | 'percent_off' | 'fixed_price';
 

@@ -5,7 +5,7 @@
  * The HTTP status always equals statusCode.
  */
 import type { Context } from 'koa';
-import { CALLBACK_PATHS as CALLBACK_PATH_LIST } from '../domain/callback-paths';
+import { CALLBACK_PATHS as CALLBACK_PATH_LIST } from '../callbacks';
 import { AppError, ErrorCode, httpStatusOf, isAppError } from '../domain/errors';
 import { isUnavailable as isTemporalUnavailable } from '../temporal/calls';
 

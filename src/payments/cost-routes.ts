@@ -1,7 +1,7 @@
 /**
  * POST /calculate-cost (scope cost:read): the cost of an order at a branch from the catalog in
  * Postgres: shelf prices, active promotions, delivery and payment charges, VAT included.
- * The rules are in src/domain/cost.ts (and README "Payment API").
+ * The rules are in src/payments/cost.ts (and README "Payment API").
  */
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
@@ -12,7 +12,7 @@ import {
   DELIVERY_OPTIONS,
   type CatalogProduct,
   type CatalogPromotion,
-} from '../domain/cost';
+} from './cost';
 import { readPromotions } from '../db/promotions';
 import { branchExists, productsAt } from './cost-repository';
 import { AppError, ErrorCode } from '../domain/errors';

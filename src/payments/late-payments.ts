@@ -3,7 +3,7 @@
  * expired or failed: the customer paid, the order was not sold), newest first, with what
  * LATE_PAYMENT_POLICY did about each: `refunded` / `refund_failed` (policy refund, through the
  * provider), `review` (policy review: refund or fulfil by hand). Rows are written by the worker
- * (activities/late-results.ts, table payment_conflicts). Scope payments:read; the key's mode, and
+ * (activities/payments/late-results.ts, table payment_conflicts). Scope payments:read; the key's mode, and
  * its own payments or keyless ones (as /checkstatus). Cursor pagination as every list.
  */
 import Router from '@koa/router';

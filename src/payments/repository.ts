@@ -7,7 +7,7 @@ import { paymentTransitions } from '../metrics';
 import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
-import { canTransition, type PaymentMethod, type PaymentStatus } from '../domain/payment-state';
+import { canTransition, type PaymentMethod, type PaymentStatus } from './states';
 
 export interface Payment {
   id: string;

@@ -9,7 +9,7 @@ import { clockOf, guards, Id, requireProvider } from '../http/guards';
 import { optionalApiKey, requireApiKey } from '../http/middleware/api-key';
 import { z } from '../http/openapi';
 import { validate } from '../http/validate';
-import { createRefundService } from './refunds';
+import { createRefundService } from '../refunds/service';
 import { CardPaymentRequest, PaymentListQuery, QrPaymentRequest, RefundRequest } from './schemas';
 import { createPaymentService } from './service';
 

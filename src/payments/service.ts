@@ -11,15 +11,15 @@ import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
-import { paymentWorkflowId, WorkflowType, type PaymentView } from '../domain/workflow-contract';
+import { paymentWorkflowId, PaymentWorkflowType, type PaymentView } from './contract';
 import { orderPaymentId } from '../ids';
 import { signPayment } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { withinDeadline } from '../temporal/calls';
 import { startCardPayment, startPaymentWorkflow, type PaymentMemo } from './workflow-client';
-import { checkoutUrlOf, checkReturnUrl } from './checkout/link';
+import { checkoutUrlOf, checkReturnUrl } from '../checkout/link';
 import { qrImage } from './qr-image';
-import { refundsOf } from './refunds-repository';
+import { refundsOf } from '../refunds/repository';
 import {
   createPendingPayment,
   lastTransitionReason,
@@ -237,7 +237,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
         taskQueue,
         eagerStartClient: temporal.eagerStartClient,
         start: {
-          type: WorkflowType.qr,
+          type: PaymentWorkflowType.qr,
           input: {
             paymentId: p.id,
             orderId: p.orderId,

@@ -12,18 +12,18 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import type { Mode } from '../domain/mode';
-import type { PaymentMethod } from '../domain/payment-state';
+import type { PaymentMethod } from './states';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
 import {
   chargeUpdate,
   paymentWorkflowId,
-  WorkflowType,
+  PaymentWorkflowType,
   type CardPaymentInput,
   type CardPaymentWorkflow,
   type PaymentView,
   type QrPaymentInput,
   type QrPaymentWorkflow,
-} from '../domain/workflow-contract';
+} from './contract';
 import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
 
 /** What the gateway can learn about a payment from Temporal alone (workflow memo). */
@@ -42,7 +42,8 @@ export interface PaymentMemo {
 
 /** Which payment workflow to start, with its typed input. */
 export type PaymentStart =
-  { type: typeof WorkflowType.card; input: CardPaymentInput } | { type: typeof WorkflowType.qr; input: QrPaymentInput };
+  | { type: typeof PaymentWorkflowType.card; input: CardPaymentInput }
+  | { type: typeof PaymentWorkflowType.qr; input: QrPaymentInput };
 
 /**
  * A payment's workflow task timeout: when a worker dies in the middle of a task (say, during the
@@ -90,7 +91,7 @@ export async function startPaymentWorkflow(
     try {
       const options = { ...startOptions(opts.taskQueue, opts.memo), requestEagerStart: !!opts.eagerStartClient };
       const { start } = opts;
-      if (start.type === WorkflowType.card)
+      if (start.type === PaymentWorkflowType.card)
         await client.workflow.start<CardPaymentWorkflow>(start.type, { ...options, args: [start.input] });
       else await client.workflow.start<QrPaymentWorkflow>(start.type, { ...options, args: [start.input] });
     } catch (e) {
@@ -109,7 +110,7 @@ export async function startCardPayment(
   client: Client,
   opts: { taskQueue: string; input: CardPaymentInput; memo: PaymentMemo; waitMs: number },
 ): Promise<PaymentView | undefined | 'closed'> {
-  const startWorkflowOperation = new WithStartWorkflowOperation<CardPaymentWorkflow>(WorkflowType.card, {
+  const startWorkflowOperation = new WithStartWorkflowOperation<CardPaymentWorkflow>(PaymentWorkflowType.card, {
     ...startOptions(opts.taskQueue, opts.memo),
     args: [opts.input],
   });

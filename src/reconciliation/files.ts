@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import type { Config } from '../config';
-import { createS3Client } from '../storefront/assets/client';
+import { createS3Client } from '../object-store';
 
 export interface SettlementStore {
   /** the file's text and its sha256, or undefined when there is none (yet) */

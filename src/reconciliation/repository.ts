@@ -14,7 +14,7 @@ import {
   type Outcome,
   type ReconciliationCounts,
   type SettlementProvider,
-} from '../domain/reconciliation';
+} from './model';
 import type { ClassifiedRow, TalatItem } from './classify';
 import type { SettlementLine } from './parsers';
 

@@ -24,8 +24,8 @@ import {
   RESOLUTIONS,
   SETTLEMENT_PROVIDERS,
   type ReconciliationInput,
-} from '../domain/reconciliation';
-import { taskQueueOf } from '../domain/workflow-contract';
+} from './model';
+import { taskQueueOf } from '../domain/temporal';
 import { apiErrors, guards, rateLimitHeaders, security } from '../http/guards';
 import { requireApiKey } from '../http/middleware/api-key';
 import { registry, z } from '../http/openapi';

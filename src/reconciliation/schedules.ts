@@ -14,14 +14,14 @@ import {
 } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
-import { taskQueueOf } from '../domain/workflow-contract';
+import { taskQueueOf } from '../domain/temporal';
 import {
   RECONCILIATION_WORKFLOW,
   reconciliationScheduleId,
   SETTLEMENT_PROVIDERS,
   type ReconciliationInput,
   type SettlementProvider,
-} from '../domain/reconciliation';
+} from './model';
 
 export const SCHEDULE_TIMEZONE = 'Asia/Bangkok';
 

@@ -15,7 +15,7 @@ import { ensureSearchAttributes, temporalReachable } from '../temporal/client';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { createQueueWorkers, prebuiltWorkflowBundle, type QueueWorkers } from '../app/worker';
 import { startReconciliationSchedules } from '../reconciliation/schedules';
-import { startRefundRedrive } from '../payments/refund-redrive';
+import { startRefundRedrive } from '../refunds/redrive';
 import { scrapeMetrics } from '../app/routes/metrics';
 import { AppError, ErrorCode, isAppError } from '../domain/errors';
 import { errorEnvelope } from '../http/errors';

@@ -1,5 +1,5 @@
 /**
- * The sandbox card provider: the charge API activities/card-provider.ts calls, on loopback in the
+ * The sandbox card provider: the charge API activities/payments/card-provider.ts calls, on loopback in the
  * worker process, charges kept in Postgres (sim_card_charges). Tokens: containing `declined` ->
  * 402 card_declined; containing `invalid` or not starting with `tok` -> 400 invalid_card; else a
  * pending charge, whose result comes as a signed callback. The same Idempotency-Key returns the

@@ -3,23 +3,23 @@
  * list, get, PATCH, DELETE; rotate-secret: a new secret shown once, the old one signs for 24 h more;
  * attempts; recover: resend what failed since a time, in a background workflow),
  * /webhooks/messages/{msgId}/resend, and /webhooks/dead-letters (list, replay). Which events an
- * endpoint receives: activities/webhooks.ts.
+ * endpoint receives: activities/webhooks/index.ts.
  */
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import { AppError, ErrorCode } from '../domain/errors';
-import { EVENT_TYPES } from '../domain/events';
+import { EVENT_TYPES } from './events';
+import { taskQueueOf } from '../domain/temporal';
 import {
-  taskQueueOf,
   webhookRecoverWorkflowId,
   webhookReplayWorkflowId,
   webhookResendWorkflowId,
-  WorkflowType,
+  WebhookWorkflowType,
   type AttemptResult,
   type WebhookRecoverWorkflow,
   type WebhookReplayWorkflow,
   type WebhookResendWorkflow,
-} from '../domain/workflow-contract';
+} from './contract';
 import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
 import { PageQuery, pageFields } from '../http/pagination';
 import type { Client } from '@temporalio/client';
@@ -499,7 +499,7 @@ export function webhookRoutes(deps: AppDeps): Router {
       throw new AppError(ErrorCode.CONFLICT, 'The endpoint is disabled: enable it before recovering', { id: ep.id });
     const workflowId = webhookRecoverWorkflowId(ep.id);
     await withinDeadline(deps.temporal.client, TEMPORAL_CALL_TIMEOUT_MS, () =>
-      deps.temporal.client.workflow.start<WebhookRecoverWorkflow>(WorkflowType.webhookRecover, {
+      deps.temporal.client.workflow.start<WebhookRecoverWorkflow>(WebhookWorkflowType.webhookRecover, {
         taskQueue: taskQueueOf('webhooks', deps.temporal.taskQueue),
         workflowId,
         args: [{ endpointId: ep.id, since: new Date(since).toISOString() }],
@@ -517,7 +517,7 @@ export function webhookRoutes(deps: AppDeps): Router {
     if (msg.disabled)
       throw new AppError(ErrorCode.CONFLICT, 'The endpoint is disabled', { id: msg.id, endpointId: msg.endpointId });
     const attempt = await runOneAttempt(deps.temporal.client, config.webhooks.timeoutMs, msg.id, (client) =>
-      client.workflow.start<WebhookResendWorkflow>(WorkflowType.webhookResend, {
+      client.workflow.start<WebhookResendWorkflow>(WebhookWorkflowType.webhookResend, {
         taskQueue: taskQueueOf('webhooks', deps.temporal.taskQueue),
         workflowId: webhookResendWorkflowId(msg.id),
         args: [{ messageId: msg.id, kind: 'resend' }],
@@ -554,7 +554,7 @@ export function webhookRoutes(deps: AppDeps): Router {
     if (found.status === 'delivered')
       throw new AppError(ErrorCode.CONFLICT, 'This dead letter was delivered already', { id: found.id });
     const attempt = await runOneAttempt(deps.temporal.client, config.webhooks.timeoutMs, found.id, (client) =>
-      client.workflow.start<WebhookReplayWorkflow>(WorkflowType.webhookReplay, {
+      client.workflow.start<WebhookReplayWorkflow>(WebhookWorkflowType.webhookReplay, {
         taskQueue: taskQueueOf('webhooks', deps.temporal.taskQueue),
         workflowId: webhookReplayWorkflowId(found.id),
         args: [{ deadLetterId: found.id }],

@@ -4,7 +4,7 @@
  * word alone is never enough.
  */
 import request from 'supertest';
-import { paidOrderWorkflowId, type PaidOrderOutcome } from '../../src/domain/workflow-contract';
+import { paidOrderWorkflowId, type PaidOrderOutcome } from '../../src/callbacks';
 import { unmatchedPaidOrderWorkflowId } from '../../src/callbacks/wallet-handler';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createTestStack, uniq, type TestStack } from '../support/stack';

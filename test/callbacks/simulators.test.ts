@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import { sandboxOutcome, startCallbackSimulator, type CallbackSimulator } from '../../src/simulators/callbacks';
-import { paidOrderWorkflowId } from '../../src/domain/workflow-contract';
+import { paidOrderWorkflowId } from '../../src/callbacks';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { serveApp } from '../support/servers';
 import { apiKey } from '../webhooks/helpers';

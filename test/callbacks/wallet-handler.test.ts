@@ -5,7 +5,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import request from 'supertest';
-import { paidOrderWorkflowId, type PaidOrderInput } from '../../src/domain/workflow-contract';
+import { paidOrderWorkflowId, type PaidOrderInput } from '../../src/callbacks';
 import { createApp } from '../../src/app/app';
 import { unmatchedPaidOrderWorkflowId } from '../../src/callbacks/wallet-handler';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';

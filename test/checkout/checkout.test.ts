@@ -5,8 +5,8 @@
  */
 import request from 'supertest';
 import { qrImage } from '../../src/payments/qr-image';
-import { signCheckoutToken, verifyCheckoutToken } from '../../src/payments/checkout/token';
-import { chooseLang } from '../../src/payments/checkout/page';
+import { signCheckoutToken, verifyCheckoutToken } from '../../src/checkout/token';
+import { chooseLang } from '../../src/checkout/page';
 import { orderReference } from '../../src/domain/promptpay';
 import { ConfigError, loadConfig } from '../../src/config';
 import { capturingLogger, createTestStack, waitFor, type TestStack } from '../support/stack';

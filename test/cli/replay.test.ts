@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
 import { dataConverterOf } from '../../src/temporal/codec';
 import { paidQr } from '../payments/support';
 import { createTestStack, type TestStack } from '../support/stack';

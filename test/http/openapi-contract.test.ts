@@ -20,7 +20,7 @@ import { cardPayment, fieldSigned, headerSigned, post as postCallback } from '..
 import { objectStoreEnv, testPublisher } from '../objectstore/helpers';
 import { ALL_SCOPES, newKey, paidQr, rowOf, waitFor } from '../payments/support';
 import { binary, IN_SEASON } from '../storefront/helpers';
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
 import { createTestStack, provenResult, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import { startReceiver, type Receiver } from '../webhooks/helpers';
 

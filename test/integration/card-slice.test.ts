@@ -3,7 +3,7 @@
  * HTTP -> workflow -> activity writes the payment row -> signal -> row and result agree.
  */
 import request from 'supertest';
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
 import { provenResult, uniq, waitFor } from '../support/stack';
 import { useTestStack } from '../support/servers';
 

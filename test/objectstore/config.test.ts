@@ -1,6 +1,7 @@
 /** Object-store settings, presigned URL shapes and signing windows, CDN paths (no I/O). */
 import { ConfigError, loadConfig } from '../../src/config';
-import { createPresigner, imageKey, priceKey } from '../../src/storefront/assets/client';
+import { createPresigner } from '../../src/object-store';
+import { imageKey, priceKey } from '../../src/storefront/assets/keys';
 import { cdnPath, parseCdnFile } from '../../src/storefront/assets/links';
 
 describe('object store settings', () => {

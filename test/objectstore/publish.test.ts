@@ -6,7 +6,7 @@
 import { DeleteObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import request from 'supertest';
-import { createPresigner } from '../../src/storefront/assets/client';
+import { createPresigner } from '../../src/object-store';
 import type { AssetPublisher } from '../../src/storefront/assets/publisher';
 import { binary, storefrontApp, storefrontError, type StorefrontTestApp } from '../storefront/helpers';
 import { configFor, objectStoreEnv, testPublisher, TEST_GROUPS } from './helpers';

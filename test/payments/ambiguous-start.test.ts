@@ -8,7 +8,7 @@
  */
 import { removeUnstartedPayment } from '../../src/payments/repository';
 import { orderPaymentId } from '../../src/ids';
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { newKey, request, rowOf } from './support';
 

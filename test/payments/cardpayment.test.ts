@@ -3,7 +3,7 @@
  * (the sandbox simulator, or a live provider at CARD_PROVIDER_URL), its id is kept as provider_ref,
  * refused charges fail the payment, a charge decided at once settles it, a silent provider expires it.
  */
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { startFakeBank, type FakeBank } from './fake-bank';
 import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf, webhookWitness } from './support';

@@ -2,8 +2,8 @@
  * GET /checkstatus/{orderId}: the record the payment's workflow keeps (row + events), agreeing
  * with the workflow's own view; who may see which payment; errors.
  */
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
-import type { PaymentView } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
+import type { PaymentView } from '../../src/payments';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { gatewayWith, newKey, paymentError, request, rowOf, waitFor } from './support';
 

@@ -1,4 +1,4 @@
-/** The cost rules of src/domain/cost.ts on hand-made catalog rows (integer satang throughout). */
+/** The cost rules of src/payments/cost.ts on hand-made catalog rows (integer satang throughout). */
 import fc from 'fast-check';
 import {
   calculateCost,
@@ -7,7 +7,7 @@ import {
   vatPortion,
   type CatalogProduct,
   type CatalogPromotion,
-} from '../../src/domain/cost';
+} from '../../src/payments/cost';
 
 const T0 = Date.parse('2026-12-01T00:00:00Z');
 const product = (id: string, priceSatang: number, o: Partial<CatalogProduct> = {}): CatalogProduct => ({

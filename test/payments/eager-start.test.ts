@@ -5,7 +5,7 @@
  * payment for a repeated request, paid by its callback.
  */
 import type { Client } from '@temporalio/client';
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
 import { fieldSigned, post as postCallback } from '../callbacks/helpers';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { newKey, request, rowOf } from './support';

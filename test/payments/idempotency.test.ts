@@ -4,7 +4,7 @@
  * a 5xx releases the key; keys are scoped per API key.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { bankUser, startFakeBank, type FakeBank } from './fake-bank';
 import { newKey, paymentError, request } from './support';

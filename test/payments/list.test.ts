@@ -1,5 +1,5 @@
 /** GET /payments on the real stack: the key's own payments, newest first, filters, cursor pagination. */
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
 import { provenResult, uniq } from '../support/stack';
 import { useTestStack } from '../support/servers';
 import { newKey, request, rowOf, waitFor } from './support';

@@ -4,7 +4,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { qrImage } from '../../src/payments/qr-image';
-import { paymentWorkflowId, WorkflowType } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId, PaymentWorkflowType } from '../../src/payments';
 import { orderReference, parseTlv, payloadFields, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
 import { fieldSigned, post as postCallback } from '../callbacks/helpers';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
@@ -83,7 +83,7 @@ describe('POST /qrpayment', () => {
     });
     expect(row.expires_at.toISOString()).toBe(res.body.body.expiresAt);
     const desc = await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).describe();
-    expect(desc.type).toBe(WorkflowType.qr);
+    expect(desc.type).toBe(PaymentWorkflowType.qr);
     expect(desc.searchAttributes).toMatchObject({
       OrderId: [orderId],
       PaymentMethod: ['qr'],

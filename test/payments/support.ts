@@ -4,7 +4,7 @@ import type { ApiKeyMode } from '../../src/domain/api-keys';
 import type { Db } from '../../src/db/knex';
 import { createApp } from '../../src/app/app';
 import { createApiKey } from '../../src/http/middleware/api-key';
-import { paymentWorkflowId } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
 import { provenResult, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 
 export const ALL_SCOPES = [

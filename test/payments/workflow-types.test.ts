@@ -4,12 +4,7 @@
  * not replaced, by the gateway's start (USE_EXISTING on the workflow id, whatever its type).
  */
 import { WorkflowIdReusePolicy } from '@temporalio/client';
-import {
-  paymentWorkflowId,
-  WorkflowType,
-  type PaymentOutcome,
-  type QrPaymentInput,
-} from '../../src/domain/workflow-contract';
+import { paymentWorkflowId, PaymentWorkflowType, type PaymentOutcome, type QrPaymentInput } from '../../src/payments';
 import { workflowInput } from '../callbacks/helpers';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { newKey, request, rowOf } from './support';
@@ -34,7 +29,7 @@ it('a v1 QR payment in flight: the gateway finds it (same run, v1 type), and it 
   const input = await workflowInput<QrPaymentInput>(stack, workflowId);
   // the same payment as a v1 execution would have begun it before the upgrade
   await stack.client.workflow.getHandle(workflowId).terminate('replaced by a v1 execution for the test');
-  const v1 = await stack.client.workflow.start(WorkflowType.qrV1, {
+  const v1 = await stack.client.workflow.start(PaymentWorkflowType.qrV1, {
     taskQueue: stack.taskQueue,
     workflowId,
     args: [input],
@@ -47,7 +42,7 @@ it('a v1 QR payment in flight: the gateway finds it (same run, v1 type), and it 
   expect(again.body.body).toEqual(first.body.body);
   const running = await stack.client.workflow.getHandle(workflowId).describe();
   expect({ type: running.type, runId: running.runId, status: running.status.name }).toEqual({
-    type: WorkflowType.qrV1,
+    type: PaymentWorkflowType.qrV1,
     runId: v1.firstExecutionRunId,
     status: 'RUNNING',
   });
@@ -74,7 +69,7 @@ it('a new QR payment runs the v2 type, with no patch marker and no TemporalChang
   const res = await create({ orderId, userId: 'u-v2', amount: 3, customerId: 'c-v2' });
   expect(res.status).toBe(200);
   const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
-  expect((await handle.describe()).type).toBe(WorkflowType.qr);
+  expect((await handle.describe()).type).toBe(PaymentWorkflowType.qr);
   await handle.signal(
     'paymentResult',
     provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'qr', reference: 'txn-v2' }),

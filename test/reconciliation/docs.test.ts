@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isCalendarDay, SETTLEMENT_PROVIDERS, type SettlementProvider } from '../../src/domain/reconciliation';
+import { isCalendarDay, SETTLEMENT_PROVIDERS, type SettlementProvider } from '../../src/reconciliation';
 import { parseSettlementFile } from '../../src/reconciliation/parsers';
 import { testDatabaseUrl, workerDb } from '../support/stack';
 

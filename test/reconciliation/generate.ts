@@ -12,7 +12,7 @@ import {
   SETTLEMENT_DELAY_DAYS,
   type Outcome,
   type SettlementProvider,
-} from '../../src/domain/reconciliation';
+} from '../../src/reconciliation';
 import { formatSettlementFile, type SettlementEntry } from '../../src/reconciliation/parsers';
 
 export interface GeneratedDay {

@@ -3,7 +3,7 @@
  * every kind of fault is refused with the line it is on (a malformed file imports nothing).
  */
 import fc from 'fast-check';
-import { SETTLEMENT_PROVIDERS, type SettlementProvider } from '../../src/domain/reconciliation';
+import { SETTLEMENT_PROVIDERS, type SettlementProvider } from '../../src/reconciliation';
 import {
   amountOf,
   formatSettlementFile,

@@ -15,8 +15,8 @@ import {
   type ReconciliationInput,
   type ReconciliationResult,
   type SettlementProvider,
-} from '../../src/domain/reconciliation';
-import { taskQueueOf } from '../../src/domain/workflow-contract';
+} from '../../src/reconciliation';
+import { taskQueueOf } from '../../src/domain/temporal';
 import { createSettlementStore, type SettlementStore } from '../../src/reconciliation/files';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createTestStack, uniq, waitFor, type TestStack } from '../support/stack';

@@ -3,9 +3,9 @@
  * the sandbox providers' settlement quirks), a refund, the files the sandbox providers drop, and
  * the reconciliation of the PromptPay and bank files with every outcome present.
  */
-import { bangkokDayOf, settlementKey, type ReconciliationResult } from '../../src/domain/reconciliation';
+import { bangkokDayOf, settlementKey, type ReconciliationResult } from '../../src/reconciliation';
 import { orderReference } from '../../src/domain/promptpay';
-import { taskQueueOf } from '../../src/domain/workflow-contract';
+import { taskQueueOf } from '../../src/domain/temporal';
 import { createSettlementStore } from '../../src/reconciliation/files';
 import { parseSettlementFile } from '../../src/reconciliation/parsers';
 import { dropSandboxSettlements } from '../../src/reconciliation/sandbox';

@@ -14,8 +14,8 @@ import {
   SETTLEMENT_PROVIDERS,
   settlementKey,
   type ReconciliationResult,
-} from '../../src/domain/reconciliation';
-import { taskQueueOf } from '../../src/domain/workflow-contract';
+} from '../../src/reconciliation';
+import { taskQueueOf } from '../../src/domain/temporal';
 import { createSettlementStore } from '../../src/reconciliation/files';
 import { ensureReconciliationSchedules } from '../../src/reconciliation/schedules';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';

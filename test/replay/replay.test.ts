@@ -28,16 +28,10 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import request from 'supertest';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { OrderIdKey } from '../../src/domain/search-attributes';
-import {
-  Patch,
-  paymentWorkflowId,
-  taskQueueOf,
-  webhookDeliveryWorkflowId,
-  refundsWorkflowId,
-  refundUpdate,
-  WorkflowType,
-  type OrderRefundsWorkflow,
-} from '../../src/domain/workflow-contract';
+import { Patch, taskQueueOf } from '../../src/domain/temporal';
+import { paymentWorkflowId, PaymentWorkflowType } from '../../src/payments';
+import { webhookDeliveryWorkflowId, WebhookWorkflowType } from '../../src/webhooks';
+import { refundsWorkflowId, refundUpdate, RefundsWorkflowType, type OrderRefundsWorkflow } from '../../src/refunds';
 import { findTemporalCli } from '../../src/stack/temporal';
 import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
 import type { KeyRing } from '../../src/key-ring';
@@ -49,7 +43,7 @@ import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhoo
 import { createTestStack, provenResult, testLogger, uniq, waitFor } from '../support/stack';
 import { historyFromJson } from '../../src/temporal/history';
 import { signRefund } from '../../src/proofs';
-import { recordRefundRequest } from '../../src/payments/refunds-repository';
+import { recordRefundRequest } from '../../src/refunds/repository';
 import { V2_BASELINE } from '../../workflows/patches';
 
 /** The file names the current code records to: the v2 payment workflows (workflows/patches.ts). */
@@ -74,20 +68,20 @@ const V1 = {
   bulkhead: 'qr-payment-bulkhead.history.json',
 };
 const FIXTURES = [
-  { file: 'card-payment.history.json', workflowType: WorkflowType.cardV1, status: 'paid' },
-  { file: 'qr-payment.history.json', workflowType: WorkflowType.qrV1, status: 'paid' },
-  { file: V1.card, workflowType: WorkflowType.cardV1, status: 'paid' },
-  { file: V1.qr, workflowType: WorkflowType.qrV1, status: 'paid' },
-  { file: V1.proof, workflowType: WorkflowType.qrV1, status: 'paid' },
-  { file: V1.late, workflowType: WorkflowType.qrV1, status: 'expired' },
-  { file: V1.bulkhead, workflowType: WorkflowType.qrV1, status: 'paid' },
+  { file: 'card-payment.history.json', workflowType: PaymentWorkflowType.cardV1, status: 'paid' },
+  { file: 'qr-payment.history.json', workflowType: PaymentWorkflowType.qrV1, status: 'paid' },
+  { file: V1.card, workflowType: PaymentWorkflowType.cardV1, status: 'paid' },
+  { file: V1.qr, workflowType: PaymentWorkflowType.qrV1, status: 'paid' },
+  { file: V1.proof, workflowType: PaymentWorkflowType.qrV1, status: 'paid' },
+  { file: V1.late, workflowType: PaymentWorkflowType.qrV1, status: 'expired' },
+  { file: V1.bulkhead, workflowType: PaymentWorkflowType.qrV1, status: 'paid' },
   { file: 'refunds.history.json', workflowType: 'orderRefundsWorkflow', status: undefined },
   { file: REFUNDS_RECORDED, workflowType: 'orderRefundsWorkflow', status: undefined },
-  { file: RECORDED.card, workflowType: WorkflowType.card, status: 'paid' },
-  { file: RECORDED.qr, workflowType: WorkflowType.qr, status: 'paid' },
-  { file: RECORDED.proof, workflowType: WorkflowType.qr, status: 'paid' },
-  { file: RECORDED.late, workflowType: WorkflowType.qr, status: 'expired' },
-  { file: BULKHEAD, workflowType: WorkflowType.qr, status: 'paid' },
+  { file: RECORDED.card, workflowType: PaymentWorkflowType.card, status: 'paid' },
+  { file: RECORDED.qr, workflowType: PaymentWorkflowType.qr, status: 'paid' },
+  { file: RECORDED.proof, workflowType: PaymentWorkflowType.qr, status: 'paid' },
+  { file: RECORDED.late, workflowType: PaymentWorkflowType.qr, status: 'expired' },
+  { file: BULKHEAD, workflowType: PaymentWorkflowType.qr, status: 'paid' },
 ];
 const fixturePath = (f: string) => path.join(__dirname, f);
 const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
@@ -285,13 +279,16 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
           orderId,
           amountSatang: recorded.refund.amountSatang,
         });
-        const startWorkflowOperation = new WithStartWorkflowOperation<OrderRefundsWorkflow>(WorkflowType.refunds, {
-          taskQueue: stack.taskQueue,
-          workflowId: refundsWorkflowId(orderId),
-          args: [{ orderId, idleSeconds: 2 }],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          typedSearchAttributes: [{ key: OrderIdKey, value: orderId }],
-        });
+        const startWorkflowOperation = new WithStartWorkflowOperation<OrderRefundsWorkflow>(
+          RefundsWorkflowType.refunds,
+          {
+            taskQueue: stack.taskQueue,
+            workflowId: refundsWorkflowId(orderId),
+            args: [{ orderId, idleSeconds: 2 }],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            typedSearchAttributes: [{ key: OrderIdKey, value: orderId }],
+          },
+        );
         const out = await stack.client.workflow.executeUpdateWithStart(refundUpdate, {
           args: [{ refundId, proof }],
           updateId: refundId,
@@ -440,7 +437,7 @@ describe('recorded payment histories replay against the current workflow code', 
         workflowType: { name: string };
         taskQueue: { name: string };
       };
-      expect(child.workflowType.name).toBe(WorkflowType.webhookRetry);
+      expect(child.workflowType.name).toBe(WebhookWorkflowType.webhookRetry);
       expect(child.taskQueue.name).toBe(taskQueueOf('webhooks', started.taskQueue.name));
       expect({ file, patches: patchesOf(file) }).toEqual({ file, patches });
     }

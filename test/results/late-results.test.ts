@@ -10,7 +10,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { lateResultWorkflowId, paymentWorkflowId, type LateResultOutcome } from '../../src/domain/workflow-contract';
+import { lateResultWorkflowId, paymentWorkflowId, type LateResultOutcome } from '../../src/payments';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createEndpoint } from '../../src/webhooks/endpoints';
 import { fieldSigned, headerSigned, post } from '../callbacks/helpers';

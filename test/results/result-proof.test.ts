@@ -7,7 +7,7 @@
  * security event; the payment keeps waiting for its real result.
  */
 import request from 'supertest';
-import { paymentWorkflowId, WorkflowType, type PaymentView } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId, PaymentWorkflowType, type PaymentView } from '../../src/payments';
 import { createEndpoint } from '../../src/webhooks/endpoints';
 import { fieldSigned, post } from '../callbacks/helpers';
 import { newKey, rowOf } from '../payments/support';
@@ -126,7 +126,7 @@ it('a late-result workflow started straight through Temporal changes nothing wit
     status: 'paid',
   });
   const start = (id: string, result: unknown) =>
-    stack.client.workflow.execute(WorkflowType.lateResult, {
+    stack.client.workflow.execute(PaymentWorkflowType.lateResult, {
       taskQueue: stack.taskQueue,
       workflowId: uniq(id),
       args: [{ paymentId, orderId, paymentStatus: 'expired', result }],

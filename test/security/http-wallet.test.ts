@@ -4,7 +4,7 @@
  * the paid-order processing of an order, which follows Talat's own payment records.
  */
 import request from 'supertest';
-import { paidOrderWorkflowId } from '../../src/domain/workflow-contract';
+import { paidOrderWorkflowId } from '../../src/callbacks';
 import { useTestStack } from '../support/servers';
 import { uniq, waitFor } from '../support/stack';
 import { fieldSigned, post } from '../callbacks/helpers';

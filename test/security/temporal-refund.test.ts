@@ -4,7 +4,7 @@
  * update-with-start, under the real workflow id and another one. None may move money.
  */
 import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
-import { refundsWorkflowId } from '../../src/domain/workflow-contract';
+import { refundsWorkflowId } from '../../src/refunds';
 import { createTestStack, outsiderTemporalClient, uniq, type TestStack } from '../support/stack';
 import { newKey, paidQr, request } from '../payments/support';
 

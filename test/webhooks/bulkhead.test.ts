@@ -7,12 +7,9 @@
  * defers the first attempt to an endpoint that just failed.
  */
 import request from 'supertest';
-import {
-  paymentWorkflowId,
-  taskQueueOf,
-  webhookDeliveryWorkflowId,
-  WorkflowType,
-} from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
+import { taskQueueOf } from '../../src/domain/temporal';
+import { webhookDeliveryWorkflowId, WebhookWorkflowType } from '../../src/webhooks';
 import { createActivities } from '../../activities';
 import { sandboxProviders } from '../../src/simulators/providers';
 import { createQueueWorkers, type QueueWorkers } from '../../src/app/worker';
@@ -61,7 +58,7 @@ it('a payment settles with only the payments worker; its webhook waits on the we
   // the webhook's workflow runs on the webhooks queue, which nobody polls yet: nothing was sent
   const retry = stack.client.workflow.getHandle(webhookDeliveryWorkflowId(paymentId, 'paid'));
   const described = await waitFor(() => retry.describe().catch(() => undefined), 10_000, 'retry workflow');
-  expect(described.type).toBe(WorkflowType.webhookRetry);
+  expect(described.type).toBe(WebhookWorkflowType.webhookRetry);
   expect(described.taskQueue).toBe(taskQueueOf('webhooks', stack.taskQueue));
   expect(described.status.name).toBe('RUNNING');
   await new Promise((r) => setTimeout(r, 1000));

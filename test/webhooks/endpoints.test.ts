@@ -5,7 +5,8 @@
  * failed message since a time in a background workflow.
  */
 import request from 'supertest';
-import { paymentWorkflowId, webhookRecoverWorkflowId } from '../../src/domain/workflow-contract';
+import { paymentWorkflowId } from '../../src/payments';
+import { webhookRecoverWorkflowId } from '../../src/webhooks';
 import { fieldSigned, post, waitFor } from '../callbacks/helpers';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { apiKey, registerEndpoint, startReceiver, verifiesWithStandardWebhooks, type Receiver } from './helpers';

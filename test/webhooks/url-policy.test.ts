@@ -11,7 +11,7 @@ import type Koa from 'koa';
 import YAML from 'yaml';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createWebhookActivities } from '../../activities/webhooks';
+import { createWebhookActivities } from '../../activities/webhooks/index';
 import { loadConfig } from '../../src/config';
 import { createApp } from '../../src/app/app';
 import { createEndpoint } from '../../src/webhooks/endpoints';

@@ -3,7 +3,7 @@
  * (workflows/provider-call.ts): the reasons their histories and rows carry are unchanged.
  */
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
-import { ActivityFailureType } from '../../src/domain/workflow-contract';
+import { ActivityFailureType } from '../../src/domain/temporal';
 import { providerFailure as refundFailure } from '../../workflows/refunds';
 import { providerFailureReason, PROVIDER_CALL } from '../../workflows/provider-call';
 

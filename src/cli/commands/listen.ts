@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
-import { EVENT_TYPES } from '../../domain/events';
+import { EVENT_TYPES } from '../../webhooks';
 import { verifyWebhook } from '../../webhooks/signing';
 import { apiOf, withApiOptions, type ApiOptions } from '../api';
 import { CliError, usage } from '../context';

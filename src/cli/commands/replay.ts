@@ -11,8 +11,12 @@ import type { HistoryAndWorkflowId } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { loadConfig } from '../../config';
-import { RECONCILIATION_WORKFLOW } from '../../domain/reconciliation';
-import { WorkflowType } from '../../domain/workflow-contract';
+import { BankWorkflowType } from '../../bank';
+import { CallbackWorkflowType } from '../../callbacks';
+import { PaymentWorkflowType } from '../../payments';
+import { RECONCILIATION_WORKFLOW } from '../../reconciliation';
+import { RefundsWorkflowType } from '../../refunds';
+import { WebhookWorkflowType } from '../../webhooks';
 import { prebuiltWorkflowBundle, WORKFLOWS_PATH } from '../../app/worker';
 import { connectClient } from '../../temporal/client';
 import { dataConverterOf } from '../../temporal/codec';
@@ -28,7 +32,12 @@ export function durationMs(s: string): number {
 }
 
 /** The workflow types this build registers (workflows/index.ts checks them against the contract). */
-const TYPES = new Set<string>([...Object.values(WorkflowType), RECONCILIATION_WORKFLOW]);
+const TYPES = new Set<string>([
+  ...[PaymentWorkflowType, RefundsWorkflowType, CallbackWorkflowType, BankWorkflowType, WebhookWorkflowType].flatMap(
+    (types) => Object.values(types),
+  ),
+  RECONCILIATION_WORKFLOW,
+]);
 
 interface Opts {
   since: string;

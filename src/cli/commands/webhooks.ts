@@ -4,7 +4,7 @@
  * once: by create and by rotate.
  */
 import type { Command } from 'commander';
-import { EVENT_TYPES } from '../../domain/events';
+import { EVENT_TYPES } from '../../webhooks';
 import { apiOf, withApiOptions, type ApiOptions } from '../api';
 import { output } from '../context';
 

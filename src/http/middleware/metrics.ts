@@ -5,7 +5,7 @@
  * one histogram per request.
  */
 import type { Context } from 'koa';
-import { CALLBACK_ENDPOINTS, WALLET_HANDLER_PATH } from '../../domain/callback-paths';
+import { CALLBACK_ENDPOINTS, WALLET_HANDLER_PATH } from '../../callbacks';
 import { callbacks, httpDuration, httpRequests, rateLimitRefusals } from '../../metrics';
 
 const PROVIDER_OF_PATH: Record<string, string> = {

@@ -10,7 +10,8 @@
 import type { Config } from '../../config';
 import type { CatalogSnapshot } from '../snapshot';
 import type { ImageFormat } from '../views';
-import { createPresigner, imageKey, objectStoreReady, priceKey, type Presigner } from './client';
+import { createPresigner, objectStoreReady, type Presigner } from '../../object-store';
+import { imageKey, priceKey } from './keys';
 
 export const PRICE_URL_PATH = '/api/price/url/{branchId}';
 

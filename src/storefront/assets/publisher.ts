@@ -33,7 +33,8 @@ import {
 } from '../snapshot';
 import { readVersions, type Versions } from '../versions';
 import { IMAGE_FORMATS, imageIdsOf, type ImageFormat } from '../views';
-import { branchOfPriceKey, createS3Client, imageKey, isImageKey, priceKey } from './client';
+import { createS3Client } from '../../object-store';
+import { branchOfPriceKey, imageKey, isImageKey, priceKey } from './keys';
 
 export const PRICE_FILE_CACHE_CONTROL = 'no-cache';
 export const IMAGE_CACHE_CONTROL = 'public, max-age=86400';

@@ -13,7 +13,8 @@ import type { AppDeps } from '../../http/deps';
 import { AppError, ErrorCode } from '../../domain/errors';
 import { validate } from '../../http/validate';
 import { registry, z } from '../../http/openapi';
-import { createPresigner, createS3Client, imageKey, objectStoreReady, priceKey } from './client';
+import { createPresigner, createS3Client, objectStoreReady } from '../../object-store';
+import { imageKey, priceKey } from './keys';
 import { parseCdnFile } from './links';
 
 const BranchId = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - (at most 40)');

@@ -1,0 +1,76 @@
+/**
+ * The card provider's charge API (CARD_PROVIDER_URL in live mode, the built-in simulator on
+ * loopback in sandbox mode). Contract of the provider API we call (README documents it):
+ *   POST /charges {amount (satang), currency, card (token), return_uri?, description, metadata}
+ *     with Idempotency-Key = our payment id -> 200 {id, status: pending|successful|failed, authorize_uri}
+ *   4xx {code, message}: the charge was refused (declined card, bad token) -> non-retryable
+ *   CardRejected; network errors, timeouts and 5xx are retried by Temporal.
+ */
+import type { Config } from '../../src/config';
+import type { Mode } from '../../src/domain/mode';
+import { ActivityFailureType } from '../../src/domain/temporal';
+import { expectSuccess, httpJson, type HttpReply } from '../bank';
+import { providerEndpoint, type SandboxProviders } from '../provider-endpoint';
+
+export interface CreateChargeInput {
+  paymentId: string;
+  orderId: string;
+  amountSatang: number;
+  token: string;
+  mode: Mode;
+  returnUri?: string;
+}
+
+export interface Charge {
+  id: string;
+  status: string;
+  authorizeUri: string | null;
+}
+
+export function createCardProviderActivities({ config, sandbox }: { config: Config; sandbox: SandboxProviders }) {
+  const baseUrl = providerEndpoint({
+    label: 'card provider',
+    simulatorsOn: config.simulators,
+    startSimulator: sandbox.cardProvider,
+    liveUrl: config.payments.cardProviderUrl,
+    liveUrlVar: 'CARD_PROVIDER_URL',
+  });
+
+  return {
+    async createCardCharge(input: CreateChargeInput): Promise<Charge> {
+      const base = await baseUrl(input.mode);
+      const headers: Record<string, string> = { 'idempotency-key': input.paymentId };
+      if (input.mode === 'live' && config.payments.cardProviderKey)
+        headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
+      let reply: HttpReply;
+      try {
+        reply = await httpJson(`${base}/charges`, {
+          method: 'POST',
+          headers,
+          timeoutMs: config.payments.providerTimeoutMs,
+          body: {
+            amount: input.amountSatang,
+            currency: 'THB',
+            card: input.token,
+            return_uri: input.returnUri,
+            description: `Order ${input.orderId}`,
+            metadata: { orderId: input.orderId, paymentId: input.paymentId },
+          },
+        });
+      } catch (e) {
+        throw new Error(`card provider unreachable: ${(e as Error).message}`);
+      }
+      const body = expectSuccess(reply, ActivityFailureType.CardRejected, 'card provider').body as {
+        id?: unknown;
+        status?: unknown;
+        authorize_uri?: unknown;
+      };
+      if (typeof body?.id !== 'string' || !body.id) throw new Error('card provider answered without a charge id');
+      return {
+        id: body.id,
+        status: typeof body.status === 'string' ? body.status : 'pending',
+        authorizeUri: typeof body.authorize_uri === 'string' ? body.authorize_uri : null,
+      };
+    },
+  };
+}

@@ -1,0 +1,331 @@
+/**
+ * Webhook delivery activities. The delivery workflow owns the schedule (first attempt, retries
+ * after 1 s, 2 s, 4 s, then the dead letter); an attempt is one HTTP POST and is never retried
+ * by Temporal itself, so the spacing seen by the receiver is the workflow's.
+ *
+ * Which endpoints receive an event: those registered by the API key that created the payment;
+ * a payment made without a key (public POST /cardpayment) goes to the endpoints registered with
+ * publicPayments = true in the payment's mode (live or sandbox).
+ */
+import { Context } from '@temporalio/activity';
+import type { Config } from '../../src/config';
+import type { Db } from '../../src/db/knex';
+import { endpointWants, webhookBody, type PaymentStatusEvent } from '../../src/webhooks';
+import type { AttemptResult, ReplayOutcome, WebhookReplayInput } from '../../src/webhooks';
+import { newId } from '../../src/ids';
+import type { Logger } from '../../src/logger';
+import { postWebhook } from '../../src/webhooks/http';
+import type { Resolver } from '../../src/resolver';
+import { openSecret } from '../../src/webhooks/secret-box';
+import { webhookHeaders } from '../../src/webhooks/signing';
+
+export interface AttemptInput {
+  deliveryId: string;
+  attempt: number;
+  kind: 'automatic' | 'replay' | 'resend' | 'recover';
+}
+
+/** The current secret, and during a rotation's overlap the previous one too (two signatures). */
+function signingSecrets(
+  config: Config,
+  row: {
+    secret_ciphertext: string;
+    previous_secret_ciphertext?: string | null;
+    previous_secret_expires_at?: Date | null;
+  },
+): string[] {
+  const secrets = [openSecret(config.webhooks.secretKey, row.secret_ciphertext)];
+  if (
+    row.previous_secret_ciphertext &&
+    row.previous_secret_expires_at &&
+    row.previous_secret_expires_at.getTime() > Date.now()
+  ) {
+    secrets.push(openSecret(config.webhooks.secretKey, row.previous_secret_ciphertext));
+  }
+  return secrets;
+}
+
+/** An endpoint whose last attempt failed this recently gets no first attempt inside a payment's settle step. */
+export const INLINE_BREAKER_MS = 30_000;
+
+/** What firstWebhookAttempts hands back to the payment workflow. */
+export interface FirstAttempts {
+  /** deliveries to retry: first attempt failed, or attempted before (a retried settle step) */
+  retry: string[];
+  /** deliveries whose first attempt was left to the webhook retry workflow (the settle step's bulkhead) */
+  deferred: string[];
+  /** ms since the epoch: when the first attempts began */
+  firstAttemptAt: number;
+}
+
+/** `resolve`: how endpoint host names are resolved (dns.lookup when absent; tests inject one). */
+export function createWebhookActivities({
+  db,
+  config,
+  logger,
+  resolve,
+}: {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  resolve?: Resolver;
+}) {
+  // the settle step's bulkhead, per worker process: first attempts in flight and last failure, per endpoint
+  const inlineInFlight = new Map<string, number>();
+  const lastFailure = new Map<string, number>();
+  const noteOutcome = (endpointId: string, ok: boolean) => {
+    if (ok) lastFailure.delete(endpointId);
+    else lastFailure.set(endpointId, Date.now());
+  };
+  /** a slot for one first attempt to `endpointId` inside a settle step, or false (then the retry workflow makes it) */
+  const takeInlineSlot = (endpointId: string): boolean => {
+    const failed = lastFailure.get(endpointId);
+    if (failed !== undefined && Date.now() - failed < INLINE_BREAKER_MS) return false;
+    const n = inlineInFlight.get(endpointId) ?? 0;
+    if (n >= config.webhooks.inlinePerEndpoint) return false;
+    inlineInFlight.set(endpointId, n + 1);
+    return true;
+  };
+  const releaseInlineSlot = (endpointId: string) => {
+    const n = (inlineInFlight.get(endpointId) ?? 1) - 1;
+    if (n <= 0) inlineInFlight.delete(endpointId);
+    else inlineInFlight.set(endpointId, n);
+  };
+
+  /** One signed POST of a delivery's payload, recorded as an attempt. */
+  async function attempt(input: AttemptInput): Promise<AttemptResult> {
+    const row = await db('webhook_deliveries as d')
+      .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .where('d.id', input.deliveryId)
+      .first(
+        'd.id',
+        'd.payload',
+        'd.state',
+        'd.endpoint_id',
+        'e.url',
+        'e.secret_ciphertext',
+        'e.previous_secret_ciphertext',
+        'e.previous_secret_expires_at',
+        'e.deleted_at',
+      );
+    if (!row) throw new Error(`no webhook delivery ${input.deliveryId}`);
+    if (row.deleted_at) {
+      await db('webhook_deliveries')
+        .where({ id: input.deliveryId, state: 'pending' })
+        .update({ state: 'cancelled', updated_at: db.fn.now() });
+      return { ok: false, cancelled: true, error: 'endpoint removed' };
+    }
+    if (row.state === 'delivered' && input.kind === 'automatic') return { ok: true };
+
+    const secret = signingSecrets(config, row);
+    const startedAt = new Date();
+    const heartbeat = () => {
+      try {
+        // a local activity (the settle step's first attempt) has no heartbeat: the server would refuse it
+        if (!Context.current().info.isLocal) Context.current().heartbeat();
+      } catch {
+        // not running as an activity (called directly): nothing to report to
+      }
+    };
+    const res = await postWebhook(row.url, webhookHeaders(secret, row.id, row.payload), row.payload, {
+      timeoutMs: config.webhooks.timeoutMs,
+      policy: { ...config.webhooks.urlPolicy, ...(resolve ? { resolve } : {}) },
+      onProgress: heartbeat,
+    });
+    if (res.detail) logger.warn({ deliveryId: row.id, error: res.error, cause: res.detail }, 'webhook not delivered');
+    const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
+    noteOutcome(String(row.endpoint_id), ok);
+    const error = res.error ?? (ok ? undefined : `HTTP ${res.statusCode}`);
+    // the attempt and the delivery's counters in ONE statement (a data-modifying CTE is atomic on
+    // its own: no BEGIN/COMMIT round trips)
+    await db.raw(
+      `WITH attempt AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, kind, started_at, duration_ms, status_code, error)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+       )
+       UPDATE webhook_deliveries
+          SET attempts = attempts + 1, last_status_code = ?, last_error = ?, updated_at = now()${
+            ok ? ", state = 'delivered', delivered_at = now()" : ''
+          }
+        WHERE id = ?`,
+      [
+        row.id,
+        input.attempt,
+        input.kind,
+        startedAt,
+        res.durationMs,
+        res.statusCode ?? null,
+        error ?? null,
+        res.statusCode ?? null,
+        error ?? null,
+        row.id,
+      ],
+    );
+    logger.info(
+      {
+        deliveryId: row.id,
+        attempt: input.attempt,
+        kind: input.kind,
+        statusCode: res.statusCode,
+        error,
+        ms: res.durationMs,
+      },
+      'webhook attempt',
+    );
+    return { ok, ...(res.statusCode !== undefined ? { statusCode: res.statusCode } : {}), ...(error ? { error } : {}) };
+  }
+
+  /** Whether the event is one the records hold (see planWebhookDeliveries). */
+  async function recorded(event: PaymentStatusEvent): Promise<boolean> {
+    const p = await db('payments').where({ id: event.paymentId }).first();
+    if (!p || p.order_id !== event.orderId || p.mode !== event.mode) return false;
+    if ((p.api_key_id ?? undefined) !== (event.apiKeyId ?? undefined)) return false;
+    if (event.refundId) {
+      const r = await db('refunds').where({ id: event.refundId, payment_id: p.id, status: 'succeeded' }).first();
+      return !!r && Number(r.amount_satang) === event.amountSatang;
+    }
+    if (Number(p.amount_satang) !== event.amountSatang) return false;
+    return !!(await db('payment_events').where({ payment_id: p.id, to_status: event.status }).first());
+  }
+
+  /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */
+  async function plan(event: PaymentStatusEvent): Promise<{ id: string; endpointId: string; attempts: number }[]> {
+    const endpoints = (
+      await db('webhook_endpoints')
+        .whereNull('deleted_at')
+        .where({ disabled: false })
+        .modify((q) =>
+          event.apiKeyId
+            ? q.where({ api_key_id: event.apiKeyId })
+            : q.where({ public_payments: true, mode: event.mode }),
+        )
+        .select('id', 'event_types')
+    ).filter((e: { event_types: string[] | null }) => endpointWants(e.event_types, event.status));
+    if (endpoints.length === 0) return [];
+    const payload = JSON.stringify(webhookBody(event));
+    // each refund is its own message: its key carries the refund id
+    const eventKey = event.refundId ? `${event.status}:${event.refundId}` : event.status;
+    await db('webhook_deliveries')
+      .insert(
+        endpoints.map((e: { id: string }) => ({
+          id: newId('msg'),
+          endpoint_id: e.id,
+          payment_id: event.paymentId,
+          order_id: event.orderId,
+          event_status: eventKey,
+          payload,
+        })),
+      )
+      .onConflict(['endpoint_id', 'payment_id', 'event_status'])
+      .ignore();
+    const rows = await db('webhook_deliveries')
+      .whereIn(
+        'endpoint_id',
+        endpoints.map((e: { id: string }) => e.id),
+      )
+      .where({ payment_id: event.paymentId, event_status: eventKey, state: 'pending' })
+      .orderBy('id')
+      .select('id', 'endpoint_id', 'attempts');
+    return rows.map((r: { id: string; endpoint_id: string; attempts: number }) => ({
+      id: r.id,
+      endpointId: String(r.endpoint_id),
+      attempts: Number(r.attempts),
+    }));
+  }
+
+  return {
+    /**
+     * webhookDeliveryWorkflow's plan: only for an event Talat's records hold (the payment, its
+     * key, mode, amount and that status in its history; a refund's succeeded row), so a workflow
+     * started by hand with a forged event gets no signed message out (docs/security.md).
+     */
+    async planWebhookDeliveries(event: PaymentStatusEvent): Promise<string[]> {
+      if (!(await recorded(event))) {
+        logger.error(
+          { securityEvent: 'webhook_event_forged', paymentId: event.paymentId, status: event.status },
+          'security: a webhook event that the records do not hold (forged start); nothing sent',
+        );
+        return [];
+      }
+      return (await plan(event)).map((d) => d.id);
+    },
+
+    /**
+     * The event's deliveries and their first attempts, all endpoints at once (lean-payment-v1: run
+     * inside the payment workflow's settle step). Returns the deliveries still to retry: those whose
+     * first attempt failed, and those attempted before (a retried settle step never attempts twice).
+     *
+     * The bulkhead (README "Roles"): an endpoint that failed in the last INLINE_BREAKER_MS, or that
+     * already has WEBHOOK_INLINE_PER_ENDPOINT first attempts in flight from this process, gets no
+     * attempt here: its delivery is `deferred` to the retry workflow on the webhooks queue, which
+     * makes the first attempt itself. So a dead or hanging endpoint holds at most that many
+     * payment settle steps, each for at most WEBHOOK_TIMEOUT_MS.
+     */
+    async firstWebhookAttempts(event: PaymentStatusEvent): Promise<FirstAttempts> {
+      const firstAttemptAt = Date.now();
+      const deliveries = await plan(event);
+      const results = await Promise.all(
+        deliveries.map(async (d): Promise<{ id: string; next?: 'retry' | 'deferred' }> => {
+          if (d.attempts > 0) return { id: d.id, next: 'retry' };
+          if (!takeInlineSlot(d.endpointId)) return { id: d.id, next: 'deferred' };
+          try {
+            const r = await attempt({ deliveryId: d.id, attempt: 1, kind: 'automatic' }).catch((e: Error) => ({
+              ok: false,
+              cancelled: false,
+              error: e.message,
+            }));
+            return { id: d.id, next: !r.ok && !r.cancelled ? 'retry' : undefined };
+          } finally {
+            releaseInlineSlot(d.endpointId);
+          }
+        }),
+      );
+      return {
+        retry: results.filter((r) => r.next === 'retry').map((r) => r.id),
+        deferred: results.filter((r) => r.next === 'deferred').map((r) => r.id),
+        firstAttemptAt,
+      };
+    },
+
+    attemptWebhookDelivery: attempt,
+
+    /** The delivery failed every attempt: a dead-letter row an operator can list and replay. */
+    async deadLetterWebhook(input: { deliveryId: string; reason: string }): Promise<string> {
+      return db.transaction(async (trx) => {
+        const d = await trx('webhook_deliveries').where({ id: input.deliveryId }).first('endpoint_id');
+        await trx('webhook_deliveries')
+          .where({ id: input.deliveryId, state: 'pending' })
+          .update({ state: 'dead', updated_at: trx.fn.now() });
+        await trx('webhook_dead_letters')
+          .insert({ id: newId('dlq'), delivery_id: input.deliveryId, endpoint_id: d.endpoint_id, reason: input.reason })
+          .onConflict('delivery_id')
+          .ignore();
+        const dl = await trx('webhook_dead_letters').where({ delivery_id: input.deliveryId }).first('id');
+        logger.warn(
+          { deliveryId: input.deliveryId, deadLetterId: dl.id, reason: input.reason },
+          'webhook dead-lettered',
+        );
+        return String(dl.id);
+      });
+    },
+
+    /** One replay attempt of a dead letter; success marks the dead letter and its delivery delivered. */
+    async replayDeadLetter(input: WebhookReplayInput): Promise<ReplayOutcome> {
+      const dl = await db('webhook_dead_letters').where({ id: input.deadLetterId }).first('delivery_id', 'status');
+      if (!dl) throw new Error(`no dead letter ${input.deadLetterId}`);
+      if (dl.status === 'delivered') return { ok: true, status: 'delivered' };
+      const n = await db('webhook_attempts')
+        .where({ delivery_id: dl.delivery_id })
+        .count<{ count: string }[]>('id as count');
+      const r = await attempt({ deliveryId: dl.delivery_id, attempt: Number(n[0].count) + 1, kind: 'replay' });
+      await db('webhook_dead_letters')
+        .where({ id: input.deadLetterId })
+        .update({
+          replays: db.raw('replays + 1'),
+          replayed_at: db.fn.now(),
+          ...(r.ok ? { status: 'delivered', delivered_at: db.fn.now() } : {}),
+        });
+      return { ...r, status: r.ok ? 'delivered' : 'dead' };
+    },
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * The bank's Temporal contract: one workflow per call to the partner bank (bankRequestWorkflow,
+ * workflows/bank.ts), its id, input and outcome.
+ *
+ * Names are part of the recorded histories (test/replay): never rename a value here.
+ */
+import type { Mode } from '../domain/mode';
+
+export const BankWorkflowType = { bank: 'bankRequestWorkflow' } as const;
+
+/** one bank call; `unique` is a fresh random suffix */
+export const bankRequestWorkflowId = (op: BankCall['op'], unique: string): string => `bank-${op}-${unique}`;
+
+export type BankCall =
+  | { op: 'createUser'; mode: Mode; body: { userId: string; name: string; email?: string; phone?: string } }
+  | { op: 'getUser'; mode: Mode; userId: string }
+  | {
+      op: 'createOrder';
+      mode: Mode;
+      body: { orderId: string; userId: string; amountSatang: number; currency: 'THB'; description?: string };
+    };
+
+export type BankOutcome =
+  | { ok: true; status: number; body: unknown }
+  | { ok: false; kind: 'rejected'; status: number; body: unknown; message: string }
+  | { ok: false; kind: 'unavailable'; message: string };
+
+export type BankRequestWorkflow = (call: BankCall) => Promise<BankOutcome>;

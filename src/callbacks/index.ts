@@ -1,0 +1,3 @@
+/** The callbacks' face: what other slices, workflows and the toolkit may use (pure). */
+export * from './contract';
+export * from './paths';

@@ -1,0 +1,2 @@
+/** The refunds face: what other slices, workflows and the toolkit may use (pure). */
+export * from './contract';

@@ -1,0 +1,24 @@
+/**
+ * PromptPay QR payment (id payment-<orderId>): the gateway builds the payload and the expiry;
+ * the workflow records the payment, waits for the QR provider's result (signal `paymentResult`,
+ * sent by the callback API) and ends `expired` when the expiry passes first.
+ */
+import type { PaymentOutcome, QrPaymentInput } from '../../src/payments';
+import { paymentMachine } from './machine';
+import { v2Patches, askPatched, type HasPatch } from '../patches';
+
+async function qrPayment(input: QrPaymentInput, has: HasPatch): Promise<PaymentOutcome> {
+  const m = paymentMachine(input, 'qr', has);
+  await m.record({ expiresAt: input.expiresAt, details: { qr: { payload: input.qr.payload, crc: input.qr.crc } } });
+  return m.awaitResult(Date.parse(input.expiresAt) - Date.now(), 'QR code expired unpaid');
+}
+
+/** v2 (PaymentWorkflowType.qr, what the gateway starts): every patch, no marker (workflows/patches.ts). */
+export async function qrPaymentWorkflowV2(input: QrPaymentInput): Promise<PaymentOutcome> {
+  return qrPayment(input, v2Patches);
+}
+
+/** v1: executions started before v2, replaying as they ran. */
+export async function qrPaymentWorkflow(input: QrPaymentInput): Promise<PaymentOutcome> {
+  return qrPayment(input, askPatched);
+}
