@@ -19,12 +19,12 @@ const DOMAIN_MAY_IMPORT = ['./', '@temporalio/workflow', '@temporalio/common', '
 const FACE_FILES = [
   'src/*/index.ts',
   'src/*/contract.ts',
-  'src/payments/states.ts',
+  'src/payments/states.ts', 'src/payments/rows.ts',
   'src/callbacks/paths.ts',
   'src/reconciliation/model.ts',
   'src/webhooks/events.ts',
 ];
-const FACE_MAY_NOT_IMPORT = `^(?!\\./(contract|states|paths|model|events)$|\\.\\./domain/|\\.\\./${FEATURES}$|@temporalio/workflow$|@temporalio/common$|zod$)`;
+const FACE_MAY_NOT_IMPORT = `^(?!\\./(contract|states|paths|model|events|rows)$|\\.\\./domain/|\\.\\./${FEATURES}$|@temporalio/workflow$|@temporalio/common$|zod$)`;
 const workflowImports = (regex) => [
   'error',
   {

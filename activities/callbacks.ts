@@ -1,7 +1,6 @@
 /** Activities of paid-order processing: reading the order's payment and recording the outcome. */
 import type { Db } from '../src/db/knex';
-import { paymentByOrderId } from '../src/payments/repository';
-import type { PaymentStatus } from '../src/payments';
+import type { PaymentRecords, PaymentStatus } from '../src/payments';
 import { paymentMismatch, unwrapHandlerBody, validateHandlerBody } from '../src/domain/handler-form';
 
 export interface OrderPayment {
@@ -24,10 +23,10 @@ export interface PaidOrderRecord {
   body: string;
 }
 
-export function createCallbackActivities({ db }: { db: Db }) {
+export function createCallbackActivities({ db, payments }: { db: Db; payments: Pick<PaymentRecords, 'byOrderId'> }) {
   return {
     async loadOrderPayment(orderId: string): Promise<OrderPayment | null> {
-      const p = await paymentByOrderId(db, orderId);
+      const p = await payments.byOrderId(orderId);
       return p ? { id: p.id, providerRef: p.providerRef, status: p.status, amountSatang: p.amountSatang } : null;
     },
 
@@ -43,7 +42,7 @@ export function createCallbackActivities({ db }: { db: Db }) {
       } catch {
         body = rec.body;
       }
-      const payment = await paymentByOrderId(db, rec.orderId);
+      const payment = await payments.byOrderId(rec.orderId);
       const unwrapped = unwrapHandlerBody(body);
       const event = unwrapped.ok ? validateHandlerBody(unwrapped.body) : undefined;
       const verified =

@@ -4,15 +4,18 @@ import type { Config } from '../src/config';
 import type { Logger } from '../src/logger';
 import type { Resolver } from '../src/resolver';
 import type { SandboxProviders } from './provider-endpoint';
+import { paymentRecords } from '../src/payments/repository';
 import { createBankActivities } from './bank';
 import { createCardProviderActivities } from './payments/card-provider';
 import { createCallbackActivities } from './callbacks';
 import { createNotificationActivities } from './notifications';
 import { createLateResultActivities } from './payments/late-results';
-import { createPaymentActivities } from './payments/index';
+import { createPaymentActivities } from './payments';
 import { createRefundActivities } from './refunds';
 import { createReconciliationActivities } from './reconciliation';
-import { createWebhookActivities } from './webhooks/index';
+import { createWebhookActivities, type EventRecords } from './webhooks';
+import { succeededRefundAmount } from '../src/refunds/repository';
+import { markReceiptConflict } from '../src/callbacks/receipts';
 import { createWebhookRecoveryActivities } from './webhooks/recovery';
 import { instrumentActivities } from './instrument';
 
@@ -28,7 +31,14 @@ export interface ActivityDeps {
 
 /** Every activity logs with orderId, paymentId and workflowId; webhook attempts are metered (./instrument). */
 export function createActivities(deps: ActivityDeps) {
-  const webhooks = createWebhookActivities(deps);
+  // each slice's declared dependencies on the others, wired here
+  const payments = paymentRecords(deps.db);
+  const records: EventRecords = {
+    payment: (id) => payments.byId(id),
+    reached: (id, status) => payments.reached(id, status),
+    refunded: (refundId, paymentId) => succeededRefundAmount(deps.db, refundId, paymentId),
+  };
+  const webhooks = createWebhookActivities({ ...deps, records });
   const card = createCardProviderActivities(deps);
   return instrumentActivities({
     ...createPaymentActivities({
@@ -38,14 +48,17 @@ export function createActivities(deps: ActivityDeps) {
       signingKey: deps.config.results.signingKey,
       logger: deps.logger,
     }),
-    ...createLateResultActivities(deps),
-    ...createCallbackActivities(deps),
+    ...createLateResultActivities({
+      ...deps,
+      receipts: { markConflict: (receiptId) => markReceiptConflict(deps.db, receiptId) },
+    }),
+    ...createCallbackActivities({ db: deps.db, payments }),
     ...webhooks,
-    ...createWebhookRecoveryActivities(deps),
+    ...createWebhookRecoveryActivities({ ...deps, records }),
     ...createNotificationActivities(deps),
     ...card,
     ...createBankActivities(deps),
-    ...createRefundActivities(deps),
+    ...createRefundActivities({ ...deps, payments: paymentRecords }),
     ...createReconciliationActivities(deps),
   });
 }

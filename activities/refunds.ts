@@ -19,6 +19,7 @@ import {
   refundablePayment,
   refundById,
   settleRefund,
+  type PaymentsOver,
   type RecordedRefund,
   type RefundablePayment,
 } from '../src/refunds/repository';
@@ -41,7 +42,18 @@ export interface ProviderRefundInput {
 export type { RefundablePayment };
 export type RecordedRefundToRun = { ok: true; refund: RecordedRefund; payment: RefundablePayment } | { ok: false };
 
-export function createRefundActivities({ db, config, sandbox }: { db: Db; config: Config; sandbox: SandboxProviders }) {
+export function createRefundActivities({
+  db,
+  config,
+  sandbox,
+  payments,
+}: {
+  db: Db;
+  config: Config;
+  sandbox: SandboxProviders;
+  /** the payments slice's records (src/payments/repository.ts paymentRecords) */
+  payments: PaymentsOver;
+}) {
   const cardBase = providerEndpoint({
     label: 'card provider',
     simulatorsOn: config.simulators,
@@ -59,7 +71,7 @@ export function createRefundActivities({ db, config, sandbox }: { db: Db; config
 
   return {
     async loadRefundablePayment(orderId: string): Promise<RefundablePayment | null> {
-      return refundablePayment(db, orderId);
+      return refundablePayment(db, payments, orderId);
     },
 
     /**
@@ -80,7 +92,7 @@ export function createRefundActivities({ db, config, sandbox }: { db: Db; config
         amountSatang: refund.amountSatang,
       };
       if (!verifyRefundProof(config.results.signingKey, claim, input.proof)) return { ok: false };
-      const payment = await refundablePayment(db, input.orderId);
+      const payment = await refundablePayment(db, payments, input.orderId);
       if (!payment || payment.paymentId !== refund.paymentId) return { ok: false };
       return { ok: true, refund, payment };
     },
@@ -103,7 +115,7 @@ export function createRefundActivities({ db, config, sandbox }: { db: Db; config
       providerRef?: string;
       failureReason?: string;
     }) {
-      return settleRefund(db, input);
+      return settleRefund(db, payments, input);
     },
 
     /** Ask the provider to refund; returns its refund id. */

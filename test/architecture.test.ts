@@ -11,9 +11,9 @@ type Graph = Record<string, string[]>;
 
 const FEATURES = '(payments|refunds|callbacks|webhooks|checkout|bank|storefront|reconciliation)';
 /** a feature's face (src/<feature>/index.ts) and the pure files it re-exports: its contract */
-export const FACE = new RegExp(`^src/${FEATURES}/(index|contract|states|paths|model|events)\\.ts$`);
+export const FACE = new RegExp(`^src/${FEATURES}/(index|contract|states|paths|model|events|rows)\\.ts$`);
 /** a feature's inner files: everything of src/<feature>/ but its face */
-const INNER = new RegExp(`^(?!src/${FEATURES}/(index|contract|states|paths|model|events)\\.ts$)src/${FEATURES}/`);
+const INNER = new RegExp(`^(?!src/${FEATURES}/(index|contract|states|paths|model|events|rows)\\.ts$)src/${FEATURES}/`);
 
 /** The layers, top first: a file may import its own layer or one below, never one above. */
 export const LAYERS: ReadonlyArray<readonly [string, RegExp]> = [

@@ -55,7 +55,18 @@ export function logForgedResult(
 const SETTLE_WAIT_MS = 3000;
 const SETTLE_POLL_MS = 200;
 
-export function createLateResultActivities({ db, config, logger }: { db: Db; config: Config; logger: Logger }) {
+export function createLateResultActivities({
+  db,
+  config,
+  logger,
+  receipts,
+}: {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  /** the callbacks slice: marks a receipt's outcome `conflict`; the number of receipts it marked */
+  receipts: { markConflict(receiptId: string): Promise<number> };
+}) {
   return {
     /**
      * Verify the proof; when the result contradicts the payment as its row says (`paymentStatus`
@@ -89,7 +100,7 @@ export function createLateResultActivities({ db, config, logger }: { db: Db; con
       // Temporal accepted the signal): give it a moment, then record the conflict without it
       let marked = 0;
       for (let waited = 0; ; waited += SETTLE_POLL_MS) {
-        marked = await db('callback_receipts').where({ id: r.receiptId }).update({ outcome: 'conflict' });
+        marked = await receipts.markConflict(r.receiptId!);
         if (marked > 0 || waited >= SETTLE_WAIT_MS) break;
         await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
       }

@@ -9,6 +9,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Config } from '../../src/config';
+import type { Payment } from '../../src/payments';
 import type { Db } from '../../src/db/knex';
 import { endpointWants, webhookBody, type PaymentStatusEvent } from '../../src/webhooks';
 import type { AttemptResult, ReplayOutcome, WebhookReplayInput } from '../../src/webhooks';
@@ -59,16 +60,30 @@ export interface FirstAttempts {
 }
 
 /** `resolve`: how endpoint host names are resolved (dns.lookup when absent; tests inject one). */
+/**
+ * What the webhooks take of the payments and refunds slices: whether an event is one their
+ * records hold (wired by the composition root, activities/index.ts).
+ */
+export interface EventRecords {
+  payment(paymentId: string): Promise<Payment | undefined>;
+  /** whether the payment ever reached `status` (its payment_events) */
+  reached(paymentId: string, status: string): Promise<boolean>;
+  /** the amount of a succeeded refund of the payment, or undefined */
+  refunded(refundId: string, paymentId: string): Promise<number | undefined>;
+}
+
 export function createWebhookActivities({
   db,
   config,
   logger,
   resolve,
+  records,
 }: {
   db: Db;
   config: Config;
   logger: Logger;
   resolve?: Resolver;
+  records: EventRecords;
 }) {
   // the settle step's bulkhead, per worker process: first attempts in flight and last failure, per endpoint
   const inlineInFlight = new Map<string, number>();
@@ -177,15 +192,12 @@ export function createWebhookActivities({
 
   /** Whether the event is one the records hold (see planWebhookDeliveries). */
   async function recorded(event: PaymentStatusEvent): Promise<boolean> {
-    const p = await db('payments').where({ id: event.paymentId }).first();
-    if (!p || p.order_id !== event.orderId || p.mode !== event.mode) return false;
-    if ((p.api_key_id ?? undefined) !== (event.apiKeyId ?? undefined)) return false;
-    if (event.refundId) {
-      const r = await db('refunds').where({ id: event.refundId, payment_id: p.id, status: 'succeeded' }).first();
-      return !!r && Number(r.amount_satang) === event.amountSatang;
-    }
-    if (Number(p.amount_satang) !== event.amountSatang) return false;
-    return !!(await db('payment_events').where({ payment_id: p.id, to_status: event.status }).first());
+    const p = await records.payment(event.paymentId);
+    if (!p || p.orderId !== event.orderId || p.mode !== event.mode) return false;
+    if ((p.apiKeyId ?? undefined) !== (event.apiKeyId ?? undefined)) return false;
+    if (event.refundId) return (await records.refunded(event.refundId, p.id)) === event.amountSatang;
+    if (p.amountSatang !== event.amountSatang) return false;
+    return records.reached(p.id, event.status);
   }
 
   /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */

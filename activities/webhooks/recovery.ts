@@ -4,14 +4,10 @@
  * attempt, numbered after the message's earlier attempts; a success also closes the message's
  * dead letter, if it has one.
  */
-import type { Config } from '../../src/config';
-import type { Db } from '../../src/db/knex';
 import type { AttemptResult, WebhookResendInput } from '../../src/webhooks';
-import type { Logger } from '../../src/logger';
-import type { Resolver } from '../../src/resolver';
 import { createWebhookActivities } from './index';
 
-export function createWebhookRecoveryActivities(deps: { db: Db; config: Config; logger: Logger; resolve?: Resolver }) {
+export function createWebhookRecoveryActivities(deps: Parameters<typeof createWebhookActivities>[0]) {
   const { db } = deps;
   const { attemptWebhookDelivery } = createWebhookActivities(deps);
   return {

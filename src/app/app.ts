@@ -26,10 +26,15 @@ import { callbackInputRefused } from '../callbacks/bad-input';
 import { inputRule } from '../http/middleware/input';
 import { metricsRoutes } from './routes/metrics';
 import { codecRoutes } from './routes/codec';
-import { timelineRoutes } from '../payments/timeline';
+import { timelineRoutes } from './timeline';
 import { memoizeRouteMatching, routerMiddleware } from '../http/route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
 import { checkoutRoutes } from '../checkout/routes';
+import { checkoutUrlOf, checkReturnUrl } from '../checkout/link';
+import { paymentRecords } from '../payments/repository';
+import { refundsOf } from '../refunds/repository';
+import { refundRoutes } from '../refunds/routes';
+import { branchExists, productsAt } from '../storefront/cost-catalog';
 import { reconciliationRoutes } from '../reconciliation/routes';
 
 /** Every route of an app createApp made: method and path as the routers declare them (the doors test). */
@@ -54,20 +59,34 @@ export function createApp(deps: AppDeps): Koa {
       windowMs: deps.config.alertWindowSeconds * 1000,
       clock: deps.clock,
     });
+  // each slice's declared dependencies on the others, wired here (docs/architecture.md)
+  const payments = paymentRecords(deps.db);
+  const refunds = { ofPayment: (paymentId: string) => refundsOf(deps.db, paymentId) };
+  const checkout = {
+    urlOf: (paymentId: string, expiresAt: string) => checkoutUrlOf(deps.config, paymentId, expiresAt),
+    checkReturnUrl: (returnUrl: string) => checkReturnUrl(deps.config, returnUrl),
+  };
   for (const r of [
     systemRoutes(deps),
     metricsRoutes(deps),
     codecRoutes(deps),
-    paymentRoutes(deps),
+    paymentRoutes({ ...deps, refunds, checkout }),
+    refundRoutes({ ...deps, payments: paymentRecords }),
     timelineRoutes(deps),
     latePaymentRoutes(deps),
-    callbackRoutes({ ...deps, notifier, alerts }),
+    callbackRoutes({ ...deps, notifier, alerts, payments }),
     webhookRoutes(deps),
-    costRoutes(deps),
+    costRoutes({
+      ...deps,
+      catalog: {
+        branchExists: (branchId) => branchExists(deps.db, branchId),
+        productsAt: (branchId, ids) => productsAt(deps.db, branchId, ids),
+      },
+    }),
     bankRoutes(deps),
     storefrontRoutes(deps),
     objectStoreRoutes(deps),
-    checkoutRoutes(deps),
+    checkoutRoutes({ ...deps, payments }),
     reconciliationRoutes(deps),
   ])
     router.use(r.routes());

@@ -25,7 +25,7 @@ import { taskQueueOf } from '../domain/temporal';
 import type { Logger } from '../logger';
 import { callbacks } from '../metrics';
 import { withTemporal } from '../temporal/calls';
-import type { PaymentRef } from '../payments/repository';
+import type { PaymentRef } from '../payments';
 import {
   claimReceipt,
   finishReceipt,

@@ -9,7 +9,7 @@ import { newId } from '../ids';
 import type { CallbackProvider } from '../domain/providers';
 import type { PaymentStatus } from '../payments';
 import { orderReference } from '../domain/promptpay';
-import { toPayment, type PaymentRef } from '../payments/repository';
+import { paymentLookupSql, paymentStatusSql, toPayment, type PaymentRef } from '../payments';
 
 export type { CallbackProvider };
 export type CallbackStatus = 'success' | 'failed' | 'unprocessed';
@@ -130,17 +130,16 @@ export async function callbackPayment(
   claim?: Claim,
 ): Promise<{ payment: PaymentRef; receipt: Receipt | null | undefined } | undefined> {
   const byOrder = 'orderId' in by;
-  const where = byOrder ? 'p.order_id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC';
+  const lookup = byOrder ? 'orderId' : 'providerRef';
   const key = byOrder ? by.orderId : by.providerRef;
   if (!claim) {
     const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
       `SELECT p.*, ${RECEIPT_COLUMNS}
-         FROM payments p
+         FROM (${paymentLookupSql(lookup)}) p
          LEFT JOIN LATERAL (
            SELECT * FROM callback_receipts r WHERE r.provider = ? AND r.payment_id = p.id AND r.status = ? LIMIT 1
-         ) r ON true
-        WHERE ${where} LIMIT 1`,
-      [leaseOf(deps), provider, status, key],
+         ) r ON true`,
+      [leaseOf(deps), key, provider, status],
     );
     const payment = toPayment(rows[0]);
     return payment && { payment, receipt: receiptOf(rows[0]) };
@@ -160,8 +159,7 @@ export async function callbackPayment(
   // when that commits), so "no receipt seen, none claimed" is a concurrent first delivery.
   const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
     `WITH p AS (
-       SELECT p.*, (${checks.map((c) => c.sql).join(' AND ') || 'true'}) AS claim_checks
-         FROM payments p WHERE ${where} LIMIT 1
+       ${paymentLookupSql(lookup, `(${checks.map((c) => c.sql).join(' AND ') || 'true'}) AS claim_checks`)}
      ), r AS (
        SELECT r.* FROM callback_receipts r
         WHERE r.provider = ? AND r.payment_id = (SELECT p.id FROM p) AND r.status = ?
@@ -258,9 +256,8 @@ export async function finishReceipt(
 ): Promise<boolean> {
   const update = `UPDATE callback_receipts r
           SET outcome = ?, response_status = ?, response_body = ?, response_location = ?
-         FROM payments p
-        WHERE r.id = ? AND r.outcome IS NULL AND p.id = r.payment_id
-          ${unless.length ? `AND p.status NOT IN (${unless.map(() => '?').join(', ')})` : ''}
+        WHERE r.id = ? AND r.outcome IS NULL
+          ${unless.length ? `AND ${paymentStatusSql('r.payment_id')} NOT IN (${unless.map(() => '?').join(', ')})` : ''}
         RETURNING r.id`;
   const bindings: Knex.RawBinding[] = [
     outcome,
@@ -283,10 +280,20 @@ export async function readReceiptById(
   id: string,
 ): Promise<{ receipt: Receipt; paymentStatus: PaymentStatus } | undefined> {
   const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
-    `SELECT ${RECEIPT_COLUMNS}, p.status AS payment_status
-       FROM callback_receipts r JOIN payments p ON p.id = r.payment_id WHERE r.id = ?`,
+    `SELECT ${RECEIPT_COLUMNS}, ${paymentStatusSql('r.payment_id')} AS payment_status
+       FROM callback_receipts r WHERE r.id = ?`,
     [leaseOf(deps), id],
   );
   const receipt = receiptOf(rows[0]);
   return receipt ? { receipt, paymentStatus: rows[0].payment_status as PaymentStatus } : undefined;
 }
+
+/** A payment's callback receipts as stored, for the order timeline. */
+export const receiptRowsOfPayment = (db: Db, paymentId: string) =>
+  db('callback_receipts')
+    .where({ payment_id: paymentId })
+    .select('id', 'provider', 'status', 'outcome', 'source_ip', 'response_status', 'created_at');
+
+/** Marks receipt `id` as a late, contradicting result (lateResultWorkflow); the number of rows marked. */
+export const markReceiptConflict = (db: Db, id: string): Promise<number> =>
+  db('callback_receipts').where({ id }).update({ outcome: 'conflict' });

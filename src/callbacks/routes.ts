@@ -9,7 +9,7 @@ import type { Context } from 'koa';
 import type { AppDeps } from '../http/deps';
 import { rawBodyOf } from '../http/middleware/body';
 import type { Notifier } from '../notifier';
-import type { PaymentRef } from '../payments/repository';
+import type { PaymentRecords, PaymentRef } from '../payments';
 import { processCallback, releaseClaim } from './processor';
 import {
   callbackPayment,
@@ -114,7 +114,9 @@ function walletRateLimit(deps: AppDeps) {
   });
 }
 
-export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: AlertThrottle }): Router {
+export function callbackRoutes(
+  deps: AppDeps & { notifier: Notifier; alerts?: AlertThrottle; payments: Pick<PaymentRecords, 'byOrderId'> },
+): Router {
   const r = new Router();
   const { config, db, logger, notifier, alerts } = deps;
   const processorDeps = {
@@ -289,7 +291,16 @@ export function callbackRoutes(deps: AppDeps & { notifier: Notifier; alerts?: Al
     requireBodyType(ctx, 'json');
     const raw = rawBodyOf(ctx) ?? JSON.stringify(ctx.request.body);
     const reply = await handleWalletCallback(
-      { db, client: deps.temporal.client, taskQueue: deps.temporal.taskQueue, config, logger, notifier, alerts },
+      {
+        db,
+        payments: deps.payments,
+        client: deps.temporal.client,
+        taskQueue: deps.temporal.taskQueue,
+        config,
+        logger,
+        notifier,
+        alerts,
+      },
       ctx.request.body,
       raw,
       ctx.state.requestId,

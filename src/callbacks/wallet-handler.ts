@@ -28,7 +28,7 @@ import {
   type HandlerEvent,
 } from '../domain/handler-form';
 import { assertStorable } from '../http/middleware/input';
-import { paymentByOrderId } from '../payments/repository';
+import type { PaymentRecords } from '../payments';
 import { OrderIdKey } from '../domain/search-attributes';
 import type { Logger } from '../logger';
 import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
@@ -44,6 +44,7 @@ export const unmatchedPaidOrderWorkflowId = (orderId: string, rawBody: string): 
 
 export interface WalletHandlerDeps {
   db: Db;
+  payments: Pick<PaymentRecords, 'byOrderId'>;
   client: Client;
   /** the payments queue: paid-order processing runs on its background queue (taskQueueOf) */
   taskQueue: string;
@@ -123,7 +124,7 @@ async function startProcessing(deps: WalletHandlerDeps, e: HandlerEvent, rawBody
   let matched: boolean;
   let decided: string | undefined;
   try {
-    const payment = await paymentByOrderId(deps.db, e.orderId);
+    const payment = await deps.payments.byOrderId(e.orderId);
     matched = payment !== undefined && paymentMismatch(e, payment) === undefined;
     if (matched) decided = (await deps.db('paid_orders').where({ order_id: e.orderId }).first('status'))?.status;
   } catch (err) {

@@ -14,8 +14,8 @@ import type { AppDeps } from '../http/deps';
 import { clockOf } from '../http/guards';
 import { registry, z } from '../http/openapi';
 import { orderReference } from '../domain/promptpay';
-import { paymentById, type Payment } from '../payments/repository';
-import { qrImage } from '../payments/qr-image';
+import type { Payment, PaymentRecords } from '../payments';
+import { qrImage } from '../qr-image';
 import { createStatusHub } from './hub';
 import { checkoutPage, chooseLang, FINAL, linkErrorPage } from './page';
 import { verifyCheckoutToken } from './token';
@@ -126,7 +126,7 @@ registry.registerPath({
   },
 });
 
-export function checkoutRoutes(deps: AppDeps): Router {
+export function checkoutRoutes(deps: AppDeps & { payments: Pick<PaymentRecords, 'byId'> }): Router {
   const r = new Router();
   const clock = clockOf(deps);
   const assets = loadAssets();
@@ -142,7 +142,7 @@ export function checkoutRoutes(deps: AppDeps): Router {
   ): Promise<{ ok: true; p: Payment } | { ok: false; reason: 'invalid' | 'expired' }> => {
     const check = verifyCheckoutToken(deps.config.identity.secret, token, clock());
     if (!check.ok) return check;
-    const p = await paymentById(deps.db, check.paymentId);
+    const p = await deps.payments.byId(check.paymentId);
     return p && p.method === 'qr' ? { ok: true, p } : { ok: false, reason: 'invalid' };
   };
 
@@ -267,7 +267,7 @@ export function checkoutRoutes(deps: AppDeps): Router {
     }
     if (ended) return unsubscribe(); // the page left, or the connection was lost, while LISTEN started
     // the status now that LISTEN is on: a change between the page's read and LISTEN is not lost
-    const now = await paymentById(deps.db, p.id).catch(() => undefined);
+    const now = await deps.payments.byId(p.id).catch(() => undefined);
     if (now) send(now.status);
     else end();
   });

@@ -139,3 +139,53 @@ export interface LateResultOutcome {
 }
 
 export type LateResultWorkflow = (input: LateResultInput) => Promise<LateResultOutcome>;
+
+// ---- the payments row, as the payments slice maps it for the others ----
+
+export interface Payment {
+  id: string;
+  orderId: string;
+  userId: string;
+  status: PaymentStatus;
+  method: PaymentMethod;
+  mode: Mode;
+  amountSatang: number;
+  /** sum of the succeeded refunds */
+  refundedSatang: number;
+  callbackUrl: string | null;
+  providerRef: string | null;
+  workflowId: string;
+  apiKeyId: string | null;
+  details: { charge?: { status?: string; authorizeUri?: string | null } } & Record<string, unknown>;
+  expiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+/** What a callback refers to: the payment row. */
+export type PaymentRef = Payment;
+
+export interface PaymentEvent {
+  status: PaymentStatus;
+  at: Date;
+  reason: string;
+}
+
+/**
+ * What the payments slice offers the others over its records: built over a database by
+ * paymentRecords (./repository.ts), passed to each slice that declares it by the composition root.
+ */
+export interface PaymentRecords {
+  byOrderId(orderId: string): Promise<Payment | undefined>;
+  byId(paymentId: string): Promise<Payment | undefined>;
+  /** the payment's status and amount, its row locked to the end of the caller's transaction */
+  lockForRefund(paymentId: string): Promise<{ status: PaymentStatus; amountSatang: number } | undefined>;
+  /**
+   * adds a succeeded refund to the refunded total and, when that reaches the amount, moves the
+   * payment paid -> refunded with its event (inside the caller's transaction)
+   */
+  addRefunded(paymentId: string, amountSatang: number, refundId: string): Promise<void>;
+  /** whether the payment ever reached `status` (its events) */
+  reached(paymentId: string, status: string): Promise<boolean>;
+  /** the payment's status, amount and refunded total now */
+  amounts(paymentId: string): Promise<{ status: PaymentStatus; amountSatang: number; refundedSatang: number }>;
+}

@@ -14,7 +14,23 @@ import {
   type CatalogPromotion,
 } from './cost';
 import { readPromotions } from '../db/promotions';
-import { branchExists, productsAt } from './cost-repository';
+/** What the cost takes of the storefront's catalog (src/storefront/cost-catalog.ts), wired by src/app. */
+export interface CatalogReads {
+  branchExists(branchId: string): Promise<boolean>;
+  productsAt(branchId: string, ids: string[]): Promise<ProductRow[]>;
+}
+
+/** A product as the catalog gives it: shelf price and stock at the branch (null when none). */
+export interface ProductRow {
+  product_id: string;
+  group_id: string;
+  name_en: string;
+  name_th: string;
+  vatable: boolean;
+  weight_grams: number;
+  price_satang: string | null;
+  quantity: number | null;
+}
 import { AppError, ErrorCode } from '../domain/errors';
 import { requireApiKey } from '../http/middleware/api-key';
 import { envelope, registry, z } from '../http/openapi';
@@ -218,7 +234,7 @@ registry.registerPath({
   },
 });
 
-export function costRoutes(deps: AppDeps): Router {
+export function costRoutes(deps: AppDeps & { catalog: CatalogReads }): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
   const clock = clockOf(deps);
@@ -227,14 +243,14 @@ export function costRoutes(deps: AppDeps): Router {
     const req = validate(CalculateCostRequest, ctx.request.body);
     const at = clock();
 
-    if (!(await branchExists(deps.db, req.branchId)))
+    if (!(await deps.catalog.branchExists(req.branchId)))
       throw new AppError(ErrorCode.NOT_FOUND, `Unknown branch ${req.branchId}`, {
         field: 'branchId',
         branchId: req.branchId,
       });
 
     const ids = req.items.map((i) => i.productId);
-    const rows = await productsAt(deps.db, req.branchId, ids);
+    const rows = await deps.catalog.productsAt(req.branchId, ids);
     const byId = new Map(rows.map((row) => [row.product_id, row]));
 
     const unknown = req.items

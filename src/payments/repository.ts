@@ -8,56 +8,13 @@ import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from './states';
+import type { Payment, PaymentEvent, PaymentRecords } from './contract';
+import { toPayment } from './rows';
 
-export interface Payment {
-  id: string;
-  orderId: string;
-  userId: string;
-  status: PaymentStatus;
-  method: PaymentMethod;
-  mode: Mode;
-  amountSatang: number;
-  /** sum of the succeeded refunds */
-  refundedSatang: number;
-  callbackUrl: string | null;
-  providerRef: string | null;
-  workflowId: string;
-  apiKeyId: string | null;
-  details: { charge?: { status?: string; authorizeUri?: string | null } } & Record<string, unknown>;
-  expiresAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-/** What a callback refers to: the payment row. */
-export type PaymentRef = Payment;
-
-export interface PaymentEvent {
-  status: PaymentStatus;
-  at: Date;
-  reason: string;
-}
+export type { Payment, PaymentEvent, PaymentRef } from './contract';
+export { toPayment } from './rows';
 
 type Row = Record<string, unknown>;
-/** A payments row (`SELECT p.*`, other columns beside it ignored) as a Payment. */
-export const toPayment = (r: Row | undefined): Payment | undefined =>
-  r && {
-    id: String(r.id),
-    orderId: String(r.order_id),
-    userId: String(r.user_id),
-    status: r.status as PaymentStatus,
-    method: r.method as PaymentMethod,
-    mode: r.mode as Mode,
-    amountSatang: Number(r.amount_satang),
-    refundedSatang: Number(r.refunded_satang ?? 0),
-    callbackUrl: (r.callback_url as string | null) ?? null,
-    providerRef: (r.provider_ref as string | null) ?? null,
-    workflowId: String(r.workflow_id),
-    apiKeyId: (r.api_key_id as string | null) ?? null,
-    details: (r.details as Payment['details'] | null) ?? {},
-    expiresAt: (r.expires_at as Date | null) ?? null,
-    createdAt: r.created_at as Date,
-    updatedAt: r.updated_at as Date,
-  };
 
 export const paymentByOrderId = async (db: Db, orderId: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ order_id: orderId }).first());
@@ -93,6 +50,37 @@ export async function listPayments(db: Db, f: PaymentFilter): Promise<Page<Payme
     (r: Row) => toPayment(r)!,
   );
 }
+
+/** The payments slice's records as the other slices take them (PaymentRecords). */
+export const paymentRecords = (db: Db): PaymentRecords => ({
+  byOrderId: (orderId) => paymentByOrderId(db, orderId),
+  byId: (paymentId) => paymentById(db, paymentId),
+  async lockForRefund(paymentId) {
+    const p = await db('payments').where({ id: paymentId }).forUpdate().first('status', 'amount_satang');
+    return p && { status: p.status, amountSatang: Number(p.amount_satang) };
+  },
+  async addRefunded(paymentId, amountSatang, refundId) {
+    const [p] = await db('payments')
+      .where({ id: paymentId })
+      .update({ refunded_satang: db.raw('refunded_satang + ?', [amountSatang]), updated_at: db.fn.now() })
+      .returning(['status', 'amount_satang', 'refunded_satang']);
+    if (Number(p.refunded_satang) === Number(p.amount_satang) && canTransition(p.status, 'refunded')) {
+      await db('payments').where({ id: paymentId, status: p.status }).update({ status: 'refunded' });
+      await db('payment_events').insert({
+        payment_id: paymentId,
+        from_status: p.status,
+        to_status: 'refunded',
+        reason: `refunded in full (${refundId})`,
+      });
+    }
+  },
+  reached: async (paymentId, status) =>
+    !!(await db('payment_events').where({ payment_id: paymentId, to_status: status }).first('id')),
+  async amounts(paymentId) {
+    const p = await db('payments').where({ id: paymentId }).first('status', 'amount_satang', 'refunded_satang');
+    return { status: p.status, amountSatang: Number(p.amount_satang), refundedSatang: Number(p.refunded_satang) };
+  },
+});
 
 /** The payment's history, oldest first. */
 export async function paymentHistory(db: Db, paymentId: string): Promise<PaymentEvent[]> {
@@ -264,4 +252,16 @@ export async function applyTransition(db: Db, change: StatusChange): Promise<Pay
   // it began, though its update waited for that transition's lock and then found no match).
   const row = await db('payments').where({ id: change.paymentId }).first('status');
   return (row?.status ?? change.to) as PaymentStatus;
+}
+
+/** A payment's row as stored, by order (the order timeline reads its columns). */
+export const paymentRowByOrder = (db: Db, orderId: string) => db('payments').where({ order_id: orderId }).first();
+
+/** A payment's events and late-result conflicts as stored, for the order timeline. */
+export async function paymentStoryRows(db: Db, paymentId: string) {
+  const [events, conflicts] = await Promise.all([
+    db('payment_events').where({ payment_id: paymentId }).orderBy('id'),
+    db('payment_conflicts').where({ payment_id: paymentId }),
+  ]);
+  return { events, conflicts };
 }

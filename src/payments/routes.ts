@@ -9,11 +9,10 @@ import { clockOf, guards, Id, requireProvider } from '../http/guards';
 import { optionalApiKey, requireApiKey } from '../http/middleware/api-key';
 import { z } from '../http/openapi';
 import { validate } from '../http/validate';
-import { createRefundService } from '../refunds/service';
-import { CardPaymentRequest, PaymentListQuery, QrPaymentRequest, RefundRequest } from './schemas';
-import { createPaymentService } from './service';
+import { CardPaymentRequest, PaymentListQuery, QrPaymentRequest } from './schemas';
+import { createPaymentService, type PaymentSliceDeps } from './service';
 
-export function paymentRoutes(deps: AppDeps): Router {
+export function paymentRoutes(deps: AppDeps & PaymentSliceDeps): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
   const payments = createPaymentService({
@@ -21,6 +20,8 @@ export function paymentRoutes(deps: AppDeps): Router {
     db: deps.db,
     temporal: deps.temporal,
     clock: clockOf(deps),
+    refunds: deps.refunds,
+    checkout: deps.checkout,
   });
 
   r.post('/cardpayment', limited, optionalApiKey('payments:write'), idempotent, async (ctx) => {
@@ -39,15 +40,6 @@ export function paymentRoutes(deps: AppDeps): Router {
   r.get('/checkstatus/:orderId', limited, requireApiKey('payments:read'), async (ctx) => {
     const { orderId } = validate(z.object({ orderId: Id }), { orderId: ctx.params.orderId });
     ctx.body = { statusCode: 200, body: await payments.paymentStatus(orderId, ctx.state.apiKey!) };
-  });
-
-  const refunds = createRefundService({ db: deps.db, temporal: deps.temporal, config: deps.config });
-  r.post('/refund', limited, requireApiKey('payments:write'), idempotent, async (ctx) => {
-    const req = validate(RefundRequest, ctx.request.body);
-    ctx.body = {
-      statusCode: 200,
-      body: await refunds.refund(req, ctx.state.apiKey!, ctx.get('Idempotency-Key') || undefined),
-    };
   });
 
   r.get('/payments', limited, requireApiKey('payments:read'), async (ctx) => {

@@ -17,9 +17,7 @@ import { signPayment } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { withinDeadline } from '../temporal/calls';
 import { startCardPayment, startPaymentWorkflow, type PaymentMemo } from './workflow-client';
-import { checkoutUrlOf, checkReturnUrl } from '../checkout/link';
-import { qrImage } from './qr-image';
-import { refundsOf } from '../refunds/repository';
+import { qrImage } from '../qr-image';
 import {
   createPendingPayment,
   lastTransitionReason,
@@ -46,7 +44,25 @@ import type {
 const ORDER_CONFLICT = 'A payment for this order already exists with another amount or method';
 export const CARD_CHARGE_WAIT_MS = 10_000;
 
-export interface PaymentServiceDeps {
+/** A refund of a payment as GET /checkstatus lists it (the refunds slice's records). */
+export interface RefundSummary {
+  id: string;
+  amountSatang: number;
+  status: 'pending' | 'succeeded' | 'failed';
+  reason: string | null;
+  failureReason: string | null;
+  createdAt: Date;
+}
+
+/** What the payments slice takes of the others, wired by the composition root (src/app). */
+export interface PaymentSliceDeps {
+  /** the refunds slice: a payment's refunds, oldest first */
+  refunds: { ofPayment(paymentId: string): Promise<RefundSummary[]> };
+  /** the checkout slice: the hosted page's signed link, and the check of a shop's returnUrl */
+  checkout: { urlOf(paymentId: string, expiresAt: string): string; checkReturnUrl(returnUrl: string): void };
+}
+
+export interface PaymentServiceDeps extends PaymentSliceDeps {
   config: Config;
   db: Db;
   temporal: TemporalDeps;
@@ -54,7 +70,14 @@ export interface PaymentServiceDeps {
   clock: () => number;
 }
 
-export function createPaymentService({ config, db, temporal, clock }: PaymentServiceDeps) {
+export function createPaymentService({
+  config,
+  db,
+  temporal,
+  clock,
+  refunds: refundLedger,
+  checkout,
+}: PaymentServiceDeps) {
   const { client, taskQueue } = temporal;
   /** the proof of a payment workflow's start (talat-payment-v1): the worker writes only what it vouches for */
   const startProof = (p: Payment) =>
@@ -193,7 +216,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
 
   /** POST /qrpayment: the PromptPay payload and a started (or the existing) QR payment workflow. */
   async function createQrPayment(req: QrPaymentRequest, key: ApiKeyInfo): Promise<QrPaymentCreated> {
-    if (req.returnUrl) checkReturnUrl(config, req.returnUrl);
+    if (req.returnUrl) checkout.checkReturnUrl(req.returnUrl);
     const qr = qrPayload(req.orderId, req.amount, req.ref2);
     const row: NewPayment = {
       paymentId: orderPaymentId(config.identity.secret, req.orderId),
@@ -275,7 +298,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       customerId: req.customerId,
       expiresAt: expiresAtOf(payment),
       qr: { payload, crc, image: qrImage(payload), reference: ref1 },
-      checkoutUrl: checkoutUrlOf(config, payment.id, expiresAtOf(payment)),
+      checkoutUrl: checkout.urlOf(payment.id, expiresAtOf(payment)),
     };
   }
 
@@ -286,7 +309,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
     if (p) {
       if (p.mode !== key.mode || (p.apiKeyId !== null && p.apiKeyId !== key.id)) throw notFound();
       const history = await paymentHistory(db, p.id);
-      const refunds = await refundsOf(db, p.id);
+      const refunds = await refundLedger.ofPayment(p.id);
       return {
         paymentId: p.id,
         orderId: p.orderId,

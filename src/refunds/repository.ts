@@ -9,8 +9,13 @@ import type { Db } from '../db/knex';
 import { newId } from '../ids';
 import type { RefundRejectionCode } from './contract';
 import type { Mode } from '../domain/mode';
-import type { PaymentMethod, PaymentStatus } from '../payments';
-import { canTransition } from '../payments';
+import type { PaymentMethod, PaymentRecords, PaymentStatus } from '../payments';
+
+/**
+ * The payments slice's records over a database or a transaction (paymentRecords): what a refund
+ * reads and writes of its payment, in the refund's own transaction. Wired by the composition root.
+ */
+export type PaymentsOver = (db: Db) => Pick<PaymentRecords, 'byOrderId' | 'lockForRefund' | 'addRefunded' | 'amounts'>;
 
 export interface RefundablePayment {
   paymentId: string;
@@ -35,19 +40,23 @@ export interface RefundRow {
   updatedAt: Date;
 }
 
-export async function refundablePayment(db: Db, orderId: string): Promise<RefundablePayment | null> {
-  const r = await db('payments').where({ order_id: orderId }).first();
-  if (!r) return null;
+export async function refundablePayment(
+  db: Db,
+  payments: PaymentsOver,
+  orderId: string,
+): Promise<RefundablePayment | null> {
+  const p = await payments(db).byOrderId(orderId);
+  if (!p) return null;
   return {
-    paymentId: r.id,
-    orderId: r.order_id,
-    method: r.method,
-    mode: r.mode,
-    status: r.status,
-    amountSatang: Number(r.amount_satang),
-    refundedSatang: Number(r.refunded_satang),
-    providerRef: r.provider_ref ?? null,
-    apiKeyId: r.api_key_id ?? null,
+    paymentId: p.id,
+    orderId: p.orderId,
+    method: p.method,
+    mode: p.mode,
+    status: p.status,
+    amountSatang: p.amountSatang,
+    refundedSatang: p.refundedSatang,
+    providerRef: p.providerRef,
+    apiKeyId: p.apiKeyId,
   };
 }
 
@@ -94,6 +103,7 @@ export async function refundById(db: Db, refundId: string): Promise<RecordedRefu
  */
 export async function recordRefundRequest(
   db: Db,
+  payments: PaymentsOver,
   r: {
     paymentId: string;
     orderId: string;
@@ -120,7 +130,7 @@ export async function recordRefundRequest(
   if (found) return found;
   try {
     return await db.transaction(async (trx): Promise<RefundRequestDecision> => {
-      const p = await trx('payments').where({ id: r.paymentId }).forUpdate().first();
+      const p = (await payments(trx).lockForRefund(r.paymentId))!;
       if (p.status !== 'paid')
         return {
           ok: false,
@@ -132,7 +142,7 @@ export async function recordRefundRequest(
         .where({ payment_id: r.paymentId })
         .whereIn('status', ['pending', 'succeeded'])
         .sum({ counted: 'amount_satang' });
-      const rest = Number(p.amount_satang) - Number(counted ?? 0);
+      const rest = p.amountSatang - Number(counted ?? 0);
       const amountSatang = r.amountSatang ?? rest;
       if (amountSatang <= 0 || amountSatang > rest)
         return {
@@ -191,6 +201,7 @@ export async function insertRefund(
  */
 export async function settleRefund(
   db: Db,
+  payments: PaymentsOver,
   s: {
     refundId: string;
     paymentId: string;
@@ -209,26 +220,9 @@ export async function settleRefund(
         updated_at: trx.fn.now(),
       })
       .returning(['amount_satang']);
-    if (refund && s.status === 'succeeded') {
-      const [p] = await trx('payments')
-        .where({ id: s.paymentId })
-        .update({
-          refunded_satang: trx.raw('refunded_satang + ?', [Number(refund.amount_satang)]),
-          updated_at: trx.fn.now(),
-        })
-        .returning(['status', 'amount_satang', 'refunded_satang']);
-      if (Number(p.refunded_satang) === Number(p.amount_satang) && canTransition(p.status, 'refunded')) {
-        await trx('payments').where({ id: s.paymentId, status: p.status }).update({ status: 'refunded' });
-        await trx('payment_events').insert({
-          payment_id: s.paymentId,
-          from_status: p.status,
-          to_status: 'refunded',
-          reason: `refunded in full (${s.refundId})`,
-        });
-      }
-    }
-    const now = await trx('payments').where({ id: s.paymentId }).first('status', 'amount_satang', 'refunded_satang');
-    return { status: now.status, refundedSatang: Number(now.refunded_satang), amountSatang: Number(now.amount_satang) };
+    if (refund && s.status === 'succeeded')
+      await payments(trx).addRefunded(s.paymentId, Number(refund.amount_satang), s.refundId);
+    return payments(trx).amounts(s.paymentId);
   });
 }
 
@@ -246,4 +240,15 @@ export async function refundsOf(db: Db, paymentId: string): Promise<RefundRow[]>
     createdAt: r.created_at as Date,
     updatedAt: r.updated_at as Date,
   }));
+}
+
+/** A payment's refunds as stored, for the order timeline. */
+export const refundRowsOfPayment = (db: Db, paymentId: string) => db('refunds').where({ payment_id: paymentId });
+
+/** The amount of a succeeded refund of the payment, or undefined (a webhook's check of its event). */
+export async function succeededRefundAmount(db: Db, refundId: string, paymentId: string): Promise<number | undefined> {
+  const r = await db('refunds')
+    .where({ id: refundId, payment_id: paymentId, status: 'succeeded' })
+    .first('amount_satang');
+  return r ? Number(r.amount_satang) : undefined;
 }

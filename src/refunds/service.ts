@@ -1,7 +1,7 @@
 /**
  * The refund service (POST /refund): finds the key's payment of the order, records the refund
  * (its row, pending, with a fresh id: src/refunds/repository.ts) before any money
- * moves, then hands it to the order's refunds workflow (./refund-workflow.ts) with the gateway's
+ * moves, then hands it to the order's refunds workflow (./workflow-client.ts) with the gateway's
  * proof of that row (talat-refund-v1), and answers its outcome. With an Idempotency-Key, a
  * request retried after a timeout, even after the key's 24 h retention, is the same refund.
  * A keyless (public) payment is refunded only by a key with the operator scope refunds:public.
@@ -14,25 +14,32 @@ import { satangToThb } from '../domain/money';
 import { signRefund } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { executeRefund } from './workflow-client';
-import { recordRefundRequest } from './repository';
-import { paymentByOrderId } from '../payments/repository';
-import type { RefundCreated, RefundRequest } from '../payments/schemas';
+import { recordRefundRequest, type PaymentsOver } from './repository';
+import type { RefundCreated, RefundRequest } from './schemas';
 
 /** Who may refund a payment: its creating key; a keyless one, a key with the operator scope refunds:public. */
 export const mayRefund = (p: { mode: string; apiKeyId: string | null }, key: ApiKeyInfo): boolean =>
   p.mode === key.mode && (p.apiKeyId === null ? key.scopes.includes('refunds:public') : p.apiKeyId === key.id);
 
-export function createRefundService({ db, temporal, config }: { db: Db; temporal: TemporalDeps; config: Config }) {
+export interface RefundServiceDeps {
+  db: Db;
+  temporal: TemporalDeps;
+  config: Config;
+  /** the payments slice's records (the order's payment; its lock and refunded total) */
+  payments: PaymentsOver;
+}
+
+export function createRefundService({ db, temporal, config, payments }: RefundServiceDeps) {
   async function refund(
     req: RefundRequest,
     key: ApiKeyInfo,
     idempotencyKey: string | undefined,
   ): Promise<RefundCreated> {
-    const p = await paymentByOrderId(db, req.orderId);
+    const p = await payments(db).byOrderId(req.orderId);
     if (!p || !mayRefund(p, key)) {
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${req.orderId}`, { orderId: req.orderId });
     }
-    const recorded = await recordRefundRequest(db, {
+    const recorded = await recordRefundRequest(db, payments, {
       paymentId: p.id,
       orderId: req.orderId,
       apiKeyId: key.id,

@@ -316,3 +316,34 @@ export async function getDeadLetter(db: Db, owner: Owner, id: string): Promise<D
   const row = await deadLetterQuery(db, owner).where('l.id', id).first();
   return row ? deadLetterOut(row) : undefined;
 }
+
+/** A payment's webhook deliveries, their attempts and dead letters as stored, for the order timeline. */
+export async function webhookRowsOfPayment(db: Db, paymentId: string) {
+  const [deliveries, attempts, deadLetters] = await Promise.all([
+    db('webhook_deliveries')
+      .where({ payment_id: paymentId })
+      .select('id', 'endpoint_id', 'event_status', 'state', 'attempts', 'created_at'),
+    db('webhook_attempts as a')
+      .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+      .where('d.payment_id', paymentId)
+      .select(
+        'a.delivery_id',
+        'd.endpoint_id',
+        'a.attempt',
+        'a.kind',
+        'a.started_at',
+        'a.duration_ms',
+        'a.status_code',
+        'a.error',
+      ),
+    db('webhook_dead_letters as l')
+      .join('webhook_deliveries as d', 'd.id', 'l.delivery_id')
+      .where('d.payment_id', paymentId)
+      .select('l.*', 'd.endpoint_id'),
+  ]);
+  return { deliveries, attempts, deadLetters };
+}
+
+/** The ids of a key's endpoints. */
+export const endpointIdsOfKey = (db: Db, apiKeyId: string): Promise<string[]> =>
+  db('webhook_endpoints').where({ api_key_id: apiKeyId }).pluck('id');

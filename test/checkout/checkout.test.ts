@@ -4,7 +4,7 @@
  * assets, and the live status events fed by LISTEN/NOTIFY. The browser tests are browser.test.ts.
  */
 import request from 'supertest';
-import { qrImage } from '../../src/payments/qr-image';
+import { qrImage } from '../../src/qr-image';
 import { signCheckoutToken, verifyCheckoutToken } from '../../src/checkout/token';
 import { chooseLang } from '../../src/checkout/page';
 import { orderReference } from '../../src/domain/promptpay';

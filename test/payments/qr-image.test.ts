@@ -5,7 +5,7 @@
  */
 import QRCode from 'qrcode';
 import sharp from 'sharp';
-import { qrImage } from '../../src/payments/qr-image';
+import { qrImage } from '../../src/qr-image';
 
 const pixels = async (dataUrl: string) => {
   expect(dataUrl.startsWith('data:image/png;base64,')).toBe(true);

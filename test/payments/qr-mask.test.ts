@@ -8,7 +8,7 @@
  */
 import QRCode from 'qrcode';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../../src/domain/promptpay';
-import { modulesPng, qrImage, qrSymbol } from '../../src/payments/qr-image';
+import { modulesPng, qrImage, qrSymbol } from '../../src/qr-image';
 
 // qrcode's own penalty functions (core/mask-pattern.js; its internals have no published types)
 // eslint-disable-next-line @typescript-eslint/no-require-imports

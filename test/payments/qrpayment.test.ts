@@ -3,7 +3,7 @@
  * the same order again, conflicts, validation, the result signal, webhook emission, expiry.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { qrImage } from '../../src/payments/qr-image';
+import { qrImage } from '../../src/qr-image';
 import { paymentWorkflowId, PaymentWorkflowType } from '../../src/payments';
 import { orderReference, parseTlv, payloadFields, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
 import { fieldSigned, post as postCallback } from '../callbacks/helpers';

@@ -13,6 +13,7 @@ import { createQueueWorkers, type QueueWorkers } from '../../src/app/worker';
 import { refundsWorkflowId } from '../../src/refunds';
 import { claimStuckRefunds, redriveStuckRefunds } from '../../src/refunds/redrive';
 import { recordRefundRequest } from '../../src/refunds/repository';
+import { paymentRecords } from '../../src/payments/repository';
 import { sandboxProviders } from '../../src/simulators/providers';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { createTestStack, outsiderTemporalClient, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
@@ -82,7 +83,12 @@ const AFTER_S = 3600;
 const redrive = () => redriveStuckRefunds(deps(), { afterSeconds: AFTER_S });
 /** As the gateway writes it before its update (that then never reaches Temporal), made two hours old. */
 async function stuckRefund(orderId: string, paymentId: string, amountSatang?: number) {
-  const r = await recordRefundRequest(stack.db, { paymentId, orderId, apiKeyId: owner.id, amountSatang });
+  const r = await recordRefundRequest(stack.db, paymentRecords, {
+    paymentId,
+    orderId,
+    apiKeyId: owner.id,
+    amountSatang,
+  });
   if (!r.ok) throw new Error(r.message);
   await stack
     .db('refunds')
@@ -101,7 +107,7 @@ it('a refund written while Temporal was unreachable is run by the re-drive, once
   const { orderId, paymentId } = await paidQr(stack, owner.key, 100, 'redrive');
   const refundId = await stuckRefund(orderId, paymentId, 4000);
   const fresh = await paidQr(stack, owner.key, 10, 'redrive');
-  const recent = await recordRefundRequest(stack.db, {
+  const recent = await recordRefundRequest(stack.db, paymentRecords, {
     paymentId: fresh.paymentId,
     orderId: fresh.orderId,
     apiKeyId: owner.id,

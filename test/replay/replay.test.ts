@@ -44,6 +44,7 @@ import { createTestStack, provenResult, testLogger, uniq, waitFor } from '../sup
 import { historyFromJson } from '../../src/temporal/history';
 import { signRefund } from '../../src/proofs';
 import { recordRefundRequest } from '../../src/refunds/repository';
+import { paymentRecords } from '../../src/payments/repository';
 import { V2_BASELINE } from '../../workflows/patches';
 
 /** The file names the current code records to: the v2 payment workflows (workflows/patches.ts). */
@@ -270,7 +271,12 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
       await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result();
       for (const amountSatang of [3000, undefined]) {
         // as POST /refund does: the row first, then the update with the gateway's proof of it
-        const recorded = await recordRefundRequest(stack.db, { paymentId, orderId, apiKeyId, amountSatang });
+        const recorded = await recordRefundRequest(stack.db, paymentRecords, {
+          paymentId,
+          orderId,
+          apiKeyId,
+          amountSatang,
+        });
         if (!recorded.ok) throw new Error(recorded.message);
         const { refundId } = recorded.refund;
         const proof = signRefund(stack.config.results.signingKey, {

@@ -11,7 +11,7 @@ import type Koa from 'koa';
 import YAML from 'yaml';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createWebhookActivities } from '../../activities/webhooks/index';
+import { createWebhookActivities } from '../../activities/webhooks';
 import { loadConfig } from '../../src/config';
 import { createApp } from '../../src/app/app';
 import { createEndpoint } from '../../src/webhooks/endpoints';
@@ -321,7 +321,13 @@ describe('through the API and the attempt activity', () => {
         s.close(() => r(p));
       });
     });
-    const activities = createWebhookActivities({ db: stack.db, config: stack.config, logger: testLogger, resolve });
+    const activities = createWebhookActivities({
+      db: stack.db,
+      config: stack.config,
+      logger: testLogger,
+      resolve,
+      records: { payment: async () => undefined, reached: async () => false, refunded: async () => undefined },
+    });
     const errors: (string | undefined)[] = [];
     for (const url of [`http://127.0.0.1:${closed}/`, `http://127.0.0.1:${pgPort}/`, 'http://10.0.0.1/']) {
       const ep = await createEndpoint(stack.db, stack.config, { id: owner.id, mode: 'sandbox' }, { url });

@@ -16,8 +16,11 @@ import { guards, Id } from '../http/guards';
 import { requireApiKey } from '../http/middleware/api-key';
 import { ApiKeyAuth, envelope, errorResponses, registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
-import { paymentRowByOrder, timelineRows } from './timeline-repository';
+import { receiptRowsOfPayment } from '../callbacks/receipts';
+import { paymentRowByOrder, paymentStoryRows } from '../payments/repository';
 import { exceptionsOfPayment } from '../reconciliation/repository';
+import { refundRowsOfPayment } from '../refunds/repository';
+import { endpointIdsOfKey, webhookRowsOfPayment } from '../webhooks/endpoints';
 
 const Entry = z.object({
   at: z.string().openapi({ description: 'ISO 8601 UTC' }),
@@ -109,15 +112,18 @@ export function timelineRoutes(deps: AppDeps): Router {
     const p = await paymentRowByOrder(db, orderId);
     if (!p || p.mode !== key.mode || (p.api_key_id !== null && p.api_key_id !== key.id))
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
-    const [{ events, receipts, deliveries, attempts, deadLetters, refunds, conflicts }, reconciled] = await Promise.all(
-      [timelineRows(db, p.id), exceptionsOfPayment(db, p.id)],
-    );
+    // one read per slice that holds part of the story, side by side
+    const [{ events, conflicts }, receipts, { deliveries, attempts, deadLetters }, refunds, reconciled] =
+      await Promise.all([
+        paymentStoryRows(db, p.id),
+        receiptRowsOfPayment(db, p.id),
+        webhookRowsOfPayment(db, p.id),
+        refundRowsOfPayment(db, p.id),
+        exceptionsOfPayment(db, p.id),
+      ]);
 
     // a keyless payment is seen by every key of its mode: only the viewer's own endpoints' deliveries
-    const own =
-      p.api_key_id === null
-        ? new Set<string>(await db('webhook_endpoints').where({ api_key_id: key.id }).pluck('id'))
-        : undefined;
+    const own = p.api_key_id === null ? new Set<string>(await endpointIdsOfKey(db, key.id)) : undefined;
     const mine = (r: { endpoint_id: string }) => !own || own.has(r.endpoint_id);
     type E = { at: string; type: z.infer<typeof Entry>['type']; details: Record<string, unknown> };
     const entries: E[] = [];

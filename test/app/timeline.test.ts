@@ -7,7 +7,7 @@ import http from 'node:http';
 import { listenLocal, useTestStack } from '../support/servers';
 import { uniq } from '../support/stack';
 import { fieldSigned, post } from '../callbacks/helpers';
-import { newKey, request, rowOf, waitFor } from './support';
+import { newKey, request, rowOf, waitFor } from '../payments/support';
 
 const stack = useTestStack();
 let key: { id: string; key: string };

@@ -1,4 +1,7 @@
-/** The catalog reads of POST /calculate-cost (./cost-routes.ts): the branch, and the products with price and stock. */
+/**
+ * The catalog reads the payments slice's POST /calculate-cost takes (src/payments/cost-routes.ts):
+ * the branch, and the products with price and stock. The catalog tables are the storefront's.
+ */
 import type { Db } from '../db/knex';
 
 export interface ProductRow {
