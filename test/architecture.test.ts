@@ -17,28 +17,11 @@ import {
   withCallImports,
   type CallImport,
 } from './support/slices';
+import { FACE, INNER, LAYERS } from './support/layers';
 
 const root = path.resolve(__dirname, '..');
 type Graph = Record<string, string[]>;
 
-const FEATURES = '(payments|refunds|callbacks|webhooks|checkout|bank|storefront|reconciliation)';
-/** a feature's face (src/<feature>/index.ts) and the pure files it re-exports: its contract */
-export const FACE = new RegExp(`^src/${FEATURES}/(index|contract|states|paths|model|events)\\.ts$`);
-/** a feature's inner files: everything of src/<feature>/ but its face */
-const INNER = new RegExp(`^(?!src/${FEATURES}/(index|contract|states|paths|model|events)\\.ts$)src/${FEATURES}/`);
-
-/** The layers, top first: a file may import its own layer or one below, never one above. */
-export const LAYERS: ReadonlyArray<readonly [string, RegExp]> = [
-  ['entry points', /^src\/(main\.ts$|roles\/|cli\/)/],
-  ['composition root', /^src\/app\//],
-  ['sandbox providers', /^src\/simulators\//],
-  ['Temporal side', /^(workflows|activities)\//],
-  ['features', INNER],
-  ['toolkit', /^src\/(http|temporal)\//],
-  ['infrastructure', /^src\/(db|stack|types)\/|^src\/[^/]+\.ts$/],
-  ['feature faces', FACE],
-  ['domain', /^src\/domain\//],
-];
 const layerOf = (file: string): number => LAYERS.findIndex(([, re]) => re.test(file));
 
 /** Every import from a lower layer to a higher one, and every file no layer claims. */
