@@ -7,11 +7,10 @@
  * is the same refund at the provider.
  * A 4xx is a non-retryable RefundRejected; network errors, timeouts and 5xx are retried.
  */
+import type { ProviderRefundInput } from '../src/refunds';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
-import type { Mode } from '../src/domain/mode';
-import type { PaymentMethod } from '../src/payments';
 import { ActivityFailureType } from '../src/domain/temporal';
 import { verifyRefundProof } from '../src/proofs';
 import {
@@ -23,20 +22,10 @@ import {
   type RecordedRefund,
   type RefundablePayment,
 } from '../src/refunds/repository';
-import { expectSuccess, httpJson, type HttpReply } from './bank';
+import { expectSuccess, httpJson, type HttpReply } from './provider-http';
 import { providerEndpoint, type SandboxProviders } from './provider-endpoint';
 
-export interface ProviderRefundInput {
-  refundId: string;
-  paymentId: string;
-  orderId: string;
-  method: PaymentMethod;
-  mode: Mode;
-  /** card: the charge id */
-  providerRef: string | null;
-  amountSatang: number;
-  reason?: string;
-}
+export type { ProviderRefundInput } from '../src/refunds';
 
 /** What the refund workflow may refund: the recorded refund and its payment, or nothing. */
 export type { RefundablePayment };

@@ -9,7 +9,7 @@
 import type { Config } from '../../src/config';
 import type { Mode } from '../../src/domain/mode';
 import { ActivityFailureType } from '../../src/domain/temporal';
-import { expectSuccess, httpJson, type HttpReply } from '../bank';
+import { expectSuccess, httpJson, type HttpReply } from '../provider-http';
 import { providerEndpoint, type SandboxProviders } from '../provider-endpoint';
 
 export interface CreateChargeInput {

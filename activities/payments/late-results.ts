@@ -14,7 +14,7 @@ import { contradicts, type PaymentMethod, type PaymentStatus } from '../../src/p
 import type { ConflictResolution, LateResultInput, LateResultOutcome } from '../../src/payments';
 import { newId } from '../../src/ids';
 import type { Logger } from '../../src/logger';
-import type { ProviderRefundInput } from '../refunds';
+import type { ProviderRefundInput } from '../../src/refunds';
 
 export interface LateRecord extends LateResultOutcome {
   /** policy refund: what to ask the provider (the refund id is fixed on the conflict row) */

@@ -45,8 +45,25 @@ export interface AppRoute {
 const routesOfApps = new WeakMap<Koa, AppRoute[]>();
 export const appRoutes = (app: Koa): AppRoute[] => routesOfApps.get(app) ?? [];
 
+/**
+ * The gateway's Koa app: its callback() answers the payment API's cheapest refusals at the edge
+ * (src/app/edge.ts) before Koa, so every server of the app (npm start, the gateway role, the
+ * tests) gets the edge through the one callback() Koa servers use.
+ */
+class GatewayApp extends Koa {
+  edge?: (req: IncomingMessage, res: ServerResponse) => boolean;
+
+  override callback(): ReturnType<Koa['callback']> {
+    const handle = super.callback();
+    const edge = this.edge;
+    if (!edge) return handle;
+    return (req, res) =>
+      req instanceof IncomingMessage && edge(req, res as ServerResponse) ? Promise.resolve() : handle(req, res);
+  }
+}
+
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: false });
+  const app = new GatewayApp({ proxy: false });
   app.silent = true;
 
   const router = new Router();
@@ -126,14 +143,6 @@ export function createApp(deps: AppDeps): Koa {
   app.use(routerMiddleware(router)); // router.routes(), each match's chain composed once
   app.use(router.allowedMethods());
 
-  // the edge answers the payment API's cheapest refusals before Koa (src/app/edge.ts): every
-  // server of the app (npm start, the gateway role, the tests) gets it through app.callback()
-  const edge = createEdge({ router, keys, logger: deps.logger });
-  const koaCallback = app.callback.bind(app);
-  app.callback = () => {
-    const handle = koaCallback();
-    return (req, res) =>
-      req instanceof IncomingMessage && edge(req, res as ServerResponse) ? Promise.resolve() : handle(req, res);
-  };
+  app.edge = createEdge({ router, keys, logger: deps.logger });
   return app;
 }

@@ -265,3 +265,22 @@ export async function paymentStoryRows(db: Db, paymentId: string) {
   ]);
   return { events, conflicts };
 }
+
+/** Sandbox payments still pending after the cursor, oldest first (the sandbox callback sender). */
+export const sandboxPendingAfter = (db: Db, cursor: { at: string; id: string }, ageSeconds: number) =>
+  db('payments')
+    .where({ mode: 'sandbox', status: 'pending' })
+    .whereRaw('(created_at, id) > (?::timestamptz, ?)', [cursor.at, cursor.id])
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .limit(1000)
+    .select('id', 'order_id', 'user_id', 'method', 'amount_satang', 'provider_ref')
+    .select(
+      db.raw('created_at::text as at'),
+      db.raw(`created_at < now() - interval '${Number(ageSeconds)} seconds' as aged`),
+    );
+
+/** The rows of payments `ids` as the sandbox callback sender reads them. */
+export const pendingRowsByIds = (db: Db, ids: string[]) =>
+  db('payments')
+    .whereIn('id', ids)
+    .select('id', 'order_id', 'user_id', 'method', 'amount_satang', 'provider_ref', 'status');

@@ -5,7 +5,8 @@
  * Names are part of the recorded histories (test/replay): never rename a value here.
  */
 import { defineUpdate } from '@temporalio/workflow';
-import type { PaymentStatus } from '../payments';
+import type { Mode } from '../domain/mode';
+import type { PaymentMethod, PaymentStatus } from '../payments';
 
 export const RefundsWorkflowType = { refunds: 'orderRefundsWorkflow' } as const;
 
@@ -48,3 +49,16 @@ export type RefundOutcome =
 
 export const refundUpdate = defineUpdate<RefundOutcome, [RefundRequest]>('refund');
 export type OrderRefundsWorkflow = (input: RefundsInput) => Promise<void>;
+
+/** What a provider refund call is given (the refund activities, and a late result's refund). */
+export interface ProviderRefundInput {
+  refundId: string;
+  paymentId: string;
+  orderId: string;
+  method: PaymentMethod;
+  mode: Mode;
+  /** card: the charge id */
+  providerRef: string | null;
+  amountSatang: number;
+  reason?: string;
+}

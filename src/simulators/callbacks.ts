@@ -8,6 +8,7 @@
  *   any other amount: success about 1 s after creation.
  * Card payments are called back once their charge exists (objectId = the charge id).
  */
+import { pendingRowsByIds, sandboxPendingAfter } from '../payments/repository';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
@@ -207,13 +208,7 @@ export function startCallbackSimulator(opts: CallbackSimulatorOptions): Callback
   }
 
   async function poll(): Promise<void> {
-    const rows: (PendingPayment & { at: string; aged: boolean })[] = await db('payments')
-      .where({ mode: 'sandbox', status: 'pending' })
-      .whereRaw('(created_at, id) > (?::timestamptz, ?)', [cursor.at, cursor.id])
-      .orderBy([{ column: 'created_at' }, { column: 'id' }])
-      .limit(1000)
-      .select('id', 'order_id', 'user_id', 'method', 'amount_satang', 'provider_ref')
-      .select(db.raw('created_at::text as at'), db.raw(`created_at < now() - interval '${AGE_S} seconds' as aged`));
+    const rows: (PendingPayment & { at: string; aged: boolean })[] = await sandboxPendingAfter(db, cursor, AGE_S);
     let passing = true;
     for (const p of rows) {
       if (passing && p.aged) {
@@ -230,9 +225,7 @@ export function startCallbackSimulator(opts: CallbackSimulatorOptions): Callback
       schedule(p);
     }
     if (awaitingCharge.size) {
-      const waiting: PendingPayment[] = await db('payments')
-        .whereIn('id', [...awaitingCharge])
-        .select('id', 'order_id', 'user_id', 'method', 'amount_satang', 'provider_ref', 'status');
+      const waiting: PendingPayment[] = await pendingRowsByIds(db, [...awaitingCharge]);
       for (const p of waiting as (PendingPayment & { status: string })[]) {
         if (p.status !== 'pending') awaitingCharge.delete(p.id);
         else if (p.provider_ref) {

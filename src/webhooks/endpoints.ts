@@ -347,3 +347,9 @@ export async function webhookRowsOfPayment(db: Db, paymentId: string) {
 /** The ids of a key's endpoints. */
 export const endpointIdsOfKey = (db: Db, apiKeyId: string): Promise<string[]> =>
   db('webhook_endpoints').where({ api_key_id: apiKeyId }).pluck('id');
+
+/** How many dead letters wait for a replay (the gateway's /metrics). */
+export const openDeadLetters = async (db: Db): Promise<number> =>
+  Number(
+    (await db('webhook_dead_letters').where({ status: 'dead' }).count<{ count: string }[]>('id as count'))[0].count,
+  );

@@ -5,6 +5,7 @@
  * target has both. The worker role serves the same on its WORKER_HTTP_PORT. METRICS_ACCESS=key (the default in production): only a key with the scope
  * `metrics`, as X-API-Key or `Authorization: Bearer` (Prometheus's `authorization` setting).
  */
+import { openDeadLetters } from '../../webhooks/endpoints';
 import Router from '@koa/router';
 import type { AppDeps } from '../../http/deps';
 import { deadLettersOpen, registry } from '../../metrics';
@@ -54,12 +55,7 @@ export async function scrapeMetrics(
 ): Promise<{ contentType: string; text: string }> {
   if (deps.config.metricsNeedKey) await requireOperatorKey(deps.db, headers, 'metrics');
   const open = await withTimeout(
-    deps
-      .db('webhook_dead_letters')
-      .where({ status: 'dead' })
-      .count<{ count: string }[]>('id as count')
-      .then((rows) => Number(rows[0].count))
-      .catch(() => undefined),
+    openDeadLetters(deps.db).catch(() => undefined),
     1000,
   );
   if (open !== undefined) deadLettersOpen.set(open);
