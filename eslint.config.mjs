@@ -3,8 +3,8 @@
 //    @temporalio/workflow, other workflow files, src/domain/** and a feature's face
 //    (src/<feature>, its index.ts: the feature's Temporal contract) and, type-only,
 //    activities/**; no process, fetch or setInterval either;
-//  - src/domain/ and each feature's face with the pure files it re-exports (pure code) import
-//    only src/domain, other faces and the pure libraries listed below;
+//  - src/domain/ and each feature's face, src/<feature>/index.ts (pure code), import only
+//    src/domain, other faces and the pure libraries listed below;
 //  - workflows/ and activities/: every promise is awaited or handled (type-aware
 //    no-floating-promises), so a missing `await` on an activity does not pass.
 import js from '@eslint/js';
@@ -15,16 +15,9 @@ const FEATURES = '(payments|refunds|callbacks|webhooks|checkout|reconciliation|b
 const WORKFLOW_TOP = `^(?!@temporalio/workflow$|\\./|\\.\\./src/domain/|\\.\\./src/${FEATURES}$|\\.\\./activities(/|$))`;
 const WORKFLOW_NESTED = `^(?!@temporalio/workflow$|\\./|\\.\\./(?!\\.\\./)|\\.\\./\\.\\./src/domain/|\\.\\./\\.\\./src/${FEATURES}$|\\.\\./\\.\\./activities(/|$))`;
 const DOMAIN_MAY_IMPORT = ['./', '@temporalio/workflow', '@temporalio/common', 'zod'];
-/** a feature's face and the pure files it re-exports: like src/domain, plus src/domain and other faces */
-const FACE_FILES = [
-  'src/*/index.ts',
-  'src/*/contract.ts',
-  'src/payments/states.ts', 'src/payments/rows.ts',
-  'src/callbacks/paths.ts',
-  'src/reconciliation/model.ts',
-  'src/webhooks/events.ts',
-];
-const FACE_MAY_NOT_IMPORT = `^(?!\\./(contract|states|paths|model|events|rows)$|\\.\\./domain/|\\.\\./${FEATURES}$|@temporalio/workflow$|@temporalio/common$|zod$)`;
+/** a feature's face (src/<feature>/index.ts, its contract): like src/domain, plus src/domain and other faces */
+const FACE_FILES = ['src/*/index.ts'];
+const FACE_MAY_NOT_IMPORT = `^(?!\\.\\./domain/|\\.\\./${FEATURES}$|@temporalio/workflow$|@temporalio/common$|zod$)`;
 const workflowImports = (regex) => [
   'error',
   {
@@ -109,7 +102,7 @@ export default tseslint.config(
             {
               regex: FACE_MAY_NOT_IMPORT,
               message:
-                "a feature's face is pure: it re-exports its contract and imports only src/domain, other faces and pure libraries",
+                "a feature's face (its contract) is pure: it imports only src/domain, other faces and pure libraries",
             },
           ],
         },

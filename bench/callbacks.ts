@@ -21,7 +21,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { signatureHeaders, signPayload } from '../src/callbacks/signature';
+import { signatureHeaders, signPayload } from '../src/callbacks/verify';
 import { CALLBACK_PATH_OF } from '../src/callbacks';
 import { cpuPerCall, cpuSnapshot } from './proc-cpu';
 import { choiceArg, flagArg, headerLine, intArg, loadAverage, resultLine, runBench, say } from './support';

@@ -36,7 +36,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
-import { signatureHeaders, signPayload } from '../src/callbacks/signature';
+import { signatureHeaders, signPayload } from '../src/callbacks/verify';
 import { orderPaymentId } from '../src/ids';
 import { cpuPerCall, cpuSnapshot, type CpuSnapshot } from './proc-cpu';
 import { percentile, s2sBreakdown, s2sSummary, scheduleToStart } from './steady';

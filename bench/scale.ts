@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { signPayload } from '../src/callbacks/signature';
+import { signPayload } from '../src/callbacks/verify';
 import { DEV_PROVIDER_SECRET_PREFIX } from '../src/config';
 import { createDb, migrateLatest } from '../src/db/knex';
 import { isCatalogEmpty, seedCatalog } from '../src/db/seed';

@@ -16,7 +16,7 @@ import { callbackIpGuard } from '../callbacks/verify';
 import { callbackRoutes } from '../callbacks/routes';
 import { paymentRoutes } from '../payments/routes';
 import { costRoutes } from '../payments/cost-routes';
-import { isStorefrontPath, storefrontRoutes } from '../storefront/routes';
+import { storefrontPathPattern, storefrontRoutes } from '../storefront/routes';
 import { cors } from '../http/middleware/cors';
 import { systemRoutes } from './routes/system';
 import { webhookRoutes } from '../webhooks/routes';
@@ -118,10 +118,11 @@ export function createApp(deps: AppDeps): Koa {
   // Two middlewares before the router, not ten: each Koa middleware is a dispatch, a promise and
   // an await on every request. The front: request id, error envelopes, CORS, the callback address
   // check, metrics and the access log (src/http/middleware/request.ts).
+  const storefrontPaths = storefrontPathPattern(deps);
   app.use(
     front({
       logger: deps.logger,
-      cors: cors({ origins: deps.config.storefront.shopOrigin, applies: (path) => isStorefrontPath(deps, path) }),
+      cors: cors({ origins: deps.config.storefront.shopOrigin, applies: (path) => storefrontPaths.test(path) }),
       callbackIpGuard: callbackIpGuard(deps.config, deps.logger), // before any body is read
     }),
   );

@@ -11,7 +11,7 @@
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import { taskQueueOf } from '../domain/temporal';
-import type { BankCall, BankOutcome } from './contract';
+import type { BankCall, BankOutcome } from './index';
 import { AppError, ErrorCode } from '../domain/errors';
 import type { ApiKeyInfo } from '../domain/api-keys';
 import { satangToThb } from '../domain/money';

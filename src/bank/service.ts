@@ -11,7 +11,7 @@ import {
   type BankCall,
   type BankRequestWorkflow,
   type BankOutcome,
-} from './contract';
+} from './index';
 import { newId } from '../ids';
 import { withinDeadline } from '../temporal/calls';
 

@@ -11,7 +11,7 @@ import { rawBodyOf } from '../http/middleware/body';
 import type { InputViolation } from '../http/middleware/input';
 import { printableField } from '../http/input-rule';
 import type { Logger } from '../logger';
-import { verifyFieldSignature, verifyHeaderSignature } from './signature';
+import { verifyFieldSignature, verifyHeaderSignature } from './verify';
 import { RESTRICTED_PATHS } from './verify';
 
 const FIELD_SIGNED = new Set<ProviderName>(['QR', 'WALLET']);

@@ -26,7 +26,7 @@ import { handlerRecordFrom } from './records';
 import { requireBodyType, verifySignatureHeaders, verifySignedPayload } from './verify';
 import { handleWalletCallback } from './wallet-handler';
 import { providerNameOf } from '../domain/providers';
-import { CALLBACK_PATH_OF, endpointsWithSchema, WALLET_HANDLER_PATH } from './paths';
+import { CALLBACK_PATH_OF, endpointsWithSchema, WALLET_HANDLER_PATH } from './index';
 import { AppError, ErrorCode } from '../domain/errors';
 import { unwrapHandlerBody, validateHandlerBody } from '../domain/handler-form';
 import { assertStorable } from '../http/middleware/input';

@@ -2,7 +2,7 @@
  * The Callback API's bodies as zod schemas, registered in the OpenAPI document with each
  * endpoint's path, headers and answers (the contract "Callback API"); ./routes.ts validates with them.
  */
-import { CALLBACK_ENDPOINTS, CALLBACK_PATH_OF, WALLET_HANDLER_PATH, type CallbackSchema } from './paths';
+import { CALLBACK_ENDPOINTS, CALLBACK_PATH_OF, WALLET_HANDLER_PATH, type CallbackSchema } from './index';
 import type { CallbackProvider } from '../domain/providers';
 import { CallbackError, errorResponses, registry, z } from '../http/openapi';
 

@@ -1,17 +1,115 @@
 /**
- * Verification of the IP-restricted callback endpoints, in this order: source address (before
- * the body is even read), content type, signature, timestamp. Anything that does not verify is
- * refused with the callback error names (src/domain/errors.ts); nothing is recorded before all pass.
+ * How a callback is signed and verified (docs/callbacks.md): the IP-restricted endpoints are
+ * checked in this order: source address (before the body is even read), content type,
+ * signature, timestamp. Anything that does not verify is refused with the callback error names
+ * (src/domain/errors.ts); nothing is recorded before all pass. Signatures: hex HMAC-SHA256 with
+ * the provider's shared secret, compared in constant time: over the canonical JSON (RFC 8785
+ * for JSON.parse values) of a payload without its `signature` field (QR, wallet gateway form),
+ * or over `<X-Timestamp>.<raw body>` in X-Signature (card form, card network, bank app).
+ * Timestamps: ISO 8601 UTC in JSON payloads, unix seconds in X-Timestamp, refused older than
+ * CALLBACK_MAX_AGE_S or more than 60 s ahead. The simulators and the tests sign with these.
  */
 import type { Context } from 'koa';
+import { hexDigestEquals, hmacSha256Hex } from '../proofs';
 import { PROVIDERS, type Config, type ProviderName } from '../config';
-import { CALLBACK_ENDPOINTS } from './paths';
+import { CALLBACK_ENDPOINTS } from './index';
 import { AppError, ErrorCode } from '../domain/errors';
 import { providerNameOf } from '../domain/providers';
 import type { Logger } from '../logger';
 import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../http/ip';
-import { verifyFieldSignature, verifyHeaderSignature } from './signature';
-import { assertFresh, parseIsoUtc, parseUnixSeconds } from './timestamp';
+
+// ---- canonical JSON ----
+
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError('non-finite number has no JSON form');
+    const text = JSON.stringify(value);
+    if (text === undefined) throw new TypeError(`${typeof value} has no JSON form`);
+    return text;
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+}
+
+/** The payload that a `signature` field signs: the canonical JSON of the object without that field. */
+export function signedPayloadText(payload: Record<string, unknown>): string {
+  const { signature: _omit, ...rest } = payload;
+  return canonicalJson(rest);
+}
+
+// ---- signatures ----
+
+export { hexDigestEquals, hmacSha256Hex };
+
+export const verifyFieldSignature = (secret: string, payload: Record<string, unknown>): boolean =>
+  hexDigestEquals(hmacSha256Hex(secret, signedPayloadText(payload)), payload.signature);
+
+export const verifyHeaderSignature = (
+  secret: string,
+  timestamp: string,
+  rawBody: string,
+  signature: unknown,
+): boolean => hexDigestEquals(hmacSha256Hex(secret, `${timestamp}.${rawBody}`), signature);
+
+/** Adds the `signature` field to a JSON payload (QR and wallet gateway forms). */
+export function signPayload<T extends Record<string, unknown>>(secret: string, payload: T): T & { signature: string } {
+  return { ...payload, signature: hmacSha256Hex(secret, signedPayloadText(payload)) };
+}
+
+/** The X-Timestamp and X-Signature headers for a raw body (card, card network, bank app). */
+export function signatureHeaders(
+  secret: string,
+  rawBody: string,
+  unixSeconds = Math.floor(Date.now() / 1000),
+): Record<'X-Timestamp' | 'X-Signature', string> {
+  const ts = String(unixSeconds);
+  return { 'X-Timestamp': ts, 'X-Signature': hmacSha256Hex(secret, `${ts}.${rawBody}`) };
+}
+
+// ---- timestamps ----
+
+const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]00:?00)$/;
+const UNIX_SECONDS = /^\d{1,12}$/;
+
+/** Milliseconds since the epoch of an ISO 8601 UTC timestamp, or undefined when it is not one. */
+export function parseIsoUtc(text: unknown): number | undefined {
+  if (typeof text !== 'string') return undefined;
+  const m = ISO_UTC.exec(text);
+  if (!m) return undefined;
+  const ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}${(m[7] ?? '').slice(0, 4)}Z`);
+  if (Number.isNaN(ms)) return undefined;
+  // reject dates that Date.parse rolls over (2026-02-30)
+  const d = new Date(ms);
+  if (d.getUTCDate() !== Number(m[3]) || d.getUTCMonth() + 1 !== Number(m[2])) return undefined;
+  return ms;
+}
+
+export function parseUnixSeconds(text: unknown): number | undefined {
+  return typeof text === 'string' && UNIX_SECONDS.test(text) ? Number(text) * 1000 : undefined;
+}
+
+export interface TimestampWindow {
+  maxAgeSeconds: number;
+  maxFutureSeconds: number;
+}
+
+/** Throws INVALID_TIMESTAMP unless `ms` lies in [now - maxAge, now + maxFuture]. */
+export function assertFresh(ms: number | undefined, window: TimestampWindow, nowMs = Date.now()): void {
+  if (ms === undefined) throw new AppError(ErrorCode.INVALID_TIMESTAMP, 'timestamp is not a valid timestamp');
+  if (ms < nowMs - window.maxAgeSeconds * 1000)
+    throw new AppError(ErrorCode.INVALID_TIMESTAMP, `timestamp is older than ${window.maxAgeSeconds} seconds`);
+  if (ms > nowMs + window.maxFutureSeconds * 1000)
+    throw new AppError(
+      ErrorCode.INVALID_TIMESTAMP,
+      `timestamp is more than ${window.maxFutureSeconds} seconds in the future`,
+    );
+}
+
+// ---- the endpoints' checks ----
 
 /** The IP-restricted paths and whose allow-list and secret apply (/wallet/callback is public). */
 export const RESTRICTED_PATHS: Readonly<Record<string, ProviderName>> = Object.fromEntries(

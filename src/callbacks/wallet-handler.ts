@@ -18,7 +18,7 @@ import {
   CallbackWorkflowType,
   type PaidOrderInput,
   type PaidOrderProcessingWorkflow,
-} from './contract';
+} from './index';
 import { taskQueueOf } from '../domain/temporal';
 import {
   idsOf,

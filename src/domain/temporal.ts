@@ -1,7 +1,7 @@
 /**
  * The Temporal vocabulary every feature shares: patch ids (one registry, so none is reused),
  * the task queues (bulkheads) and the failure types activities throw. Each feature's own
- * workflow types, ids, signals, updates and inputs live in its contract (src/<feature>/contract.ts).
+ * workflow types, ids, signals, updates and inputs live in its face (src/<feature>/index.ts).
  *
  * Names are part of the recorded histories (test/replay): never rename a value here.
  */

@@ -1,4 +1,303 @@
-/** The payments' face: what other slices, workflows and the toolkit may use (pure). */
-export * from './contract';
-export * from './states';
-export * from './rows';
+/**
+ * The payments slice's face and contract: what other slices, the workflows and the toolkit may
+ * use of it. Pure (no I/O): its Temporal names, ids, signals, updates, inputs and outputs, and
+ * the types and pure helpers others share. Names in recorded histories (test/replay) never change.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Mode } from '../domain/mode';
+import type { CallbackProvider } from '../domain/providers';
+
+// ---- contract ----
+
+/**
+ * The payments' Temporal contract: workflow types and ids, the result signal, the view query,
+ * the card's charge update, and the inputs and outputs the gateway, the worker and the workflow
+ * code share (workflows/payments/ implements them). Pure: workflow code imports it.
+ *
+ * Names are part of the recorded histories (test/replay): never rename a value here.
+ */
+/** Workflow type names (the exported function names under workflows/payments/). */
+export const PaymentWorkflowType = {
+  /**
+   * The payment workflows the gateway starts: versioned by type (v2), not by `patched()`. Each
+   * patch a new execution asked for cost it a marker and an upsert of the TemporalChangeVersion
+   * search attribute (two events, two billed actions on Temporal Cloud),
+   * though every new execution takes every patch. A v2 execution takes the patches below that
+   * were in place when v2 began without asking (a later one it asks); the v1 types stay registered so executions started before replay as they
+   * ran (workflows/patches.ts). Deploy workers before gateways: a v2 start waits for a worker
+   * that knows the type.
+   */
+  card: 'cardPaymentWorkflowV2',
+  qr: 'qrPaymentWorkflowV2',
+  /** the payment workflows' first type: executions started before v2, which still replay */
+  cardV1: 'cardPaymentWorkflow',
+  qrV1: 'qrPaymentWorkflow',
+  /** a provider result that contradicts a settled payment (the gateway saw it settled first) */
+  lateResult: 'lateResultWorkflow',
+} as const;
+
+// Workflow ids: natural idempotency, one workflow per subject.
+/** the payment of an order: one per order */
+export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
+/** one late-result resolution per payment and contradicting status */
+export const lateResultWorkflowId = (paymentId: string, status: PaymentResult['status']): string =>
+  `late-result-${paymentId}-${status}`;
+
+// ---- payment workflows (card, qr) ----
+
+/**
+ * Signal `paymentResult`: the first valid one with a verified proof decides; a later one that
+ * contradicts the decision is a late result (late-result-v1), one that agrees changes nothing.
+ */
+export interface PaymentResult {
+  status: 'success' | 'failed';
+  provider: string;
+  reference?: string;
+  message?: string;
+  /** the callback receipt this result comes from (result-proof-v1) */
+  receiptId?: string;
+  /** HMAC over (receiptId, paymentId, status) with RESULT_SIGNING_KEY (src/result-proof.ts) */
+  proof?: string;
+}
+
+export interface ChargeView {
+  id: string;
+  status: string;
+  authorizeUri: string | null;
+}
+
+export interface PaymentView {
+  paymentId: string;
+  orderId: string;
+  method: PaymentMethod;
+  amountSatang: number;
+  status: PaymentStatus;
+  history: { status: PaymentStatus; at: string; reason: string }[];
+  /** card: the charge at the card provider, once created */
+  charge?: ChargeView;
+  /** why the payment failed or expired */
+  failureReason?: string;
+}
+
+export interface PaymentOutcome {
+  paymentId: string;
+  orderId: string;
+  status: PaymentStatus;
+}
+
+/** What every payment workflow starts from (the gateway builds it). */
+export interface PaymentInput {
+  paymentId: string;
+  orderId: string;
+  userId: string;
+  amountSatang: number;
+  mode: Mode;
+  apiKeyId?: string;
+  customerId?: string;
+  /** card: where the user is sent after the provider's callback */
+  callbackUrl?: string;
+  /**
+   * the gateway's proof of this start (talat-payment-v1: payment, order, amount, mode, key,
+   * workflow id): what lets the worker write a payments row the gateway's insert left missing
+   */
+  proof?: string;
+}
+
+export interface CardPaymentInput extends PaymentInput {
+  /** one-time card token from the provider's client library */
+  token: string;
+  /** the provider's browser return address (our /callback) */
+  returnUri?: string;
+  timeoutSeconds: number;
+}
+
+export interface QrPaymentInput extends PaymentInput {
+  /** ISO 8601 UTC; the workflow's timer runs until then */
+  expiresAt: string;
+  qr: { payload: string; crc: string; promptPayId: string; billerId?: string; ref1?: string };
+}
+
+export const paymentResultSignal = defineSignal<[PaymentResult]>('paymentResult');
+export const paymentQuery = defineQuery<PaymentView>('payment');
+/** Card: resolves once the charge exists at the provider (or the payment ended); returns the view. */
+export const chargeUpdate = defineUpdate<PaymentView>('charge');
+
+export type CardPaymentWorkflow = (input: CardPaymentInput) => Promise<PaymentOutcome>;
+export type QrPaymentWorkflow = (input: QrPaymentInput) => Promise<PaymentOutcome>;
+
+// ---- late and conflicting results (lateResultWorkflow, or the payment workflow's own handler) ----
+
+export interface LateResultInput {
+  paymentId: string;
+  orderId: string;
+  /** the status the payment had been decided to when the result came */
+  paymentStatus: PaymentStatus;
+  result: PaymentResult;
+}
+
+/** What became of the conflict: the policy's action and, for a refund, how it went. */
+export type ConflictResolution = 'recorded' | 'review' | 'refund_pending' | 'refunded' | 'refund_failed';
+
+export interface LateResultOutcome {
+  /** rejected: the proof did not verify; duplicate: this conflict was recorded before; agrees: no conflict */
+  verdict: 'recorded' | 'duplicate' | 'rejected' | 'agrees';
+  conflictId?: string;
+  resolution?: ConflictResolution;
+}
+
+export type LateResultWorkflow = (input: LateResultInput) => Promise<LateResultOutcome>;
+
+// ---- the payments row, as the payments slice maps it for the others ----
+
+export interface Payment {
+  id: string;
+  orderId: string;
+  userId: string;
+  status: PaymentStatus;
+  method: PaymentMethod;
+  mode: Mode;
+  amountSatang: number;
+  /** sum of the succeeded refunds */
+  refundedSatang: number;
+  callbackUrl: string | null;
+  providerRef: string | null;
+  workflowId: string;
+  apiKeyId: string | null;
+  details: { charge?: { status?: string; authorizeUri?: string | null } } & Record<string, unknown>;
+  expiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+/** What a callback refers to: the payment row. */
+export type PaymentRef = Payment;
+
+export interface PaymentEvent {
+  status: PaymentStatus;
+  at: Date;
+  reason: string;
+}
+
+/**
+ * What the payments slice offers the others over its records: built over a database by
+ * paymentRecords (./repository.ts), passed to each slice that declares it by the composition root.
+ */
+export interface PaymentRecords {
+  byOrderId(orderId: string): Promise<Payment | undefined>;
+  byId(paymentId: string): Promise<Payment | undefined>;
+  /** the payment's status and amount, its row locked to the end of the caller's transaction */
+  lockForRefund(paymentId: string): Promise<{ status: PaymentStatus; amountSatang: number } | undefined>;
+  /**
+   * adds a succeeded refund to the refunded total and, when that reaches the amount, moves the
+   * payment paid -> refunded with its event (inside the caller's transaction)
+   */
+  addRefunded(paymentId: string, amountSatang: number, refundId: string): Promise<void>;
+  /** whether the payment ever reached `status` (its events) */
+  reached(paymentId: string, status: string): Promise<boolean>;
+  /** the payment's status, amount and refunded total now */
+  amounts(paymentId: string): Promise<{ status: PaymentStatus; amountSatang: number; refundedSatang: number }>;
+}
+
+// ---- states ----
+
+/**
+ * Payment states and their transition table: the one place transitions are decided.
+ *
+ *   pending --(provider success)--> paid
+ *   pending --(provider failure)--> failed
+ *   pending --(expiry passes)-----> expired
+ *   paid    --(refunds reach the amount)--> refunded   (a partial refund keeps `paid`, with
+ *                                                 payments.refunded_satang; workflows/refunds.ts)
+ */
+export const PaymentStatus = {
+  pending: 'pending',
+  paid: 'paid',
+  failed: 'failed',
+  expired: 'expired',
+  refunded: 'refunded',
+} as const;
+export type PaymentStatus = (typeof PaymentStatus)[keyof typeof PaymentStatus];
+export const PAYMENT_STATUSES = Object.values(PaymentStatus);
+
+/** A payment's method: one per provider (src/domain/providers), the same wire and DB value. */
+export const PaymentMethod: { readonly [P in CallbackProvider]: P } = {
+  card: 'card',
+  qr: 'qr',
+  wallet: 'wallet',
+  cardnet: 'cardnet',
+  bankapp: 'bankapp',
+};
+export type PaymentMethod = CallbackProvider;
+
+const transitions: { readonly [S in PaymentStatus]: readonly PaymentStatus[] } = {
+  pending: ['paid', 'failed', 'expired'],
+  paid: ['refunded'],
+  failed: [],
+  expired: [],
+  refunded: [],
+};
+
+export const canTransition = (from: PaymentStatus, to: PaymentStatus): boolean => transitions[from].includes(to);
+
+export const isTerminal = (s: PaymentStatus): boolean =>
+  s === 'failed' || s === 'expired' || s === 'refunded' || s === 'paid';
+
+/** Returns the next state, or null when the transition is not allowed (the event is ignored). */
+export function transition(from: PaymentStatus, to: PaymentStatus): PaymentStatus | null {
+  return canTransition(from, to) ? to : null;
+}
+
+/**
+ * A provider result contradicts a decided payment when money and status disagree: a success on
+ * a payment that expired or failed (the customer paid, nobody will ship), or a failure on one
+ * that is paid (or refunded from paid). A result on a pending payment, or one that agrees with
+ * the status, is no conflict.
+ */
+export const CONTRADICTED_BY: Record<'success' | 'failed', readonly PaymentStatus[]> = {
+  success: ['failed', 'expired'],
+  failed: ['paid', 'refunded'],
+};
+
+export function contradicts(result: 'success' | 'failed', status: PaymentStatus): boolean {
+  return CONTRADICTED_BY[result].includes(status);
+}
+
+// ---- rows ----
+
+/**
+ * The payments row as the slice maps it, and the SQL fragments by which another slice composes
+ * one statement with it (the callback's claim of its receipt: one round trip, one snapshot).
+ * The payments slice writes every fragment that names its table; the others embed them. Pure.
+ */
+type Row = Record<string, unknown>;
+/** A payments row (`SELECT p.*`, other columns beside it ignored) as a Payment. */
+export const toPayment = (r: Row | undefined): Payment | undefined =>
+  r && {
+    id: String(r.id),
+    orderId: String(r.order_id),
+    userId: String(r.user_id),
+    status: r.status as PaymentStatus,
+    method: r.method as PaymentMethod,
+    mode: r.mode as Mode,
+    amountSatang: Number(r.amount_satang),
+    refundedSatang: Number(r.refunded_satang ?? 0),
+    callbackUrl: (r.callback_url as string | null) ?? null,
+    providerRef: (r.provider_ref as string | null) ?? null,
+    workflowId: String(r.workflow_id),
+    apiKeyId: (r.api_key_id as string | null) ?? null,
+    details: (r.details as Payment['details'] | null) ?? {},
+    expiresAt: (r.expires_at as Date | null) ?? null,
+    createdAt: r.created_at as Date,
+    updatedAt: r.updated_at as Date,
+  };
+
+/**
+ * `SELECT p.*, <columns> FROM payments p` of the payment of an order, or the newest with a
+ * provider reference: one row named `p`, its lookup key the one binding.
+ */
+export const paymentLookupSql = (by: 'orderId' | 'providerRef', columns = ''): string =>
+  `SELECT p.*${columns ? `, ${columns}` : ''} FROM payments p WHERE ${
+    by === 'orderId' ? 'p.order_id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC'
+  } LIMIT 1`;
+
+/** A scalar subquery: the status of the payment whose id is the SQL expression `idSql`. */
+export const paymentStatusSql = (idSql: string): string => `(SELECT status FROM payments WHERE id = ${idSql})`;

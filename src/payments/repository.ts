@@ -7,12 +7,12 @@ import { paymentTransitions } from '../metrics';
 import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
-import { canTransition, type PaymentMethod, type PaymentStatus } from './states';
-import type { Payment, PaymentEvent, PaymentRecords } from './contract';
-import { toPayment } from './rows';
+import { canTransition, type PaymentMethod, type PaymentStatus } from './index';
+import type { Payment, PaymentEvent, PaymentRecords } from './index';
+import { toPayment } from './index';
 
-export type { Payment, PaymentEvent, PaymentRef } from './contract';
-export { toPayment } from './rows';
+export type { Payment, PaymentEvent, PaymentRef } from './index';
+export { toPayment } from './index';
 
 type Row = Record<string, unknown>;
 

@@ -11,7 +11,7 @@ import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
-import { paymentWorkflowId, PaymentWorkflowType, type PaymentView } from './contract';
+import { paymentWorkflowId, PaymentWorkflowType, type PaymentView } from './index';
 import { orderPaymentId } from '../ids';
 import { signPayment } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';

@@ -12,7 +12,7 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import type { Mode } from '../domain/mode';
-import type { PaymentMethod } from './states';
+import type { PaymentMethod } from './index';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
 import {
   chargeUpdate,
@@ -23,7 +23,7 @@ import {
   type PaymentView,
   type QrPaymentInput,
   type QrPaymentWorkflow,
-} from './contract';
+} from './index';
 import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
 
 /** What the gateway can learn about a payment from Temporal alone (workflow memo). */

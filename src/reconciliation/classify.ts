@@ -5,7 +5,7 @@
  * payments recorded by Talat (a success after expiry, handled by LATE_PAYMENT_POLICY) come out
  * as expected exceptions.
  */
-import type { Outcome } from './model';
+import type { Outcome } from './index';
 import type { SettlementLine } from './parsers';
 
 export interface TalatItem {

@@ -10,7 +10,7 @@
  */
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { bangkokDayStart, type SettlementProvider } from './model';
+import { bangkokDayStart, type SettlementProvider } from './index';
 
 export type LineKind = 'payment' | 'refund' | 'fee';
 

@@ -14,7 +14,7 @@ import {
   type Outcome,
   type ReconciliationCounts,
   type SettlementProvider,
-} from './model';
+} from './index';
 import type { ClassifiedRow, TalatItem } from './classify';
 import type { SettlementLine } from './parsers';
 

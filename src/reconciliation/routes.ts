@@ -24,7 +24,7 @@ import {
   RESOLUTIONS,
   SETTLEMENT_PROVIDERS,
   type ReconciliationInput,
-} from './model';
+} from './index';
 import { taskQueueOf } from '../domain/temporal';
 import { apiErrors, guards, rateLimitHeaders, security } from '../http/guards';
 import { requireApiKey } from '../http/middleware/api-key';

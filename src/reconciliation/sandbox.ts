@@ -18,7 +18,7 @@ import {
   SETTLEMENT_PROVIDERS,
   settlementKey,
   type SettlementProvider,
-} from './model';
+} from './index';
 import type { SettlementStore } from './files';
 import { formatSettlementFile, type SettlementEntry } from './parsers';
 

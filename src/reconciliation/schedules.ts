@@ -21,7 +21,7 @@ import {
   SETTLEMENT_PROVIDERS,
   type ReconciliationInput,
   type SettlementProvider,
-} from './model';
+} from './index';
 
 export const SCHEDULE_TIMEZONE = 'Asia/Bangkok';
 

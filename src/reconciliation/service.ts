@@ -16,7 +16,7 @@ import {
   settlementKey,
   type ReconciliationResult,
   type SettlementProvider,
-} from './model';
+} from './index';
 import type { Notifier } from '../notifier';
 import { classifyLines } from './classify';
 import type { SettlementStore } from './files';

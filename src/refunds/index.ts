@@ -1,2 +1,71 @@
-/** The refunds face: what other slices, workflows and the toolkit may use (pure). */
-export * from './contract';
+/**
+ * The refunds slice's face and contract: what other slices, the workflows and the toolkit may
+ * use of it. Pure (no I/O): its Temporal names, ids, signals, updates, inputs and outputs, and
+ * the types and pure helpers others share. Names in recorded histories (test/replay) never change.
+ */
+import { defineUpdate } from '@temporalio/workflow';
+import type { Mode } from '../domain/mode';
+import type { PaymentMethod, PaymentStatus } from '../payments';
+
+// ---- contract ----
+
+/**
+ * The refunds' Temporal contract: one orderRefundsWorkflow per order (workflows/refunds.ts)
+ * serialises its refunds, one `refund` update each.
+ *
+ * Names are part of the recorded histories (test/replay): never rename a value here.
+ */
+export const RefundsWorkflowType = { refunds: 'orderRefundsWorkflow' } as const;
+
+/** the refunds of an order: one workflow at a time per order serialises them */
+export const refundsWorkflowId = (orderId: string): string => `refunds-${orderId}`;
+
+export interface RefundsInput {
+  orderId: string;
+  /** the workflow ends after this long without a refund (a later refund starts it again) */
+  idleSeconds: number;
+}
+
+/**
+ * Update `refund`: one refund; its update id is the refund id and a digest of its proof
+ * (refundUpdateId: a retried request is the same refund). Since refund-record-v1 the gateway sends the refund id and its proof only: amount,
+ * reason and payment come from the refunds row. The other fields are those of older histories.
+ */
+export interface RefundRequest {
+  refundId: string;
+  /** HMAC over the recorded refund (refund id, payment id, order id, amount) with RESULT_SIGNING_KEY */
+  proof?: string;
+  /** before refund-record-v1: satang; absent: the whole refundable rest */
+  amountSatang?: number;
+  reason?: string;
+  apiKeyId?: string;
+}
+
+export type RefundRejectionCode = 'CONFLICT' | 'INVALID_INPUT' | 'NOT_FOUND';
+
+export type RefundOutcome =
+  | {
+      ok: true;
+      refundId: string;
+      status: 'succeeded' | 'failed';
+      amountSatang: number;
+      failureReason?: string;
+      payment: { paymentId: string; status: PaymentStatus; amountSatang: number; refundedSatang: number };
+    }
+  | { ok: false; code: RefundRejectionCode; message: string; details?: Record<string, unknown> };
+
+export const refundUpdate = defineUpdate<RefundOutcome, [RefundRequest]>('refund');
+export type OrderRefundsWorkflow = (input: RefundsInput) => Promise<void>;
+
+/** What a provider refund call is given (the refund activities, and a late result's refund). */
+export interface ProviderRefundInput {
+  refundId: string;
+  paymentId: string;
+  orderId: string;
+  method: PaymentMethod;
+  mode: Mode;
+  /** card: the charge id */
+  providerRef: string | null;
+  amountSatang: number;
+  reason?: string;
+}

@@ -7,7 +7,7 @@
  */
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
-import type { RefundRejectionCode } from './contract';
+import type { RefundRejectionCode } from './index';
 import type { Mode } from '../domain/mode';
 import type { PaymentMethod, PaymentRecords, PaymentStatus } from '../payments';
 

@@ -14,7 +14,7 @@ import {
   type OrderRefundsWorkflow,
   type RefundOutcome,
   type RefundRequest,
-} from './contract';
+} from './index';
 import { withinDeadline } from '../temporal/calls';
 
 /** How long a refunds workflow stays open without a refund. */

@@ -12,7 +12,7 @@ import { pendingRowsByIds, sandboxPendingAfter } from '../payments/repository';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
-import { signatureHeaders, signPayload } from '../callbacks/signature';
+import { signatureHeaders, signPayload } from '../callbacks/verify';
 import { satangToThb } from '../domain/money';
 
 export type SandboxOutcome = 'fail' | 'delayed' | 'none' | 'alternate' | 'wallet' | 'success';

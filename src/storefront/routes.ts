@@ -149,13 +149,15 @@ export function storefrontRoutes(deps: AppDeps): Router {
 }
 
 /** Paths that answer CORS for the shop's origin. */
-export function isStorefrontPath(deps: Pick<AppDeps, 'config'>, path: string): boolean {
+/**
+ * The storefront's paths, as one pattern built once: the front middleware tests it on every
+ * request (CORS) without calling into the storefront.
+ */
+export function storefrontPathPattern(deps: Pick<AppDeps, 'config'>): RegExp {
   const { schemaBasePath, schemaName } = deps.config.storefront;
-  return (
-    /^\/(api|auth|public)\//.test(path) ||
-    path === '/app-first-page.json' ||
-    path.startsWith(`${schemaBasePath}/${schemaName}/`) ||
-    path === '/dev/identity'
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return new RegExp(
+    `^(?:/(?:api|auth|public)/|/app-first-page\\.json$|${esc(`${schemaBasePath}/${schemaName}/`)}|/dev/identity$)`,
   );
 }
 

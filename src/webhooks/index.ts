@@ -1,3 +1,154 @@
-/** The webhooks face: what other slices, workflows and the toolkit may use (pure). */
-export * from './contract';
-export * from './events';
+/**
+ * The webhooks slice's face and contract: what other slices, the workflows and the toolkit may
+ * use of it. Pure (no I/O): its Temporal names, ids, signals, updates, inputs and outputs, and
+ * the types and pure helpers others share. Names in recorded histories (test/replay) never change.
+ */
+import type { Mode } from '../domain/mode';
+import type { PaymentStatus } from '../payments';
+
+// ---- events ----
+
+/** The outgoing webhook event of the contract "Events": payment.status.updated. */
+/** A payment's status, or `partially_refunded` for a refund that leaves the payment paid. */
+export type PaymentEventStatus = PaymentStatus | 'partially_refunded';
+
+export interface PaymentStatusEvent {
+  paymentId: string;
+  orderId: string;
+  status: PaymentEventStatus;
+  /** the payment's amount; for a refund event, the refund's amount */
+  amountSatang: number;
+  /** set for refund events (status refunded or partially_refunded): each refund is its own message */
+  refundId?: string;
+  /** ISO 8601 UTC time of the transition */
+  timestamp: string;
+  mode: Mode;
+  apiKeyId?: string;
+}
+
+/** The body sent to integrators, exactly as the contract shows it (amount in THB). */
+export function webhookBody(e: PaymentStatusEvent) {
+  return {
+    event: 'payment.status.updated' as const,
+    data: {
+      orderId: e.orderId,
+      status: e.status,
+      amount: e.amountSatang / 100,
+      timestamp: e.timestamp,
+      ...(e.refundId ? { refundId: e.refundId } : {}),
+    },
+  };
+}
+
+/**
+ * Event types an endpoint may subscribe to (its `eventTypes` filter; none: every type): the
+ * event itself, or one status of it (`payment.paid`, `payment.refunded`, ...).
+ */
+export const EVENT_TYPES = [
+  'payment.status.updated',
+  'payment.paid',
+  'payment.failed',
+  'payment.expired',
+  'payment.refunded',
+  'payment.partially_refunded',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The event types a payment.status.updated event of `status` matches. */
+export const eventTypesOf = (status: string): string[] => ['payment.status.updated', `payment.${status}`];
+
+/** Whether an endpoint with the filter `filter` (null: every type) receives an event of `status`. */
+export const endpointWants = (filter: readonly string[] | null | undefined, status: string): boolean =>
+  !filter || filter.length === 0 || eventTypesOf(status).some((t) => filter.includes(t));
+
+// ---- contract ----
+
+/**
+ * The webhooks' Temporal contract: delivery, retry, replay, resend and recovery workflows
+ * (workflows/webhooks/), their ids, inputs and outcomes, and the retry delays.
+ *
+ * Names are part of the recorded histories (test/replay): never rename a value here.
+ */
+export const WebhookWorkflowType = {
+  webhookDelivery: 'webhookDeliveryWorkflow',
+  /** the retries of a webhook whose first attempt (made by the payment workflow) failed */
+  webhookRetry: 'webhookRetryWorkflow',
+  webhookReplay: 'webhookReplayWorkflow',
+  webhookResend: 'webhookResendWorkflow',
+  webhookRecover: 'webhookRecoverWorkflow',
+} as const;
+
+/**
+ * one webhook delivery per payment and status (and per refund: each refund is its own event);
+ * webhookDeliveryWorkflow before lean-payment-v1, webhookRetryWorkflow since
+ */
+export const webhookDeliveryWorkflowId = (paymentId: string, status: PaymentEventStatus, refundId?: string): string =>
+  refundId ? `webhook-${paymentId}-${status}-${refundId}` : `webhook-${paymentId}-${status}`;
+/** one replay of a dead letter at a time (a second request joins the running one) */
+export const webhookReplayWorkflowId = (deadLetterId: string): string => `webhook-replay-${deadLetterId}`;
+/** one resend of a message at a time (a second request joins the running one) */
+export const webhookResendWorkflowId = (messageId: string): string => `webhook-resend-${messageId}`;
+/** one recovery per endpoint at a time (a second request joins the running one) */
+export const webhookRecoverWorkflowId = (endpointId: string): string => `webhook-recover-${endpointId}`;
+
+/** Retries of a webhook delivery after the first attempt (the contract "Limits"). */
+export const WEBHOOK_RETRY_DELAYS_MS = [1000, 2000, 4000] as const;
+
+/** One delivery attempt as the webhook activities report it. */
+export interface AttemptResult {
+  ok: boolean;
+  /** the endpoint was removed: nothing more to do */
+  cancelled?: boolean;
+  statusCode?: number;
+  error?: string;
+}
+
+export interface DeliveryOutcome {
+  deliveryId: string;
+  state: 'delivered' | 'dead' | 'cancelled';
+  attempts: number;
+  deadLetterId?: string;
+}
+
+export interface WebhookReplayInput {
+  deadLetterId: string;
+}
+export type ReplayOutcome = AttemptResult & { status: 'dead' | 'delivered' };
+
+export type WebhookDeliveryWorkflow = (event: PaymentStatusEvent) => Promise<DeliveryOutcome[]>;
+
+/** The deliveries of one event whose first attempt failed: retried after 1 s, 2 s, 4 s, then dead-lettered. */
+export interface WebhookRetryInput {
+  event: PaymentStatusEvent;
+  deliveryIds: string[];
+  /** ms since the epoch when the first attempts began: the 1 s before attempt 2 counts from it */
+  firstAttemptAt?: number;
+  /**
+   * those of deliveryIds the payment workflow did not attempt (the settle step's bulkhead: their
+   * endpoint was failing or had enough first attempts in flight): this workflow makes attempt 1 too
+   */
+  deferred?: string[];
+}
+export type WebhookRetryWorkflow = (input: WebhookRetryInput) => Promise<DeliveryOutcome[]>;
+export type WebhookReplayWorkflow = (input: WebhookReplayInput) => Promise<ReplayOutcome>;
+
+/** Resend one message (delivery) to its endpoint now: one attempt, signed anew. */
+export interface WebhookResendInput {
+  messageId: string;
+  kind: 'resend' | 'recover';
+}
+export interface WebhookRecoverInput {
+  endpointId: string;
+  /** ISO 8601: messages created at or after this time that failed every attempt */
+  since: string;
+  /** continue-as-new state: where the previous run stopped, and its counts */
+  cursor?: { createdAt: string; id: string };
+  totals?: RecoverOutcome;
+}
+export interface RecoverOutcome {
+  resent: number;
+  delivered: number;
+  failed: number;
+}
+export type WebhookResendWorkflow = (input: WebhookResendInput) => Promise<AttemptResult>;
+export type WebhookRecoverWorkflow = (input: WebhookRecoverInput) => Promise<RecoverOutcome>;

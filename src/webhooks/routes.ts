@@ -8,7 +8,7 @@
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import { AppError, ErrorCode } from '../domain/errors';
-import { EVENT_TYPES } from './events';
+import { EVENT_TYPES } from './index';
 import { taskQueueOf } from '../domain/temporal';
 import {
   webhookRecoverWorkflowId,
@@ -19,7 +19,7 @@ import {
   type WebhookRecoverWorkflow,
   type WebhookReplayWorkflow,
   type WebhookResendWorkflow,
-} from './contract';
+} from './index';
 import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
 import { PageQuery, pageFields } from '../http/pagination';
 import type { Client } from '@temporalio/client';

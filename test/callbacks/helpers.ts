@@ -1,7 +1,7 @@
 /** Shared by the callback tests: payments to call back for, and correctly (or deliberately wrongly) signed callbacks. */
 import request from 'supertest';
 import type Koa from 'koa';
-import { signatureHeaders, signPayload } from '../../src/callbacks/signature';
+import { signatureHeaders, signPayload } from '../../src/callbacks/verify';
 import type { Config, ProviderName } from '../../src/config';
 import { uniq, waitFor, type TestStack } from '../support/stack';
 

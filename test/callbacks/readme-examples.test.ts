@@ -1,6 +1,6 @@
 /** The worked signature examples published in the README ("Callback API and webhooks") stay true. */
-import { signedPayloadText } from '../../src/callbacks/canonical-json';
-import { hmacSha256Hex, verifyFieldSignature, verifyHeaderSignature } from '../../src/callbacks/signature';
+import { signedPayloadText } from '../../src/callbacks/verify';
+import { hmacSha256Hex, verifyFieldSignature, verifyHeaderSignature } from '../../src/callbacks/verify';
 import { testConfig } from '../support/stack';
 import { signWebhook } from '../../src/webhooks/signing';
 

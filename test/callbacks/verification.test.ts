@@ -1,7 +1,7 @@
 /** The verification primitives of the callback API: canonical JSON, HMAC, timestamps, IP allow-lists. */
 import fc from 'fast-check';
 import vectors from '../fixtures/vectors/hmac-sha256.json';
-import { canonicalJson, signedPayloadText } from '../../src/callbacks/canonical-json';
+import { canonicalJson, signedPayloadText } from '../../src/callbacks/verify';
 import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../../src/http/ip';
 import {
   hexDigestEquals,
@@ -10,8 +10,8 @@ import {
   signPayload,
   verifyFieldSignature,
   verifyHeaderSignature,
-} from '../../src/callbacks/signature';
-import { assertFresh, parseIsoUtc, parseUnixSeconds } from '../../src/callbacks/timestamp';
+} from '../../src/callbacks/verify';
+import { assertFresh, parseIsoUtc, parseUnixSeconds } from '../../src/callbacks/verify';
 import { AppError } from '../../src/domain/errors';
 
 describe('HMAC-SHA256 hex', () => {

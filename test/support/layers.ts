@@ -8,11 +8,9 @@ import { featuresIn } from './slices';
 /** the features, read from the tree (every src/ folder that is not shared infrastructure) */
 const FEATURES = `(${featuresIn(path.resolve(__dirname, '../..')).join('|')})`;
 /** a feature's face (src/<feature>/index.ts) and the pure files it re-exports: its contract */
-export const FACE = new RegExp(`^src/${FEATURES}/(index|contract|states|paths|model|events|rows)\\.ts$`);
+export const FACE = new RegExp(`^src/${FEATURES}/index\\.ts$`);
 /** a feature's inner files: everything of src/<feature>/ but its face */
-export const INNER = new RegExp(
-  `^(?!src/${FEATURES}/(index|contract|states|paths|model|events|rows)\\.ts$)src/${FEATURES}/`,
-);
+export const INNER = new RegExp(`^(?!src/${FEATURES}/index\\.ts$)src/${FEATURES}/`);
 
 /** The layers, top first: a file may import its own layer or one below, never one above. */
 export const LAYERS: ReadonlyArray<readonly [string, RegExp]> = [
