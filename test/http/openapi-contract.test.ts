@@ -721,9 +721,8 @@ describe('the documented examples', () => {
     const url = template.replace(/\{(\w+)\}/g, (_m, n: string) =>
       encodeURIComponent(opts.params?.[n] ?? paramExample(op, n)),
     );
-    let req = request((opts.a ?? stack.app).callback())
-      [method.toLowerCase() as 'post'](url)
-      .set('X-API-Key', key);
+    const agent = request((opts.a ?? stack.app).callback());
+    let req = agent[method.toLowerCase() as 'post'](url).set('X-API-Key', key);
     for (const [h, v] of Object.entries(opts.headers ?? {})) req = req.set(h, v);
     if (example?.type === 'application/x-www-form-urlencoded') req = req.type('form');
     const res = conforms(await (example ? req.send(example.value as object) : req));
