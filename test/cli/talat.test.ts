@@ -7,7 +7,9 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { migrationSource } from '../../src/db/knex';
-import { createTestStack, testDatabaseUrl, uniq, type TestStack } from '../support/stack';
+import { createApp } from '../../src/app/app';
+import { revocationFeed } from '../../src/http/middleware/key-revocations';
+import { createTestStack, testConfig, testDatabaseUrl, testLogger, uniq, type TestStack } from '../support/stack';
 import { start, talat } from './support';
 
 jest.setTimeout(180_000);
@@ -96,6 +98,27 @@ describe('talat apikey', () => {
     expect((await res()).status).toBe(401);
     const text = await talat(['apikey', 'list'], db);
     expect(text.stdout.split('\n').find((l) => l.startsWith(k.id))).toMatch(/revoked \d{4}-/);
+  });
+
+  it('revoke takes effect at once on a gateway that caches key lookups for a minute', async () => {
+    const cached = createApp({
+      config: testConfig({ API_KEY_CACHE_MS: '60000' }),
+      db: stack.db,
+      temporal: { client: stack.client, taskQueue: stack.taskQueue },
+      logger: testLogger,
+    });
+    await revocationFeed(stack.db).ready();
+    const made = await talat(['apikey', 'create', '--name', uniq('rv'), '--scopes', 'payments:read', '--json'], db);
+    const k = JSON.parse(made.stdout) as { id: string; key: string };
+    const res = () =>
+      request(cached.callback())
+        .get(`/checkstatus/${uniq('none')}`)
+        .set('X-API-Key', k.key);
+    expect((await res()).status).toBe(404);
+    expect((await res()).status).toBe(404); // from the cache now
+    expect(await talat(['apikey', 'revoke', k.id], db)).toMatchObject({ code: 0 });
+    const next = await res();
+    expect([next.status, next.body.body.details]).toEqual([401, { reason: 'revoked' }]);
   });
 
   it('revoking an unknown id fails: exit 1, the reason on stderr, nothing on stdout', async () => {
