@@ -3,6 +3,8 @@
  * apikey, promptpay, migrate, seed and their npm aliases, exit codes (0, 1 failure, 2 usage,
  * 78 configuration) with the message on stderr, --json, and `npx knex migrate:list`.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
@@ -10,7 +12,7 @@ import { migrationSource } from '../../src/db/knex';
 import { createApp } from '../../src/app/app';
 import { revocationFeed } from '../../src/http/middleware/key-revocations';
 import { createTestStack, testConfig, testDatabaseUrl, testLogger, uniq, type TestStack } from '../support/stack';
-import { start, talat } from './support';
+import { ROOT, start, talat } from './support';
 
 jest.setTimeout(180_000);
 
@@ -176,6 +178,30 @@ describe('talat promptpay', () => {
     expect(built).toEqual({ code: 0, stdout: `${payload}\n`, stderr: '' });
     expect(JSON.parse(json.stdout)).toEqual({ payload });
     expect(alias).toMatchObject({ code: 0, stdout: `${payload}\n` });
+  });
+
+  it('refuses an id that cannot be a PromptPay account: exit 2, the reason, no payload', async () => {
+    const [short, letters, ...good] = await Promise.all([
+      talat(['promptpay', '--id', '12345']),
+      talat(['promptpay', '--id', '08O1234567']),
+      talat(['promptpay', '--id', '+66-89-123-4567']),
+      talat(['promptpay', '--id', '1111111111111']),
+      talat(['promptpay', '--id', '012345678901234']),
+    ]);
+    expect(short).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'talat promptpay: --id: 12345 cannot be a PromptPay account: it has 5 digits; a PromptPay id is a mobile number (10 digits from 0, or +66 and 9), a national or tax id (13 digits) or an e-wallet id (15 digits)\n',
+    });
+    expect(letters).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('is not a PromptPay id') });
+    expect(good.map((r) => r.code)).toEqual([0, 0, 0]);
+  });
+
+  it('talat --version prints the version of package.json', async () => {
+    const version = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string })
+      .version;
+    expect(await talat(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
   });
 
   it('--parse: exit 0 with a valid CRC, exit 1 with a wrong one (and why on stderr)', async () => {
