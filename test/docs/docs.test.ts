@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { ErrorCode } from '../../src/domain/errors';
 
 const root = path.resolve(__dirname, '../..');
 const docs = [
@@ -95,6 +96,19 @@ describe('docs', () => {
     expect(historyIn('sha256 3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a, restart #1')).toEqual(
       [],
     );
+  });
+
+  it('the go-live checklist names only settings that exist, and every page is in the map', () => {
+    const config = read('src/config.ts');
+    const codes = new Set<string>(Object.values(ErrorCode));
+    const settings = [...read('docs/go-live.md').matchAll(/`([A-Z][A-Z0-9_]{3,})(<NAME>)?(=\w+)?`/g)]
+      .map((m) => m[1])
+      .filter((v) => !codes.has(v));
+    expect(settings.length).toBeGreaterThan(8);
+    expect(settings.filter((v) => !config.includes(v))).toEqual([]);
+    const map = read('docs/README.md');
+    const pages = docs.filter((f) => f.startsWith('docs/') && f !== 'docs/README.md').map((f) => f.slice(5));
+    expect(pages.filter((p) => !map.includes(`](${p})`))).toEqual([]);
   });
 
   it.each(docs)('%s: points to no file outside the repository', (file) => {

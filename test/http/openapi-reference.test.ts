@@ -52,3 +52,11 @@ it('docs/errors.md lists every code the API answers, and only those', () => {
   expect(listed.filter(([c]) => !answered.has(c))).toEqual([]);
   expect(listed.filter(([c, status]) => httpStatusOf[c as ErrorCode] !== status)).toEqual([]);
 });
+
+it('the changelog states the versioning rule, and its latest release is the version of the document', () => {
+  const log = fs.readFileSync(path.resolve(__dirname, '../../docs/changelog.md'), 'utf8');
+  expect(log).toMatch(/^## Versioning$/m);
+  expect(log).toMatch(/\*\*major\*\*/);
+  const released = /^## (\d+\.\d+\.\d+)/m.exec(log)?.[1];
+  expect(released).toBe(doc.info.version);
+});
