@@ -181,6 +181,7 @@ export function checkoutRoutes(deps: AppDeps): Router {
       status: p.status,
       amountSatang: p.amountSatang,
       merchantName: deps.config.payments.merchantName,
+      orderId: p.orderId,
       reference: orderReference(p.orderId),
       remainingMs: Math.max(0, (p.expiresAt?.getTime() ?? 0) - clock()),
       returnUrl,

@@ -11,8 +11,13 @@ export const CardPaymentRequest = registry.register(
   'CardPaymentRequest',
   z
     .object({
-      orderId: Id,
-      userId: Id,
+      orderId: Id.openapi({
+        description:
+          "your shop's order number: one payment per order id, across all keys and modes (the same order and amount again returns it)",
+      }),
+      userId: Id.openapi({
+        description: "your shop's id of the person who pays (kept on the payment; the bank routes key users by it)",
+      }),
       amount: Amount,
       token: z
         .string()
@@ -39,10 +44,18 @@ export const QrPaymentRequest = registry.register(
   'QrPaymentRequest',
   z
     .object({
-      orderId: Id,
-      userId: Id,
+      orderId: Id.openapi({
+        description:
+          "your shop's order number: one payment per order id, across all keys and modes (the same order and amount again returns it)",
+      }),
+      userId: Id.openapi({
+        description: "your shop's id of the person who pays (kept on the payment; the bank routes key users by it)",
+      }),
       amount: Amount,
-      customerId: Id,
+      customerId: Id.openapi({
+        description:
+          'your customer reference for this payment (e.g. a CRM number): kept and answered back, not interpreted; may equal userId',
+      }),
       ref2: z
         .string()
         .regex(/^[A-Z0-9]{1,20}$/, '1 to 20 upper-case letters or digits')
@@ -53,7 +66,7 @@ export const QrPaymentRequest = registry.register(
         }),
       returnUrl: HttpUrl.optional().openapi({
         description:
-          'where the hosted checkout page (checkoutUrl) links back to: a URL on one of CHECKOUT_RETURN_ORIGINS',
+          'where the hosted checkout page (checkoutUrl) links back to: a URL on one of CHECKOUT_RETURN_ORIGINS (unset: the origins of SHOP_ORIGIN, http://localhost:5173 in development); another origin is 400 INVALID_INPUT',
         example: 'http://localhost:5173/orders/ORD-1001',
       }),
     })
@@ -286,7 +299,10 @@ export const RefundRequest = registry.register(
   'RefundRequest',
   z
     .object({
-      orderId: Id,
+      orderId: Id.openapi({
+        description:
+          "your shop's order number: one payment per order id, across all keys and modes (the same order and amount again returns it)",
+      }),
       amount: Amount.optional().openapi({ description: 'THB to refund; absent: the whole refundable rest' }),
       reason: z.string().max(500).optional(),
     })
