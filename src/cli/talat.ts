@@ -5,6 +5,8 @@
  * Exit codes: 0 success, 1 failure, 2 usage (an unknown command or option, a missing argument),
  * 78 a missing or bad setting (EX_CONFIG); every failure says why on stderr.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config';
 import { apikeyCommand } from './commands/apikey';
@@ -17,9 +19,19 @@ import { webhooksCommand } from './commands/webhooks';
 import { CliError, EXIT } from './context';
 import { isEntry } from './entry';
 
+/** The version of package.json, found from this file in src/cli or in dist/src/cli. */
+export function packageVersion(): string {
+  for (const up of ['../..', '../../..']) {
+    const file = path.join(__dirname, up, 'package.json');
+    if (fs.existsSync(file)) return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
+  }
+  return 'unknown';
+}
+
 export function talatProgram(): Command {
   const program = new Command('talat')
     .description('Talat: API keys, PromptPay payloads, migrations, webhooks and the checks before a deploy')
+    .version(packageVersion(), '-V, --version', 'print the version of talat')
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
   apikeyCommand(program);

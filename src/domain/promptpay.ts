@@ -79,6 +79,21 @@ export function parseTlv(text: string): TlvField[] {
   return fields;
 }
 
+/**
+ * Why `id` cannot be a PromptPay account, or undefined when it can: a mobile number (10 digits
+ * from 0, or 66 and 9 digits, written with spaces, dashes or a leading +), a national or tax id
+ * (13 digits) or an e-wallet id (15 digits).
+ */
+export function promptPayIdProblem(id: string): string | undefined {
+  if (!/^\+?[0-9][0-9 -]*$/.test(id.trim()))
+    return `${JSON.stringify(id)} is not a PromptPay id: digits only (spaces, dashes and a leading + allowed)`;
+  const digits = id.replace(/[^0-9]/g, '');
+  if (digits.length === 10 && digits.startsWith('0')) return undefined;
+  if (digits.length === 11 && digits.startsWith('66')) return undefined;
+  if (digits.length === 13 || digits.length === 15) return undefined;
+  return `${id} cannot be a PromptPay account: it has ${digits.length} digits; a PromptPay id is a mobile number (10 digits from 0, or +66 and 9), a national or tax id (13 digits) or an e-wallet id (15 digits)`;
+}
+
 /** The account field of a PromptPay id: digits only; phone numbers as 0066 + national number. */
 export function promptPayAccount(id: string): { kind: PromptPayIdKind; subTag: string; value: string } {
   const digits = id.replace(/[^0-9]/g, '');

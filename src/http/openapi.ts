@@ -5,6 +5,7 @@
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { ErrorCode } from '../domain/errors';
+import { OPERATION_DESCRIPTIONS, TAGS } from './openapi-descriptions';
 import { errorExample } from './openapi-errors';
 
 extendZodWithOpenApi(z);
@@ -154,6 +155,7 @@ export const errorResponses = (codes: number[], schema: z.ZodTypeAny = PaymentEr
 
 type Media = { schema?: Parameters<typeof errorExample>[1]; example?: unknown };
 type Operation = {
+  description?: string;
   parameters?: { name: string; in: string }[];
   operationId?: string;
   security?: unknown[];
@@ -197,6 +199,7 @@ function finish(doc: {
   for (const [path, item] of Object.entries(doc.paths ?? {}))
     for (const [method, op] of Object.entries(item)) {
       op.operationId ??= operationIdOf(method, path);
+      op.description ??= OPERATION_DESCRIPTIONS[`${method.toUpperCase()} ${path}`];
       if (op.requestBody) op.requestBody.required = true;
       if (op.requestBody && op.responses && !op.responses['415'])
         op.responses['415'] = {
@@ -226,11 +229,12 @@ export function openApiDocument(): unknown {
       version: '2.0.0',
       license: { name: 'MIT', identifier: 'MIT' },
       description:
-        'Storefront, payment and callback APIs of an online grocery shop. Payments run as Temporal workflows. Amounts are THB on the wire (at most 2 decimals), integer satang inside.\n\n' +
+        'Storefront, payment and callback APIs of an online grocery shop. Payments run as Temporal workflows. Amounts are baht with satang decimals on the wire: 120.50 is ฿120.50 (not 12050 satang as Opn/Omise take it); at most 2 decimals. Ids, amounts and modes (live, sandbox): docs/concepts.md; error codes: docs/errors.md.\n\n' +
         'Authenticate with **Authorize** (X-API-Key), then **Try it out** on any operation. Errors: `{statusCode, body: {error, code, details}}` (payment and storefront APIs), `{statusCode, body: {error, message}}` (callback API). ' +
         'Every string field refuses NUL characters and unpaired surrogates (400 INVALID_INPUT naming the field).',
     },
     servers: [{ url: '/', description: 'the gateway serving this document (http://127.0.0.1:3000 under npm start)' }],
+    tags: TAGS,
   });
   finish(doc as never);
   nullableEnums(doc);

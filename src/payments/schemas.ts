@@ -11,8 +11,13 @@ export const CardPaymentRequest = registry.register(
   'CardPaymentRequest',
   z
     .object({
-      orderId: Id,
-      userId: Id,
+      orderId: Id.openapi({
+        description:
+          "your shop's order number: one payment per order id, across all keys and modes (the same order and amount again returns it)",
+      }),
+      userId: Id.openapi({
+        description: "your shop's id of the person who pays (kept on the payment; the bank routes key users by it)",
+      }),
       amount: Amount,
       token: z
         .string()
@@ -30,7 +35,7 @@ export const CardPaymentRequest = registry.register(
         userId: 'u-1',
         amount: 250.5,
         token: 'tok_test',
-        callback: 'https://shop.example/orders/ORD-2002/paid',
+        callback: 'http://localhost:5173/orders/ORD-2002/paid',
       },
     }),
 );
@@ -39,10 +44,18 @@ export const QrPaymentRequest = registry.register(
   'QrPaymentRequest',
   z
     .object({
-      orderId: Id,
-      userId: Id,
+      orderId: Id.openapi({
+        description:
+          "your shop's order number: one payment per order id, across all keys and modes (the same order and amount again returns it)",
+      }),
+      userId: Id.openapi({
+        description: "your shop's id of the person who pays (kept on the payment; the bank routes key users by it)",
+      }),
       amount: Amount,
-      customerId: Id,
+      customerId: Id.openapi({
+        description:
+          'your customer reference for this payment (e.g. a CRM number): kept and answered back, not interpreted; may equal userId',
+      }),
       ref2: z
         .string()
         .regex(/^[A-Z0-9]{1,20}$/, '1 to 20 upper-case letters or digits')
@@ -53,8 +66,8 @@ export const QrPaymentRequest = registry.register(
         }),
       returnUrl: HttpUrl.optional().openapi({
         description:
-          'where the hosted checkout page (checkoutUrl) links back to: a URL on one of CHECKOUT_RETURN_ORIGINS',
-        example: 'https://shop.example/orders/ORD-1001',
+          'where the hosted checkout page (checkoutUrl) links back to: a URL on one of CHECKOUT_RETURN_ORIGINS (unset: the origins of SHOP_ORIGIN, http://localhost:5173 in development); another origin is 400 INVALID_INPUT',
+        example: 'http://localhost:5173/orders/ORD-1001',
       }),
     })
     .strict()
@@ -64,7 +77,7 @@ export const QrPaymentRequest = registry.register(
         userId: 'u-1',
         amount: 120.5,
         customerId: 'c-1',
-        returnUrl: 'https://shop.example/orders/ORD-2001',
+        returnUrl: 'http://localhost:5173/orders/ORD-2001',
       },
     }),
 );
@@ -132,7 +145,8 @@ export const QrPaymentCreated = registry.register(
         payload: z.string().openapi({
           description:
             'PromptPay (EMVCo) payload: tags 00 01, 29 (PROMPTPAY_ID) or 30 (bill payment: PROMPTPAY_BILLER_ID, Ref1 = the order reference, Ref2), 58 53 54, 59 merchant name, 60 city, 62 reference label, 63 CRC. Top-level tags may come in any order.',
-          example: '00020101021229370016A000000677010111011300668012345675802TH530376454044.226304E469',
+          example:
+            '00020101021229370016A000000677010111011300668123456785802TH53037645406120.505910Talat Shop6007Bangkok62210517ORD2001DNN960PGFI6304A9A3',
         }),
         reference: z.string().openapi({
           description:

@@ -40,8 +40,11 @@ import type {
 
 /** How long POST /cardpayment waits for the charge to exist at the provider before answering without it. */
 
-/** The 409 of an order id that has a payment with other details (or another caller's). */
-const ORDER_CONFLICT = 'A payment for this order already exists with another amount or method';
+/** The 409s of an order id that has a payment: another caller's (key or mode), or one's own with other details. */
+const takenByAnother = (orderId: string) =>
+  `Order id ${orderId} is already used by a payment of another API key or mode: order ids are one namespace across keys and modes (docs/concepts.md)`;
+const otherDetails = (orderId: string, method: string, amount: string) =>
+  `Order ${orderId} already has a payment of ${amount} THB by ${method}: use the same amount and method to get it, or a new order id`;
 export const CARD_CHARGE_WAIT_MS = 10_000;
 
 /** A refund of a payment as GET /checkstatus lists it (the refunds slice's records). */
@@ -125,15 +128,19 @@ export function createPaymentService({
   ): Promise<{ payment: Payment; launched: T }> {
     const { created, payment } = await createPendingPayment(db, row);
     if (!created) {
-      // order ids are one namespace (providers call back by order id alone): another caller's order
-      // gets the text of a conflict of one's own, with nothing of the payment
+      // order ids are one namespace (providers call back by order id alone): another caller learns
+      // that the id is taken, and nothing of the payment
       if ((payment.apiKeyId ?? null) !== (key?.id ?? null) || payment.mode !== row.mode)
-        throw new AppError(ErrorCode.CONFLICT, ORDER_CONFLICT, { orderId: row.orderId });
+        throw new AppError(ErrorCode.CONFLICT, takenByAnother(row.orderId), { orderId: row.orderId });
       if (payment.amountSatang !== row.amountSatang || payment.method !== row.method)
-        throw new AppError(ErrorCode.CONFLICT, ORDER_CONFLICT, {
-          orderId: row.orderId,
-          existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
-        });
+        throw new AppError(
+          ErrorCode.CONFLICT,
+          otherDetails(row.orderId, payment.method, satangToThb(payment.amountSatang).toFixed(2)),
+          {
+            orderId: row.orderId,
+            existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
+          },
+        );
     }
     try {
       return { payment, launched: await launch(payment) };

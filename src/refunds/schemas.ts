@@ -7,7 +7,10 @@ export const RefundRequest = registry.register(
   'RefundRequest',
   z
     .object({
-      orderId: Id,
+      orderId: Id.openapi({
+        description:
+          "your shop's order number: one payment per order id, across all keys and modes (the same order and amount again returns it)",
+      }),
       amount: Amount.optional().openapi({ description: 'THB to refund; absent: the whole refundable rest' }),
       reason: z.string().max(500).optional(),
     })

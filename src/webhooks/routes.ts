@@ -49,7 +49,7 @@ const EventTypes = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).nullable
 });
 const endpointFields = {
   url: z.string().max(2048).openapi({
-    example: 'https://shop.example/hooks/talat',
+    example: 'https://example.com/hooks/talat',
     description:
       'http(s) (https in production) to a public host: names are resolved at registration and at every connection, and every address must be public unicast (loopback only with WEBHOOK_ALLOW_LOOPBACK=on, outside production)',
   }),
@@ -71,7 +71,7 @@ const EndpointIn = registry.register(
     .strict()
     .openapi({
       example: {
-        url: 'https://shop.example/hooks/talat',
+        url: 'https://example.com/hooks/talat',
         description: 'order service',
         eventTypes: ['payment.paid', 'payment.refunded', 'payment.partially_refunded'],
       },
@@ -83,11 +83,11 @@ const EndpointPatch = registry.register(
     .object(endpointFields)
     .partial()
     .strict()
-    .openapi({ example: { url: 'https://shop.example/hooks/talat-v2', disabled: false } }),
+    .openapi({ example: { url: 'https://example.com/hooks/talat-v2', disabled: false } }),
 );
 const endpointExample = {
   id: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b',
-  url: 'https://shop.example/hooks/talat',
+  url: 'https://example.com/hooks/talat',
   description: 'order service',
   publicPayments: false,
   mode: 'live' as const,
@@ -223,7 +223,7 @@ const DeadLetterOut = registry.register(
         id: 'dlq_0e6c1b9a7f3d42c8b5a1e9d3c7f2b6a4',
         messageId: 'msg_7b3e9f2a1c5d48e6b0a4c8d2e6f1a3b5',
         endpointId: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b',
-        url: 'https://shop.example/hooks/talat',
+        url: 'https://example.com/hooks/talat',
         paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
         orderId: 'ORD-2001',
         event: {

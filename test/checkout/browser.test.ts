@@ -1,6 +1,6 @@
 /**
  * The hosted checkout page in a real browser: Debian's Chromium headless (/usr/bin/chromium, which
- * scripts/provision.sh installs; playwright-core downloads nothing), on a real HTTP server over the
+ * scripts/provision.sh --tests installs; playwright-core downloads nothing), on a real HTTP server over the
  * test stack. The QR on screen decodes to the payment's payload; a signed callback (or the expiry)
  * turns the open page paid, failed or expired within a second, without a reload. Screenshots go to
  * CHECKOUT_SCREENSHOTS (docs/images for docs/checkout.md), else to a temporary folder.

@@ -97,7 +97,8 @@ describe('GET /checkout/{token}', () => {
     expect(en.text).toContain('Pay with PromptPay');
     expect(en.text).toContain('SALA MARKET');
     expect(en.text).toMatch(/id="amount">[^<]*123\.50</);
-    expect(en.text).toContain(orderReference(p.orderId));
+    expect(en.text).toContain(`<dt>Order reference</dt><dd id="order">${p.orderId}</dd>`);
+    expect(en.text).toContain(`<dt>Payment reference</dt><dd id="reference">${orderReference(p.orderId)}</dd>`);
     expect(en.text).toMatch(/id="countdown" role="timer"[^>]*>1[45]:[0-5]\d</);
     expect(en.text).toContain('role="status" aria-live="polite"');
     expect(en.text).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)[^"]*\.(js|css|svg|png|woff2?)/); // nothing third-party

@@ -3,12 +3,16 @@
  * apikey, promptpay, migrate, seed and their npm aliases, exit codes (0, 1 failure, 2 usage,
  * 78 configuration) with the message on stderr, --json, and `npx knex migrate:list`.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { migrationSource } from '../../src/db/knex';
-import { createTestStack, testDatabaseUrl, uniq, type TestStack } from '../support/stack';
-import { start, talat } from './support';
+import { createApp } from '../../src/app/app';
+import { revocationFeed } from '../../src/http/middleware/key-revocations';
+import { createTestStack, testConfig, testDatabaseUrl, testLogger, uniq, type TestStack } from '../support/stack';
+import { ROOT, start, talat } from './support';
 
 jest.setTimeout(180_000);
 
@@ -98,6 +102,27 @@ describe('talat apikey', () => {
     expect(text.stdout.split('\n').find((l) => l.startsWith(k.id))).toMatch(/revoked \d{4}-/);
   });
 
+  it('revoke takes effect at once on a gateway that caches key lookups for a minute', async () => {
+    const cached = createApp({
+      config: testConfig({ API_KEY_CACHE_MS: '60000' }),
+      db: stack.db,
+      temporal: { client: stack.client, taskQueue: stack.taskQueue },
+      logger: testLogger,
+    });
+    await revocationFeed(stack.db).ready();
+    const made = await talat(['apikey', 'create', '--name', uniq('rv'), '--scopes', 'payments:read', '--json'], db);
+    const k = JSON.parse(made.stdout) as { id: string; key: string };
+    const res = () =>
+      request(cached.callback())
+        .get(`/checkstatus/${uniq('none')}`)
+        .set('X-API-Key', k.key);
+    expect((await res()).status).toBe(404);
+    expect((await res()).status).toBe(404); // from the cache now
+    expect(await talat(['apikey', 'revoke', k.id], db)).toMatchObject({ code: 0 });
+    const next = await res();
+    expect([next.status, next.body.body.details]).toEqual([401, { reason: 'revoked' }]);
+  });
+
   it('revoking an unknown id fails: exit 1, the reason on stderr, nothing on stdout', async () => {
     const r = await talat(['apikey', 'revoke', 'key_doesnotexist'], db);
     expect(r).toEqual({
@@ -153,6 +178,30 @@ describe('talat promptpay', () => {
     expect(built).toEqual({ code: 0, stdout: `${payload}\n`, stderr: '' });
     expect(JSON.parse(json.stdout)).toEqual({ payload });
     expect(alias).toMatchObject({ code: 0, stdout: `${payload}\n` });
+  });
+
+  it('refuses an id that cannot be a PromptPay account: exit 2, the reason, no payload', async () => {
+    const [short, letters, ...good] = await Promise.all([
+      talat(['promptpay', '--id', '12345']),
+      talat(['promptpay', '--id', '08O1234567']),
+      talat(['promptpay', '--id', '+66-89-123-4567']),
+      talat(['promptpay', '--id', '1111111111111']),
+      talat(['promptpay', '--id', '012345678901234']),
+    ]);
+    expect(short).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'talat promptpay: --id: 12345 cannot be a PromptPay account: it has 5 digits; a PromptPay id is a mobile number (10 digits from 0, or +66 and 9), a national or tax id (13 digits) or an e-wallet id (15 digits)\n',
+    });
+    expect(letters).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('is not a PromptPay id') });
+    expect(good.map((r) => r.code)).toEqual([0, 0, 0]);
+  });
+
+  it('talat --version prints the version of package.json', async () => {
+    const version = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string })
+      .version;
+    expect(await talat(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
   });
 
   it('--parse: exit 0 with a valid CRC, exit 1 with a wrong one (and why on stderr)', async () => {

@@ -2,7 +2,8 @@
  * Docs that run: README's `bash server` block (npm start as printed, in a data directory of its
  * own, on the default ports, so they must be free) is started once; then every `bash runnable`
  * block of README.md and docs/*.md runs in bash, in file order, with the shell state of the
- * file's earlier blocks; exit code 0 and each `<!-- expect: -->` fragment are checked. Ctrl-C last.
+ * file's earlier blocks; exit code 0 and each fragment of its `The output contains:` text block
+ * are checked. Ctrl-C last.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

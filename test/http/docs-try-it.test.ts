@@ -43,7 +43,7 @@ it('Try it out sends the prefilled example to this gateway and shows its answer'
   const prefilled = JSON.parse(await body.inputValue()) as { orderId: string; amount: number };
   expect(prefilled).toMatchObject({ orderId: 'ORD-2001', amount: 120.5 });
   const orderId = `ORD-DOCS-${Date.now()}`;
-  await body.fill(JSON.stringify({ ...prefilled, orderId, returnUrl: undefined }));
+  await body.fill(JSON.stringify({ ...prefilled, orderId })); // its returnUrl too: on the shop origin
   await op.locator('button.execute').click();
 
   const answer = op.locator('.live-responses-table .response-col_description pre').first();

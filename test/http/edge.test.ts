@@ -14,8 +14,11 @@ import { newKey } from '../payments/support';
 import { capturingLogger, testConfig, uniq } from '../support/stack';
 import { useTestStack } from '../support/servers';
 import { createApp } from '../../src/app/app';
+import { revocationFeed } from '../../src/http/middleware/key-revocations';
 
 const stack = useTestStack({ worker: false });
+// the key cache caches only once its revocation feed listens (src/http/middleware/key-revocations.ts)
+beforeAll(() => revocationFeed(stack.db).ready());
 
 /** A gateway with the key cache on (as in production) and a fixed clock; Koa's answers counted. */
 function gateway(env: Record<string, string> = {}) {

@@ -1,9 +1,11 @@
 /**
- * What keeps the hot paths off Postgres (bench:hotpaths): key lookups reused for API_KEY_CACHE_MS,
+ * What keeps the hot paths off Postgres (bench:hotpaths): key lookups reused for API_KEY_CACHE_MS
+ * (forgotten at once on a revocation notice),
  * storefront data versions reused for STOREFRONT_VERSION_CACHE_MS, anonymous rate-limit buckets
  * counted in memory, and a key refused by the shared limiter refused locally until its window ends.
  */
 import { keyLookupCache, revokeApiKey } from '../../src/http/middleware/api-key';
+import { revocationFeed } from '../../src/http/middleware/key-revocations';
 import { createRateLimiter } from '../../src/http/middleware/rate-limit';
 import { cachedVersions } from '../../src/storefront/versions';
 import { newKey } from '../payments/support';
@@ -20,9 +22,10 @@ function countQueries() {
   return { get: () => n, stop: () => stack.db.off('query', on) };
 }
 
-it('a key lookup is reused within the TTL (valid and unknown alike); a revocation shows once it has passed', async () => {
-  let t = 0;
-  const lookup = keyLookupCache(stack.db, 5000, 100, () => t);
+it('a key lookup is reused within the TTL (valid and unknown alike); a revocation shows at once, by its notice', async () => {
+  const feed = revocationFeed(stack.db);
+  await feed.ready();
+  const lookup = keyLookupCache(stack.db, 5000, 100, () => 0);
   const { key, id } = await newKey(stack.db, { scopes: ['payments:read'] });
   const unknown = key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a'); // well-formed, never issued
   const q = countQueries();
@@ -31,15 +34,34 @@ it('a key lookup is reused within the TTL (valid and unknown alike); a revocatio
   expect((await lookup(unknown)).status).toBe('invalid');
   expect((await lookup(unknown)).status).toBe('invalid');
   expect(q.get()).toBe(2);
-  await revokeApiKey(stack.db, id);
-  t = 4999;
-  expect((await lookup(key)).status).toBe('valid');
-  t = 5000;
-  expect((await lookup(key)).status).toBe('revoked');
   q.stop();
+  // the clock stays within the TTL: only the revocation notice can make the cache forget
+  const before = feed.generation()!;
+  await revokeApiKey(stack.db, id);
+  const started = Date.now();
+  while (feed.generation() === before && Date.now() - started < 2000) await new Promise((r) => setTimeout(r, 5));
+  expect(Date.now() - started).toBeLessThan(1000);
+  expect(lookup.peek(key)).toBeUndefined();
+  expect((await lookup(key)).status).toBe('revoked');
   // TTL 0: every lookup asks
   const fresh = keyLookupCache(stack.db, 0);
   expect((await fresh(key)).status).toBe('revoked');
+});
+
+it('nothing is cached while the revocation feed is not listening', async () => {
+  let listening = false;
+  const feed = { generation: () => (listening ? 1 : undefined), ready: async () => undefined };
+  const lookup = keyLookupCache(stack.db, 5000, 100, () => 0, feed);
+  const { key } = await newKey(stack.db, { scopes: ['payments:read'] });
+  const q = countQueries();
+  await lookup(key);
+  await lookup(key);
+  expect(q.get()).toBe(2);
+  listening = true;
+  await lookup(key);
+  await lookup(key);
+  expect(q.get()).toBe(3);
+  q.stop();
 });
 
 it('the data versions are read once per TTL, one query in flight', async () => {

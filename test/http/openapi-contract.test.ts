@@ -667,6 +667,128 @@ describe('live answers', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
+// d. the documented request examples, sent as they are
+
+/** Operations with a request example this file does not send as is, and why. */
+const EXAMPLES_NOT_SENT = [
+  // provider doors: the example's signature is not made with this gateway's provider secret
+  'POST /bankappcallback',
+  'POST /callback',
+  'POST /cardnetcallback',
+  'POST /qrcallback',
+  'POST /wallet/callback',
+  'POST /walletcallback',
+  'POST /dev/identity', // the identity simulator: driven above with its two operations
+  'POST /reconciliation/{provider}/{date}/exceptions/{id}/resolve', // needs a settlement file with an exception
+  'POST /reconciliation/{provider}/schedule/pause', // the schedules are shared (see NOT_EXERCISED)
+  'POST /reconciliation/{provider}/schedule/unpause',
+].sort();
+
+/** The request example of an operation: the media example, else the first named one, else its schema's. */
+function requestExample(op: Json): { type: string; value: unknown } | undefined {
+  for (const [type, media] of Object.entries((op.requestBody?.content ?? {}) as Json) as [string, Json][]) {
+    if (media.example !== undefined) return { type, value: media.example };
+    const named = Object.values((media.examples ?? {}) as Json)[0] as Json | undefined;
+    if (named) return { type, value: named.value };
+    const ref = media.schema?.$ref as string | undefined;
+    const schema = ref ? doc.components.schemas[ref.split('/').pop()!] : media.schema;
+    if (schema?.example !== undefined) return { type, value: schema.example };
+  }
+  return undefined;
+}
+
+/** A path parameter's documented example. */
+const paramExample = (op: Json, name: string): string => {
+  const p = (op.parameters as Json[]).find((x) => x.name === name && x.in === 'path')!;
+  return String(p.example ?? p.schema?.example);
+};
+
+describe('the documented examples', () => {
+  const sent = new Set<string>();
+  let key: string;
+  beforeAll(async () => {
+    ({ key } = await newKey(stack.db, { scopes: [...ALL_SCOPES, 'codec'] }));
+  });
+
+  /** Sends the operation's request example as is; the answer must be its documented success. */
+  async function sendExample(
+    method: string,
+    template: string,
+    opts: { params?: Record<string, string>; a?: Koa; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
+    const op = doc.paths[template][method.toLowerCase()] as Json;
+    const example = requestExample(op);
+    const url = template.replace(/\{(\w+)\}/g, (_m, n: string) =>
+      encodeURIComponent(opts.params?.[n] ?? paramExample(op, n)),
+    );
+    const agent = request((opts.a ?? stack.app).callback());
+    let req = agent[method.toLowerCase() as 'post'](url).set('X-API-Key', key);
+    for (const [h, v] of Object.entries(opts.headers ?? {})) req = req.set(h, v);
+    if (example?.type === 'application/x-www-form-urlencoded') req = req.type('form');
+    const res = conforms(await (example ? req.send(example.value as object) : req));
+    sent.add(`${method} ${template}`);
+    const success = Object.keys(op.responses as Json).filter((c) => /^2/.test(c));
+    expect([`${method} ${template}`, success.includes(String(res.status)) ? 'documented success' : res.body]).toEqual([
+      `${method} ${template}`,
+      'documented success',
+    ]);
+    return res;
+  }
+
+  it('the payment API: each request example and path example, in the order an integrator uses them', async () => {
+    const from = mismatches.length;
+    const qr = await sendExample('POST', '/qrpayment');
+    expect(qr.body.body).toMatchObject({ orderId: 'ORD-2001', status: 'pending' });
+    await sendExample('GET', '/checkstatus/{orderId}');
+    const handle = stack.client.workflow.getHandle(paymentWorkflowId('ORD-2001'));
+    await handle.signal(
+      'paymentResult',
+      provenResult(stack.config, qr.body.body.paymentId as string, { status: 'success', provider: 'qr' }),
+    );
+    await handle.result();
+    await sendExample('POST', '/refund', { headers: { 'Idempotency-Key': uniq('rf') } });
+    await sendExample('GET', '/payments/{orderId}/timeline');
+    await sendExample('POST', '/cardpayment');
+    await sendExample('POST', '/calculate-cost');
+    await sendExample('POST', '/bank/createuser');
+    await sendExample('POST', '/bank/createorder');
+    await sendExample('GET', '/bank/user/{userId}');
+    const enc = await sendExample('POST', '/codec/encode');
+    expect(enc.body.payloads).toHaveLength(1);
+    await sendExample('POST', '/codec/decode');
+    await sendExample('POST', '/api/price/getallgz', { a: shop });
+    expect(since(from)).toEqual([]);
+  });
+
+  it('the webhook examples register on a gateway that resolves their public host', async () => {
+    const from = mismatches.length;
+    // this machine has no DNS: the documented host resolves to a public address, as it does on the internet
+    const resolving = createApp({
+      config: stack.config,
+      db: stack.db,
+      temporal: { client: stack.client, taskQueue: stack.taskQueue },
+      logger: testLogger,
+      resolve: async () => [{ address: '93.184.215.14', family: 4 }],
+    });
+    const created = await sendExample('POST', '/webhooks/endpoints', { a: resolving });
+    const id = created.body.body.id as string;
+    await sendExample('PATCH', '/webhooks/endpoints/{id}', { a: resolving, params: { id } });
+    await sendExample('POST', '/webhooks/endpoints/{id}/recover', { a: resolving, params: { id } });
+    await sendExample('DELETE', '/webhooks/endpoints/{id}', { a: resolving, params: { id } });
+    expect(since(from)).toEqual([]);
+  });
+
+  it('sends every request example but those of EXAMPLES_NOT_SENT', () => {
+    const withExample = Object.entries(doc.paths as Json).flatMap(([p, item]) =>
+      Object.entries(item as Json)
+        .filter(([, op]) => requestExample(op as Json) !== undefined)
+        .map(([m]) => `${m.toUpperCase()} ${p}`),
+    );
+    expect(withExample.filter((o) => !sent.has(o)).sort()).toEqual(EXAMPLES_NOT_SENT);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
 // c. the validator is strict
 
 describe('the strict validator', () => {

@@ -104,7 +104,11 @@ describe('POST /qrpayment', () => {
     expect(other.status).toBe(409);
     expect(other.body).toEqual({
       statusCode: 409,
-      body: { error: expect.any(String), code: 'CONFLICT', details: expect.objectContaining({ orderId }) },
+      body: {
+        error: `Order ${orderId} already has a payment of 100.00 THB by qr: use the same amount and method to get it, or a new order id`,
+        code: 'CONFLICT',
+        details: expect.objectContaining({ orderId }),
+      },
     });
 
     // another key (another integrator) cannot take over or see the order
@@ -112,6 +116,11 @@ describe('POST /qrpayment', () => {
     const stolen = await post(body, otherKey);
     expect(stolen.status).toBe(409);
     expect(stolen.body.body.details).toEqual({ orderId });
+    expect(stolen.body.body.error).toBe(
+      `Order id ${orderId} is already used by a payment of another API key or mode: order ids are one namespace across keys and modes (docs/concepts.md)`,
+    );
+    const sandbox = (await newKey(stack.db, { scopes: ['payments:write'], mode: 'sandbox' })).key;
+    expect((await post(body, sandbox)).body.body.error).toBe(stolen.body.body.error);
     await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
   });
 

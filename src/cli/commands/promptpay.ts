@@ -9,7 +9,13 @@
 import type { Command } from 'commander';
 import QRCode from 'qrcode';
 import { thbToSatang } from '../../domain/money';
-import { billPaymentPayload, parsePayload, promptPayPayload, type PromptPayPayload } from '../../domain/promptpay';
+import {
+  billPaymentPayload,
+  parsePayload,
+  promptPayIdProblem,
+  promptPayPayload,
+  type PromptPayPayload,
+} from '../../domain/promptpay';
 import { CliError, output, usage } from '../context';
 
 /** The payload the flags describe. */
@@ -28,6 +34,8 @@ export function payloadOf(f: Record<string, string>): PromptPayPayload {
   }
   if (f.id === undefined) throw new Error('give --id or --biller');
   if (f.ref1 !== undefined || f.ref2 !== undefined) throw new Error('--ref1 and --ref2 belong to --biller');
+  const problem = promptPayIdProblem(f.id);
+  if (problem) throw new Error(`--id: ${problem}`);
   return promptPayPayload({ id: f.id, referenceLabel: f.ref, ...tags });
 }
 

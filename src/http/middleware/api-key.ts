@@ -23,6 +23,7 @@ import {
 } from '../../domain/api-keys';
 import { AppError, ErrorCode } from '../../domain/errors';
 import { newId } from '../../ids';
+import { REVOKED_CHANNEL, revocationFeed, type RevocationFeed } from './key-revocations';
 
 export type { ApiKeyInfo };
 
@@ -73,12 +74,18 @@ export async function listApiKeys(db: Db): Promise<ApiKeyRow[]> {
     .orderBy('created_at');
 }
 
-/** Revoke a key; false when there is no such key. Revoking twice keeps the first time. */
+/**
+ * Revoke a key; false when there is no such key. Revoking twice keeps the first time. The notice
+ * on REVOKED_CHANNEL goes out with the commit: every gateway's key cache forgets at once.
+ */
 export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
-  const found = await db('api_keys').where({ id }).first('id');
-  if (!found) return false;
-  await db('api_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: db.fn.now() });
-  return true;
+  return db.transaction(async (trx) => {
+    const found = await trx('api_keys').where({ id }).first('id');
+    if (!found) return false;
+    await trx('api_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: trx.fn.now() });
+    await trx.raw('select pg_notify(?, ?)', [REVOKED_CHANNEL, id]);
+    return true;
+  });
 }
 
 /** A lookup that needs no database: no key, or one that cannot be a key. */
@@ -103,22 +110,28 @@ export type KeyLookups = ((presented: string | undefined) => Promise<KeyLookup>)
 
 /**
  * Key lookups reused for `ttlMs` (0: never): valid, unknown and revoked alike, so neither an
- * integrator's calls nor a flood of bad keys costs a query each. A revocation reaches a gateway
- * within `ttlMs`. Bounded: the oldest entries go first past `max`.
+ * integrator's calls nor a flood of bad keys costs a query each. A revocation is seen at once:
+ * an entry counts only in the revocation feed's generation it was made in (./key-revocations.ts),
+ * and nothing is cached while the feed is not listening. Bounded: the oldest go first past `max`.
  */
 export function keyLookupCache(
   db: Db,
   ttlMs: number,
   max = 10_000,
   now: () => number = () => performance.now(),
+  feed: RevocationFeed | undefined = ttlMs > 0 ? revocationFeed(db) : undefined,
 ): KeyLookups {
-  const entries = new Map<string, { at: number; lookup: Promise<KeyLookup>; settled?: KeyLookup }>();
+  type Entry = { at: number; gen: number; lookup: Promise<KeyLookup>; settled?: KeyLookup };
+  const entries = new Map<string, Entry>();
+  const fresh = (hit: Entry | undefined, gen: number | undefined): hit is Entry =>
+    !!hit && hit.gen === gen && now() - hit.at < ttlMs;
   const lookups = (presented: string | undefined): Promise<KeyLookup> => {
-    if (ttlMs <= 0 || !presented) return lookupApiKey(db, presented);
+    const gen = feed?.generation();
+    if (ttlMs <= 0 || !presented || gen === undefined) return lookupApiKey(db, presented);
     const hit = entries.get(presented);
-    if (hit && now() - hit.at < ttlMs) return hit.lookup;
+    if (fresh(hit, gen)) return hit.lookup;
     const lookup = lookupApiKey(db, presented);
-    const entry: { at: number; lookup: Promise<KeyLookup>; settled?: KeyLookup } = { at: now(), lookup };
+    const entry: Entry = { at: now(), gen, lookup };
     entries.delete(presented);
     entries.set(presented, entry);
     lookup.then(
@@ -133,7 +146,7 @@ export function keyLookupCache(
       const known = lookupWithoutDb(presented);
       if (known || ttlMs <= 0) return known;
       const hit = entries.get(presented!);
-      return hit && now() - hit.at < ttlMs ? hit.settled : undefined;
+      return fresh(hit, feed?.generation()) ? hit.settled : undefined;
     },
   });
 }
