@@ -31,6 +31,7 @@ import { memoizeRouteMatching, routerMiddleware } from '../http/route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
 import { checkoutRoutes } from '../checkout/routes';
 import { reconciliationRoutes } from '../reconciliation/routes';
+import { linkRoutes } from '../links/routes';
 
 /** Every route of an app createApp made: method and path as the routers declare them (the doors test). */
 export interface AppRoute {
@@ -69,6 +70,7 @@ export function createApp(deps: AppDeps): Koa {
     objectStoreRoutes(deps),
     checkoutRoutes(deps),
     reconciliationRoutes(deps),
+    linkRoutes(deps),
   ])
     router.use(r.routes());
   memoizeRouteMatching(router); // every route is in: nothing is added after this

@@ -1,0 +1,2 @@
+/** The payment links' face (pure). */
+export * from './contract';
