@@ -93,7 +93,7 @@ registry.registerPath({
   security: [],
   request: { params: CodeParam, query: z.object({ lang: z.enum(['th', 'en']).optional() }) },
   responses: {
-    303: { description: 'to the hosted checkout page of the payment (Location)' },
+    303: html('to the hosted checkout page of the payment (Location)'),
     200: html('already paid'),
     404: html('no such link'),
     410: html('a link past its expiry or deactivated'),
