@@ -32,6 +32,7 @@ import { latePaymentRoutes } from '../payments/late-payments';
 import { checkoutRoutes } from '../checkout/routes';
 import { reconciliationRoutes } from '../reconciliation/routes';
 import { linkRoutes } from '../links/routes';
+import { consoleRoutes } from '../console/routes';
 
 /** Every route of an app createApp made: method and path as the routers declare them (the doors test). */
 export interface AppRoute {
@@ -71,6 +72,7 @@ export function createApp(deps: AppDeps): Koa {
     checkoutRoutes(deps),
     reconciliationRoutes(deps),
     linkRoutes(deps),
+    consoleRoutes(deps),
   ])
     router.use(r.routes());
   memoizeRouteMatching(router); // every route is in: nothing is added after this
