@@ -186,6 +186,7 @@ export function layout(lang: Lang, page: string, title: string, body: string, vi
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${esc(title)} · ${t('console')}</title>
+<link rel="icon" href="/checkout/assets/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/console/assets/console.css">
 </head><body>
 <header class="top"><strong>${t('console')}</strong>${nav}<a href="?lang=${other}" lang="${other}">${esc(text(lang, 'other'))}</a></header>
