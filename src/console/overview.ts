@@ -36,6 +36,7 @@ export async function overviewPage(d: {
   now: number;
   listPayments: (q: PaymentListQuery) => Promise<PaymentList>;
   deadLetters: () => Promise<number | undefined>;
+  latePayments: () => Promise<number>;
 }): Promise<string> {
   const t = (k: Parameters<typeof text>[1]) => esc(text(d.lang, k));
   const since = d.now - 24 * HOUR;
@@ -75,6 +76,7 @@ ${rates
   })
   .join('')}</svg><figcaption>${t('successRate')}</figcaption></figure>`;
   const dead = await d.deadLetters();
+  const late = await d.latePayments();
   return `<div class="charts">
 ${bars(count, { id: 'chart-count', label: `${text(d.lang, 'paidPerHour')} (n)`, format: (n) => String(n) })}
 ${bars(paid, { id: 'chart-paid', label: `${text(d.lang, 'paidPerHour')} (THB)`, format: (n) => n.toFixed(2) })}
@@ -84,5 +86,6 @@ ${rows.length >= OVERVIEW_MAX ? `<p class="muted">${OVERVIEW_MAX}+</p>` : ''}
 <h2>${t('openItems')}</h2>
 <ul id="open-items">
 ${dead === undefined ? '' : `<li><a href="/console/webhooks">${t('deadLetters')}</a>: <span id="open-dead">${dead}</span></li>`}
+<li>${t('latePayments')} (review): <span id="open-late">${late}</span></li>
 </ul>`;
 }

@@ -20,9 +20,12 @@ import { PaymentLinkIn } from '../links/schemas';
 import { PaymentListQuery, RefundRequest } from '../payments/schemas';
 import { createPaymentService } from '../payments/service';
 import { orderTimeline } from '../payments/timeline';
+import { countLatePayments } from '../payments/late-payments-repository';
 import { createRefundService } from '../refunds/service';
 import { listDeadLetters, listEndpoints, rotateSecret, updateEndpoint, createEndpoint } from '../webhooks/endpoints';
 import { replayDeadLetter } from '../webhooks/routes';
+import { dayExceptions, resolveDayException } from '../reconciliation/routes';
+import { RESOLUTIONS, SETTLEMENT_PROVIDERS } from '../reconciliation';
 import { urlProblem } from '../webhooks/url-policy';
 import { auditOfOrder, endSession, insertSession, openSession, touchSession, writeAudit } from './repository';
 import {
@@ -519,6 +522,75 @@ ${table(
     await webhooksPage(ctx, 200, ok(t(ctx, 'replayed', { status: out.deadLetter.status })));
   });
 
+  // ---- reconciliation (operator keys) ----
+  const reconPage = async (ctx: Context, provider: string, date: string, status = 200, flash?: string) => {
+    const s = stateOf(ctx);
+    const manage = s.key.scopes.includes('reconciliation:manage');
+    const day = provider && date ? await dayExceptions(db, { provider, mode: s.key.mode, date }) : undefined;
+    render(
+      ctx,
+      status,
+      'reconciliation',
+      t(ctx, 'reconciliation'),
+      `<form method="get" action="/console/reconciliation" class="filters">
+<label>${esc(t(ctx, 'provider'))}<select name="provider">${SETTLEMENT_PROVIDERS.map(
+        (p) => `<option${p === provider ? ' selected' : ''}>${p}</option>`,
+      ).join('')}</select></label>
+<label>${esc(t(ctx, 'date'))}<input type="date" name="date" value="${esc(date)}" required></label>
+<button type="submit">${esc(t(ctx, 'show'))}</button></form>
+${day ? `<p id="run-status">${esc(day.status)} · ${esc(JSON.stringify(day.summary))}</p>` : ''}
+${
+  day
+    ? `<h2>${esc(t(ctx, 'exceptions'))}</h2>${table(
+        ['id', 'outcome', t(ctx, 'orderId'), t(ctx, 'amount'), t(ctx, 'details'), t(ctx, 'resolve')],
+        day.rows.map((x) => [
+          esc(x.id),
+          esc(x.outcome),
+          x.orderId ? `<a href="/console/orders/${encodeURIComponent(x.orderId)}">${esc(x.orderId)}</a>` : '',
+          baht(x.amount),
+          esc(x.detail),
+          x.resolution
+            ? `${esc(x.resolution)}: ${esc(x.resolutionNote)}`
+            : manage
+              ? form(
+                  `/console/reconciliation/${encodeURIComponent(provider)}/${encodeURIComponent(date)}/exceptions/${encodeURIComponent(x.id)}/resolve`,
+                  `<select name="resolution">${RESOLUTIONS.map((r) => `<option>${r}</option>`).join('')}</select>
+<input name="note" maxlength="2000" required placeholder="${esc(t(ctx, 'note'))}"><button type="submit" class="resolve">${esc(t(ctx, 'resolve'))}</button>`,
+                  s.viewer,
+                  'inline',
+                )
+              : '',
+        ]),
+        s.lang,
+      )}`
+    : ''
+}`,
+      flash,
+    );
+  };
+  r.get('/reconciliation', session('reconciliation:read'), async (ctx) => {
+    const q = ctx.query as Record<string, string | undefined>;
+    await reconPage(ctx, q.provider ?? '', q.date ?? '');
+  });
+  r.post('/reconciliation/:provider/:date/exceptions/:id/resolve', session('reconciliation:manage'), async (ctx) => {
+    const { provider, date, id } = ctx.params;
+    const b = bodyOf(ctx);
+    const key = stateOf(ctx).key;
+    const row = await resolveDayException(
+      db,
+      { provider, mode: key.mode, date },
+      id,
+      { resolution: b.resolution as (typeof RESOLUTIONS)[number], note: b.note ?? '' },
+      key.id,
+    );
+    await audit(ctx, 'reconciliation.resolve', row.orderId ?? undefined, {
+      rowId: row.id,
+      resolution: row.resolution,
+      note: row.resolutionNote,
+    });
+    await reconPage(ctx, provider, date, 200, ok(t(ctx, 'resolved')));
+  });
+
   // ---- overview ----
   r.get('/overview', session('payments:read'), async (ctx) => {
     const s = stateOf(ctx);
@@ -530,6 +602,7 @@ ${table(
         s.key.scopes.includes('webhooks:manage')
           ? (await listDeadLetters(db, s.key, { status: 'dead', limit: 200 })).items.length
           : undefined,
+      latePayments: () => countLatePayments(db, s.key, 'review'),
     });
     render(ctx, 200, 'overview', t(ctx, 'overview'), body);
   });

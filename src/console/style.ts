@@ -11,6 +11,7 @@ h1{font-size:1.4rem;margin:0 0 12px}h2{font-size:1.1rem;margin:20px 0 8px}
 table{border-collapse:collapse;width:100%;font-size:.92rem}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top}
 th{background:#f5f7fa}
+main{overflow-x:auto}td{overflow-wrap:anywhere}
 td code{word-break:break-all;white-space:pre-wrap;font-size:.8rem}td:first-child{white-space:nowrap}
 form.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin-bottom:12px}
 label{display:flex;flex-direction:column;font-size:.85rem;gap:2px}

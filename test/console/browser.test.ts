@@ -10,11 +10,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
 import { createTestStack, type TestStack } from '../support/stack';
 import { newKey, paidQr } from '../payments/support';
 import { qrCallback, serve } from '../checkout/support';
 import { startReceiver, type Receiver } from '../webhooks/helpers';
 import { createEndpoint } from '../../src/webhooks/endpoints';
+import { RECONCILIATION_WORKFLOW, settlementKey } from '../../src/reconciliation';
+import { createSettlementStore } from '../../src/reconciliation/files';
+import { taskQueueOf } from '../../src/domain/temporal';
+import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
+import { generateDay, settlementEnv } from '../reconciliation/generate';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLAGS = [
@@ -37,11 +43,13 @@ let stack: TestStack;
 let server: Awaited<ReturnType<typeof serve>>;
 let browser: Browser;
 let receiver: Receiver;
+let smtp: SmtpSink;
 let shop: { key: string; id: string };
 let rival: { key: string; id: string };
 const structure: Record<string, string[]> = {};
 beforeAll(async () => {
-  stack = await createTestStack();
+  smtp = await startSmtpSink();
+  stack = await createTestStack({ env: settlementEnv(smtp.url) });
   const scopes = ['payments:write', 'payments:read', 'webhooks:manage'];
   shop = await newKey(stack.db, { scopes, name: 'Sala Market staff' });
   rival = await newKey(stack.db, { scopes, name: 'Other shop' });
@@ -56,6 +64,7 @@ afterAll(async () => {
   await server?.close();
   await receiver?.stop();
   await stack?.close();
+  await smtp?.stop();
 });
 
 /** What a page is made of, without its data: headings, form fields and buttons, in order. */
@@ -190,8 +199,52 @@ it('a shop person: finds an order, refunds part of it, replays a dead letter, ma
   await page.context().close();
 }, 150_000);
 
+it('an operator resolves a reconciliation exception with a note, audited', async () => {
+  const operator = await newKey(stack.db, {
+    scopes: ['reconciliation:read', 'reconciliation:manage', 'payments:read'],
+    name: 'Finance',
+  });
+  const date = '2025-04-02';
+  const day = await generateDay(stack.db, 'promptpay', date, 40, `con${Date.now().toString(36)}`);
+  await createSettlementStore(stack.config).put(settlementKey('promptpay', date), day.text);
+  const run = await stack.client.workflow.start(RECONCILIATION_WORKFLOW, {
+    taskQueue: taskQueueOf('background', stack.taskQueue),
+    workflowId: `recon-console-${Date.now()}`,
+    args: [{ provider: 'promptpay', mode: 'sandbox', date, fileWaitSeconds: 0, filePollSeconds: 1 }],
+  });
+  await run.result();
+  const page = await signIn(operator.key);
+  await page.click('nav.main a[href="/console/reconciliation"]');
+  await page.selectOption('select[name="provider"]', 'promptpay');
+  await page.fill('input[name="date"]', date);
+  await page.click('form.filters button[type="submit"]');
+  await page.waitForSelector('#run-status');
+  const open = await page.$$('button.resolve');
+  expect(open.length).toBeGreaterThan(0);
+  await page.fill('form.inline input[name="note"] >> nth=0', 'bank fee confirmed by phone, ticket 4471');
+  await page.click('button.resolve >> nth=0');
+  expect(await page.textContent('.msg')).toContain('Resolved.');
+  expect(await page.textContent('main')).toContain('accepted: bank fee confirmed by phone, ticket 4471');
+  expect(await page.$$('button.resolve')).toHaveLength(open.length - 1);
+  await shoot(page, 'reconciliation');
+  const audit = await stack.db('console_audit').where({ api_key_id: operator.id, action: 'reconciliation.resolve' });
+  expect(audit).toHaveLength(1);
+  await page.context().close();
+}, 120_000);
+
 it('every page keeps the structure its screenshot shows (docs/images/console-structure.json)', () => {
-  expect(Object.keys(structure).sort()).toEqual(['links', 'order', 'overview', 'payments', 'sign-in', 'webhooks']);
-  if (process.env.CONSOLE_SCREENSHOTS) fs.writeFileSync(STRUCTURE, `${JSON.stringify(structure, null, 2)}\n`);
+  expect(Object.keys(structure).sort()).toEqual([
+    'links',
+    'order',
+    'overview',
+    'payments',
+    'reconciliation',
+    'sign-in',
+    'webhooks',
+  ]);
+  if (process.env.CONSOLE_SCREENSHOTS) {
+    fs.writeFileSync(STRUCTURE, JSON.stringify(structure));
+    execFileSync(path.join(__dirname, '..', '..', 'node_modules', '.bin', 'prettier'), ['--write', STRUCTURE]); // as lint checks it
+  }
   expect(structure).toEqual(JSON.parse(fs.readFileSync(STRUCTURE, 'utf8')));
 });

@@ -14,8 +14,8 @@ const pages = Object.keys(
   JSON.parse(fs.readFileSync(path.join(images, 'console-structure.json'), 'utf8')) as Record<string, string[]>,
 );
 
-it('records the six pages', () => {
-  expect(pages.sort()).toEqual(['links', 'order', 'overview', 'payments', 'sign-in', 'webhooks']);
+it('records the seven pages', () => {
+  expect(pages.sort()).toEqual(['links', 'order', 'overview', 'payments', 'reconciliation', 'sign-in', 'webhooks']);
 });
 
 it.each(pages)('%s: its PNG exists, is 1200 px wide, and docs/console.md shows it', (page) => {
