@@ -82,7 +82,10 @@ async function structureOf(page: Page): Promise<string[]> {
         const tag = el.tagName.toLowerCase();
         if (tag === 'h1' || tag === 'h2') return tag;
         if (tag === 'form')
-          return `form ${(el.getAttribute('action') ?? '').replace(/\/(ord|con|plink|dlq|we|ep)[\w.-]*/g, '/{id}')}`;
+          return `form ${(el.getAttribute('action') ?? '')
+            .split('/')
+            .map((seg) => (/\d/.test(seg) || seg.length > 20 ? '{id}' : seg))
+            .join('/')}`;
         if (tag === 'svg') return `svg#${el.id}`;
         return `${tag}${el.getAttribute('name') ? `[${el.getAttribute('name')}]` : ''}${tag === 'th' ? `:${el.textContent}` : ''}`;
       }),
