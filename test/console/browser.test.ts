@@ -147,6 +147,8 @@ it('a shop person: finds an order, refunds part of it, replays a dead letter, ma
   await page.click('button.replay');
   expect(await page.textContent('.msg')).toContain('Replayed: delivered.');
   await shoot(page, 'webhooks');
+  await page.goto(`${server.base}/console/orders/${paid.orderId}`); // the replay is in the order's timeline
+  expect(await page.textContent('main')).toContain('console.webhook.replay');
 
   // a payment link, paid through the sandbox
   await page.click('nav.main a[href="/console/links"]');
