@@ -30,12 +30,13 @@ import { timelineRoutes } from './timeline';
 import { memoizeRouteMatching, routerMiddleware } from '../http/route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
 import { checkoutRoutes } from '../checkout/routes';
-import { checkoutUrlOf, checkReturnUrl } from '../checkout/link';
 import { paymentRecords } from '../payments/repository';
-import { refundsOf } from '../refunds/repository';
 import { refundRoutes } from '../refunds/routes';
 import { branchExists, productsAt } from '../storefront/cost-catalog';
 import { reconciliationRoutes } from '../reconciliation/routes';
+import { linkRoutes } from '../links/routes';
+import { consoleRoutes } from './console/routes';
+import { linkServiceOf, paymentSliceDeps } from './services';
 
 /** Every route of an app createApp made: method and path as the routers declare them (the doors test). */
 export interface AppRoute {
@@ -78,11 +79,7 @@ export function createApp(deps: AppDeps): Koa {
     });
   // each slice's declared dependencies on the others, wired here (docs/architecture.md)
   const payments = paymentRecords(deps.db);
-  const refunds = { ofPayment: (paymentId: string) => refundsOf(deps.db, paymentId) };
-  const checkout = {
-    urlOf: (paymentId: string, expiresAt: string) => checkoutUrlOf(deps.config, paymentId, expiresAt),
-    checkReturnUrl: (returnUrl: string) => checkReturnUrl(deps.config, returnUrl),
-  };
+  const { refunds, checkout } = paymentSliceDeps(deps);
   for (const r of [
     systemRoutes(deps),
     metricsRoutes(deps),
@@ -105,6 +102,8 @@ export function createApp(deps: AppDeps): Koa {
     objectStoreRoutes(deps),
     checkoutRoutes({ ...deps, payments }),
     reconciliationRoutes(deps),
+    linkRoutes({ ...deps, links: linkServiceOf(deps) }),
+    consoleRoutes(deps),
   ])
     router.use(r.routes());
   memoizeRouteMatching(router); // every route is in: nothing is added after this

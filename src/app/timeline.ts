@@ -14,6 +14,7 @@ import type { AppDeps } from '../http/deps';
 import { AppError, ErrorCode } from '../domain/errors';
 import { guards, Id } from '../http/guards';
 import { requireApiKey } from '../http/middleware/api-key';
+import type { ApiKeyInfo } from '../domain/api-keys';
 import { ApiKeyAuth, envelope, errorResponses, registry, z } from '../http/openapi';
 import { validate } from '../http/validate';
 import { receiptRowsOfPayment } from '../callbacks/receipts';
@@ -100,15 +101,16 @@ registry.registerPath({
 
 const iso = (d: unknown) => new Date(d as string).toISOString();
 
-export function timelineRoutes(deps: AppDeps): Router {
-  const r = new Router();
-  const { limited } = guards(deps);
-  const { db, config } = deps;
-  const webBase = config.temporal.address ? undefined : `http://127.0.0.1:${config.temporal.uiPort}`;
+export type Timeline = z.infer<typeof Timeline>;
 
-  r.get('/payments/:orderId/timeline', limited, requireApiKey('payments:read'), async (ctx) => {
-    const { orderId } = validate(z.object({ orderId: Id }), { orderId: ctx.params.orderId });
-    const key = ctx.state.apiKey!;
+/** An order's timeline as `key` may see it (404 as unknown otherwise): the route's and the console's. */
+export async function orderTimeline(
+  { db, config }: Pick<AppDeps, 'db' | 'config'>,
+  orderId: string,
+  key: ApiKeyInfo,
+): Promise<Timeline> {
+  const webBase = config.temporal.address ? undefined : `http://127.0.0.1:${config.temporal.uiPort}`;
+  {
     const p = await paymentRowByOrder(db, orderId);
     if (!p || p.mode !== key.mode || (p.api_key_id !== null && p.api_key_id !== key.id))
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
@@ -248,19 +250,25 @@ export function timelineRoutes(deps: AppDeps): Router {
       });
     entries.sort((a, b) => a.at.localeCompare(b.at));
 
-    ctx.body = {
-      statusCode: 200,
-      body: {
-        orderId: p.order_id,
-        paymentId: p.id,
-        status: p.status,
-        workflowId: p.workflow_id,
-        temporalWebUrl: webBase
-          ? `${webBase}/namespaces/${encodeURIComponent(config.temporal.namespace)}/workflows/${encodeURIComponent(p.workflow_id)}`
-          : null,
-        entries,
-      },
+    return {
+      orderId: p.order_id,
+      paymentId: p.id,
+      status: p.status,
+      workflowId: p.workflow_id,
+      temporalWebUrl: webBase
+        ? `${webBase}/namespaces/${encodeURIComponent(config.temporal.namespace)}/workflows/${encodeURIComponent(p.workflow_id)}`
+        : null,
+      entries,
     };
+  }
+}
+
+export function timelineRoutes(deps: AppDeps): Router {
+  const r = new Router();
+  const { limited } = guards(deps);
+  r.get('/payments/:orderId/timeline', limited, requireApiKey('payments:read'), async (ctx) => {
+    const { orderId } = validate(z.object({ orderId: Id }), { orderId: ctx.params.orderId });
+    ctx.body = { statusCode: 200, body: await orderTimeline(deps, orderId, ctx.state.apiKey!) };
   });
   return r;
 }

@@ -3,8 +3,9 @@
  * at load time (a final state reads right without JavaScript), its live part in
  * assets/checkout.js, which reads the JSON block this page carries (no inline script: strict CSP).
  */
-export type Lang = 'th' | 'en';
-export const LANGS: readonly Lang[] = ['th', 'en'];
+import { type Lang } from './index';
+
+export { chooseLang, LANGS, type Lang } from './index';
 
 const STRINGS = {
   en: {
@@ -55,21 +56,6 @@ const STRINGS = {
   },
 } as const;
 type Key = keyof (typeof STRINGS)['en'];
-
-/** `?lang=` when it names one, else the first of th/en in Accept-Language by weight, else English. */
-export function chooseLang(query: unknown, acceptLanguage: string): Lang {
-  if (query === 'th' || query === 'en') return query;
-  let best: { lang: Lang; q: number } | undefined;
-  for (const part of acceptLanguage.split(',')) {
-    const [tag, ...params] = part.trim().toLowerCase().split(';');
-    const lang = tag.split('-')[0];
-    if (lang !== 'th' && lang !== 'en') continue;
-    const qp = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const q = qp ? Number(qp.slice(2)) : 1;
-    if (q > 0 && (!best || q > best.q)) best = { lang, q };
-  }
-  return best?.lang ?? 'en';
-}
 
 const esc = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);

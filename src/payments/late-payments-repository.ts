@@ -12,3 +12,9 @@ export function latePaymentsQuery(db: Db, key: { mode: string; id: string }, res
   if (resolution) query.where('c.resolution', resolution);
   return query;
 }
+
+/** How many of a key's late payments have `resolution` (the console's open items: review). */
+export async function countLatePayments(db: Db, key: { mode: string; id: string }, resolution: string) {
+  const [{ n }] = await latePaymentsQuery(db, key, resolution).clearSelect().count<{ n: string }[]>({ n: '*' });
+  return Number(n);
+}

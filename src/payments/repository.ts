@@ -22,6 +22,13 @@ export const paymentByOrderId = async (db: Db, orderId: string): Promise<Payment
 export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ id }).first());
 
+/** The payments of these order ids (any owner: the caller checks ownership), by order id. */
+export async function paymentsByOrderIds(db: Db, orderIds: string[]): Promise<Map<string, Payment>> {
+  if (orderIds.length === 0) return new Map();
+  const rows = (await db('payments').whereIn('order_id', orderIds)) as Row[];
+  return new Map(rows.map((r) => [String(r.order_id), toPayment(r)!]));
+}
+
 export interface PaymentFilter {
   apiKeyId: string;
   mode: Mode;

@@ -423,20 +423,16 @@ export function reconciliationRoutes(deps: AppDeps): Router {
   r.post('/:provider/:date/exceptions/:id/resolve', limited, manage, async (ctx) => {
     const { provider, date, id } = validate(ExceptionParams, ctx.params);
     const body = validate(ResolveIn, ctx.request.body);
-    const run = await runOf(provider, ctx.state.apiKey!.mode, date);
-    const row = await resolveException(db, run.id, id, { ...body, by: ctx.state.apiKey!.id });
-    if (!row) {
-      const found = await linesQuery(db, run.id, {}).where('l.id', id).first();
-      if (!found) throw new AppError(ErrorCode.NOT_FOUND, `No row ${id} in ${run.id}`, { id });
-      throw new AppError(
-        ErrorCode.CONFLICT,
-        found.resolution
-          ? `${id} is already resolved (${found.resolution})`
-          : `${id} is ${found.outcome}: not an exception`,
-        { id, outcome: found.outcome, resolution: found.resolution },
-      );
-    }
-    ctx.body = { statusCode: 200, body: rowOut(row) };
+    ctx.body = {
+      statusCode: 200,
+      body: await resolveDayException(
+        db,
+        { provider, mode: ctx.state.apiKey!.mode, date },
+        id,
+        body,
+        ctx.state.apiKey!.id,
+      ),
+    };
   });
 
   r.post('/:provider/:date/run', limited, manage, async (ctx) => {
@@ -459,4 +455,45 @@ export function reconciliationRoutes(deps: AppDeps): Router {
     ctx.body = { statusCode: 202, body: { workflowId } };
   });
   return r;
+}
+
+type DayRef = { provider: string; mode: 'live' | 'sandbox'; date: string };
+const runOfDay = async (db: AppDeps['db'], d: DayRef) => {
+  const day = validate(DayParams, { provider: d.provider, date: d.date });
+  const run = await getRun(db, reconciliationRunId(day.provider, d.mode, day.date));
+  if (!run) throw new AppError(ErrorCode.NOT_FOUND, `No reconciliation of ${d.provider} for ${d.date}`, d);
+  return run;
+};
+
+/** A day's run and its first `limit` exceptions (not matched, not fee): the console's read. */
+export async function dayExceptions(db: AppDeps['db'], d: DayRef, limit = 200) {
+  const run = await runOfDay(db, d);
+  const outcomes = OUTCOMES.filter((o) => o !== 'matched' && o !== 'fee');
+  const rows = (await linesQuery(db, run.id, { outcomes }).orderBy('l.id').limit(limit)) as LineRow[];
+  return { status: run.status, summary: run.summary ?? null, rows: rows.map(rowOut) };
+}
+
+/** Resolve one open exception of a day with a note (404 unknown, 409 not open): the route's and the console's. */
+export async function resolveDayException(
+  db: AppDeps['db'],
+  d: DayRef,
+  id: string,
+  body: z.infer<typeof ResolveIn>,
+  by: string,
+) {
+  const run = await runOfDay(db, d);
+  const input = validate(ResolveIn, body);
+  const row = await resolveException(db, run.id, id, { ...input, by });
+  if (!row) {
+    const found = await linesQuery(db, run.id, {}).where('l.id', id).first();
+    if (!found) throw new AppError(ErrorCode.NOT_FOUND, `No row ${id} in ${run.id}`, { id });
+    throw new AppError(
+      ErrorCode.CONFLICT,
+      found.resolution
+        ? `${id} is already resolved (${found.resolution})`
+        : `${id} is ${found.outcome}: not an exception`,
+      { id, outcome: found.outcome, resolution: found.resolution },
+    );
+  }
+  return rowOut(row);
 }

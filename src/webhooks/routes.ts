@@ -5,6 +5,7 @@
  * /webhooks/messages/{msgId}/resend, and /webhooks/dead-letters (list, replay). Which events an
  * endpoint receives: activities/webhooks/index.ts.
  */
+import type { Mode } from '../domain/mode';
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import { AppError, ErrorCode } from '../domain/errors';
@@ -548,28 +549,31 @@ export function webhookRoutes(deps: AppDeps): Router {
   });
 
   r.post('/dead-letters/:id/replay', limited, auth, async (ctx) => {
-    const owner = ctx.state.apiKey!;
-    const found = await getDeadLetter(db, owner, ctx.params.id);
-    if (!found) throw new AppError(ErrorCode.NOT_FOUND, 'No such dead letter', { id: ctx.params.id });
-    if (found.status === 'delivered')
-      throw new AppError(ErrorCode.CONFLICT, 'This dead letter was delivered already', { id: found.id });
-    const attempt = await runOneAttempt(deps.temporal.client, config.webhooks.timeoutMs, found.id, (client) =>
-      client.workflow.start<WebhookReplayWorkflow>(WebhookWorkflowType.webhookReplay, {
-        taskQueue: taskQueueOf('webhooks', deps.temporal.taskQueue),
-        workflowId: webhookReplayWorkflowId(found.id),
-        args: [{ deadLetterId: found.id }],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      }),
-    );
-    ctx.body = {
-      statusCode: 200,
-      body: {
-        deadLetter: await getDeadLetter(db, owner, found.id),
-        attempt: attemptOut(attempt),
-      },
-    };
+    ctx.body = { statusCode: 200, body: await replayDeadLetter(deps, ctx.state.apiKey!, ctx.params.id) };
   });
 
   return r;
+}
+
+/** Replay one of `owner`'s dead letters (404 for another's, 409 once delivered): the route's and the console's. */
+export async function replayDeadLetter(
+  deps: Pick<AppDeps, 'db' | 'config' | 'temporal'>,
+  owner: { id: string; mode: Mode },
+  id: string,
+) {
+  const { db, config } = deps;
+  const found = await getDeadLetter(db, owner, id);
+  if (!found) throw new AppError(ErrorCode.NOT_FOUND, 'No such dead letter', { id });
+  if (found.status === 'delivered')
+    throw new AppError(ErrorCode.CONFLICT, 'This dead letter was delivered already', { id: found.id });
+  const attempt = await runOneAttempt(deps.temporal.client, config.webhooks.timeoutMs, found.id, (client) =>
+    client.workflow.start<WebhookReplayWorkflow>(WebhookWorkflowType.webhookReplay, {
+      taskQueue: taskQueueOf('webhooks', deps.temporal.taskQueue),
+      workflowId: webhookReplayWorkflowId(found.id),
+      args: [{ deadLetterId: found.id }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    }),
+  );
+  return { deadLetter: (await getDeadLetter(db, owner, found.id))!, attempt: attemptOut(attempt) };
 }

@@ -495,6 +495,31 @@ describe('live answers', () => {
     expect(since(from)).toEqual([]);
   });
 
+  it('the payment links and their page', async () => {
+    const from = mismatches.length;
+    const created = conforms(
+      await app()
+        .post('/payment-links')
+        .set('X-API-Key', key)
+        .set('Idempotency-Key', uniq('pl'))
+        .send(doc.components.schemas.PaymentLinkRequest.example),
+    );
+    expect(created.status).toBe(201);
+    const link = created.body.body as { id: string; url: string };
+    const page = new URL(link.url).pathname;
+    conforms(await app().get(page));
+    conforms(await app().get('/l/AAAAAAAAAAAAAAAAAAAAAA'));
+    const paid = conforms(await app().post(page));
+    expect(paid.status).toBe(303);
+    conforms(await app().get('/payment-links?limit=5').set('X-API-Key', key));
+    conforms(await app().get(`/payment-links/${link.id}`).set('X-API-Key', key));
+    conforms(await app().get('/payment-links/plink_nothing').set('X-API-Key', key));
+    conforms(await app().post(`/payment-links/${link.id}/deactivate`).set('X-API-Key', key));
+    expect(conforms(await app().post(page)).status).toBe(410);
+    conforms(await app().post('/payment-links').set('X-API-Key', key).send({ amount: 0 }));
+    expect(since(from)).toEqual([]);
+  });
+
   it('the bank routes', async () => {
     const from = mismatches.length;
     const userId = uniq('u');

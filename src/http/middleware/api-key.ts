@@ -88,6 +88,12 @@ export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
   });
 }
 
+/** A key by its id, as a verified key would look (undefined when unknown or revoked): for a key's stored objects. */
+export async function apiKeyInfoById(db: Db, id: string): Promise<ApiKeyInfo | undefined> {
+  const row = await db('api_keys').where({ id }).whereNull('revoked_at').first<ApiKeyRow | undefined>();
+  return row ? { id: row.id, name: row.name, scopes: row.scopes, mode: row.mode } : undefined;
+}
+
 /** A lookup that needs no database: no key, or one that cannot be a key. */
 const lookupWithoutDb = (presented: string | undefined): KeyLookup | undefined =>
   !presented ? { status: 'missing' } : !API_KEY_PATTERN.test(presented) ? { status: 'invalid' } : undefined;

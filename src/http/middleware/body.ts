@@ -30,10 +30,15 @@ export const FORM_PATHS: ReadonlySet<string> = new Set(['/cardpayment', '/callba
  * UNSUPPORTED_MEDIA_TYPE before a byte of it is read. Bodiless requests (no Content-Length or 0,
  * no Transfer-Encoding) pass.
  */
+/** HTML pages whose forms post here (the console, a payment link's button): not the JSON API. */
+export const FORM_PAGE_PREFIXES: readonly string[] = ['/console/', '/l/'];
+const takesForm = (p: string): boolean =>
+  FORM_PATHS.has(p.replace(/\/+$/, '')) || FORM_PAGE_PREFIXES.some((pre) => p.startsWith(pre));
+
 function checkBodyType(ctx: Context, json: boolean): void {
   const hasBody = (ctx.request.length ?? 0) > 0 || ctx.get('Transfer-Encoding') !== '';
   if (hasBody) {
-    const form = FORM_PATHS.has(ctx.path.replace(/\/+$/, '')) && ctx.request.is('urlencoded');
+    const form = takesForm(ctx.path) && ctx.request.is('urlencoded');
     if (!json && !form)
       throw new AppError(
         ErrorCode.UNSUPPORTED_MEDIA_TYPE,
