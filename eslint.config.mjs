@@ -19,7 +19,9 @@ const DOMAIN_MAY_IMPORT = ['./', '@temporalio/workflow', '@temporalio/common', '
 const FACE_FILES = [
   'src/*/index.ts',
   'src/*/contract.ts',
-  'src/payments/states.ts', 'src/payments/rows.ts',
+  'src/payments/states.ts',
+  'src/payments/rows.ts',
+  'src/refunds/rows.ts',
   'src/callbacks/paths.ts',
   'src/reconciliation/model.ts',
   'src/webhooks/events.ts',

@@ -1,2 +1,3 @@
 /** The refunds face: what other slices, workflows and the toolkit may use (pure). */
 export * from './contract';
+export * from './rows';
