@@ -191,7 +191,9 @@ async function main(config: Config) {
       if (config.reconciliation.mode === 'sandbox') {
         const { startSandboxSettlements } = await import('./reconciliation/sandbox');
         const { createSettlementStore } = await import('./reconciliation/files');
-        const files = startSandboxSettlements({ db, store: createSettlementStore(config), logger });
+        const { sandboxLedgers } = await import('./app/sandbox-ledgers');
+        const store = createSettlementStore(config);
+        const files = startSandboxSettlements({ ledgers: sandboxLedgers(db), store, logger });
         stoppers.push({ name: 'sandbox settlement files', stop: async () => files.stop() });
       }
     }

@@ -1,7 +1,7 @@
 /**
  * One owner per table: each table the migrations create is named in SQL or knex by the files of
- * one slice only (tests, seeds, migrations and bench/ aside). Today's shared tables are listed in
- * KNOWN_SHARED; the list only shrinks: a new shared table fails, and so does an entry that is gone.
+ * one slice only (tests, seeds, migrations and bench/ aside). None is shared: a slice that needs
+ * another's rows takes the owner's function or embeds the owner's SQL fragment.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,19 +9,6 @@ import { featuresIn, filesUnder, namesTable, ROOTS, sharedTables, tableUsers, ta
 
 const root = path.resolve(__dirname, '..');
 const read = (f: string) => [f, fs.readFileSync(path.join(root, f), 'utf8')] as const;
-
-/**
- * The tables still named by two slices (`table: the slices naming it`). The list only shrinks:
- * a new shared table fails, and so does an entry that is gone.
- */
-const KNOWN_SHARED = [
-  // reconciliation's set-based matching reads the payments and refunds ledgers in single
-  // statements; each owner still has to give it its fragment (as the receipt claim has)
-  'payment_conflicts: payments, reconciliation',
-  'payment_events: payments, reconciliation',
-  'payments: payments, reconciliation',
-  'refunds: reconciliation, refunds',
-];
 
 const migrations = fs.readdirSync(path.join(root, 'migrations')).map((m) => read(`migrations/${m}`));
 const tables = tablesOf(migrations);
@@ -37,16 +24,10 @@ describe('one owner per table', () => {
     expect(tableUsers(sources, tables, features).refunds).toContain('refunds');
   });
 
-  it('no table is named by two slices beyond KNOWN_SHARED', () => {
+  it('no table is named by two slices', () => {
     const shared = sharedTables(tableUsers(sources, tables, features));
     console.log(`shared tables: ${shared.length} of ${tables.length}\n${shared.join('\n')}`);
-    expect({
-      new: shared.filter((s) => !KNOWN_SHARED.includes(s)),
-      gone: KNOWN_SHARED.filter((s) => !shared.includes(s)),
-    }).toEqual({
-      new: [],
-      gone: [],
-    });
+    expect(shared).toEqual([]);
   });
 
   it('the check fails on a second slice naming a table, in SQL or in knex', () => {

@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Mode } from '../domain/mode';
 import type { CallbackProvider } from '../domain/providers';
+import type { SqlFragment } from '../domain/sql';
 
 // ---- contract ----
 
@@ -301,3 +302,61 @@ export const paymentLookupSql = (by: 'orderId' | 'providerRef', columns = ''): s
 
 /** A scalar subquery: the status of the payment whose id is the SQL expression `idSql`. */
 export const paymentStatusSql = (idSql: string): string => `(SELECT status FROM payments WHERE id = ${idSql})`;
+
+/** How a provider's settlement lines name a payment: its provider reference, or its QR's ref1. */
+export type SettlementRef = 'providerRef' | 'qrRef1';
+
+/** The column (of the payments row named `p`) that is the settlement reference `ref`. */
+export const settlementRefSql = (ref: SettlementRef): string =>
+  ref === 'providerRef' ? 'p.provider_ref' : "p.details->'qr'->>'ref1'";
+
+/** `SELECT p.id FROM payments p` of one method and mode (to restrict another table's rows by). */
+export const paymentIdsSql = (method: PaymentMethod, mode: Mode): SqlFragment => ({
+  sql: 'SELECT p.id FROM payments p WHERE p.method = ? AND p.mode = ?',
+  bindings: [method, mode],
+});
+
+/**
+ * The payments of a method and mode whose settlement reference is one of `refs`, one row per
+ * match: id, payment_id, order_id, amount_satang, status, ref.
+ */
+export const paymentsByRefSql = (
+  ref: SettlementRef,
+  refs: string[],
+  method: PaymentMethod,
+  mode: Mode,
+): SqlFragment => ({
+  sql: `SELECT p.id, p.id AS payment_id, p.order_id, p.amount_satang, p.status, ${settlementRefSql(ref)} AS ref
+          FROM unnest(?::text[]) AS x(ref) JOIN payments p ON ${settlementRefSql(ref)} = x.ref
+         WHERE p.method = ? AND p.mode = ?`,
+  bindings: [refs, method, mode],
+});
+
+/** The conflicts of the payments `ids`, oldest first: id, payment_id, result_status, resolution. */
+export const conflictsOfSql = (ids: string[]): SqlFragment => ({
+  sql: `SELECT c.id, c.payment_id, c.result_status, c.resolution
+          FROM unnest(?::text[]) AS x(id) JOIN payment_conflicts c ON c.payment_id = x.id ORDER BY c.created_at`,
+  bindings: [ids],
+});
+
+/**
+ * The payments of a method and mode first paid in [from, to) and paid or refunded now: id,
+ * order_id, amount_satang, ref (the settlement reference `ref`), paid_at (the first paid
+ * event) and failed_conflict (the id of a failure recorded after paid, else null).
+ */
+export const paidBetweenSql = (w: {
+  ref: SettlementRef;
+  method: PaymentMethod;
+  mode: Mode;
+  from: Date;
+  to: Date;
+}): SqlFragment => ({
+  sql: `SELECT p.id, p.order_id, p.amount_satang, ${settlementRefSql(w.ref)} AS ref, e.at AS paid_at,
+               c.id AS failed_conflict
+          FROM (SELECT payment_id, min(created_at) AS at FROM payment_events
+                 WHERE to_status = 'paid' AND created_at >= ? AND created_at < ? GROUP BY payment_id) e
+          JOIN payments p ON p.id = e.payment_id
+          LEFT JOIN payment_conflicts c ON c.payment_id = p.id AND c.result_status = 'failed'
+         WHERE p.method = ? AND p.mode = ? AND p.status IN ('paid', 'refunded')`,
+  bindings: [w.from, w.to, w.method, w.mode],
+});

@@ -9,7 +9,7 @@ import type { Mode } from '../domain/mode';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from './index';
 import type { Payment, PaymentEvent, PaymentRecords } from './index';
-import { toPayment } from './index';
+import { settlementRefSql, toPayment, type SettlementRef } from './index';
 
 export type { Payment, PaymentEvent, PaymentRef } from './index';
 export { toPayment } from './index';
@@ -291,3 +291,37 @@ export const pendingRowsByIds = (db: Db, ids: string[]) =>
   db('payments')
     .whereIn('id', ids)
     .select('id', 'order_id', 'user_id', 'method', 'amount_satang', 'provider_ref', 'status');
+
+/** A payment whose money the provider took, by its settlement reference (a sandbox day file). */
+export interface TakenPayment {
+  ref: string;
+  amountSatang: number;
+  at: Date;
+}
+
+/**
+ * The payments of a method and mode whose money the provider took in [from, to), oldest first:
+ * first paid then, or a success recorded then after they had ended (a late payment's conflict);
+ * those without a settlement reference left out.
+ */
+export async function paymentsTakenBetween(
+  db: Db,
+  w: { ref: SettlementRef; method: PaymentMethod; mode: Mode; from: Date; to: Date },
+): Promise<TakenPayment[]> {
+  const ref = settlementRefSql(w.ref);
+  const { rows } = await db.raw(
+    `SELECT ${ref} AS ref, p.amount_satang, x.at FROM payments p
+       JOIN (SELECT payment_id, min(created_at) AS at FROM payment_events
+              WHERE to_status = 'paid' AND created_at >= ? AND created_at < ? GROUP BY payment_id
+             UNION ALL
+             SELECT payment_id, created_at FROM payment_conflicts
+              WHERE result_status = 'success' AND created_at >= ? AND created_at < ?) x ON x.payment_id = p.id
+      WHERE p.method = ? AND p.mode = ? AND ${ref} IS NOT NULL ORDER BY x.at, p.id`,
+    [w.from, w.to, w.from, w.to, w.method, w.mode],
+  );
+  return (rows as { ref: string; amount_satang: string; at: Date }[]).map((r) => ({
+    ref: r.ref,
+    amountSatang: Number(r.amount_satang),
+    at: r.at,
+  }));
+}

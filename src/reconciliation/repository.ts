@@ -2,10 +2,21 @@
  * Reconciliation's SQL: the Talat items a file's references name, the rows of a run (replaced as
  * a whole in one transaction, so a day run twice has the same rows, the operator's resolutions
  * kept), the items no file settled, and the reads of the API, the CSV export and the timeline.
+ * What reads the payments' and refunds' ledgers embeds their owners' fragments (their faces).
  */
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
+import type { SqlFragment } from '../domain/sql';
+import {
+  conflictsOfSql,
+  paidBetweenSql,
+  paymentIdsSql,
+  paymentsByRefSql,
+  type PaymentMethod,
+  type SettlementRef,
+} from '../payments';
+import { refundsByRefSql, succeededBetweenSql } from '../refunds';
 import {
   addDays,
   bangkokDayStart,
@@ -20,13 +31,17 @@ import type { SettlementLine } from './parsers';
 
 type Q = Db | Knex.Transaction;
 
-/** Which payments and refunds a provider settles, and the reference its lines give them by. */
+/**
+ * Which payments and refunds (of payments of which method) a provider settles, and the
+ * settlement reference its lines give a payment by. The SQL naming their tables is their
+ * owners' (`src/payments/rows.ts`, `src/refunds/rows.ts`); this file composes it.
+ */
 const SOURCES: Record<
   SettlementProvider,
-  { payments?: { method: string; ref: string }; refunds?: { method: string } }
+  { payments?: { method: PaymentMethod; ref: SettlementRef }; refunds?: { method: PaymentMethod } }
 > = {
-  card: { payments: { method: 'card', ref: 'p.provider_ref' }, refunds: { method: 'card' } },
-  promptpay: { payments: { method: 'qr', ref: "p.details->'qr'->>'ref1'" } },
+  card: { payments: { method: 'card', ref: 'providerRef' }, refunds: { method: 'card' } },
+  promptpay: { payments: { method: 'qr', ref: 'qrRef1' } },
   bank: { refunds: { method: 'qr' } },
 };
 
@@ -48,26 +63,16 @@ export async function itemsOf(
 ): Promise<Map<string, TalatItem>> {
   const src = SOURCES[provider];
   const refs = (kind: string) => [...new Set(lines.filter((l) => l.kind === kind).map((l) => l.reference!))];
+  const run = async <T>(f: SqlFragment): Promise<T[]> => (await q.raw(f.sql, f.bindings)).rows as T[];
   const out = new Map<string, TalatItem>();
   const payRefs = refs('payment');
   if (src.payments && payRefs.length) {
-    const rows: ItemRow[] = (
-      await q.raw(
-        `SELECT p.id, p.id AS payment_id, p.order_id, p.amount_satang, p.status, ${src.payments.ref} AS ref
-           FROM unnest(?::text[]) AS x(ref) JOIN payments p ON ${src.payments.ref} = x.ref
-          WHERE p.method = ? AND p.mode = ?`,
-        [payRefs, src.payments.method, mode],
-      )
-    ).rows;
+    const rows = await run<ItemRow>(paymentsByRefSql(src.payments.ref, payRefs, src.payments.method, mode));
     const conflicts = new Map<string, TalatItem['conflict']>();
     if (rows.length)
-      for (const c of (
-        await q.raw(
-          `SELECT c.id, c.payment_id, c.result_status, c.resolution
-             FROM unnest(?::text[]) AS x(id) JOIN payment_conflicts c ON c.payment_id = x.id ORDER BY c.created_at`,
-          [rows.map((r) => r.id)],
-        )
-      ).rows)
+      for (const c of await run<{ id: string; payment_id: string; result_status: string; resolution: string }>(
+        conflictsOfSql(rows.map((r) => r.id)),
+      ))
         conflicts.set(c.payment_id, { id: c.id, result: c.result_status, resolution: c.resolution });
     for (const r of rows)
       out.set(`payment:${r.ref}`, {
@@ -83,15 +88,7 @@ export async function itemsOf(
   }
   const refundRefs = refs('refund');
   if (src.refunds && refundRefs.length) {
-    const rows: ItemRow[] = (
-      await q.raw(
-        `SELECT r.id, r.payment_id, r.order_id, r.amount_satang, r.status, r.provider_ref AS ref
-           FROM unnest(?::text[]) AS x(ref) JOIN refunds r ON r.provider_ref = x.ref
-           JOIN payments p ON p.id = r.payment_id
-          WHERE p.method = ? AND p.mode = ?`,
-        [refundRefs, src.refunds.method, mode],
-      )
-    ).rows;
+    const rows = await run<ItemRow>(refundsByRefSql(refundRefs, paymentIdsSql(src.refunds.method, mode)));
     for (const r of rows)
       out.set(`refund:${r.ref}`, {
         kind: 'refund',
@@ -217,32 +214,32 @@ async function insertUnsettled(trx: Knex.Transaction, k: RunKey): Promise<void> 
     `NOT EXISTS (SELECT 1 FROM reconciliation_lines l WHERE l.provider = ? AND l.kind = '${kind}' AND l.item_id = ${col}
                    AND l.outcome IN ('matched', 'amount_mismatch'))`;
   const prefix = `${k.runId}:u:`;
-  if (src.payments)
+  if (src.payments) {
+    const paid = paidBetweenSql({ ...src.payments, mode: k.mode, from, to });
     await trx.raw(
       `INSERT INTO reconciliation_lines (id, run_id, provider, outcome, expected, kind, reference, amount_satang,
                                          talat_amount_satang, item_id, payment_id, order_id, txn_at, detail)
-       SELECT ?::text || p.id, ?, ?, 'unsettled', c.id IS NOT NULL, 'payment', ${src.payments.ref}, p.amount_satang,
-              p.amount_satang, p.id, p.id, p.order_id, e.at,
-              CASE WHEN c.id IS NULL THEN 'paid in Talat on ' || ?::text || ', in no settlement file'
-                   ELSE 'Talat recorded a failure after paid (' || c.id || ')' END
-         FROM (SELECT payment_id, min(created_at) AS at FROM payment_events
-                WHERE to_status = 'paid' AND created_at >= ? AND created_at < ? GROUP BY payment_id) e
-         JOIN payments p ON p.id = e.payment_id
-         LEFT JOIN payment_conflicts c ON c.payment_id = p.id AND c.result_status = 'failed'
-        WHERE p.method = ? AND p.mode = ? AND p.status IN ('paid', 'refunded') AND ${unclaimed('payment', 'p.id')}`,
-      [prefix, k.runId, k.provider, due, from, to, src.payments.method, k.mode, k.provider],
+       SELECT ?::text || p.id, ?, ?, 'unsettled', p.failed_conflict IS NOT NULL, 'payment', p.ref, p.amount_satang,
+              p.amount_satang, p.id, p.id, p.order_id, p.paid_at,
+              CASE WHEN p.failed_conflict IS NULL THEN 'paid in Talat on ' || ?::text || ', in no settlement file'
+                   ELSE 'Talat recorded a failure after paid (' || p.failed_conflict || ')' END
+         FROM (${paid.sql}) p
+        WHERE ${unclaimed('payment', 'p.id')}`,
+      [prefix, k.runId, k.provider, due, ...paid.bindings, k.provider],
     );
-  if (src.refunds)
+  }
+  if (src.refunds) {
+    const refunded = succeededBetweenSql({ from, to, payments: paymentIdsSql(src.refunds.method, k.mode) });
     await trx.raw(
       `INSERT INTO reconciliation_lines (id, run_id, provider, outcome, expected, kind, reference, amount_satang,
                                          talat_amount_satang, item_id, payment_id, order_id, txn_at, detail)
        SELECT ?::text || r.id, ?, ?, 'unsettled', false, 'refund', r.provider_ref, r.amount_satang, r.amount_satang,
               r.id, r.payment_id, r.order_id, r.updated_at, 'refunded in Talat on ' || ?::text || ', in no settlement file'
-         FROM refunds r JOIN payments p ON p.id = r.payment_id
-        WHERE r.status = 'succeeded' AND r.updated_at >= ? AND r.updated_at < ?
-          AND p.method = ? AND p.mode = ? AND ${unclaimed('refund', 'r.id')}`,
-      [prefix, k.runId, k.provider, due, from, to, src.refunds.method, k.mode, k.provider],
+         FROM (${refunded.sql}) r
+        WHERE ${unclaimed('refund', 'r.id')}`,
+      [prefix, k.runId, k.provider, due, ...refunded.bindings, k.provider],
     );
+  }
 }
 
 /** Counts and amounts by outcome of a run's rows. */

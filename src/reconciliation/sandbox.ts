@@ -8,8 +8,10 @@
  * plus one settlement Talat never saw (unknown) and the day's fee on every non-empty file; late
  * payments (a success after expiry) are settled too: the provider took the money.
  */
-import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
+import type { SqlFragment } from '../domain/sql';
+import type { Mode } from '../domain/mode';
+import { paymentIdsSql, type PaymentMethod, type SettlementRef } from '../payments';
 import {
   addDays,
   bangkokDayOf,
@@ -22,15 +24,26 @@ import {
 import type { SettlementStore } from './files';
 import { formatSettlementFile, type SettlementEntry } from './parsers';
 
-const PAYMENTS: Partial<Record<SettlementProvider, { method: string; ref: string }>> = {
-  card: { method: 'card', ref: 'p.provider_ref' },
-  promptpay: { method: 'qr', ref: "p.details->'qr'->>'ref1'" },
+const PAYMENTS: Partial<Record<SettlementProvider, { method: PaymentMethod; ref: SettlementRef }>> = {
+  card: { method: 'card', ref: 'providerRef' },
+  promptpay: { method: 'qr', ref: 'qrRef1' },
 };
-const REFUNDS: Partial<Record<SettlementProvider, string>> = { card: 'card', bank: 'qr' };
+const REFUNDS: Partial<Record<SettlementProvider, PaymentMethod>> = { card: 'card', bank: 'qr' };
+
+type Taken = { ref: string; amountSatang: number; at: Date };
+/**
+ * What the sandbox providers read of the payments' and refunds' ledgers, oldest first: the
+ * owners' repository functions (`paymentsTakenBetween`, `refundsSucceededBetween`) over the
+ * database, wired where the file dropper starts (src/main.ts).
+ */
+export interface SandboxLedgers {
+  paymentsTaken(w: { ref: SettlementRef; method: PaymentMethod; mode: Mode; from: Date; to: Date }): Promise<Taken[]>;
+  refundsSucceeded(w: { from: Date; to: Date; payments: SqlFragment }): Promise<Taken[]>;
+}
 
 /** The lines the sandbox `provider` settles in its file of `date`. */
 export async function sandboxSettlementEntries(
-  db: Db,
+  ledgers: SandboxLedgers,
   provider: SettlementProvider,
   date: string,
 ): Promise<SettlementEntry[]> {
@@ -39,24 +52,13 @@ export async function sandboxSettlementEntries(
   const entries: SettlementEntry[] = [];
   const p = PAYMENTS[provider];
   if (p) {
-    const { rows } = await db.raw(
-      `SELECT ${p.ref} AS ref, p.amount_satang, x.at FROM payments p
-         JOIN (SELECT payment_id, min(created_at) AS at FROM payment_events
-                WHERE to_status = 'paid' AND created_at >= ? AND created_at < ? GROUP BY payment_id
-               UNION ALL
-               SELECT payment_id, created_at FROM payment_conflicts
-                WHERE result_status = 'success' AND created_at >= ? AND created_at < ?) x ON x.payment_id = p.id
-        WHERE p.method = ? AND p.mode = 'sandbox' AND ${p.ref} IS NOT NULL ORDER BY x.at, p.id`,
-      [from, to, from, to, p.method],
-    );
-    for (const r of rows as { ref: string; amount_satang: string; at: Date }[]) {
-      const amount = Number(r.amount_satang);
-      const quirk = amount % 100;
+    for (const r of await ledgers.paymentsTaken({ ...p, mode: 'sandbox', from, to })) {
+      const quirk = r.amountSatang % 100;
       if (quirk === 23) continue;
       const e: SettlementEntry = {
         kind: 'payment',
         reference: r.ref,
-        amountSatang: quirk === 21 ? amount - 100 : amount,
+        amountSatang: quirk === 21 ? r.amountSatang - 100 : r.amountSatang,
         txnAt: r.at,
       };
       entries.push(e, ...(quirk === 22 ? [e] : []));
@@ -64,21 +66,9 @@ export async function sandboxSettlementEntries(
   }
   const refundMethod = REFUNDS[provider];
   if (refundMethod) {
-    const rows = await db('refunds as r')
-      .join('payments as p', 'p.id', 'r.payment_id')
-      .where({ 'r.status': 'succeeded', 'p.method': refundMethod, 'p.mode': 'sandbox' })
-      .where('r.updated_at', '>=', from)
-      .where('r.updated_at', '<', to)
-      .whereNotNull('r.provider_ref')
-      .orderBy(['r.updated_at', 'r.id'])
-      .select('r.provider_ref', 'r.amount_satang', 'r.updated_at');
-    for (const r of rows)
-      entries.push({
-        kind: 'refund',
-        reference: r.provider_ref,
-        amountSatang: Number(r.amount_satang),
-        txnAt: r.updated_at,
-      });
+    const payments = paymentIdsSql(refundMethod, 'sandbox');
+    for (const r of await ledgers.refundsSucceeded({ from, to, payments }))
+      entries.push({ kind: 'refund', reference: r.ref, amountSatang: r.amountSatang, txnAt: r.at });
   }
   if (entries.length) {
     const noon = new Date(from.getTime() + 12 * 3_600_000);
@@ -102,7 +92,7 @@ export async function sandboxSettlementEntries(
 
 /** Writes the file of `date` of every sandbox provider that has none yet; returns the keys written. */
 export async function dropSandboxSettlements(
-  deps: { db: Db; store: SettlementStore },
+  deps: { ledgers: SandboxLedgers; store: SettlementStore },
   date: string,
 ): Promise<string[]> {
   const written: string[] = [];
@@ -111,7 +101,7 @@ export async function dropSandboxSettlements(
     if (await deps.store.exists(key)) continue;
     await deps.store.put(
       key,
-      formatSettlementFile(provider, date, await sandboxSettlementEntries(deps.db, provider, date)),
+      formatSettlementFile(provider, date, await sandboxSettlementEntries(deps.ledgers, provider, date)),
     );
     written.push(key);
   }
@@ -119,7 +109,7 @@ export async function dropSandboxSettlements(
 }
 
 /** Every hour (and now): the files of the last three finished Bangkok days that are missing. */
-export function startSandboxSettlements(deps: { db: Db; store: SettlementStore; logger: Logger }): {
+export function startSandboxSettlements(deps: { ledgers: SandboxLedgers; store: SettlementStore; logger: Logger }): {
   stop: () => void;
 } {
   const tick = async () => {

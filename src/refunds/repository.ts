@@ -9,6 +9,8 @@ import type { Db } from '../db/knex';
 import { newId } from '../ids';
 import type { RefundRejectionCode } from './index';
 import type { Mode } from '../domain/mode';
+import type { SqlFragment } from '../domain/sql';
+import { succeededBetweenSql } from './index';
 import type { PaymentMethod, PaymentRecords, PaymentStatus } from '../payments';
 
 /**
@@ -251,4 +253,25 @@ export async function succeededRefundAmount(db: Db, refundId: string, paymentId:
     .where({ id: refundId, payment_id: paymentId, status: 'succeeded' })
     .first('amount_satang');
   return r ? Number(r.amount_satang) : undefined;
+}
+
+/**
+ * The refunds of the payments `payments` selects (the payments slice's `paymentIdsSql`) that
+ * succeeded in [from, to) with a provider reference, oldest first (a sandbox day file).
+ */
+export async function refundsSucceededBetween(
+  db: Db,
+  w: { from: Date; to: Date; payments: SqlFragment },
+): Promise<{ ref: string; amountSatang: number; at: Date }[]> {
+  const f = succeededBetweenSql(w);
+  const { rows } = await db.raw(
+    `SELECT r.provider_ref, r.amount_satang, r.updated_at FROM (${f.sql}) r
+      WHERE r.provider_ref IS NOT NULL ORDER BY r.updated_at, r.id`,
+    f.bindings,
+  );
+  return (rows as { provider_ref: string; amount_satang: string; updated_at: Date }[]).map((r) => ({
+    ref: r.provider_ref,
+    amountSatang: Number(r.amount_satang),
+    at: r.updated_at,
+  }));
 }

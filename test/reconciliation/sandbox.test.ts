@@ -9,6 +9,7 @@ import { taskQueueOf } from '../../src/domain/temporal';
 import { createSettlementStore } from '../../src/reconciliation/files';
 import { parseSettlementFile } from '../../src/reconciliation/parsers';
 import { dropSandboxSettlements } from '../../src/reconciliation/sandbox';
+import { sandboxLedgers } from '../../src/app/sandbox-ledgers';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { newKey, paidQr as paidQrWith, request } from '../payments/support';
@@ -46,11 +47,11 @@ it('the sandbox providers settle a day with every outcome, and it reconciles end
 
   const date = bangkokDayOf(new Date());
   const store = createSettlementStore(stack.config);
-  const written = await dropSandboxSettlements({ db: stack.db, store }, date);
+  const written = await dropSandboxSettlements({ ledgers: sandboxLedgers(stack.db), store }, date);
   expect(written).toEqual(expect.arrayContaining([settlementKey('promptpay', date), settlementKey('bank', date)]));
   const file = (await store.get(settlementKey('promptpay', date)))!.text;
   expect(parseSettlementFile('promptpay', date, file).length).toBeGreaterThanOrEqual(7);
-  expect(await dropSandboxSettlements({ db: stack.db, store }, date)).toEqual([]); // dropped once
+  expect(await dropSandboxSettlements({ ledgers: sandboxLedgers(stack.db), store }, date)).toEqual([]); // dropped once
 
   for (const provider of ['promptpay', 'bank'] as const) {
     const r = (await stack.client.workflow.execute('reconcileSettlementWorkflow', {
