@@ -59,6 +59,10 @@ const RECORDED = {
 const REFUNDS_RECORDED = 'refunds-record.history.json';
 /** bulkhead-v1: a paid QR payment whose first webhook attempt failed: its retry child on the webhooks queue */
 const BULKHEAD = 'qr-payment-v2-bulkhead.history.json';
+/** webhookRetryWorkflow: before webhook-keep-trying-v1 its four attempts failed, then the dead letter */
+const WEBHOOK_RETRY = { file: 'webhook-retry.history.json' };
+const WEBHOOK_RETRY_ENDPOINT = {};
+async function recordKeepTrying(..._args: unknown[]): Promise<void> {}
 /** What the v1 types recorded (before v2), behind their patch markers: they must replay too. */
 const V1 = {
   card: 'card-payment-lean.history.json',
@@ -326,6 +330,41 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
       await save(stack.client, stack.config.temporal.codecKeys, orderId, BULKHEAD);
       receiver.status = 200;
       await stack.client.workflow.getHandle(webhookDeliveryWorkflowId(res.body.body.paymentId, 'paid')).result();
+    } finally {
+      await stack.close();
+      await receiver.stop();
+    }
+  });
+}
+
+if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXTURES === 'webhook-retry') {
+  it('records the webhook retry fixture: every attempt of a paid QR payment\'s webhook fails', async () => {
+    const stack = await createTestStack();
+    const receiver = await startReceiver(500);
+    try {
+      const { key } = await webhookKey(stack);
+      await registerEndpoint(stack, key, { url: receiver.url, ...WEBHOOK_RETRY_ENDPOINT });
+      const orderId = uniq('replay-whr');
+      const res = await request(stack.app.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', key)
+        .send({ orderId, userId: 'u-replay', amount: 43, customerId: 'c-replay' });
+      await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal(
+        'paymentResult',
+        provenResult(stack.config, res.body.body.paymentId, {
+          status: 'success',
+          provider: 'qr',
+          reference: 'txn-replay',
+        }),
+      );
+      const retryId = webhookDeliveryWorkflowId(res.body.body.paymentId, 'paid');
+      await waitFor(
+        () => stack.client.workflow.getHandle(retryId).describe().then(() => true, () => false),
+        20_000,
+        'the webhook retry workflow',
+      );
+      await save(stack.client, stack.config.temporal.codecKeys, orderId, WEBHOOK_RETRY.file, retryId);
+      await recordKeepTrying(stack, receiver, res.body.body.paymentId as string);
     } finally {
       await stack.close();
       await receiver.stop();
