@@ -10,8 +10,8 @@
 import { Context } from '@temporalio/activity';
 import type { Config } from '../../src/config';
 import type { Db } from '../../src/db/knex';
-import { endpointWants, webhookBody, type PaymentStatusEvent } from '../../src/webhooks';
-import type { AttemptResult, ReplayOutcome, WebhookReplayInput } from '../../src/webhooks';
+import { DEFAULT_RETRY_SCHEDULE_S, endpointWants, webhookBody, type PaymentStatusEvent } from '../../src/webhooks';
+import type { AttemptResult, KeepTryingAttempt, ReplayOutcome, WebhookReplayInput } from '../../src/webhooks';
 import { newId } from '../../src/ids';
 import type { Logger } from '../../src/logger';
 import { postWebhook } from '../../src/webhooks/http';
@@ -289,15 +289,30 @@ export function createWebhookActivities({
 
     attemptWebhookDelivery: attempt,
 
-    /** The delivery failed every attempt: a dead-letter row an operator can list and replay. */
-    async deadLetterWebhook(input: { deliveryId: string; reason: string }): Promise<string> {
+    /**
+     * The delivery failed every attempt: a dead-letter row an operator can list and replay;
+     * `keepTrying` (webhook-keep-trying-v1): `retrying`, its longer schedule comes next.
+     */
+    async deadLetterWebhook(input: { deliveryId: string; reason: string; keepTrying?: boolean }): Promise<string> {
       return db.transaction(async (trx) => {
-        const d = await trx('webhook_deliveries').where({ id: input.deliveryId }).first('endpoint_id');
+        const d = await trx('webhook_deliveries as d')
+          .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+          .where('d.id', input.deliveryId)
+          .first('d.endpoint_id', 'e.retry_schedule');
+        const first = ((d.retry_schedule as number[] | null) ?? DEFAULT_RETRY_SCHEDULE_S)[0];
         await trx('webhook_deliveries')
           .where({ id: input.deliveryId, state: 'pending' })
           .update({ state: 'dead', updated_at: trx.fn.now() });
         await trx('webhook_dead_letters')
-          .insert({ id: newId('dlq'), delivery_id: input.deliveryId, endpoint_id: d.endpoint_id, reason: input.reason })
+          .insert({
+            id: newId('dlq'),
+            delivery_id: input.deliveryId,
+            endpoint_id: d.endpoint_id,
+            reason: input.reason,
+            ...(input.keepTrying && first !== undefined
+              ? { retry_state: 'retrying', next_attempt_at: new Date(Date.now() + first * 1000) }
+              : {}),
+          })
           .onConflict('delivery_id')
           .ignore();
         const dl = await trx('webhook_dead_letters').where({ delivery_id: input.deliveryId }).first('id');
@@ -307,6 +322,66 @@ export function createWebhookActivities({
         );
         return String(dl.id);
       });
+    },
+
+    /**
+     * The start of a dead letter's longer schedule: the endpoint's waits (its retry_schedule, or
+     * the default) in ms, and when the next attempt comes; none: the dead letter gives up now.
+     */
+    async beginWebhookRetries(input: { deliveryId: string; deadLetterId: string }): Promise<number[]> {
+      const row = await db('webhook_deliveries as d')
+        .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+        .where('d.id', input.deliveryId)
+        .first('e.retry_schedule');
+      const delaysMs = ((row?.retry_schedule as number[] | null) ?? DEFAULT_RETRY_SCHEDULE_S).map((s) => s * 1000);
+      await db('webhook_dead_letters')
+        .where({ id: input.deadLetterId, status: 'dead' })
+        .update(
+          delaysMs.length
+            ? { retry_state: 'retrying', next_attempt_at: new Date(Date.now() + delaysMs[0]) }
+            : { retry_state: 'gave_up', next_attempt_at: null },
+        );
+      return delaysMs;
+    },
+
+    /**
+     * One attempt of a dead letter's longer schedule (numbered after the message's earlier
+     * attempts). A 2xx marks the dead letter delivered; else the next attempt's time, or (the
+     * last step: nextDelayMs null) the dead letter gives up. `done`: delivered meanwhile.
+     */
+    async keepTryingWebhook(input: {
+      deliveryId: string;
+      deadLetterId: string;
+      nextDelayMs: number | null;
+    }): Promise<KeepTryingAttempt> {
+      const dl = await db('webhook_dead_letters').where({ id: input.deadLetterId }).first('status');
+      if (!dl) throw new Error(`no dead letter ${input.deadLetterId}`);
+      if (dl.status === 'delivered') return { ok: true, done: true };
+      const n = await db('webhook_attempts')
+        .where({ delivery_id: input.deliveryId })
+        .count<{ count: string }[]>('id as count');
+      const attemptNo = Number(n[0].count) + 1;
+      const r = await attempt({ deliveryId: input.deliveryId, attempt: attemptNo, kind: 'automatic' });
+      const last = `${attemptNo} attempts failed; last: ${r.error ?? 'no response'}`;
+      await db('webhook_dead_letters')
+        .where({ id: input.deadLetterId, status: 'dead' })
+        .update(
+          r.ok
+            ? { status: 'delivered', delivered_at: db.fn.now(), next_attempt_at: null }
+            : r.cancelled || input.nextDelayMs === null
+              ? { retry_state: 'gave_up', next_attempt_at: null, reason: r.cancelled ? 'endpoint removed' : last }
+              : { next_attempt_at: new Date(Date.now() + input.nextDelayMs), reason: last },
+        );
+      if (!r.ok && !r.cancelled && input.nextDelayMs === null)
+        logger.warn({ deliveryId: input.deliveryId, deadLetterId: input.deadLetterId }, 'webhook retries gave up');
+      return r;
+    },
+
+    /** The last attempt of the longer schedule did not report back: the dead letter gives up. */
+    async endWebhookRetries(input: { deadLetterId: string; error: string }): Promise<void> {
+      await db('webhook_dead_letters')
+        .where({ id: input.deadLetterId, status: 'dead', retry_state: 'retrying' })
+        .update({ retry_state: 'gave_up', next_attempt_at: null, reason: `retries ended; last: ${input.error}` });
     },
 
     /** One replay attempt of a dead letter; success marks the dead letter and its delivery delivered. */
@@ -323,7 +398,7 @@ export function createWebhookActivities({
         .update({
           replays: db.raw('replays + 1'),
           replayed_at: db.fn.now(),
-          ...(r.ok ? { status: 'delivered', delivered_at: db.fn.now() } : {}),
+          ...(r.ok ? { status: 'delivered', delivered_at: db.fn.now(), next_attempt_at: null } : {}),
         });
       return { ...r, status: r.ok ? 'delivered' : 'dead' };
     },

@@ -30,6 +30,7 @@ export function createWebhookRecoveryActivities(deps: { db: Db; config: Config; 
           .update({
             status: 'delivered',
             delivered_at: db.fn.now(),
+            next_attempt_at: null,
             replays: db.raw('replays + 1'),
             replayed_at: db.fn.now(),
           });

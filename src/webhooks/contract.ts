@@ -13,6 +13,8 @@ export const WebhookWorkflowType = {
   webhookReplay: 'webhookReplayWorkflow',
   webhookResend: 'webhookResendWorkflow',
   webhookRecover: 'webhookRecoverWorkflow',
+  /** webhook-keep-trying-v1: one dead letter's longer schedule, after the 1, 2 and 4 s retries */
+  webhookKeepTrying: 'webhookKeepTryingWorkflow',
 } as const;
 
 /**
@@ -28,8 +30,22 @@ export const webhookResendWorkflowId = (messageId: string): string => `webhook-r
 /** one recovery per endpoint at a time (a second request joins the running one) */
 export const webhookRecoverWorkflowId = (endpointId: string): string => `webhook-recover-${endpointId}`;
 
+/** one longer schedule per dead letter (its delivery's id) */
+export const webhookKeepTryingWorkflowId = (deliveryId: string): string => `webhook-keep-trying-${deliveryId}`;
+
 /** Retries of a webhook delivery after the first attempt (the contract "Limits"). */
 export const WEBHOOK_RETRY_DELAYS_MS = [1000, 2000, 4000] as const;
+
+/**
+ * After those, a dead letter keeps being retried on a longer schedule (webhook-keep-trying-v1):
+ * the waits in seconds before attempts 5, 6, ... An endpoint may set its own (`retrySchedule`);
+ * this default spans 1 min to 24 h, 3 days 3 h 46 min in all, then the dead letter gives up.
+ */
+export const DEFAULT_RETRY_SCHEDULE_S: readonly number[] = [
+  60, 300, 600, 1800, 3600, 7200, 14_400, 28_800, 43_200, 86_400, 86_400,
+];
+/** What an endpoint's `retrySchedule` may hold: at most 30 waits of 1 s to 1 day, 7 days in all. */
+export const RETRY_SCHEDULE_LIMITS = { maxSteps: 30, minStepS: 1, maxStepS: 86_400, maxTotalS: 7 * 86_400 } as const;
 
 /** One delivery attempt as the webhook activities report it. */
 export interface AttemptResult {
@@ -42,7 +58,8 @@ export interface AttemptResult {
 
 export interface DeliveryOutcome {
   deliveryId: string;
-  state: 'delivered' | 'dead' | 'cancelled';
+  /** `retrying`: dead-lettered after the 1, 2 and 4 s retries, its longer schedule runs on */
+  state: 'delivered' | 'dead' | 'cancelled' | 'retrying';
   attempts: number;
   deadLetterId?: string;
 }
@@ -89,3 +106,22 @@ export interface RecoverOutcome {
 }
 export type WebhookResendWorkflow = (input: WebhookResendInput) => Promise<AttemptResult>;
 export type WebhookRecoverWorkflow = (input: WebhookRecoverInput) => Promise<RecoverOutcome>;
+
+/** A dead letter's longer schedule; `step`, `attempt` and `delaysMs` carry it across continue-as-new. */
+export interface WebhookKeepTryingInput {
+  deliveryId: string;
+  deadLetterId: string;
+  /** the waits still to come are delaysMs[step..] (read from the endpoint when absent) */
+  delaysMs?: number[];
+  step?: number;
+  /** the number of the next attempt (5 after the first four) */
+  attempt?: number;
+}
+export interface KeepTryingOutcome {
+  deliveryId: string;
+  state: 'delivered' | 'gave_up' | 'cancelled';
+  attempts: number;
+}
+export type WebhookKeepTryingWorkflow = (input: WebhookKeepTryingInput) => Promise<KeepTryingOutcome>;
+/** One attempt of the longer schedule: also `done` when a replay or resend delivered it meanwhile. */
+export type KeepTryingAttempt = AttemptResult & { done?: boolean };

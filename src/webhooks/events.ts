@@ -19,16 +19,23 @@ export interface PaymentStatusEvent {
   apiKeyId?: string;
 }
 
-/** The body sent to integrators, exactly as the contract shows it (amount in THB). */
+/**
+ * The body sent to integrators: the contract's fields (event, data.orderId, data.status,
+ * data.amount in THB, data.timestamp) and beside them `type` (the specific event, payment.<status>),
+ * data.paymentId and data.mode (live or sandbox). Fields are only ever added.
+ */
 export function webhookBody(e: PaymentStatusEvent) {
   return {
     event: 'payment.status.updated' as const,
+    type: eventTypeOf(e.status),
     data: {
       orderId: e.orderId,
       status: e.status,
       amount: e.amountSatang / 100,
       timestamp: e.timestamp,
       ...(e.refundId ? { refundId: e.refundId } : {}),
+      paymentId: e.paymentId,
+      mode: e.mode,
     },
   };
 }
@@ -46,6 +53,9 @@ export const EVENT_TYPES = [
   'payment.partially_refunded',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The specific event type of a status: payment.paid, payment.refunded, ... */
+export const eventTypeOf = (status: PaymentEventStatus) => `payment.${status}` as Exclude<EventType, 'payment.status.updated'>;
 
 /** The event types a payment.status.updated event of `status` matches. */
 export const eventTypesOf = (status: string): string[] => ['payment.status.updated', `payment.${status}`];

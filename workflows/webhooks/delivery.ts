@@ -8,9 +8,14 @@
  * webhookRetryWorkflow only for the retries; webhookDeliveryWorkflow stays for the histories
  * (and children) of payments settled before.
  *
+ * webhook-keep-trying-v1: the dead letter is `retrying` and a webhookKeepTryingWorkflow child
+ * (keep-trying.ts) carries on with the endpoint's longer schedule.
+ *
  * webhookReplayWorkflow (id webhook-replay-<deadLetterId>): one operator-requested attempt.
  */
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { patched, proxyActivities, sleep } from '@temporalio/workflow';
+import { Patch } from '../../src/domain/temporal';
+import { keepTrying } from './keep-trying';
 import type { Activities } from '../../activities';
 import type { PaymentStatusEvent } from '../../src/webhooks';
 import {
@@ -55,10 +60,13 @@ async function deliver(deliveryId: string, from = 1, firstAttemptAt?: number): P
     if (last.cancelled) return { deliveryId, state: 'cancelled', attempts: attempt };
   }
   const attempts = WEBHOOK_RETRY_DELAYS_MS.length + 1;
-  const deadLetterId = await deadLetterWebhook({
-    deliveryId,
-    reason: `${attempts} attempts failed; last: ${last.error ?? 'no response'}`,
-  });
+  const reason = `${attempts} attempts failed; last: ${last.error ?? 'no response'}`;
+  if (patched(Patch.webhookKeepTrying)) {
+    const deadLetterId = await deadLetterWebhook({ deliveryId, reason, keepTrying: true });
+    await keepTrying(deliveryId, deadLetterId);
+    return { deliveryId, state: 'retrying', attempts, deadLetterId };
+  }
+  const deadLetterId = await deadLetterWebhook({ deliveryId, reason });
   return { deliveryId, state: 'dead', attempts, deadLetterId };
 }
 
