@@ -55,7 +55,8 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The specific event type of a status: payment.paid, payment.refunded, ... */
-export const eventTypeOf = (status: PaymentEventStatus) => `payment.${status}` as Exclude<EventType, 'payment.status.updated'>;
+export const eventTypeOf = (status: PaymentEventStatus) =>
+  `payment.${status}` as Exclude<EventType, 'payment.status.updated'>;
 
 /** The event types a payment.status.updated event of `status` matches. */
 export const eventTypesOf = (status: string): string[] => ['payment.status.updated', `payment.${status}`];

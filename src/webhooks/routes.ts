@@ -423,7 +423,7 @@ registry.registerPath({
   method: 'get',
   path: '/webhooks/dead-letters',
   summary:
-    'Deliveries that failed the first attempt and the retries after 1 s, 2 s and 4 s: those still retried on the endpoint\'s retrySchedule (state retrying, nextAttemptAt) and those that gave up',
+    "Deliveries that failed the first attempt and the retries after 1 s, 2 s and 4 s: those still retried on the endpoint's retrySchedule (state retrying, nextAttemptAt) and those that gave up",
   request: { query: DeadLetterQuery },
   responses: {
     ...ok(200, z.object({ deadLetters: z.array(DeadLetterOut), ...pageFields }), 'dead letters, newest first'),

@@ -338,7 +338,7 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
 }
 
 if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXTURES === 'webhook-retry') {
-  it('records the webhook retry fixture: every attempt of a paid QR payment\'s webhook fails', async () => {
+  it("records the webhook retry fixture: every attempt of a paid QR payment's webhook fails", async () => {
     const stack = await createTestStack();
     const receiver = await startReceiver(500);
     try {
@@ -359,7 +359,14 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
       );
       const retryId = webhookDeliveryWorkflowId(res.body.body.paymentId, 'paid');
       await waitFor(
-        () => stack.client.workflow.getHandle(retryId).describe().then(() => true, () => false),
+        () =>
+          stack.client.workflow
+            .getHandle(retryId)
+            .describe()
+            .then(
+              () => true,
+              () => false,
+            ),
         20_000,
         'the webhook retry workflow',
       );

@@ -175,9 +175,9 @@ describe('on the real stack', () => {
       'three delivered dead letters',
     );
     for (const d of all) expect(d).toMatchObject({ status: 'delivered', state: 'delivered', replays: 0 });
-    expect((await api().get('/webhooks/dead-letters?state=retrying').set('X-API-Key', key.key)).body.body).toMatchObject(
-      { deadLetters: [] },
-    );
+    expect(
+      (await api().get('/webhooks/dead-letters?state=retrying').set('X-API-Key', key.key)).body.body,
+    ).toMatchObject({ deadLetters: [] });
   }, 90_000);
 
   it('a receiver that never comes back: the dead letter gives up after its schedule, in short histories', async () => {

@@ -71,7 +71,13 @@ export async function webhookKeepTryingWorkflow(input: WebhookKeepTryingInput): 
   let attempts = input.attempt ?? 0;
   for (let step = from; step < delays.length; step++) {
     if (step - from >= STEPS_PER_RUN)
-      return continueAsNew<WebhookKeepTryingWorkflow>({ deliveryId, deadLetterId, delaysMs: delays, step, attempt: attempts });
+      return continueAsNew<WebhookKeepTryingWorkflow>({
+        deliveryId,
+        deadLetterId,
+        delaysMs: delays,
+        step,
+        attempt: attempts,
+      });
     await sleep(delays[step]);
     const next = step + 1 < delays.length ? delays[step + 1] : null;
     const r = await attemptOnce({ deliveryId, deadLetterId, nextDelayMs: next });
