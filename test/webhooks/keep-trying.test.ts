@@ -21,10 +21,28 @@ describe('the default schedule', () => {
     const total = DEFAULT_RETRY_SCHEDULE_S.reduce((a, b) => a + b, 0);
     expect(total).toBeGreaterThanOrEqual(3 * 86_400);
     expect(total).toBe(272_760); // 3 days 3 h 46 min, as published
-    const docs = fs.readFileSync(path.join(root, 'docs/integrating.md'), 'utf8');
+    const docs = fs.readFileSync(path.join(root, 'docs/webhooks.md'), 'utf8');
     expect(docs).toContain('3 days 3 h 46 min');
     expect(docs).toContain(`[${DEFAULT_RETRY_SCHEDULE_S.join(', ')}]`);
     expect(docs).toContain('1 min, 5 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h and 24 h');
+  });
+
+  it('a receiver down for an hour gets every event of that hour within an hour of coming back (as docs/webhooks.md says)', () => {
+    const outage = 3600;
+    // the attempts of an event at `t`: t, then 1, 2 and 4 s apart, then the default waits
+    const attemptsOf = (t: number) => {
+      const at = [t];
+      for (const d of [1, 2, 4, ...DEFAULT_RETRY_SCHEDULE_S]) at.push(at[at.length - 1] + d);
+      return at;
+    };
+    let worst = 0;
+    for (let t = 0; t < outage; t++) {
+      const delivered = attemptsOf(t).find((a) => a >= outage);
+      expect(delivered).toBeDefined();
+      worst = Math.max(worst, delivered! - outage);
+    }
+    expect(worst).toBeLessThanOrEqual(3600);
+    expect(fs.readFileSync(path.join(root, 'docs/webhooks.md'), 'utf8')).toContain('within an hour of coming back');
   });
 });
 
