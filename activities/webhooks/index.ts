@@ -233,6 +233,23 @@ export function createWebhookActivities({
     }));
   }
 
+  /**
+   * The dead letter of `deliveryId` that deadLetterWebhook left retrying, or undefined: a start of
+   * webhookKeepTryingWorkflow by hand, with ids that do not belong together, sends nothing.
+   */
+  async function retryingLetter(input: { deliveryId: string; deadLetterId: string }) {
+    const dl = await db('webhook_dead_letters')
+      .where({ id: input.deadLetterId })
+      .first('delivery_id', 'status', 'retry_state');
+    if (dl && dl.delivery_id === input.deliveryId && (dl.status === 'delivered' || dl.retry_state === 'retrying'))
+      return dl as { status: string };
+    logger.error(
+      { securityEvent: 'webhook_retry_forged', deliveryId: input.deliveryId, deadLetterId: input.deadLetterId },
+      'security: webhook retries of a message that is not a retrying dead letter (forged start); nothing sent',
+    );
+    return undefined;
+  }
+
   return {
     /**
      * webhookDeliveryWorkflow's plan: only for an event Talat's records hold (the payment, its
@@ -329,6 +346,8 @@ export function createWebhookActivities({
      * the default) in ms, and when the next attempt comes; none: the dead letter gives up now.
      */
     async beginWebhookRetries(input: { deliveryId: string; deadLetterId: string }): Promise<number[]> {
+      const dl = await retryingLetter(input);
+      if (!dl || dl.status === 'delivered') return [];
       const row = await db('webhook_deliveries as d')
         .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
         .where('d.id', input.deliveryId)
@@ -354,8 +373,8 @@ export function createWebhookActivities({
       deadLetterId: string;
       nextDelayMs: number | null;
     }): Promise<KeepTryingAttempt> {
-      const dl = await db('webhook_dead_letters').where({ id: input.deadLetterId }).first('status');
-      if (!dl) throw new Error(`no dead letter ${input.deadLetterId}`);
+      const dl = await retryingLetter(input);
+      if (!dl) return { ok: false, cancelled: true, error: 'not a retrying dead letter' };
       if (dl.status === 'delivered') return { ok: true, done: true };
       const n = await db('webhook_attempts')
         .where({ delivery_id: input.deliveryId })
