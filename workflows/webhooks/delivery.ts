@@ -1,16 +1,13 @@
 /**
  * webhookDeliveryWorkflow (id webhook-<paymentId>-<status>, started by the payment workflows
  * through notify.ts): payment.status.updated to every receiving endpoint. Per endpoint: a first
- * attempt, then retries after 1 s, 2 s and 4 s as workflow timers (visible in the history, exact
- * in time); a 2xx ends it; after the fourth failure a dead-letter row.
+ * attempt, then retries after 1 s, 2 s and 4 s as workflow timers; a 2xx ends it; after the
+ * fourth failure a dead-letter row (webhook-keep-trying-v1: `retrying`, and a
+ * webhookKeepTryingWorkflow child carries on with the endpoint's longer schedule, keep-trying.ts).
  *
  * Since lean-payment-v1 the payment workflow makes the first attempt itself and starts
  * webhookRetryWorkflow only for the retries; webhookDeliveryWorkflow stays for the histories
- * (and children) of payments settled before.
- *
- * webhook-keep-trying-v1: the dead letter is `retrying` and a webhookKeepTryingWorkflow child
- * (keep-trying.ts) carries on with the endpoint's longer schedule.
- *
+ * (and children) of payments settled before, and for the refunds' events.
  * webhookReplayWorkflow (id webhook-replay-<deadLetterId>): one operator-requested attempt.
  */
 import { patched, proxyActivities, sleep } from '@temporalio/workflow';
