@@ -71,7 +71,6 @@ export const CallbackError = registry.register(
 
 const paidExample = {
   event: 'payment.status.updated',
-  type: 'payment.paid',
   data: {
     orderId: 'ORD-2001',
     status: 'paid',
@@ -80,6 +79,7 @@ const paidExample = {
     paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
     mode: 'live',
   },
+  type: 'payment.paid',
 } as const;
 const addedField = 'on every event created since it was added; a resend of an older message sends it as first sent';
 
@@ -142,7 +142,6 @@ registry.registerWebhook({
               summary: 'a refund of part of it (amount: that refund)',
               value: {
                 event: 'payment.status.updated',
-                type: 'payment.partially_refunded',
                 data: {
                   orderId: 'ORD-2001',
                   status: 'partially_refunded',
@@ -152,6 +151,7 @@ registry.registerWebhook({
                   paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
                   mode: 'live',
                 },
+                type: 'payment.partially_refunded',
               },
             },
           },

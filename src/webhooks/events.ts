@@ -27,7 +27,6 @@ export interface PaymentStatusEvent {
 export function webhookBody(e: PaymentStatusEvent) {
   return {
     event: 'payment.status.updated' as const,
-    type: eventTypeOf(e.status),
     data: {
       orderId: e.orderId,
       status: e.status,
@@ -37,6 +36,8 @@ export function webhookBody(e: PaymentStatusEvent) {
       paymentId: e.paymentId,
       mode: e.mode,
     },
+    // after data: the JSON text of the contract's fields begins as it always did
+    type: eventTypeOf(e.status),
   };
 }
 

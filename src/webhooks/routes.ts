@@ -258,7 +258,6 @@ const DeadLetterOut = registry.register(
         orderId: 'ORD-2001',
         event: {
           event: 'payment.status.updated',
-          type: 'payment.paid',
           data: {
             orderId: 'ORD-2001',
             status: 'paid',
@@ -267,6 +266,7 @@ const DeadLetterOut = registry.register(
             paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
             mode: 'live',
           },
+          type: 'payment.paid',
         },
         status: 'dead',
         state: 'retrying',

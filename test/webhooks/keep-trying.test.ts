@@ -8,13 +8,38 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { DEFAULT_RETRY_SCHEDULE_S, webhookKeepTryingWorkflowId } from '../../src/webhooks';
+import { DEFAULT_RETRY_SCHEDULE_S, EVENT_TYPES, webhookBody, webhookKeepTryingWorkflowId } from '../../src/webhooks';
 import { paymentWorkflowId } from '../../src/payments';
 import { STEPS_PER_RUN } from '../../workflows/webhooks/keep-trying';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
 
 const root = path.join(__dirname, '../..');
+
+describe('the body', () => {
+  it("adds type, data.paymentId and data.mode after the contract's fields, whose JSON text begins as before", () => {
+    for (const status of ['paid', 'failed', 'expired', 'refunded', 'partially_refunded'] as const) {
+      const e = {
+        paymentId: 'pay_1',
+        orderId: 'ORD-1',
+        status,
+        amountSatang: 12_050,
+        timestamp: '2026-11-27T08:00:00.000Z',
+        mode: 'live' as const,
+        ...(status.includes('refunded') ? { refundId: 're_1' } : {}),
+      };
+      const text = JSON.stringify(webhookBody(e));
+      expect(
+        text.startsWith(
+          `{"event":"payment.status.updated","data":{"orderId":"ORD-1","status":"${status}","amount":120.5,"timestamp":"2026-11-27T08:00:00.000Z"`,
+        ),
+      ).toBe(true);
+      const body = JSON.parse(text);
+      expect(body).toMatchObject({ type: `payment.${status}`, data: { paymentId: 'pay_1', mode: 'live' } });
+      expect(EVENT_TYPES).toContain(body.type);
+    }
+  });
+});
 
 describe('the default schedule', () => {
   it('adds up to at least three days, and the docs publish exactly it', () => {
