@@ -1,7 +1,7 @@
 /**
- * Webhook delivery activities. The delivery workflow owns the schedule (first attempt, retries
- * after 1 s, 2 s, 4 s, then the dead letter); an attempt is one HTTP POST and is never retried
- * by Temporal itself, so the spacing seen by the receiver is the workflow's.
+ * Webhook delivery activities. The delivery workflows own the schedule (first attempt, retries
+ * after 1 s, 2 s, 4 s, the dead letter, then its longer schedule); an attempt is one HTTP POST
+ * and is never retried by Temporal itself, so the spacing seen by the receiver is the workflow's.
  *
  * Which endpoints receive an event: those registered by the API key that created the payment;
  * a payment made without a key (public POST /cardpayment) goes to the endpoints registered with
