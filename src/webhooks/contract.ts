@@ -114,7 +114,7 @@ export interface WebhookKeepTryingInput {
   /** the waits still to come are delaysMs[step..] (read from the endpoint when absent) */
   delaysMs?: number[];
   step?: number;
-  /** the number of the next attempt (5 after the first four) */
+  /** the attempts this schedule made in the runs before (continue-as-new) */
   attempt?: number;
 }
 export interface KeepTryingOutcome {
