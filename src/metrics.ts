@@ -66,7 +66,7 @@ export const rateLimitRefusals = new Counter({
 
 export const deadLettersOpen = new Gauge({
   name: 'talat_webhook_dead_letters_open',
-  help: 'Webhook dead letters not yet delivered by a replay (read from Postgres at scrape time)',
+  help: 'Webhook dead letters not yet delivered, still retrying or given up (read from Postgres at scrape time)',
   registers: [registry],
 });
 

@@ -10,6 +10,7 @@ import { cardPaymentWorkflow, cardPaymentWorkflowV2 } from './payments/card';
 import { qrPaymentWorkflow, qrPaymentWorkflowV2 } from './payments/qr';
 import { webhookDeliveryWorkflow, webhookReplayWorkflow, webhookRetryWorkflow } from './webhooks/delivery';
 import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhooks/recovery';
+import { webhookKeepTryingWorkflow } from './webhooks/keep-trying';
 import { orderRefundsWorkflow } from './refunds';
 import { lateResultWorkflow } from './payments/late-result';
 import { reconcileSettlementWorkflow } from './reconciliation';
@@ -23,6 +24,7 @@ export {
   webhookReplayWorkflow,
   webhookResendWorkflow,
   webhookRecoverWorkflow,
+  webhookKeepTryingWorkflow,
   qrPaymentWorkflow,
   qrPaymentWorkflowV2,
   bankRequestWorkflow,
@@ -52,6 +54,7 @@ export type RegisteredWorkflows = {
     webhookReplayWorkflow: webhooks.WebhookReplayWorkflow;
     webhookResendWorkflow: webhooks.WebhookResendWorkflow;
     webhookRecoverWorkflow: webhooks.WebhookRecoverWorkflow;
+    webhookKeepTryingWorkflow: webhooks.WebhookKeepTryingWorkflow;
     orderRefundsWorkflow: refunds.OrderRefundsWorkflow;
     lateResultWorkflow: payments.LateResultWorkflow;
   }[K];
@@ -68,6 +71,7 @@ const registered: RegisteredWorkflows = {
   webhookReplayWorkflow,
   webhookResendWorkflow,
   webhookRecoverWorkflow,
+  webhookKeepTryingWorkflow,
   orderRefundsWorkflow,
   lateResultWorkflow,
 };

@@ -1,7 +1,7 @@
 /**
- * Webhook delivery activities. The delivery workflow owns the schedule (first attempt, retries
- * after 1 s, 2 s, 4 s, then the dead letter); an attempt is one HTTP POST and is never retried
- * by Temporal itself, so the spacing seen by the receiver is the workflow's.
+ * Webhook delivery activities. The delivery workflows own the schedule (first attempt, retries
+ * after 1 s, 2 s, 4 s, the dead letter, then its longer schedule); an attempt is one HTTP POST
+ * and is never retried by Temporal itself, so the spacing seen by the receiver is the workflow's.
  *
  * Which endpoints receive an event: those registered by the API key that created the payment;
  * a payment made without a key (public POST /cardpayment) goes to the endpoints registered with
@@ -11,8 +11,8 @@ import { Context } from '@temporalio/activity';
 import type { Config } from '../../src/config';
 import type { Payment } from '../../src/payments';
 import type { Db } from '../../src/db/knex';
-import { endpointWants, webhookBody, type PaymentStatusEvent } from '../../src/webhooks';
-import type { AttemptResult, ReplayOutcome, WebhookReplayInput } from '../../src/webhooks';
+import { DEFAULT_RETRY_SCHEDULE_S, endpointWants, webhookBody, type PaymentStatusEvent } from '../../src/webhooks';
+import type { AttemptResult, KeepTryingAttempt, ReplayOutcome, WebhookReplayInput } from '../../src/webhooks';
 import { newId } from '../../src/ids';
 import type { Logger } from '../../src/logger';
 import { postWebhook } from '../../src/webhooks/http';
@@ -245,6 +245,23 @@ export function createWebhookActivities({
     }));
   }
 
+  /**
+   * The dead letter of `deliveryId` that deadLetterWebhook left retrying, or undefined: a start of
+   * webhookKeepTryingWorkflow by hand, with ids that do not belong together, sends nothing.
+   */
+  async function retryingLetter(input: { deliveryId: string; deadLetterId: string }) {
+    const dl = await db('webhook_dead_letters')
+      .where({ id: input.deadLetterId })
+      .first('delivery_id', 'status', 'retry_state');
+    if (dl && dl.delivery_id === input.deliveryId && (dl.status === 'delivered' || dl.retry_state === 'retrying'))
+      return dl as { status: string };
+    logger.error(
+      { securityEvent: 'webhook_retry_forged', deliveryId: input.deliveryId, deadLetterId: input.deadLetterId },
+      'security: webhook retries of a message that is not a retrying dead letter (forged start); nothing sent',
+    );
+    return undefined;
+  }
+
   return {
     /**
      * webhookDeliveryWorkflow's plan: only for an event Talat's records hold (the payment, its
@@ -301,15 +318,30 @@ export function createWebhookActivities({
 
     attemptWebhookDelivery: attempt,
 
-    /** The delivery failed every attempt: a dead-letter row an operator can list and replay. */
-    async deadLetterWebhook(input: { deliveryId: string; reason: string }): Promise<string> {
+    /**
+     * The delivery failed every attempt: a dead-letter row an operator can list and replay;
+     * `keepTrying` (webhook-keep-trying-v1): `retrying`, its longer schedule comes next.
+     */
+    async deadLetterWebhook(input: { deliveryId: string; reason: string; keepTrying?: boolean }): Promise<string> {
       return db.transaction(async (trx) => {
-        const d = await trx('webhook_deliveries').where({ id: input.deliveryId }).first('endpoint_id');
+        const d = await trx('webhook_deliveries as d')
+          .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+          .where('d.id', input.deliveryId)
+          .first('d.endpoint_id', 'e.retry_schedule');
+        const first = ((d.retry_schedule as number[] | null) ?? DEFAULT_RETRY_SCHEDULE_S)[0];
         await trx('webhook_deliveries')
           .where({ id: input.deliveryId, state: 'pending' })
           .update({ state: 'dead', updated_at: trx.fn.now() });
         await trx('webhook_dead_letters')
-          .insert({ id: newId('dlq'), delivery_id: input.deliveryId, endpoint_id: d.endpoint_id, reason: input.reason })
+          .insert({
+            id: newId('dlq'),
+            delivery_id: input.deliveryId,
+            endpoint_id: d.endpoint_id,
+            reason: input.reason,
+            ...(input.keepTrying && first !== undefined
+              ? { retry_state: 'retrying', next_attempt_at: new Date(Date.now() + first * 1000) }
+              : {}),
+          })
           .onConflict('delivery_id')
           .ignore();
         const dl = await trx('webhook_dead_letters').where({ delivery_id: input.deliveryId }).first('id');
@@ -319,6 +351,68 @@ export function createWebhookActivities({
         );
         return String(dl.id);
       });
+    },
+
+    /**
+     * The start of a dead letter's longer schedule: the endpoint's waits (its retry_schedule, or
+     * the default) in ms, and when the next attempt comes; none: the dead letter gives up now.
+     */
+    async beginWebhookRetries(input: { deliveryId: string; deadLetterId: string }): Promise<number[]> {
+      const dl = await retryingLetter(input);
+      if (!dl || dl.status === 'delivered') return [];
+      const row = await db('webhook_deliveries as d')
+        .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+        .where('d.id', input.deliveryId)
+        .first('e.retry_schedule');
+      const delaysMs = ((row?.retry_schedule as number[] | null) ?? DEFAULT_RETRY_SCHEDULE_S).map((s) => s * 1000);
+      await db('webhook_dead_letters')
+        .where({ id: input.deadLetterId, status: 'dead' })
+        .update(
+          delaysMs.length
+            ? { retry_state: 'retrying', next_attempt_at: new Date(Date.now() + delaysMs[0]) }
+            : { retry_state: 'gave_up', next_attempt_at: null },
+        );
+      return delaysMs;
+    },
+
+    /**
+     * One attempt of a dead letter's longer schedule (numbered after the message's earlier
+     * attempts). A 2xx marks the dead letter delivered; else the next attempt's time, or (the
+     * last step: nextDelayMs null) the dead letter gives up. `done`: delivered meanwhile.
+     */
+    async keepTryingWebhook(input: {
+      deliveryId: string;
+      deadLetterId: string;
+      nextDelayMs: number | null;
+    }): Promise<KeepTryingAttempt> {
+      const dl = await retryingLetter(input);
+      if (!dl) return { ok: false, cancelled: true, error: 'not a retrying dead letter' };
+      if (dl.status === 'delivered') return { ok: true, done: true };
+      const n = await db('webhook_attempts')
+        .where({ delivery_id: input.deliveryId })
+        .count<{ count: string }[]>('id as count');
+      const attemptNo = Number(n[0].count) + 1;
+      const r = await attempt({ deliveryId: input.deliveryId, attempt: attemptNo, kind: 'automatic' });
+      const last = `${attemptNo} attempts failed; last: ${r.error ?? 'no response'}`;
+      await db('webhook_dead_letters')
+        .where({ id: input.deadLetterId, status: 'dead' })
+        .update(
+          r.ok
+            ? { status: 'delivered', delivered_at: db.fn.now(), next_attempt_at: null }
+            : r.cancelled || input.nextDelayMs === null
+              ? { retry_state: 'gave_up', next_attempt_at: null, reason: r.cancelled ? 'endpoint removed' : last }
+              : { next_attempt_at: new Date(Date.now() + input.nextDelayMs), reason: last },
+        );
+      if (!r.ok && !r.cancelled && input.nextDelayMs === null)
+        logger.warn({ deliveryId: input.deliveryId, deadLetterId: input.deadLetterId }, 'webhook retries gave up');
+      return r;
+    },
+
+    /** The last attempt of the longer schedule did not report back: the dead letter gives up. */
+    async endWebhookRetries(input: { deadLetterId: string; error: string }): Promise<void> {
+      await db('webhook_dead_letters')
+        .where({ id: input.deadLetterId, status: 'dead', retry_state: 'retrying' })
+        .update({ retry_state: 'gave_up', next_attempt_at: null, reason: `retries ended; last: ${input.error}` });
     },
 
     /** One replay attempt of a dead letter; success marks the dead letter and its delivery delivered. */
@@ -335,7 +429,7 @@ export function createWebhookActivities({
         .update({
           replays: db.raw('replays + 1'),
           replayed_at: db.fn.now(),
-          ...(r.ok ? { status: 'delivered', delivered_at: db.fn.now() } : {}),
+          ...(r.ok ? { status: 'delivered', delivered_at: db.fn.now(), next_attempt_at: null } : {}),
         });
       return { ...r, status: r.ok ? 'delivered' : 'dead' };
     },

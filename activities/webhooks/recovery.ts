@@ -26,6 +26,7 @@ export function createWebhookRecoveryActivities(deps: Parameters<typeof createWe
           .update({
             status: 'delivered',
             delivered_at: db.fn.now(),
+            next_attempt_at: null,
             replays: db.raw('replays + 1'),
             replayed_at: db.fn.now(),
           });

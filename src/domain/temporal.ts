@@ -39,6 +39,12 @@ export const Patch = {
    * what the refunds row says, never what the update says. Asked in the refund's handler.
    */
   refundRecord: 'refund-record-v1',
+  /**
+   * webhook-keep-trying-v1: a delivery dead-lettered after the 1, 2 and 4 s retries is handed to
+   * its own webhookKeepTryingWorkflow (a longer schedule on durable timers); marker only where
+   * a delivery is dead-lettered.
+   */
+  webhookKeepTrying: 'webhook-keep-trying-v1',
 } as const;
 
 // ---- task queues (bulkheads) ----

@@ -70,12 +70,30 @@ export const CallbackError = registry.register(
     .openapi({ description: 'Callback API error envelope; the HTTP status equals statusCode' }),
 );
 
+const paidExample = {
+  event: 'payment.status.updated',
+  data: {
+    orderId: 'ORD-2001',
+    status: 'paid',
+    amount: 120.5,
+    timestamp: '2026-11-22T08:00:03Z',
+    paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
+    mode: 'live',
+  },
+  type: 'payment.paid',
+} as const;
+const addedField = 'on every event created since it was added; a resend of an older message sends it as first sent';
+
 /** The body of every webhook delivery (also kept in a dead letter). */
 export const PaymentStatusUpdated = registry.register(
   'PaymentStatusUpdated',
   z
     .object({
       event: z.literal('payment.status.updated'),
+      type: z
+        .enum(['payment.paid', 'payment.failed', 'payment.expired', 'payment.refunded', 'payment.partially_refunded'])
+        .optional()
+        .openapi({ description: `the specific event: payment.<data.status> (${addedField})` }),
       data: z.object({
         orderId: z.string(),
         status: z.enum(['paid', 'failed', 'expired', 'refunded', 'partially_refunded']),
@@ -86,14 +104,17 @@ export const PaymentStatusUpdated = registry.register(
         refundId: z.string().optional().openapi({
           description: 'on refunded and partially_refunded: the refund (re_...) that made the change',
         }),
+        paymentId: z
+          .string()
+          .optional()
+          .openapi({ description: `the payment (pay_...), as GET /payments/{paymentId} knows it (${addedField})` }),
+        mode: z
+          .enum(['live', 'sandbox'])
+          .optional()
+          .openapi({ description: `the mode of the payment's API key (${addedField})` }),
       }),
     })
-    .openapi({
-      example: {
-        event: 'payment.status.updated',
-        data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:03Z' },
-      },
-    }),
+    .openapi({ example: paidExample }),
 );
 
 registry.registerWebhook({
@@ -103,7 +124,7 @@ registry.registerWebhook({
   security: [],
   summary: 'payment.status.updated: sent to your endpoint URL on every terminal transition',
   description:
-    'Signed with Standard Webhooks: headers `webhook-id`, `webhook-timestamp` (unix seconds), `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>" with the endpoint secret>`). First attempt, then retries after 1 s, 2 s, 4 s; then a dead letter you can list and replay (`/webhooks/dead-letters`). Answer 2xx to acknowledge.',
+    'Signed with Standard Webhooks: headers `webhook-id`, `webhook-timestamp` (unix seconds), `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>" with the endpoint secret>`). First attempt, then retries after 1 s, 2 s, 4 s; then a dead letter (`/webhooks/dead-letters`, state `retrying`) that keeps being retried on the endpoint\'s `retrySchedule` (default: after 1 min, 5 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h and 24 h: 3 days 3 h 46 min in all) until a 2xx, then gives up (state `gave_up`; replay or recover it). Answer 2xx to acknowledge.',
   tags: ['webhooks'],
   request: {
     headers: z.object({
@@ -117,13 +138,7 @@ registry.registerWebhook({
         'application/json': {
           schema: PaymentStatusUpdated,
           examples: {
-            paid: {
-              summary: 'a payment is paid',
-              value: {
-                event: 'payment.status.updated',
-                data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:03Z' },
-              },
-            },
+            paid: { summary: 'a payment is paid', value: paidExample },
             partially_refunded: {
               summary: 'a refund of part of it (amount: that refund)',
               value: {
@@ -134,7 +149,10 @@ registry.registerWebhook({
                   amount: 20.5,
                   timestamp: '2026-11-22T09:12:40Z',
                   refundId: 're_5f0c8a2e9b1d47c3a6e4f8b2d0c9a7e1',
+                  paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
+                  mode: 'live',
                 },
+                type: 'payment.partially_refunded',
               },
             },
           },

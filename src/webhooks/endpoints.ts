@@ -12,6 +12,7 @@ import { newId } from '../ids';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { sealSecret } from './secret-box';
 import { generateWebhookSecret } from './signing';
+import { DEFAULT_RETRY_SCHEDULE_S } from './index';
 
 /** How long the previous secret still signs after a rotation. */
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -23,6 +24,8 @@ export interface EndpointIn {
   /** null or absent: every event type */
   eventTypes?: string[] | null;
   disabled?: boolean;
+  /** seconds to wait before each retry after the 1, 2 and 4 s ones; null or absent: the default */
+  retrySchedule?: number[] | null;
 }
 export type EndpointPatch = Partial<EndpointIn>;
 
@@ -34,6 +37,8 @@ export interface EndpointOut {
   mode: Mode;
   eventTypes: string[] | null;
   disabled: boolean;
+  /** the schedule in effect (the endpoint's own, or DEFAULT_RETRY_SCHEDULE_S) */
+  retrySchedule: number[];
   createdAt: string;
 }
 
@@ -70,6 +75,9 @@ export interface DeadLetterOut {
   orderId: string;
   event: unknown;
   status: 'dead' | 'delivered';
+  /** dead and still retried on the endpoint's schedule, dead and given up, or delivered */
+  state: DeadLetterState;
+  nextAttemptAt: string | null;
   reason: string;
   attempts: number;
   lastStatusCode: number | null;
@@ -79,6 +87,8 @@ export interface DeadLetterOut {
   replayedAt: string | null;
   deliveredAt: string | null;
 }
+
+export type DeadLetterState = 'retrying' | 'gave_up' | 'delivered';
 
 interface Owner {
   id: string;
@@ -96,8 +106,11 @@ const endpointOut = (r: Row): EndpointOut => ({
   mode: r.mode as EndpointOut['mode'],
   eventTypes: (r.event_types as string[] | null) ?? null,
   disabled: Boolean(r.disabled),
+  retrySchedule: [...((r.retry_schedule as number[] | null) ?? DEFAULT_RETRY_SCHEDULE_S)],
   createdAt: iso(r.created_at)!,
 });
+
+const retryScheduleColumn = (s: number[] | null | undefined) => (s ? JSON.stringify(s) : null);
 
 const eventTypesColumn = (types: string[] | null | undefined) =>
   types && types.length > 0 ? JSON.stringify([...new Set(types)]) : null;
@@ -119,6 +132,7 @@ export async function createEndpoint(
       public_payments: input.publicPayments ?? false,
       event_types: eventTypesColumn(input.eventTypes),
       disabled: input.disabled ?? false,
+      retry_schedule: retryScheduleColumn(input.retrySchedule),
       secret_ciphertext: sealSecret(config.webhooks.secretKey, secret),
     })
     .returning('*');
@@ -147,7 +161,7 @@ export async function getEndpoint(db: Db, owner: Owner, id: string): Promise<End
   return row ? endpointOut(row) : undefined;
 }
 
-/** Change url, description, publicPayments, eventTypes or disabled; undefined when not found. */
+/** Change url, description, publicPayments, eventTypes, disabled or retrySchedule; undefined when not found. */
 export async function updateEndpoint(
   db: Db,
   owner: Owner,
@@ -163,6 +177,7 @@ export async function updateEndpoint(
       ...(patch.publicPayments !== undefined ? { public_payments: patch.publicPayments } : {}),
       ...(patch.eventTypes !== undefined ? { event_types: eventTypesColumn(patch.eventTypes) } : {}),
       ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}),
+      ...(patch.retrySchedule !== undefined ? { retry_schedule: retryScheduleColumn(patch.retrySchedule) } : {}),
       updated_at: db.fn.now(),
     })
     .returning('*');
@@ -274,6 +289,8 @@ const deadLetterQuery = (db: Db, owner: Owner) =>
       'd.last_status_code',
       'd.last_error',
       'l.status',
+      'l.retry_state',
+      'l.next_attempt_at',
       'l.reason',
       'l.replays',
       'l.created_at',
@@ -290,6 +307,8 @@ const deadLetterOut = (r: Row): DeadLetterOut => ({
   orderId: String(r.order_id),
   event: JSON.parse(String(r.payload)),
   status: r.status as DeadLetterOut['status'],
+  state: r.status === 'delivered' ? 'delivered' : (r.retry_state as DeadLetterState),
+  nextAttemptAt: r.status === 'delivered' ? null : iso(r.next_attempt_at),
   reason: String(r.reason),
   attempts: Number(r.attempts),
   lastStatusCode: r.last_status_code === null ? null : Number(r.last_status_code),
@@ -303,10 +322,14 @@ const deadLetterOut = (r: Row): DeadLetterOut => ({
 export async function listDeadLetters(
   db: Db,
   owner: Owner,
-  opts: { status?: 'dead' | 'delivered'; limit: number; startingAfter?: string },
+  opts: { status?: 'dead' | 'delivered'; state?: DeadLetterState; limit: number; startingAfter?: string },
 ): Promise<Page<DeadLetterOut>> {
   const q = afterCursor(
-    deadLetterQuery(db, owner).modify((x) => (opts.status ? x.where('l.status', opts.status) : x)),
+    deadLetterQuery(db, owner).modify((x) => {
+      if (opts.status) x.where('l.status', opts.status);
+      if (opts.state === 'delivered') x.where('l.status', 'delivered');
+      else if (opts.state) x.where({ 'l.status': 'dead', 'l.retry_state': opts.state });
+    }),
     { alias: 'l', table: 'webhook_dead_letters', cursor: opts.startingAfter, order: 'desc' },
   );
   return pageOf(q, opts.limit, deadLetterOut);

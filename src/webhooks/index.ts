@@ -26,7 +26,11 @@ export interface PaymentStatusEvent {
   apiKeyId?: string;
 }
 
-/** The body sent to integrators, exactly as the contract shows it (amount in THB). */
+/**
+ * The body sent to integrators: the contract's fields (event, data.orderId, data.status,
+ * data.amount in THB, data.timestamp) and beside them `type` (the specific event, payment.<status>),
+ * data.paymentId and data.mode (live or sandbox). Fields are only ever added.
+ */
 export function webhookBody(e: PaymentStatusEvent) {
   return {
     event: 'payment.status.updated' as const,
@@ -36,7 +40,11 @@ export function webhookBody(e: PaymentStatusEvent) {
       amount: e.amountSatang / 100,
       timestamp: e.timestamp,
       ...(e.refundId ? { refundId: e.refundId } : {}),
+      paymentId: e.paymentId,
+      mode: e.mode,
     },
+    // after data: the JSON text of the contract's fields begins as it always did
+    type: eventTypeOf(e.status),
   };
 }
 
@@ -53,6 +61,10 @@ export const EVENT_TYPES = [
   'payment.partially_refunded',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The specific event type of a status: payment.paid, payment.refunded, ... */
+export const eventTypeOf = (status: PaymentEventStatus) =>
+  `payment.${status}` as Exclude<EventType, 'payment.status.updated'>;
 
 /** The event types a payment.status.updated event of `status` matches. */
 export const eventTypesOf = (status: string): string[] => ['payment.status.updated', `payment.${status}`];
@@ -76,6 +88,8 @@ export const WebhookWorkflowType = {
   webhookReplay: 'webhookReplayWorkflow',
   webhookResend: 'webhookResendWorkflow',
   webhookRecover: 'webhookRecoverWorkflow',
+  /** webhook-keep-trying-v1: one dead letter's longer schedule, after the 1, 2 and 4 s retries */
+  webhookKeepTrying: 'webhookKeepTryingWorkflow',
 } as const;
 
 /**
@@ -91,8 +105,22 @@ export const webhookResendWorkflowId = (messageId: string): string => `webhook-r
 /** one recovery per endpoint at a time (a second request joins the running one) */
 export const webhookRecoverWorkflowId = (endpointId: string): string => `webhook-recover-${endpointId}`;
 
+/** one longer schedule per dead letter (its delivery's id) */
+export const webhookKeepTryingWorkflowId = (deliveryId: string): string => `webhook-keep-trying-${deliveryId}`;
+
 /** Retries of a webhook delivery after the first attempt (the contract "Limits"). */
 export const WEBHOOK_RETRY_DELAYS_MS = [1000, 2000, 4000] as const;
+
+/**
+ * After those, a dead letter keeps being retried on a longer schedule (webhook-keep-trying-v1):
+ * the waits in seconds before attempts 5, 6, ... An endpoint may set its own (`retrySchedule`);
+ * this default spans 1 min to 24 h, 3 days 3 h 46 min in all, then the dead letter gives up.
+ */
+export const DEFAULT_RETRY_SCHEDULE_S: readonly number[] = [
+  60, 300, 600, 1800, 3600, 7200, 14_400, 28_800, 43_200, 86_400, 86_400,
+];
+/** What an endpoint's `retrySchedule` may hold: at most 30 waits of 1 s to 1 day, 7 days in all. */
+export const RETRY_SCHEDULE_LIMITS = { maxSteps: 30, minStepS: 1, maxStepS: 86_400, maxTotalS: 7 * 86_400 } as const;
 
 /** One delivery attempt as the webhook activities report it. */
 export interface AttemptResult {
@@ -105,7 +133,8 @@ export interface AttemptResult {
 
 export interface DeliveryOutcome {
   deliveryId: string;
-  state: 'delivered' | 'dead' | 'cancelled';
+  /** `retrying`: dead-lettered after the 1, 2 and 4 s retries, its longer schedule runs on */
+  state: 'delivered' | 'dead' | 'cancelled' | 'retrying';
   attempts: number;
   deadLetterId?: string;
 }
@@ -152,3 +181,22 @@ export interface RecoverOutcome {
 }
 export type WebhookResendWorkflow = (input: WebhookResendInput) => Promise<AttemptResult>;
 export type WebhookRecoverWorkflow = (input: WebhookRecoverInput) => Promise<RecoverOutcome>;
+
+/** A dead letter's longer schedule; `step`, `attempt` and `delaysMs` carry it across continue-as-new. */
+export interface WebhookKeepTryingInput {
+  deliveryId: string;
+  deadLetterId: string;
+  /** the waits still to come are delaysMs[step..] (read from the endpoint when absent) */
+  delaysMs?: number[];
+  step?: number;
+  /** the attempts this schedule made in the runs before (continue-as-new) */
+  attempt?: number;
+}
+export interface KeepTryingOutcome {
+  deliveryId: string;
+  state: 'delivered' | 'gave_up' | 'cancelled';
+  attempts: number;
+}
+export type WebhookKeepTryingWorkflow = (input: WebhookKeepTryingInput) => Promise<KeepTryingOutcome>;
+/** One attempt of the longer schedule: also `done` when a replay or resend delivered it meanwhile. */
+export type KeepTryingAttempt = AttemptResult & { done?: boolean };

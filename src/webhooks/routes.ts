@@ -9,7 +9,7 @@ import type { Mode } from '../domain/mode';
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import { AppError, ErrorCode } from '../domain/errors';
-import { EVENT_TYPES } from './index';
+import { DEFAULT_RETRY_SCHEDULE_S, EVENT_TYPES, RETRY_SCHEDULE_LIMITS } from './index';
 import { taskQueueOf } from '../domain/temporal';
 import {
   webhookRecoverWorkflowId,
@@ -48,6 +48,22 @@ const EventTypes = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).nullable
   description:
     'event types to receive: payment.status.updated (every status) or one status (payment.paid, payment.refunded, ...); null or [] = every type',
 });
+const L = RETRY_SCHEDULE_LIMITS;
+const RetrySchedule = z
+  .array(z.number().int().min(L.minStepS).max(L.maxStepS))
+  .max(L.maxSteps)
+  .refine((s) => s.reduce((a, b) => a + b, 0) <= L.maxTotalS, {
+    message: `the waits add up to more than ${L.maxTotalS} s (7 days)`,
+  })
+  .nullable()
+  .openapi({
+    description:
+      `after the first attempt and the retries 1 s, 2 s and 4 s later, the message is dead-lettered and retried again ` +
+      `after each of these waits, in seconds (at most ${L.maxSteps} waits of ${L.minStepS} to ${L.maxStepS} s, ` +
+      `${L.maxTotalS} s in all), until a 2xx; then the dead letter gives up. [] = no more retries; null or absent = ` +
+      `the default [${DEFAULT_RETRY_SCHEDULE_S.join(', ')}] (1 min ... 24 h: 3 days 3 h 46 min in all)`,
+    example: [60, 600, 3600, 21_600, 86_400],
+  });
 const endpointFields = {
   url: z.string().max(2048).openapi({
     example: 'https://example.com/hooks/talat',
@@ -64,6 +80,7 @@ const endpointFields = {
     .boolean()
     .optional()
     .openapi({ description: 'a disabled endpoint receives no new messages (default false)' }),
+  retrySchedule: RetrySchedule.optional(),
 };
 const EndpointIn = registry.register(
   'WebhookEndpointIn',
@@ -94,6 +111,7 @@ const endpointExample = {
   mode: 'live' as const,
   eventTypes: ['payment.paid', 'payment.refunded', 'payment.partially_refunded'],
   disabled: false,
+  retrySchedule: [...DEFAULT_RETRY_SCHEDULE_S],
   createdAt: '2026-11-22T07:58:12.407Z',
 };
 const EndpointOut = registry.register(
@@ -107,6 +125,9 @@ const EndpointOut = registry.register(
       mode: z.enum(['live', 'sandbox']),
       eventTypes: z.array(z.string()).nullable(),
       disabled: z.boolean(),
+      retrySchedule: z.array(z.number().int()).openapi({
+        description: "the waits (s) in effect after the 1, 2 and 4 s retries: the endpoint's own or the default",
+      }),
       createdAt: z.string(),
     })
     .openapi({ example: endpointExample }),
@@ -210,6 +231,14 @@ const DeadLetterOut = registry.register(
       orderId: z.string(),
       event: PaymentStatusUpdated,
       status: z.enum(['dead', 'delivered']),
+      state: z.enum(['retrying', 'gave_up', 'delivered']).openapi({
+        description:
+          "retrying: dead after the 1, 2 and 4 s retries and still retried on the endpoint's retrySchedule (status dead); gave_up: every retry failed (status dead; replay or recover it); delivered",
+      }),
+      nextAttemptAt: z
+        .string()
+        .nullable()
+        .openapi({ description: 'ISO 8601: when a retrying dead letter is tried next; null otherwise' }),
       reason: z.string(),
       attempts: z.number().int(),
       lastStatusCode: z.number().int().nullable(),
@@ -229,9 +258,19 @@ const DeadLetterOut = registry.register(
         orderId: 'ORD-2001',
         event: {
           event: 'payment.status.updated',
-          data: { orderId: 'ORD-2001', status: 'paid', amount: 120.5, timestamp: '2026-11-22T08:00:01.501Z' },
+          data: {
+            orderId: 'ORD-2001',
+            status: 'paid',
+            amount: 120.5,
+            timestamp: '2026-11-22T08:00:01.501Z',
+            paymentId: 'pay_9d85008165c15b44c1dfeac49cca3667',
+            mode: 'live',
+          },
+          type: 'payment.paid',
         },
         status: 'dead',
+        state: 'retrying',
+        nextAttemptAt: '2026-11-22T08:01:08.611Z',
         reason: 'every attempt failed',
         attempts: 4,
         lastStatusCode: 502,
@@ -252,6 +291,10 @@ const ReplayOut = registry.register(
 );
 const DeadLetterQuery = PageQuery.extend({
   status: z.enum(['dead', 'delivered', 'all']).default('dead'),
+  state: z
+    .enum(['retrying', 'gave_up', 'delivered'])
+    .optional()
+    .openapi({ description: 'only dead letters in this state (then `status` is not applied)' }),
 });
 const IdParam = z.object({ id: z.string().openapi({ example: 'ep_4f9c2d1e8b7a46c3a2d5e6f708192a3b' }) });
 const MsgParam = z.object({ msgId: z.string().openapi({ example: 'msg_7b3e9f2a1c5d48e6b0a4c8d2e6f1a3b5' }) });
@@ -295,7 +338,7 @@ registry.registerPath({
   ...common,
   method: 'patch',
   path: '/webhooks/endpoints/{id}',
-  summary: 'Change an endpoint: url, description, publicPayments, eventTypes, disabled',
+  summary: 'Change an endpoint: url, description, publicPayments, eventTypes, disabled, retrySchedule',
   request: { params: IdParam, body: { content: { 'application/json': { schema: EndpointPatch } } } },
   responses: { ...ok(200, EndpointOut, 'the changed endpoint'), ...apiErrors([400, 401, 403, 404, 413, 429]) },
 });
@@ -379,7 +422,8 @@ registry.registerPath({
   ...common,
   method: 'get',
   path: '/webhooks/dead-letters',
-  summary: 'Deliveries that failed the first attempt and the retries after 1 s, 2 s and 4 s',
+  summary:
+    "Deliveries that failed the first attempt and the retries after 1 s, 2 s and 4 s: those still retried on the endpoint's retrySchedule (state retrying, nextAttemptAt) and those that gave up",
   request: { query: DeadLetterQuery },
   responses: {
     ...ok(200, z.object({ deadLetters: z.array(DeadLetterOut), ...pageFields }), 'dead letters, newest first'),
@@ -538,7 +582,8 @@ export function webhookRoutes(deps: AppDeps): Router {
   r.get('/dead-letters', limited, auth, async (ctx) => {
     const q = validate(DeadLetterQuery, ctx.query);
     const page = await listDeadLetters(db, ctx.state.apiKey!, {
-      status: q.status === 'all' ? undefined : q.status,
+      status: q.state || q.status === 'all' ? undefined : q.status,
+      state: q.state,
       limit: q.limit,
       startingAfter: q.starting_after,
     });

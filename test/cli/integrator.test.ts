@@ -2,7 +2,8 @@
  * The integrator's loop, spawned as typed against a gateway, worker and sandbox simulators on
  * loopback: `talat webhooks endpoints create|list|rotate`, `talat listen --forward-to` (prints
  * each webhook with its signature check, forwards it, removes its endpoint on Ctrl-C) and
- * `talat trigger payment.paid|payment.failed|payment.expired|refund` (real sandbox payments).
+ * `talat trigger payment.paid|payment.failed|payment.expired|payment.refunded` (real sandbox
+ * payments; `refund` still works). listen numbers each attempt and prints the dead letters.
  */
 import { createApp } from '../../src/app/app';
 import { startCallbackSimulator, type CallbackSimulator } from '../../src/simulators/callbacks';
@@ -99,12 +100,22 @@ describe('talat listen and talat trigger', () => {
       .stdout()
       .split('\n')
       .filter((l) => l.includes(`"orderId":"${orderId}"`))
-      .map((l) => JSON.parse(l) as { signature: string; data: { status: string }; forwarded: { status: number } });
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            signature: string;
+            attempt?: number;
+            state?: string;
+            data: { status: string };
+            forwarded: { status: number };
+          },
+      );
 
   it.each([
     ['payment.paid', ['paid']],
     ['payment.failed', ['failed']],
     ['payment.expired', ['expired']],
+    ['payment.refunded', ['paid', 'refunded']],
     ['refund', ['paid', 'refunded']],
   ])('trigger %s: the payment reaches it; listen prints the signed event and forwards it', async (event, statuses) => {
     const r = await talat(['trigger', event, '--json', '--timeout', '30'], api);
@@ -123,7 +134,7 @@ describe('talat listen and talat trigger', () => {
       30_000,
     );
     for (const line of linesOf(payment.orderId))
-      expect(line).toMatchObject({ signature: 'valid', forwarded: { status: 200 } });
+      expect(line).toMatchObject({ attempt: 1, signature: 'valid', forwarded: { status: 200 } });
     // forwarded as it came: the handler verifies it with the session's secret
     const got = receiver.log.filter((x) => x.body.includes(payment.orderId));
     expect(got.map((x) => JSON.parse(x.body).data.status)).toEqual(statuses);
@@ -138,6 +149,32 @@ describe('talat listen and talat trigger', () => {
     ]);
     expect(withLive).toMatchObject({ code: 2, stderr: expect.stringContaining('sandbox payments only') });
     expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown event "payment.lost"') });
+  });
+
+  it('a handler that keeps failing: listen numbers the attempts 1 to 4, then prints the dead letter, retrying', async () => {
+    receiver.status = 503;
+    try {
+      const r = await talat(['trigger', 'payment.paid', '--json', '--timeout', '30'], api);
+      expect(r.code).toBe(0);
+      const { orderId } = JSON.parse(r.stdout) as { orderId: string };
+      const dead = await waitForOutput(
+        () =>
+          linesOf(orderId)
+            .map((l) => (l.state ? `dead:${l.state}` : `attempt:${l.attempt}:${l.forwarded.status}`))
+            .join(','),
+        /attempt:1:503,attempt:2:503,attempt:3:503,attempt:4:503,dead:retrying/,
+        30_000,
+      );
+      expect(dead[0]).toBeTruthy();
+      expect(linesOf(orderId).at(-1)).toMatchObject({
+        deadLetter: expect.stringMatching(/^dlq_/),
+        attempts: 4,
+        state: 'retrying',
+        nextAttemptAt: expect.any(String),
+      });
+    } finally {
+      receiver.status = 200;
+    }
   });
 
   it('Ctrl-C removes the endpoint listen registered and exits 0', async () => {

@@ -65,12 +65,15 @@ describe('POST /refund', () => {
     const partHook = await hookFor(orderId, 'partially_refunded');
     expect(JSON.parse(partHook.body)).toEqual({
       event: 'payment.status.updated',
+      type: 'payment.partially_refunded',
       data: {
         orderId,
         status: 'partially_refunded',
         amount: 30,
         timestamp: expect.any(String),
         refundId: part.body.body.refundId,
+        paymentId,
+        mode: expect.stringMatching(/^(live|sandbox)$/),
       },
     });
     expect(verifies(partHook, ep.secret)).toBe(true);

@@ -30,7 +30,7 @@ import { WithStartWorkflowOperation } from '@temporalio/client';
 import { OrderIdKey } from '../../src/domain/search-attributes';
 import { Patch, taskQueueOf } from '../../src/domain/temporal';
 import { paymentWorkflowId, PaymentWorkflowType } from '../../src/payments';
-import { webhookDeliveryWorkflowId, WebhookWorkflowType } from '../../src/webhooks';
+import { webhookDeliveryWorkflowId, webhookKeepTryingWorkflowId, WebhookWorkflowType } from '../../src/webhooks';
 import { refundsWorkflowId, refundUpdate, RefundsWorkflowType, type OrderRefundsWorkflow } from '../../src/refunds';
 import { findTemporalCli } from '../../src/stack/temporal';
 import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
@@ -39,8 +39,8 @@ import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey } from '../payments/support';
 import { startSmtpSink } from '../../src/simulators/smtp-sink';
 import { createEndpoint } from '../../src/webhooks/endpoints';
-import { apiKey as webhookKey, registerEndpoint, startReceiver } from '../webhooks/helpers';
-import { createTestStack, provenResult, testLogger, uniq, waitFor } from '../support/stack';
+import { apiKey as webhookKey, registerEndpoint, startReceiver, type Receiver } from '../webhooks/helpers';
+import { createTestStack, provenResult, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 import { historyFromJson } from '../../src/temporal/history';
 import { signRefund } from '../../src/proofs';
 import { recordRefundRequest } from '../../src/refunds/repository';
@@ -60,6 +60,33 @@ const RECORDED = {
 const REFUNDS_RECORDED = 'refunds-record.history.json';
 /** bulkhead-v1: a paid QR payment whose first webhook attempt failed: its retry child on the webhooks queue */
 const BULKHEAD = 'qr-payment-v2-bulkhead.history.json';
+/**
+ * webhookRetryWorkflow whose four attempts all fail: before webhook-keep-trying-v1 (`old`) the dead
+ * letter ends it; since (`file`), the patch marker and a webhookKeepTryingWorkflow child, whose
+ * own history (`keepTrying`: one wait of the endpoint's schedule, then the receiver is back) is kept too.
+ */
+const WEBHOOK_RETRY = {
+  old: 'webhook-retry.history.json',
+  file: 'webhook-retry-keep-trying.history.json',
+  keepTrying: 'webhook-keep-trying.history.json',
+};
+const WEBHOOK_FIXTURES = [
+  { file: WEBHOOK_RETRY.old, workflowType: WebhookWorkflowType.webhookRetry },
+  { file: WEBHOOK_RETRY.file, workflowType: WebhookWorkflowType.webhookRetry },
+  { file: WEBHOOK_RETRY.keepTrying, workflowType: WebhookWorkflowType.webhookKeepTrying },
+];
+const WEBHOOK_RETRY_ENDPOINT = { retrySchedule: [1, 1] };
+async function recordKeepTrying(stack: TestStack, receiver: Receiver, paymentId: string): Promise<void> {
+  const d = await stack.db('webhook_deliveries').where({ payment_id: paymentId }).first('id');
+  receiver.status = 200;
+  await save(
+    stack.client,
+    stack.config.temporal.codecKeys,
+    '',
+    WEBHOOK_RETRY.keepTrying,
+    webhookKeepTryingWorkflowId(d.id),
+  );
+}
 /** What the v1 types recorded (before v2), behind their patch markers: they must replay too. */
 const V1 = {
   card: 'card-payment-lean.history.json',
@@ -339,6 +366,48 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
   });
 }
 
+if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXTURES === 'webhook-retry') {
+  it("records the webhook retry fixture: every attempt of a paid QR payment's webhook fails", async () => {
+    const stack = await createTestStack();
+    const receiver = await startReceiver(500);
+    try {
+      const { key } = await webhookKey(stack);
+      await registerEndpoint(stack, key, { url: receiver.url, ...WEBHOOK_RETRY_ENDPOINT });
+      const orderId = uniq('replay-whr');
+      const res = await request(stack.app.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', key)
+        .send({ orderId, userId: 'u-replay', amount: 43, customerId: 'c-replay' });
+      await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal(
+        'paymentResult',
+        provenResult(stack.config, res.body.body.paymentId, {
+          status: 'success',
+          provider: 'qr',
+          reference: 'txn-replay',
+        }),
+      );
+      const retryId = webhookDeliveryWorkflowId(res.body.body.paymentId, 'paid');
+      await waitFor(
+        () =>
+          stack.client.workflow
+            .getHandle(retryId)
+            .describe()
+            .then(
+              () => true,
+              () => false,
+            ),
+        20_000,
+        'the webhook retry workflow',
+      );
+      await save(stack.client, stack.config.temporal.codecKeys, orderId, WEBHOOK_RETRY.file, retryId);
+      await recordKeepTrying(stack, receiver, res.body.body.paymentId as string);
+    } finally {
+      await stack.close();
+      await receiver.stop();
+    }
+  });
+}
+
 type Payloads = { payloads: { data: string }[] };
 const load = (file: string) =>
   JSON.parse(fs.readFileSync(fixturePath(file), 'utf8')) as { events: Record<string, unknown>[] };
@@ -369,10 +438,11 @@ describe('recorded payment histories replay against the current workflow code', 
   });
 
   it('Worker.runReplayHistories replays every fixture without a determinism error', async () => {
-    const histories = FIXTURES.map((f, i) => ({ workflowId: `replay-${i}`, history: historyFromJson(load(f.file)) }));
+    const all = [...FIXTURES, ...WEBHOOK_FIXTURES];
+    const histories = all.map((f, i) => ({ workflowId: `replay-${i}`, history: historyFromJson(load(f.file)) }));
     const results = [];
     for await (const r of Worker.runReplayHistories(replayOptions(), histories)) results.push(r);
-    expect(results).toHaveLength(FIXTURES.length);
+    expect(results).toHaveLength(all.length);
     for (const r of results) expect(r.error).toBeUndefined();
   });
 
@@ -423,6 +493,35 @@ describe('recorded payment histories replay against the current workflow code', 
     expect(patchesOf(REFUNDS_RECORDED)).toEqual([Patch.refundRecord, Patch.bulkhead]);
     const oneRefund = ['loadRecordedRefund', 'requestProviderRefund', 'settleRefund'];
     expect(activitiesOf(REFUNDS_RECORDED)).toEqual([...oneRefund, ...oneRefund]);
+  });
+
+  it('the webhook retry shapes: the dead letter ends it before webhook-keep-trying-v1; since, a keep-trying child', () => {
+    const childrenOf = (file: string) =>
+      load(file)
+        .events.filter((e) => e.eventType === 'EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED')
+        .map(
+          (e) =>
+            (e.startChildWorkflowExecutionInitiatedEventAttributes as { workflowType: { name: string } }).workflowType
+              .name,
+        );
+    for (const f of WEBHOOK_FIXTURES) {
+      const h = load(f.file);
+      const started = h.events[0].workflowExecutionStartedEventAttributes as { workflowType: { name: string } };
+      expect({ file: f.file, type: started.workflowType.name }).toEqual({ file: f.file, type: f.workflowType });
+      expect(h.events.at(-1)!.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
+    }
+    expect(patchesOf(WEBHOOK_RETRY.old)).toEqual([]);
+    expect(childrenOf(WEBHOOK_RETRY.old)).toEqual([]);
+    expect(patchesOf(WEBHOOK_RETRY.file)).toEqual([Patch.webhookKeepTrying]);
+    expect(childrenOf(WEBHOOK_RETRY.file)).toEqual([WebhookWorkflowType.webhookKeepTrying]);
+    const activities = load(WEBHOOK_RETRY.keepTrying)
+      .events.map(
+        (e) =>
+          (e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined)?.activityType.name,
+      )
+      .filter(Boolean);
+    expect(activities[0]).toBe('beginWebhookRetries');
+    expect(activities.slice(1).every((a) => a === 'keepTryingWebhook')).toBe(true);
   });
 
   it('the v2 baseline is the four patches in place when v2 began (v2 executions in flight replay on it)', () => {

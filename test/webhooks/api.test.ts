@@ -3,6 +3,7 @@
  * the endpoints of the key that created the payment; payments made without a key go to endpoints
  * registered with publicPayments in that mode.
  */
+import { DEFAULT_RETRY_SCHEDULE_S } from '../../src/webhooks';
 import request from 'supertest';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { cardPayment, fieldSigned, post, resultOf, waitFor } from '../callbacks/helpers';
@@ -46,6 +47,7 @@ describe('endpoint registration', () => {
         mode: 'sandbox',
         eventTypes: null,
         disabled: false,
+        retrySchedule: [...DEFAULT_RETRY_SCHEDULE_S],
         createdAt: expect.any(String),
         secret: expect.stringMatching(/^whsec_/),
       },
@@ -163,7 +165,8 @@ describe('who receives payment.status.updated', () => {
     expect(receiver.verified(toA, b.secret)).toBe(false);
     expect(JSON.parse(toA.body)).toEqual({
       event: 'payment.status.updated',
-      data: { orderId, status: 'paid', amount: 120.25, timestamp: expect.any(String) },
+      type: 'payment.paid',
+      data: { orderId, status: 'paid', amount: 120.25, timestamp: expect.any(String), paymentId, mode: 'sandbox' },
     });
     expect(toA.headers['content-type']).toBe('application/json');
   });

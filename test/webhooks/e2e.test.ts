@@ -61,7 +61,8 @@ it('QR payment -> simulator pays -> /qrcallback -> paid -> signed webhook receiv
   const body = JSON.parse(hook.body);
   expect(body).toEqual({
     event: 'payment.status.updated',
-    data: { orderId, status: 'paid', amount: 55, timestamp: expect.any(String) },
+    type: 'payment.paid',
+    data: { orderId, status: 'paid', amount: 55, timestamp: expect.any(String), paymentId, mode: 'sandbox' },
   });
   expect(new Date(body.data.timestamp).toISOString()).toBe(body.data.timestamp);
   expect(await stack.db('payments').where({ id: paymentId }).first()).toMatchObject({ status: 'paid' });
@@ -125,11 +126,14 @@ it('receiver down: first attempt, retries after 1 s, 2 s, 4 s, a dead letter; re
       paymentId,
       orderId,
       status: 'dead',
+      state: 'retrying',
+      nextAttemptAt: expect.any(String),
       attempts: 4,
       lastStatusCode: 503,
       event: {
         event: 'payment.status.updated',
-        data: { orderId, status: 'paid', amount: 66, timestamp: expect.any(String) },
+        type: 'payment.paid',
+        data: { orderId, status: 'paid', amount: 66, timestamp: expect.any(String), paymentId, mode: 'sandbox' },
       },
     }),
   ]);
@@ -151,7 +155,14 @@ it('receiver down: first attempt, retries after 1 s, 2 s, 4 s, a dead letter; re
   expect(replayed.status).toBe(200);
   expect(replayed.body.body).toMatchObject({
     attempt: { ok: true, statusCode: 200 },
-    deadLetter: { id: dead.id, status: 'delivered', replays: 2, deliveredAt: expect.any(String) },
+    deadLetter: {
+      id: dead.id,
+      status: 'delivered',
+      state: 'delivered',
+      nextAttemptAt: null,
+      replays: 2,
+      deliveredAt: expect.any(String),
+    },
   });
   const last = receiver.log.filter((r) => r.body.includes(orderId)).at(-1)!;
   expect(last.status).toBe(200);

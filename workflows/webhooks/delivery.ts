@@ -1,16 +1,18 @@
 /**
  * webhookDeliveryWorkflow (id webhook-<paymentId>-<status>, started by the payment workflows
  * through notify.ts): payment.status.updated to every receiving endpoint. Per endpoint: a first
- * attempt, then retries after 1 s, 2 s and 4 s as workflow timers (visible in the history, exact
- * in time); a 2xx ends it; after the fourth failure a dead-letter row.
+ * attempt, then retries after 1 s, 2 s and 4 s as workflow timers; a 2xx ends it; after the
+ * fourth failure a dead-letter row (webhook-keep-trying-v1: `retrying`, and a
+ * webhookKeepTryingWorkflow child carries on with the endpoint's longer schedule, keep-trying.ts).
  *
  * Since lean-payment-v1 the payment workflow makes the first attempt itself and starts
  * webhookRetryWorkflow only for the retries; webhookDeliveryWorkflow stays for the histories
- * (and children) of payments settled before.
- *
+ * (and children) of payments settled before, and for the refunds' events.
  * webhookReplayWorkflow (id webhook-replay-<deadLetterId>): one operator-requested attempt.
  */
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { patched, proxyActivities, sleep } from '@temporalio/workflow';
+import { Patch } from '../../src/domain/temporal';
+import { keepTrying } from './keep-trying';
 import type { Activities } from '../../activities';
 import type { PaymentStatusEvent } from '../../src/webhooks';
 import {
@@ -55,10 +57,13 @@ async function deliver(deliveryId: string, from = 1, firstAttemptAt?: number): P
     if (last.cancelled) return { deliveryId, state: 'cancelled', attempts: attempt };
   }
   const attempts = WEBHOOK_RETRY_DELAYS_MS.length + 1;
-  const deadLetterId = await deadLetterWebhook({
-    deliveryId,
-    reason: `${attempts} attempts failed; last: ${last.error ?? 'no response'}`,
-  });
+  const reason = `${attempts} attempts failed; last: ${last.error ?? 'no response'}`;
+  if (patched(Patch.webhookKeepTrying)) {
+    const deadLetterId = await deadLetterWebhook({ deliveryId, reason, keepTrying: true });
+    await keepTrying(deliveryId, deadLetterId);
+    return { deliveryId, state: 'retrying', attempts, deadLetterId };
+  }
+  const deadLetterId = await deadLetterWebhook({ deliveryId, reason });
   return { deliveryId, state: 'dead', attempts, deadLetterId };
 }
 

@@ -4,6 +4,9 @@
  * WEBHOOK_ALLOW_LOOPBACK=on, development only). Prints each webhook as it arrives with its
  * signature check (verifyWebhook, the integrator's own check), forwards it unchanged to
  * --forward-to and answers Talat with that status; Ctrl-C removes the endpoint it registered.
+ * Each line carries the attempt number (the times this session received that webhook-id); the
+ * endpoint's dead letters are polled, and each change of one (retrying, gave_up, delivered) is
+ * printed as it is seen.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +15,19 @@ import { EVENT_TYPES } from '../../webhooks';
 import { verifyWebhook } from '../../webhooks/signing';
 import { apiOf, withApiOptions, type ApiOptions } from '../api';
 import { CliError, usage } from '../context';
+
+/** How often the endpoint's dead letters are polled. */
+const DEAD_LETTER_POLL_MS = 2000;
+
+interface DeadLetter {
+  id: string;
+  messageId: string;
+  endpointId: string;
+  orderId: string;
+  attempts: number;
+  state?: string;
+  nextAttemptAt?: string | null;
+}
 
 interface Opts extends ApiOptions {
   forwardTo?: string;
@@ -51,6 +67,7 @@ export function listenCommand(program: Command): void {
       const port = Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port: ${o.port} is not a port`);
       let secret = '';
+      const seen = new Map<string, number>();
       const server = http.createServer((req, res) => {
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));
@@ -64,9 +81,13 @@ export function listenCommand(program: Command): void {
             } catch {
               // printed as it came
             }
+            const id = String(req.headers['webhook-id'] ?? '');
+            const attempt = (seen.get(id) ?? 0) + 1;
+            seen.set(id, attempt);
             const fwd = o.forwardTo ? await forward(o.forwardTo, req.headers, body) : undefined;
             const line = {
               id: req.headers['webhook-id'],
+              attempt,
               signature: valid ? 'valid' : 'INVALID',
               ...event,
               ...(fwd ? { forwarded: { url: o.forwardTo, ...fwd } } : {}),
@@ -75,7 +96,7 @@ export function listenCommand(program: Command): void {
               o.json
                 ? `${JSON.stringify(line)}\n`
                 : `${new Date().toISOString()}  payment.${event.data?.status ?? '?'}  order ${event.data?.orderId ?? '?'}  ` +
-                    `amount ${event.data?.amount ?? '?'}  signature ${line.signature}  ${line.id ?? ''}` +
+                    `amount ${event.data?.amount ?? '?'}  attempt ${attempt}  signature ${line.signature}  ${line.id ?? ''}` +
                     `${fwd ? `  -> ${o.forwardTo} ${fwd.status ?? `failed: ${fwd.error}`}` : ''}\n`,
             );
             // Talat retries what the handler did not take, as it would without the listener
@@ -115,10 +136,35 @@ export function listenCommand(program: Command): void {
           'Ctrl-C removes the endpoint and stops\n',
       );
 
+      // the endpoint's dead letters: each new one, and each change of state, printed once
+      const states = new Map<string, string>();
+      const poll = async () => {
+        const page = await api<{ deadLetters: DeadLetter[] }>('GET', '/webhooks/dead-letters?status=all&limit=200');
+        for (const d of page.deadLetters.filter((x) => x.endpointId === endpoint.id).reverse()) {
+          const state = d.state ?? 'dead';
+          if (states.get(d.id) === state) continue;
+          states.set(d.id, state);
+          const what =
+            state === 'retrying'
+              ? `retrying, next attempt at ${d.nextAttemptAt ?? '?'}`
+              : state === 'gave_up'
+                ? 'gave up: every retry failed (replay it: POST /webhooks/dead-letters/{id}/replay)'
+                : state;
+          process.stdout.write(
+            o.json
+              ? `${JSON.stringify({ deadLetter: d.id, id: d.messageId, orderId: d.orderId, attempts: d.attempts, state, nextAttemptAt: d.nextAttemptAt ?? null })}\n`
+              : `${new Date().toISOString()}  dead letter ${d.id}  order ${d.orderId}  after ${d.attempts} attempts  ${what}  ${d.messageId}\n`,
+          );
+        }
+      };
+      const timer = setInterval(() => {
+        poll().catch((e: Error) => process.stderr.write(`could not list dead letters: ${e.message}\n`));
+      }, DEAD_LETTER_POLL_MS);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
+      clearInterval(timer);
       server.close();
       server.closeAllConnections();
       await api('DELETE', `/webhooks/endpoints/${endpoint.id}`);

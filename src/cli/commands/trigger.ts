@@ -1,5 +1,6 @@
 /**
- * `talat trigger payment.paid | payment.failed | payment.expired | refund`: a sandbox QR payment
+ * `talat trigger payment.paid | payment.failed | payment.expired | payment.refunded` (`refund`: an
+ * alias of payment.refunded), the webhook event types' names: a sandbox QR payment
  * through the real payment API (a sandbox key: tk_test_...), its amount chosen by the sandbox
  * rules (README "Sandbox providers": .00 paid, .01 failed, .03 no callback, so expired after
  * QR_EXPIRY_S), then waits until it reaches that state (refund: paid, then refunded in full), so
@@ -16,8 +17,10 @@ export const TRIGGERS = {
   'payment.paid': { amount: 120, status: 'paid' },
   'payment.failed': { amount: 120.01, status: 'failed' },
   'payment.expired': { amount: 120.03, status: 'expired' },
-  refund: { amount: 120, status: 'paid' },
+  'payment.refunded': { amount: 120, status: 'paid', refund: true },
 } as const;
+/** Older names that still work. */
+export const TRIGGER_ALIASES: Record<string, Trigger> = { refund: 'payment.refunded' };
 type Trigger = keyof typeof TRIGGERS;
 
 interface Status {
@@ -47,14 +50,15 @@ export function triggerCommand(program: Command): void {
     program
       .command('trigger')
       .description('make a sandbox payment reach a state, so your webhook endpoints receive the real event')
-      .argument('<event>', Object.keys(TRIGGERS).join(' | ')),
+      .argument('<event>', `${Object.keys(TRIGGERS).join(' | ')} (refund: payment.refunded)`),
   )
     .option('--order-id <id>', 'the order id of the payment (default trg-<random>)')
     .option('--timeout <seconds>', 'give up when the state is not reached (expired: added to QR_EXPIRY_S)', '60')
     .option('--json', 'print the payment (and the refund) as JSON')
-    .action(async (event: string, o: ApiOptions & { orderId?: string; timeout: string; json?: boolean }) => {
+    .action(async (given: string, o: ApiOptions & { orderId?: string; timeout: string; json?: boolean }) => {
+      const event = TRIGGER_ALIASES[given] ?? given;
       if (!(event in TRIGGERS))
-        throw usage(`unknown event ${JSON.stringify(event)}: one of ${Object.keys(TRIGGERS).join(', ')}`);
+        throw usage(`unknown event ${JSON.stringify(given)}: one of ${Object.keys(TRIGGERS).join(', ')}`);
       const timeoutMs = Number(o.timeout) * 1000;
       if (!(timeoutMs > 0)) throw usage(`--timeout: ${JSON.stringify(o.timeout)} is not a number of seconds`);
       const api = apiOf(o);
@@ -62,7 +66,7 @@ export function triggerCommand(program: Command): void {
         throw usage(
           'trigger makes sandbox payments only: give a sandbox key (tk_test_..., `talat apikey create --sandbox`)',
         );
-      const t = TRIGGERS[event as Trigger];
+      const t: { amount: number; status: string; refund?: boolean } = TRIGGERS[event as Trigger];
       const orderId = o.orderId ?? `trg-${randomBytes(4).toString('hex')}`;
       const created = await api<Status>('POST', '/qrpayment', {
         orderId,
@@ -76,13 +80,13 @@ export function triggerCommand(program: Command): void {
       if (t.status === 'expired')
         process.stderr.write(`waiting for it to expire at ${created.expiresAt} (QR_EXPIRY_S of the stack)\n`);
       const payment = await waitForStatus(api, orderId, t.status, deadline);
-      if (event !== 'refund') {
+      if (!t.refund) {
         output(o.json, payment, () => `payment ${payment.paymentId} of order ${orderId} is ${payment.status}`);
         return;
       }
       const refund = await api<{ refundId: string; status: string; amount: number }>('POST', '/refund', {
         orderId,
-        reason: 'talat trigger refund',
+        reason: 'talat trigger payment.refunded',
       });
       if (refund.status !== 'succeeded') throw new CliError(`refund ${refund.refundId} ${refund.status}`);
       const refunded = await waitForStatus(api, orderId, 'refunded', Date.now() + timeoutMs);
