@@ -13,10 +13,16 @@ import { satangToThb } from '../domain/money';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
 import { paymentWorkflowId, PaymentWorkflowType, type PaymentView } from './contract';
 import { orderPaymentId } from '../ids';
-import { signPayment } from '../proofs';
+import { withStartProof } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { withinDeadline } from '../temporal/calls';
-import { startCardPayment, startPaymentWorkflow, type PaymentMemo } from './workflow-client';
+import {
+  ForeignExecutionError,
+  ownerProof,
+  startCardPayment,
+  startPaymentWorkflow,
+  type PaymentMemo,
+} from './workflow-client';
 import { checkoutUrlOf, checkReturnUrl } from '../checkout/link';
 import { qrImage } from './qr-image';
 import { refundsOf } from '../refunds/repository';
@@ -44,6 +50,9 @@ import type {
 
 /** The 409 of an order id that has a payment with other details (or another caller's). */
 const ORDER_CONFLICT = 'A payment for this order already exists with another amount or method';
+/** The 409 of an order id whose workflow id is held by an execution this gateway did not start. */
+const FOREIGN_EXECUTION =
+  'This order id cannot be used: its payment workflow id is held by an execution Talat did not start; use another order id';
 export const CARD_CHARGE_WAIT_MS = 10_000;
 
 export interface PaymentServiceDeps {
@@ -56,16 +65,14 @@ export interface PaymentServiceDeps {
 
 export function createPaymentService({ config, db, temporal, clock }: PaymentServiceDeps) {
   const { client, taskQueue } = temporal;
-  /** the proof of a payment workflow's start (talat-payment-v1): the worker writes only what it vouches for */
-  const startProof = (p: Payment) =>
-    signPayment(config.results.signingKey, {
-      paymentId: p.id,
-      orderId: p.orderId,
-      amountSatang: p.amountSatang,
-      mode: p.mode,
-      apiKeyId: p.apiKeyId,
-      workflowId: paymentWorkflowId(p.orderId),
-    });
+  /** the input with the proof of its start (talat-start-v1): the worker acts only on what it vouches for */
+  const proven = <T extends object>(type: string, p: Payment, input: T) =>
+    withStartProof(config.results.signingKey, type, paymentWorkflowId(p.orderId), input);
+  /** the memo with the proof that marks the execution as the gateway's own (adopted only then) */
+  const owned = (type: string, memo: PaymentMemo): PaymentMemo => ({
+    ...memo,
+    startProof: ownerProof(config.results.signingKey, type, memo),
+  });
 
   /** The card view of a payment whose workflow has ended: its record is final. */
   async function recordedCardView(
@@ -116,6 +123,9 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       return { payment, launched: await launch(payment) };
     } catch (e) {
       if (created) await removeUnstartedPayment(db, payment.id).catch(() => undefined);
+      // the order's workflow id is held by an execution started by hand at Temporal (issue 38)
+      if (e instanceof ForeignExecutionError)
+        throw new AppError(ErrorCode.CONFLICT, FOREIGN_EXECUTION, { orderId: row.orderId });
       throw e;
     }
   }
@@ -141,15 +151,15 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
       startCardPayment(client, {
         taskQueue,
         waitMs: CARD_CHARGE_WAIT_MS,
-        memo: {
+        memo: owned(PaymentWorkflowType.card, {
           paymentId: p.id,
           orderId: p.orderId,
           method: 'card',
           amountSatang: p.amountSatang,
           mode: p.mode,
           apiKeyId: p.apiKeyId,
-        },
-        input: {
+        }),
+        input: proven(PaymentWorkflowType.card, p, {
           paymentId: p.id,
           orderId: p.orderId,
           userId: p.userId,
@@ -157,11 +167,10 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
           mode: p.mode,
           apiKeyId: p.apiKeyId ?? undefined,
           callbackUrl: p.callbackUrl ?? undefined,
-          proof: startProof(p),
           token: req.token,
           returnUri: `${config.publicBaseUrl.replace(/\/+$/, '')}/callback`,
           timeoutSeconds: config.payments.cardTimeoutSeconds,
-        },
+        }),
       }),
     );
     const view = launched === 'closed' ? await recordedCardView(req.orderId) : launched;
@@ -238,7 +247,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
         eagerStartClient: temporal.eagerStartClient,
         start: {
           type: PaymentWorkflowType.qr,
-          input: {
+          input: proven(PaymentWorkflowType.qr, p, {
             paymentId: p.id,
             orderId: p.orderId,
             userId: p.userId,
@@ -246,12 +255,11 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
             amountSatang: p.amountSatang,
             mode: p.mode,
             apiKeyId: p.apiKeyId ?? undefined,
-            proof: startProof(p),
             expiresAt: expiresAtOf(p),
             qr: qrInput(p),
-          },
+          }),
         },
-        memo: {
+        memo: owned(PaymentWorkflowType.qr, {
           paymentId: p.id,
           orderId: p.orderId,
           method: 'qr',
@@ -261,7 +269,7 @@ export function createPaymentService({ config, db, temporal, clock }: PaymentSer
           qrPayload: qrOf(p).payload,
           qrCrc: qrOf(p).crc,
           expiresAt: expiresAtOf(p),
-        },
+        }),
       }),
     );
     const { payload, crc, ref1 } = qrOf(payment);
