@@ -119,6 +119,36 @@ describe('the gateway adopts only its own executions', () => {
   });
 });
 
+describe('the gateway adopts only its own card executions', () => {
+  it('a card payment id squatted before the merchant uses it is a clear error, and no row is left', async () => {
+    const key = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
+    const orderId = uniq('sec-squat-card');
+    await raw.workflow.start('cardPaymentWorkflowV2', {
+      taskQueue: stack.taskQueue,
+      workflowId: paymentWorkflowId(orderId),
+      args: [
+        {
+          paymentId: 'pay_squat',
+          orderId,
+          userId: 'u',
+          amountSatang: 1000,
+          mode: 'sandbox',
+          token: 'tok_visa',
+          timeoutSeconds: 60,
+        },
+      ],
+    });
+    const res = await request(stack.app.callback())
+      .post('/cardpayment')
+      .type('form')
+      .set('X-API-Key', key.key)
+      .send({ orderId, userId: 'u', amount: '10', token: 'tok_visa' });
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual(paymentError('CONFLICT', { orderId }));
+    expect(await stack.db('payments').where({ order_id: orderId }).first()).toBeUndefined();
+  });
+});
+
 describe('bank requests', () => {
   const createUser = async (key: string) => {
     const userId = uniq('u');
