@@ -9,13 +9,24 @@
  * Errors: a 4xx answer is thrown as a non-retryable ApplicationFailure of type BankRejected
  * (details: status and body); network errors, timeouts and 5xx are plain errors that Temporal retries.
  */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { verifyStartProof } from '../src/proofs';
+import type { Logger } from '../src/logger';
 import type { Config } from '../src/config';
 import { ActivityFailureType } from '../src/domain/temporal';
 import type { BankCall } from '../src/bank';
 import { providerEndpoint, type SandboxProviders } from './provider-endpoint';
 import { expectSuccess, httpJson, type HttpReply } from './provider-http';
 
-export function createBankActivities({ config, sandbox }: { config: Config; sandbox: SandboxProviders }) {
+export function createBankActivities({
+  config,
+  sandbox,
+  logger,
+}: {
+  config: Config;
+  sandbox: SandboxProviders;
+  logger?: Logger;
+}) {
   const baseUrl = providerEndpoint({
     label: 'bank',
     simulatorsOn: config.simulators,
@@ -26,6 +37,19 @@ export function createBankActivities({ config, sandbox }: { config: Config; sand
 
   return {
     async callBank(call: BankCall): Promise<HttpReply> {
+      // issue 38: only a start the gateway proves (talat-start-v1 over type, id and the whole call)
+      const { workflowExecution, workflowType } = Context.current().info;
+      const input = { workflowType: workflowType ?? '', workflowId: workflowExecution?.workflowId ?? '', input: call };
+      if (!verifyStartProof(config.results.signingKey, input)) {
+        logger?.error(
+          { securityEvent: 'bank_request_forged', workflowId: input.workflowId, op: call.op },
+          'security: a bank request the gateway did not start; the bank was not called',
+        );
+        throw ApplicationFailure.nonRetryable('not a request of the gateway', ActivityFailureType.BankRejected, {
+          status: 403,
+          body: null,
+        });
+      }
       const base = await baseUrl(call.mode);
       const headers: Record<string, string> = {};
       if (call.mode === 'live' && config.payments.bankApiKey)

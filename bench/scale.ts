@@ -20,7 +20,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { signPayload } from '../src/callbacks/verify';
-import { DEV_PROVIDER_SECRET_PREFIX } from '../src/config';
+import { generatedKeysOf } from '../src/stack/keys';
 import { createDb, migrateLatest } from '../src/db/knex';
 import { isCatalogEmpty, seedCatalog } from '../src/db/seed';
 import { createApiKey } from '../src/http/middleware/api-key';
@@ -223,7 +223,7 @@ async function main() {
     SMTP_URL: 'smtp://127.0.0.1:9',
     HOST: '127.0.0.1',
   };
-  const qrSecret = `${DEV_PROVIDER_SECRET_PREFIX}qr`;
+  const qrSecret = generatedKeysOf(dataDir).PROVIDER_SECRET_QR;
   const lines: string[] = [];
   const base: { qr?: number; cb?: number } = {};
   const cores = (c: Record<string, number>) =>

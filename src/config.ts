@@ -10,7 +10,8 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { PROVIDER_NAMES, type ProviderName } from './domain/providers';
 import { QUEUE_KINDS, type QueueKind } from './domain/temporal';
-import { DEV_CODEC_KEYS, parseKeyRing, type KeyRing } from './key-ring';
+import { parseKeyRing, type KeyRing } from './key-ring';
+import { GENERATED_KEY_VARS, generatedKeysOf } from './stack/keys';
 
 export const PROVIDERS = PROVIDER_NAMES;
 export type { ProviderName };
@@ -35,16 +36,8 @@ const csv = z
       .filter(Boolean),
   );
 
-/** Development defaults for provider secrets: documented, loopback-only, refused in production. */
-export const DEV_PROVIDER_SECRET_PREFIX = 'talat-dev-secret-';
+/** Development default of the providers' addresses: loopback only, refused in production. */
 const DEV_PROVIDER_IPS = '127.0.0.0/8,::1/128';
-/** Development key of the webhook endpoint secrets at rest (base64 of 32 bytes): documented, refused in production. */
-const DEV_WEBHOOK_SECRET_KEY = 'dGFsYXQtZGV2LXdlYmhvb2stc2VjcmV0LWtleS0wMDA=';
-/** Development defaults of the storefront's secrets: documented, refused in production. */
-const DEV_STOREFRONT_KEY_SECRET = 'talat-dev-storefront-key-secret-0000000';
-const DEV_IDENTITY_SECRET = 'talat-dev-identity-secret-000000000000000';
-/** Development key of the payment-result proofs (gateway -> worker): documented, refused in production. */
-const DEV_RESULT_SIGNING_KEY = 'talat-dev-result-signing-key-0000000000000';
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -230,7 +223,12 @@ export class ConfigError extends Error {
  * A variable set to the empty string counts as unset (`VAR=` in compose and .env files).
  */
 export function loadConfig(rawEnv: Record<string, string | undefined> = process.env) {
-  const env = Object.fromEntries(Object.entries(rawEnv).filter(([, v]) => v !== ''));
+  const given = Object.fromEntries(Object.entries(rawEnv).filter(([, v]) => v !== ''));
+  // outside production a key left unset is the data directory's generated one (src/stack/keys.ts)
+  const env =
+    given.NODE_ENV !== 'production' && GENERATED_KEY_VARS.some((v) => !given[v])
+      ? { ...generatedKeysOf(given.DATA_DIR ?? '.data'), ...given }
+      : given;
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(
@@ -249,7 +247,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   for (const name of PROVIDERS) {
     const secretVar = `PROVIDER_SECRET_${name}`;
     const ipsVar = `PROVIDER_IPS_${name}`;
-    const secret = env[secretVar] || (production ? '' : `${DEV_PROVIDER_SECRET_PREFIX}${name.toLowerCase()}`);
+    const secret = env[secretVar] ?? '';
     const ips = (env[ipsVar] || (production ? '' : DEV_PROVIDER_IPS))
       .split(',')
       .map((s) => s.trim())
@@ -275,8 +273,6 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     issues.push(
       'RESULT_SIGNING_KEY: required in production (at least 32 random characters, the same on gateway and worker)',
     );
-  if (production && e.RESULT_SIGNING_KEY === DEV_RESULT_SIGNING_KEY)
-    issues.push('RESULT_SIGNING_KEY: the development key is refused in production');
   if (!!e.TEMPORAL_TLS_CERT !== !!e.TEMPORAL_TLS_KEY)
     issues.push(
       `${e.TEMPORAL_TLS_CERT ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT'}: required with ${e.TEMPORAL_TLS_CERT ? 'TEMPORAL_TLS_CERT' : 'TEMPORAL_TLS_KEY'} (mTLS needs the client certificate and its key)`,
@@ -298,7 +294,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     );
   else {
     try {
-      codecKeys = parseKeyRing(e.TEMPORAL_CODEC_KEYS ?? DEV_CODEC_KEYS);
+      codecKeys = parseKeyRing(e.TEMPORAL_CODEC_KEYS ?? '');
     } catch (err) {
       issues.push(`TEMPORAL_CODEC_KEYS: ${(err as Error).message}`);
     }
@@ -401,7 +397,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     webhooks: {
       /** AES-256-GCM key of the endpoint secrets at rest */
       secretKey: Buffer.from(
-        e.WEBHOOK_SECRET_KEY ?? DEV_WEBHOOK_SECRET_KEY,
+        e.WEBHOOK_SECRET_KEY ?? '',
         /^[0-9a-fA-F]{64}$/.test(e.WEBHOOK_SECRET_KEY ?? '') ? 'hex' : 'base64',
       ),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
@@ -418,7 +414,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     paidOrders: { confirmWindowSeconds: e.PAID_ORDER_CONFIRM_WINDOW_S },
     results: {
       /** HMAC-SHA256 key of the payment result proofs (src/result-proof.ts) */
-      signingKey: e.RESULT_SIGNING_KEY ?? DEV_RESULT_SIGNING_KEY,
+      signingKey: e.RESULT_SIGNING_KEY ?? '',
       /** a success after the payment expired or failed: refund (default) or review */
       latePaymentPolicy: e.LATE_PAYMENT_POLICY,
     },
@@ -438,7 +434,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       shopOrigin: e.SHOP_ORIGIN,
       schemaBasePath: e.SCHEMA_BASE_PATH,
       schemaName: e.SCHEMA_NAME,
-      keySecret: e.STOREFRONT_KEY_SECRET ?? DEV_STOREFRONT_KEY_SECRET,
+      keySecret: e.STOREFRONT_KEY_SECRET ?? '',
       authRatePerMinute: e.STOREFRONT_AUTH_RATE_PER_MIN,
       searchMaxQueryLength: e.SEARCH_MAX_QUERY_LENGTH,
       /** how long this gateway reuses the data versions that key its caches and ETags */
@@ -447,7 +443,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       sigv4: { region: e.IDENTITY_REGION, service: e.SIGV4_SERVICE },
     },
     identity: {
-      secret: e.IDENTITY_SECRET ?? DEV_IDENTITY_SECRET,
+      secret: e.IDENTITY_SECRET ?? '',
       region: e.IDENTITY_REGION,
       credentialsTtlSeconds: e.IDENTITY_CREDENTIALS_TTL_S,
     },

@@ -1,12 +1,9 @@
 /**
  * The payload codec's key ring: TEMPORAL_CODEC_KEYS = `<id>:<32 bytes as base64 or 64 hex
  * digits>[,<id>:<key>...]`; the first key encrypts, all decrypt, so a key rotates by putting a new
- * one first. Required in production; elsewhere the documented development key (id `dev`).
+ * one first. Required in production; elsewhere the data directory's generated ring (src/stack/keys.ts).
  * Parsed with the configuration; the codec (src/temporal/codec.ts) only reads it.
  */
-/** The development key ring: documented, refused in production. */
-export const DEV_CODEC_KEYS = 'dev:dGFsYXQtZGV2LXRlbXBvcmFsLWNvZGVjLWtleS0wMDA=';
-
 export interface KeyRing {
   current: string;
   keys: ReadonlyMap<string, Buffer>;

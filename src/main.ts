@@ -20,6 +20,7 @@ import { createLogger, createLogOutput, logCrashes } from './logger';
 import { stopInReverse, type Stopper } from './roles/common';
 import { superviseEmbeddedPostgres } from './stack/postgres';
 import { claimDataDir, type Supervised } from './stack/supervisor';
+import { keysFileOf } from './stack/keys';
 import { freePort, superviseEmbeddedTemporal } from './stack/temporal';
 import { startAssetPublisher, startObjectStore } from './app/assets';
 import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from './temporal/client';
@@ -210,6 +211,9 @@ async function main(config: Config) {
       `  workers        task queues ${workers.describe()}`,
       `  object store   ${objectStore.describe}`,
       ...(mailSink ? [`  smtp sink      ${mailSink}`] : []),
+      ...(config.production
+        ? []
+        : [`  keys           generated for this data directory: ${keysFileOf(config.dataDir)} (0600)`]),
       ...(config.simulators
         ? [
             '  simulators     sandbox card, card network, bank app, QR and wallet providers post callbacks (and settlement files)',

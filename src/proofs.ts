@@ -5,7 +5,8 @@
  * operation exactly, so a proof copied from a history does nothing else:
  *  - talat-result-v1: a payment result (src/result-proof.ts);
  *  - talat-refund-v1: a refund POST /refund recorded (refund, payment, order, amount);
- *  - talat-payment-v1: a payment workflow's start (payment, order, amount, mode, key, workflow id).
+ *  - talat-start-v1: any workflow start the gateway makes: its type, its id and its WHOLE input
+ *    (canonical JSON without the `proof` field), so no field (an expiry, a token) can be changed.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -40,24 +41,66 @@ export const signRefund = (key: string, c: RefundClaim): string => signProof(key
 export const verifyRefundProof = (key: string, c: RefundClaim, proof: unknown): boolean =>
   verifyProof(key, 'talat-refund-v1', refundFields(c), proof);
 
-/** One payment workflow's start as the gateway recorded it (the payments row). */
-export interface PaymentClaim {
+/** JSON with object keys sorted at every level (what a Temporal round trip keeps: no undefined). */
+export function canonicalJson(value: unknown): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return JSON.stringify(sorted(JSON.parse(JSON.stringify(value ?? null))));
+}
+
+/** One workflow start as the gateway made it: type, id and the input (its `proof` field is left out). */
+export interface StartClaim {
+  workflowType: string;
+  workflowId: string;
+  input: object;
+}
+const startFields = (c: StartClaim) => {
+  const { proof: _proof, ...rest } = c.input as { proof?: unknown };
+  return [c.workflowType, c.workflowId, canonicalJson(rest)];
+};
+export const signStart = (key: string, c: StartClaim): string => signProof(key, 'talat-start-v1', startFields(c));
+/** True only for the gateway's proof of exactly this type, id and input (`input.proof`). */
+export const verifyStartProof = (key: string, c: StartClaim): boolean =>
+  typeof c.input === 'object' &&
+  c.input !== null &&
+  verifyProof(key, 'talat-start-v1', startFields(c), (c.input as { proof?: unknown }).proof);
+/** The input with its proof of this start added. */
+export const withStartProof = <T extends object>(key: string, workflowType: string, workflowId: string, input: T) => ({
+  ...input,
+  proof: signStart(key, { workflowType, workflowId, input }),
+});
+
+/** The facts of a payment a retry of the same request repeats (its payments row). */
+export interface PaymentOwnerClaim {
   paymentId: string;
   orderId: string;
   amountSatang: number;
-  mode: string;
+  method: string;
+  mode?: string | null;
   apiKeyId?: string | null;
-  workflowId: string;
 }
-const paymentFields = (c: PaymentClaim) => [
-  c.paymentId,
-  c.orderId,
-  c.amountSatang,
-  c.mode,
-  c.apiKeyId ?? '',
-  c.workflowId,
-];
-export const signPayment = (key: string, c: PaymentClaim): string =>
-  signProof(key, 'talat-payment-v1', paymentFields(c));
-export const verifyPaymentProof = (key: string, c: PaymentClaim, proof: unknown): boolean =>
-  verifyProof(key, 'talat-payment-v1', paymentFields(c), proof);
+/**
+ * What marks a payment execution as the gateway's own (kept in its memo as `startProof`):
+ * talat-start-v1 over its type, id and the payment's facts.
+ */
+export const paymentOwnerProof = (key: string, workflowType: string, workflowId: string, p: PaymentOwnerClaim) =>
+  signStart(key, {
+    workflowType,
+    workflowId,
+    input: {
+      paymentId: p.paymentId,
+      orderId: p.orderId,
+      amountSatang: p.amountSatang,
+      method: p.method,
+      mode: p.mode ?? null,
+      apiKeyId: p.apiKeyId ?? null,
+    },
+  });

@@ -5,7 +5,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import request from 'supertest';
 import { AesGcmCodec } from '../src/temporal/codec';
-import { DEV_CODEC_KEYS, parseKeyRing } from '../src/key-ring';
+import { parseKeyRing } from '../src/key-ring';
 import { loadConfig } from '../src/config';
 import { uniq, waitFor } from './support/stack';
 import { useTestStack } from './support/servers';
@@ -36,7 +36,7 @@ describe('AesGcmCodec', () => {
   });
 
   it('passes through payloads written without it (old histories), refuses tampered ones', async () => {
-    const codec = new AesGcmCodec(parseKeyRing(DEV_CODEC_KEYS));
+    const codec = new AesGcmCodec(parseKeyRing(K1));
     expect((await codec.decode([clear]))[0]).toBe(clear);
     const [sealed] = await codec.encode([clear]);
     sealed.data![20] ^= 1;

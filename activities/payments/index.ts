@@ -5,7 +5,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../../src/db/knex';
 import { verifyResultProof } from '../../src/result-proof';
-import { verifyPaymentProof } from '../../src/proofs';
+import { verifyStartProof } from '../../src/proofs';
 import type { PaymentStatusEvent } from '../../src/webhooks';
 import { canTransition, isTerminal, type PaymentStatus } from '../../src/payments';
 import { ActivityFailureType } from '../../src/domain/temporal';
@@ -38,6 +38,8 @@ export interface SettleInput {
   result?: PaymentResult;
   /** the gateway's proof of the workflow's start (PaymentInput.proof) */
   proof?: string;
+  /** the workflow's whole start input, with its talat-start-v1 proof (issue 38) */
+  start?: object;
 }
 
 export interface SettleResult {
@@ -71,41 +73,92 @@ export function createPaymentActivities({
   webhooks: { firstWebhookAttempts(event: PaymentStatusEvent): Promise<SettleResult> };
   card: { createCardCharge(input: CreateChargeInput): Promise<Charge> };
 }) {
-  /** The calling workflow's id (undefined outside an activity: a direct call, no Temporal door). */
-  const callerWorkflowId = (): string | undefined => {
+  /** The calling workflow's id and type (undefined outside an activity: a direct call, no Temporal door). */
+  const callerOf = (): { workflowId: string; workflowType: string } | undefined => {
     try {
-      return Context.current().info.workflowExecution?.workflowId;
+      const { workflowExecution, workflowType } = Context.current().info;
+      return workflowExecution && workflowType ? { workflowId: workflowExecution.workflowId, workflowType } : undefined;
     } catch {
       return undefined;
     }
   };
+  const sameTime = (a: Date | string | null | undefined, b: Date | string | null | undefined) =>
+    (a ? new Date(a).getTime() : null) === (b ? new Date(b).getTime() : null);
 
   /**
-   * Whether the calling workflow is the payment's own, from Talat's records: its payments row
-   * names this workflow and agrees with the input; a missing row (the gateway undid its insert
-   * after a start it believed failed) only with the gateway's start proof. A workflow started by
-   * hand with forged input (another id, another amount, another key) changes and charges nothing.
+   * Whether the calling workflow is the payment's own. Its start carries the gateway's
+   * talat-start-v1 proof over its type, id and whole input (expiry and card token included), and
+   * the payments row, when there is one, names this workflow and agrees (order, amount, mode, key,
+   * expiry). Without that proof (an execution started before it) only from the records: a pending
+   * row that agrees in all of these, and never for a charge (`strict`: the token is in no record).
+   * A workflow started by hand with forged input changes and charges nothing.
    */
   async function vouched(
-    p: { paymentId: string; orderId: string; amountSatang: number; mode: string; apiKeyId?: string | null },
-    proof: string | undefined,
+    p: {
+      paymentId: string;
+      orderId: string;
+      amountSatang: number;
+      mode: string;
+      apiKeyId?: string | null;
+      expiresAt?: string;
+    },
+    start: object | undefined,
+    strict = false,
   ): Promise<boolean> {
-    const caller = callerWorkflowId();
+    const caller = callerOf();
     const row = await db('payments').where({ id: p.paymentId }).first();
-    const workflowId = caller ?? row?.workflow_id;
-    const ok = row
-      ? row.workflow_id === workflowId &&
-        row.order_id === p.orderId &&
-        Number(row.amount_satang) === p.amountSatang &&
-        row.mode === p.mode &&
-        (row.api_key_id ?? null) === (p.apiKeyId ?? null)
-      : workflowId !== undefined && verifyPaymentProof(signingKey, { ...p, workflowId }, proof);
+    const workflowId = caller?.workflowId ?? row?.workflow_id;
+    const proven =
+      !!caller &&
+      !!start &&
+      (start as { paymentId?: unknown }).paymentId === p.paymentId &&
+      verifyStartProof(signingKey, { ...caller, input: start });
+    const agrees =
+      !!row &&
+      row.workflow_id === workflowId &&
+      row.order_id === p.orderId &&
+      Number(row.amount_satang) === p.amountSatang &&
+      row.mode === p.mode &&
+      (row.api_key_id ?? null) === (p.apiKeyId ?? null);
+    // unproven: every fact from the row, the expiry too (a proven expiry is the gateway's own)
+    const recorded =
+      !strict && row?.status === 'pending' && (!('expiresAt' in p) || sameTime(row.expires_at, p.expiresAt));
+    const ok = row ? agrees && (proven || !caller || recorded) : proven;
     if (!ok)
       logger.error(
-        { securityEvent: 'payment_workflow_forged', paymentId: p.paymentId, orderId: p.orderId, workflowId: caller },
+        {
+          securityEvent: 'payment_workflow_forged',
+          paymentId: p.paymentId,
+          orderId: p.orderId,
+          workflowId: caller?.workflowId,
+        },
         "security: a payment workflow that is not the payment's own (forged start); nothing changed",
       );
     return ok;
+  }
+
+  /**
+   * A verified result (talat-result-v1: the gateway's word after the provider's signed callback)
+   * carried by a workflow that is not the payment's own (terminated and started again by hand):
+   * the result still settles the pending row, and its webhook is built from the row alone, so a
+   * paid customer's order confirms. Nothing of the workflow's input is used.
+   */
+  async function settleFromRecords(paymentId: string, r: PaymentResult): Promise<SettleResult> {
+    const row = await db('payments').where({ id: paymentId }).first();
+    if (!row || row.status !== 'pending') return { retry: [], rejected: true };
+    const to: PaymentStatus = r.status === 'success' ? 'paid' : 'failed';
+    const reason = `${r.provider}: ${r.status} (kept from a workflow Talat did not start)`;
+    if ((await applyTransition(db, { paymentId, from: 'pending', to, reason })) !== to)
+      return { retry: [], rejected: true };
+    return webhooks.firstWebhookAttempts({
+      paymentId,
+      orderId: row.order_id,
+      status: to,
+      amountSatang: Number(row.amount_satang),
+      timestamp: new Date().toISOString(),
+      mode: row.mode,
+      apiKeyId: row.api_key_id ?? undefined,
+    });
   }
 
   return {
@@ -127,7 +180,8 @@ export function createPaymentActivities({
           return { retry: [], rejected: true };
         }
       }
-      if (!(await vouched(input.payment, input.proof))) return { retry: [], rejected: true };
+      if (!(await vouched(input.payment, input.start)))
+        return r ? settleFromRecords(input.change.paymentId, r) : { retry: [], rejected: true };
       await insertPayment(db, input.payment);
       const now = await applyTransition(db, input.change);
       if (now !== input.change.to && !canTransition(input.change.to, now)) {
@@ -146,8 +200,10 @@ export function createPaymentActivities({
     },
 
     /** lean-payment-v1, a local activity: the charge at the card provider, then its id on the payments row. */
-    async chargeCard(input: CreateChargeInput & { apiKeyId?: string; proof?: string }): Promise<Charge> {
-      if (!(await vouched(input, input.proof)))
+    async chargeCard(
+      input: CreateChargeInput & { apiKeyId?: string; proof?: string; start?: object },
+    ): Promise<Charge> {
+      if (!(await vouched(input, input.start, true)))
         throw ApplicationFailure.nonRetryable(
           'not the payment of this workflow: nothing charged',
           ActivityFailureType.CardRejected,

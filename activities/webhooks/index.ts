@@ -122,6 +122,7 @@ export function createWebhookActivities({
         'e.previous_secret_ciphertext',
         'e.previous_secret_expires_at',
         'e.deleted_at',
+        'e.disabled',
       );
     if (!row) throw new Error(`no webhook delivery ${input.deliveryId}`);
     if (row.deleted_at) {
@@ -131,6 +132,8 @@ export function createWebhookActivities({
       return { ok: false, cancelled: true, error: 'endpoint removed' };
     }
     if (row.state === 'delivered' && input.kind === 'automatic') return { ok: true };
+    // the endpoint's state now, whoever started the workflow (issue 38): a disabled one gets nothing
+    if (row.disabled) return { ok: false, error: 'endpoint disabled' };
 
     const secret = signingSecrets(config, row);
     const startedAt = new Date();

@@ -18,14 +18,16 @@ export const BankWorkflowType = { bank: 'bankRequestWorkflow' } as const;
 /** one bank call; `unique` is a fresh random suffix */
 export const bankRequestWorkflowId = (op: BankCall['op'], unique: string): string => `bank-${op}-${unique}`;
 
-export type BankCall =
+/** `proof`: the gateway's talat-start-v1 proof over the workflow type, id and the whole call (src/proofs.ts) */
+export type BankCall = (
   | { op: 'createUser'; mode: Mode; body: { userId: string; name: string; email?: string; phone?: string } }
   | { op: 'getUser'; mode: Mode; userId: string }
   | {
       op: 'createOrder';
       mode: Mode;
       body: { orderId: string; userId: string; amountSatang: number; currency: 'THB'; description?: string };
-    };
+    }
+) & { proof?: string };
 
 export type BankOutcome =
   | { ok: true; status: number; body: unknown }

@@ -258,6 +258,7 @@ export function bankRoutes(deps: AppDeps): Router {
       taskQueue: taskQueueOf('background', deps.temporal.taskQueue),
       call: c,
       providerTimeoutMs: deps.config.payments.providerTimeoutMs,
+      signingKey: deps.config.results.signingKey,
     });
   };
   /** A create under the key's claim of the id: another key's id is refused as taken; a refused create gives the claim up. */

@@ -14,23 +14,27 @@ import {
 } from './index';
 import { newId } from '../ids';
 import { withinDeadline } from '../temporal/calls';
+import { withStartProof } from '../proofs';
 
 /** Upper bound of a bank call as the client sees it: 3 attempts of at most PROVIDER_TIMEOUT_MS plus back-off. */
 export const bankDeadlineMs = (providerTimeoutMs: number): number => 3 * providerTimeoutMs + 5_000;
 
 export async function callBankViaWorkflow(
   client: Client,
-  opts: { taskQueue: string; call: BankCall; providerTimeoutMs: number },
+  opts: { taskQueue: string; call: BankCall; providerTimeoutMs: number; signingKey: string },
 ): Promise<BankOutcome> {
   const ms = bankDeadlineMs(opts.providerTimeoutMs);
+  const workflowId = bankRequestWorkflowId(opts.call.op, newId('req').slice(4));
+  // the worker calls the bank only for a start the gateway proves (talat-start-v1, whole input)
+  const call = withStartProof(opts.signingKey, BankWorkflowType.bank, workflowId, opts.call);
   return withinDeadline(
     client,
     ms,
     () =>
       client.workflow.execute<BankRequestWorkflow>(BankWorkflowType.bank, {
         taskQueue: opts.taskQueue,
-        workflowId: bankRequestWorkflowId(opts.call.op, newId('req').slice(4)),
-        args: [opts.call],
+        workflowId,
+        args: [call],
         workflowExecutionTimeout: ms + 5_000,
         memo: { op: opts.call.op, mode: opts.call.mode },
       }),

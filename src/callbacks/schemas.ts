@@ -57,7 +57,7 @@ const QrCallback = registry.register(
         amount: 250.5,
         orderId: 'ORD-1001',
         timestamp: '2026-11-22T08:00:00Z',
-        signature: '59769e672ce4a4b13efebf3eba8db6dd94ad4ce34f22af7457e14326ddfd8d76',
+        signature: 'c61490988926999e93634b1114a956d668e0d197aec6962d2f6e4f4889d8048c',
       },
     }),
 );
@@ -166,7 +166,7 @@ const signedHeaders = z.object({
   'X-Timestamp': z.string().openapi({ description: 'unix seconds', example: '1795334400' }),
   'X-Signature': z.string().openapi({
     description: 'hex HMAC-SHA256 over `<X-Timestamp>.<raw body>`',
-    example: '4d4190c541843ba9dca0e66e492f2738401ec344eea9c9236c9561ac47749892',
+    example: 'd00f9dd1cadf0549f453ba1946464d47a05340da77e6899baa174ee32abf4a12',
   }),
 });
 const accepted = {

@@ -98,8 +98,8 @@ export interface PaymentInput {
   /** card: where the user is sent after the provider's callback */
   callbackUrl?: string;
   /**
-   * the gateway's proof of this start (talat-payment-v1: payment, order, amount, mode, key,
-   * workflow id): what lets the worker write a payments row the gateway's insert left missing
+   * the gateway's proof of this start (talat-start-v1: workflow type, id and this whole input):
+   * what lets the worker act on the input at all (activities/payments/index.ts, vouched)
    */
   proof?: string;
 }

@@ -13,10 +13,16 @@ import { satangToThb } from '../domain/money';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
 import { paymentWorkflowId, PaymentWorkflowType, type PaymentView } from './index';
 import { orderPaymentId } from '../ids';
-import { signPayment } from '../proofs';
+import { withStartProof } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { withinDeadline } from '../temporal/calls';
-import { startCardPayment, startPaymentWorkflow, type PaymentMemo } from './workflow-client';
+import {
+  ForeignExecutionError,
+  ownerProof,
+  startCardPayment,
+  startPaymentWorkflow,
+  type PaymentMemo,
+} from './workflow-client';
 import { qrImage } from '../qr-image';
 import {
   createPendingPayment,
@@ -45,6 +51,9 @@ const takenByAnother = (orderId: string) =>
   `Order id ${orderId} is already used by a payment of another API key or mode: order ids are one namespace across keys and modes (docs/concepts.md)`;
 const otherDetails = (orderId: string, method: string, amount: string) =>
   `Order ${orderId} already has a payment of ${amount} THB by ${method}: use the same amount and method to get it, or a new order id`;
+/** The 409 of an order id whose workflow id is held by an execution this gateway did not start. */
+const FOREIGN_EXECUTION =
+  'This order id cannot be used: its payment workflow id is held by an execution Talat did not start; use another order id';
 export const CARD_CHARGE_WAIT_MS = 10_000;
 
 /** A refund of a payment as GET /checkstatus lists it (the refunds slice's records). */
@@ -82,16 +91,14 @@ export function createPaymentService({
   checkout,
 }: PaymentServiceDeps) {
   const { client, taskQueue } = temporal;
-  /** the proof of a payment workflow's start (talat-payment-v1): the worker writes only what it vouches for */
-  const startProof = (p: Payment) =>
-    signPayment(config.results.signingKey, {
-      paymentId: p.id,
-      orderId: p.orderId,
-      amountSatang: p.amountSatang,
-      mode: p.mode,
-      apiKeyId: p.apiKeyId,
-      workflowId: paymentWorkflowId(p.orderId),
-    });
+  /** the input with the proof of its start (talat-start-v1): the worker acts only on what it vouches for */
+  const proven = <T extends object>(type: string, p: Payment, input: T) =>
+    withStartProof(config.results.signingKey, type, paymentWorkflowId(p.orderId), input);
+  /** the memo with the proof that marks the execution as the gateway's own (adopted only then) */
+  const owned = (type: string, memo: PaymentMemo): PaymentMemo => ({
+    ...memo,
+    startProof: ownerProof(config.results.signingKey, type, memo),
+  });
 
   /** The card view of a payment whose workflow has ended: its record is final. */
   async function recordedCardView(
@@ -146,6 +153,9 @@ export function createPaymentService({
       return { payment, launched: await launch(payment) };
     } catch (e) {
       if (created) await removeUnstartedPayment(db, payment.id).catch(() => undefined);
+      // the order's workflow id is held by an execution started by hand at Temporal (issue 38)
+      if (e instanceof ForeignExecutionError)
+        throw new AppError(ErrorCode.CONFLICT, FOREIGN_EXECUTION, { orderId: row.orderId });
       throw e;
     }
   }
@@ -171,15 +181,15 @@ export function createPaymentService({
       startCardPayment(client, {
         taskQueue,
         waitMs: CARD_CHARGE_WAIT_MS,
-        memo: {
+        memo: owned(PaymentWorkflowType.card, {
           paymentId: p.id,
           orderId: p.orderId,
           method: 'card',
           amountSatang: p.amountSatang,
           mode: p.mode,
           apiKeyId: p.apiKeyId,
-        },
-        input: {
+        }),
+        input: proven(PaymentWorkflowType.card, p, {
           paymentId: p.id,
           orderId: p.orderId,
           userId: p.userId,
@@ -187,11 +197,10 @@ export function createPaymentService({
           mode: p.mode,
           apiKeyId: p.apiKeyId ?? undefined,
           callbackUrl: p.callbackUrl ?? undefined,
-          proof: startProof(p),
           token: req.token,
           returnUri: `${config.publicBaseUrl.replace(/\/+$/, '')}/callback`,
           timeoutSeconds: config.payments.cardTimeoutSeconds,
-        },
+        }),
       }),
     );
     const view = launched === 'closed' ? await recordedCardView(req.orderId) : launched;
@@ -268,7 +277,7 @@ export function createPaymentService({
         eagerStartClient: temporal.eagerStartClient,
         start: {
           type: PaymentWorkflowType.qr,
-          input: {
+          input: proven(PaymentWorkflowType.qr, p, {
             paymentId: p.id,
             orderId: p.orderId,
             userId: p.userId,
@@ -276,12 +285,11 @@ export function createPaymentService({
             amountSatang: p.amountSatang,
             mode: p.mode,
             apiKeyId: p.apiKeyId ?? undefined,
-            proof: startProof(p),
             expiresAt: expiresAtOf(p),
             qr: qrInput(p),
-          },
+          }),
         },
-        memo: {
+        memo: owned(PaymentWorkflowType.qr, {
           paymentId: p.id,
           orderId: p.orderId,
           method: 'qr',
@@ -291,7 +299,7 @@ export function createPaymentService({
           qrPayload: qrOf(p).payload,
           qrCrc: qrOf(p).crc,
           expiresAt: expiresAtOf(p),
-        },
+        }),
       }),
     );
     const { payload, crc, ref1 } = qrOf(payment);

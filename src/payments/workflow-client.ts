@@ -25,6 +25,7 @@ import {
   type QrPaymentWorkflow,
 } from './index';
 import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
+import { paymentOwnerProof } from '../proofs';
 
 /** What the gateway can learn about a payment from Temporal alone (workflow memo). */
 export interface PaymentMemo {
@@ -38,6 +39,43 @@ export interface PaymentMemo {
   qrPayload?: string;
   qrCrc?: string;
   expiresAt?: string;
+  /** the gateway's proof that it started this execution (ownerProof): checked before adopting one found running */
+  startProof?: string;
+}
+
+/**
+ * What marks an execution as the gateway's own: talat-start-v1 over its type, id and the facts a
+ * retry of the same request repeats (payment, order, amount, method, mode, key); kept in the memo.
+ */
+export const ownerProof = (key: string, type: string, m: PaymentMemo): string =>
+  paymentOwnerProof(key, type, paymentWorkflowId(m.orderId), m);
+
+/** The payment's id is held by an execution the gateway did not start (started by hand at the frontend). */
+export class ForeignExecutionError extends Error {
+  constructor(readonly workflowId: string) {
+    super(`workflow ${workflowId} was not started by this gateway`);
+  }
+}
+
+/** The types an execution of this payment may have: the one started now, or its v1 (begun before v2). */
+const FAMILY: Record<string, string[]> = {
+  [PaymentWorkflowType.qr]: [PaymentWorkflowType.qr, PaymentWorkflowType.qrV1],
+  [PaymentWorkflowType.card]: [PaymentWorkflowType.card, PaymentWorkflowType.cardV1],
+};
+
+/**
+ * A start found an execution under the id (running or closed): adopt it only when its memo
+ * carries the gateway's proof for this payment; one begun before that proof existed, when its
+ * memo names the payment id (derived from IDENTITY_SECRET: no outsider knows it in advance).
+ */
+async function assertOwnExecution(client: Client, type: string, memo: PaymentMemo): Promise<void> {
+  const workflowId = paymentWorkflowId(memo.orderId);
+  const d = await client.workflow.getHandle(workflowId).describe();
+  const found = (d.memo ?? {}) as { startProof?: unknown; paymentId?: unknown };
+  const own =
+    (FAMILY[type] ?? [type]).includes(d.type) &&
+    (found.startProof === undefined ? found.paymentId === memo.paymentId : found.startProof === memo.startProof);
+  if (!own) throw new ForeignExecutionError(workflowId);
 }
 
 /** Which payment workflow to start, with its typed input. */
@@ -53,13 +91,13 @@ export type PaymentStart =
  */
 export const PAYMENT_WORKFLOW_TASK_TIMEOUT = '5 seconds';
 
-const startOptions = (taskQueue: string, memo: PaymentMemo) =>
+const startOptions = (taskQueue: string, memo: PaymentMemo, conflict: 'FAIL' | 'USE_EXISTING') =>
   ({
     taskQueue,
     workflowTaskTimeout: PAYMENT_WORKFLOW_TASK_TIMEOUT,
     workflowId: paymentWorkflowId(memo.orderId),
     memo: { ...memo },
-    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdConflictPolicy: conflict,
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     typedSearchAttributes: [
       { key: OrderIdKey, value: memo.orderId },
@@ -69,9 +107,10 @@ const startOptions = (taskQueue: string, memo: PaymentMemo) =>
   }) satisfies Omit<WorkflowStartOptions, 'args'>;
 
 /**
- * Start the order's payment workflow, or find it running (USE_EXISTING); a closed one is left
- * alone (REJECT_DUPLICATE). The gateway has written and checked the payments row before
- * (idempotency and conflicts come from the row), so the start needs no describe() after it.
+ * Start the order's payment workflow; one already there under the id (running, or closed:
+ * REJECT_DUPLICATE) is adopted only when it is the gateway's own (assertOwnExecution: one
+ * describe(), only then), else ForeignExecutionError. The gateway has written and checked the
+ * payments row before (idempotency and conflicts come from the row).
  * With `eagerStartClient` the server gives the first workflow task to the local worker in its
  * answer (the same history; the start is as durable; if that worker cannot take it, the task
  * goes through the queue as usual).
@@ -89,13 +128,17 @@ export async function startPaymentWorkflow(
   const client = opts.eagerStartClient ?? plainClient;
   await withinDeadline(client, TEMPORAL_CALL_TIMEOUT_MS, async () => {
     try {
-      const options = { ...startOptions(opts.taskQueue, opts.memo), requestEagerStart: !!opts.eagerStartClient };
+      const options = {
+        ...startOptions(opts.taskQueue, opts.memo, 'FAIL'),
+        requestEagerStart: !!opts.eagerStartClient,
+      };
       const { start } = opts;
       if (start.type === PaymentWorkflowType.card)
         await client.workflow.start<CardPaymentWorkflow>(start.type, { ...options, args: [start.input] });
       else await client.workflow.start<QrPaymentWorkflow>(start.type, { ...options, args: [start.input] });
     } catch (e) {
       if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
+      await assertOwnExecution(plainClient, opts.start.type, opts.memo);
     }
   });
 }
@@ -111,23 +154,29 @@ export async function startCardPayment(
   opts: { taskQueue: string; input: CardPaymentInput; memo: PaymentMemo; waitMs: number },
 ): Promise<PaymentView | undefined | 'closed'> {
   const startWorkflowOperation = new WithStartWorkflowOperation<CardPaymentWorkflow>(PaymentWorkflowType.card, {
-    ...startOptions(opts.taskQueue, opts.memo),
+    ...startOptions(opts.taskQueue, opts.memo, 'USE_EXISTING'),
     args: [opts.input],
   });
+  let view: PaymentView | undefined | 'closed';
   try {
-    return await withinDeadline(
+    view = await withinDeadline(
       client,
       opts.waitMs,
       () => client.workflow.executeUpdateWithStart(chargeUpdate, { startWorkflowOperation }),
       () => undefined,
     );
   } catch (e) {
-    if (
+    if (!(
       e instanceof WorkflowExecutionAlreadyStartedError ||
       e instanceof WorkflowUpdateFailedError ||
       e instanceof WorkflowNotFoundError
-    )
-      return 'closed';
-    throw e;
+    ))
+      throw e;
+    view = 'closed';
   }
+  // the view of this payment (its id derives from IDENTITY_SECRET: no outsider knows it in advance)
+  // is the gateway's own execution; anything else is checked by its memo before it is adopted
+  if (typeof view === 'object' && view.paymentId === opts.input.paymentId) return view;
+  await assertOwnExecution(client, PaymentWorkflowType.card, opts.memo);
+  return view;
 }

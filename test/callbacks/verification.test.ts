@@ -62,7 +62,7 @@ describe('canonical JSON', () => {
 });
 
 describe('signatures', () => {
-  const secret = 'talat-dev-secret-qr';
+  const secret = 'a-test-secret-of-the-qr-provider';
   const payload = {
     paymentId: 'pay_1',
     status: 'success',

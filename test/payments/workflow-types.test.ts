@@ -33,6 +33,8 @@ it('a v1 QR payment in flight: the gateway finds it (same run, v1 type), and it 
     taskQueue: stack.taskQueue,
     workflowId,
     args: [input],
+    // the memo the gateway gave its starts before the owner proof (issue 38): the payment's id
+    memo: { paymentId: input.paymentId, orderId },
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
   });
 

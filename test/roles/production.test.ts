@@ -42,7 +42,7 @@ function compile(): number {
     fs.writeFileSync(target, js.outputText);
   }
   // the files tsc does not emit, copied as `npm run build` does
-  const assets = 'src/payments/checkout/assets';
+  const assets = 'src/checkout/assets';
   fs.cpSync(path.join(ROOT, assets), path.join(out, 'dist', assets), { recursive: true });
   return parsed.fileNames.length;
 }

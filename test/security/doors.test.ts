@@ -41,3 +41,17 @@ it('every test a row names exists (the Temporal suite excepted: its own file nam
   expect(named.length).toBeGreaterThan(20);
   expect(named.filter((f) => !fs.existsSync(path.join(__dirname, '..', f)))).toEqual([]);
 });
+
+it('every workflow type the workers register has its row under "The rule", naming a test that exists', () => {
+  const index = fs.readFileSync(path.join(__dirname, '..', '..', 'workflows', 'index.ts'), 'utf8');
+  const types = [...index.match(/^export \{([^}]*)\};/m)![1].matchAll(/(\w+)/g)].map((m) => m[1]);
+  expect(types.length).toBeGreaterThan(10);
+  const temporal = doc.slice(doc.indexOf('### Workflow starts, signals, updates, queries'));
+  const tableRows = temporal.slice(0, temporal.indexOf('\n\n', temporal.indexOf('| Door'))).split('\n');
+  const missing = types.filter((t) => {
+    const row = tableRows.find((r) => r.split('|')[1]?.includes(`\`${t}\``));
+    const tests = [...(row?.split('|')[4] ?? '').matchAll(/`test\/([a-z-]+\/[a-z0-9.-]+\.test\.ts)`/g)];
+    return tests.length === 0 || tests.some((m) => !fs.existsSync(path.join(__dirname, '..', m[1])));
+  });
+  expect(missing).toEqual([]);
+});

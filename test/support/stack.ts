@@ -12,6 +12,7 @@ import type Koa from 'koa';
 import { createActivities, type Activities } from '../../activities';
 import { sandboxProviders } from '../../src/simulators/providers';
 import { loadConfig, type Config } from '../../src/config';
+import { generatedKeysOf } from '../../src/stack/keys';
 import { createDb, migrateLatest, type Db } from '../../src/db/knex';
 import { isCatalogEmpty, seedCatalog } from '../../src/db/seed';
 import { createApp } from '../../src/app/app';
@@ -74,6 +75,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     STOREFRONT_VERSION_CACHE_MS: '0',
     // the tests' webhook receivers listen on 127.0.0.1: the explicit development allowance (refused in production)
     ...(overrides.NODE_ENV === 'production' ? {} : { WEBHOOK_ALLOW_LOOPBACK: 'on' }),
+    // one set of keys for every stack of the run, whatever DATA_DIR a test gives (.data/keys.env)
+    ...(overrides.NODE_ENV === 'production' ? {} : generatedKeysOf('.data')),
     ...overrides,
   });
 }

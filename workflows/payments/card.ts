@@ -46,8 +46,8 @@ async function cardPayment(input: CardPaymentInput, has: HasPatch): Promise<Paym
       mode: input.mode,
       returnUri: input.returnUri,
     };
-    // the charge's own check (activities/payments/index.ts, vouched): the payment's key and the start proof
-    const vouchedCharge = { ...chargeInput, apiKeyId: input.apiKeyId, proof: input.proof };
+    // the charge's own check (activities/payments/index.ts, vouched): the start proof over the whole input
+    const vouchedCharge = { ...chargeInput, apiKeyId: input.apiKeyId, proof: input.proof, start: input };
     let charge;
     if (m.lean) charge = await chargeCard(vouchedCharge);
     else {

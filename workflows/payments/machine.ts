@@ -124,6 +124,8 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod, has: 
       change: { paymentId: input.paymentId, from, to: next, reason },
       payment: row(),
       proof: input.proof,
+      // the whole start input: its talat-start-v1 proof is checked in this same activity (no new event)
+      start: input,
       event,
       ...(result ? { result } : {}),
     });
