@@ -5,7 +5,7 @@
 import type { AppDeps } from '../http/deps';
 import { clockOf } from '../http/guards';
 import { apiKeyInfoById } from '../http/middleware/api-key';
-import { checkoutUrlOf, checkReturnUrl } from '../checkout/link';
+import { checkoutUrlOf, checkReturnUrl } from '../checkout/signed-url';
 import { createLinkService, type LinkService } from '../links/service';
 import { paymentRecords, paymentsByOrderIds } from '../payments/repository';
 import { createPaymentService, type PaymentSliceDeps } from '../payments/service';

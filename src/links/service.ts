@@ -10,7 +10,6 @@ import type { ApiKeyInfo } from '../domain/api-keys';
 import { AppError, ErrorCode } from '../domain/errors';
 import { satangToThb } from '../domain/money';
 import type { PaymentStatus } from '../payments';
-import type { QrPaymentCreated, QrPaymentRequest } from '../payments/schemas';
 import {
   claimVisit,
   deactivateLink,
@@ -41,7 +40,10 @@ export interface LinkServiceDeps {
   config: Config;
   clock: () => number;
   /** the payment service's createQrPayment */
-  createQrPayment: (req: QrPaymentRequest, key: ApiKeyInfo) => Promise<QrPaymentCreated>;
+  createQrPayment: (
+    req: { orderId: string; userId: string; customerId: string; amount: number },
+    key: ApiKeyInfo,
+  ) => Promise<{ checkoutUrl: string }>;
   /** the payments of these order ids (payments repository) */
   paymentsByOrderIds: (orderIds: string[]) => Promise<Map<string, LinkPaymentView>>;
   /** a key by id, undefined when revoked (api-key repository) */

@@ -18,7 +18,7 @@ import { ApiKeyService } from './auth/api-keys';
 import { IdentityService } from './auth/identity';
 import { createImageStore, iconSvg, productSvg } from './images';
 import { VersionedMemo } from './memo';
-import { createAssetLinks } from './assets/links';
+import { createAssetLinks } from './assets/presigned';
 import { createDefaultEmbedder, type Embedder, type FittableEmbedder } from './search/embedder';
 import { ensureSearchIndex, type SearchIndex } from './search/index';
 import { rank, search, type RankedLists, type SearchQuery } from './search/search';
@@ -58,7 +58,7 @@ export function createStorefront(deps: StorefrontDeps) {
   const images = createImageStore({ cacheDir: path.join(config.dataDir, 'cache', 'images'), logger });
   const identity = new IdentityService(db, { ...config.identity, clock });
   const apiKeys = new ApiKeyService(db, identity, { secret: config.storefront.keySecret, clock });
-  /** presigned object-store URLs in the answers (src/storefront/assets/links.ts), when a store is configured */
+  /** presigned object-store URLs in the answers (src/storefront/assets/presigned.ts), when a store is configured */
   const assets = createAssetLinks(config);
 
   const readVersions = cachedVersions(db, config.storefront.versionCacheMs);

@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig } from '../../src/config';
 import { createPresigner } from '../../src/object-store';
 import { imageKey, priceKey } from '../../src/storefront/assets/keys';
-import { cdnPath, parseCdnFile } from '../../src/storefront/assets/links';
+import { cdnPath, parseCdnFile } from '../../src/storefront/assets/presigned';
 
 describe('object store settings', () => {
   it('development default: the embedded store on 127.0.0.1:9000 with documented credentials, buckets, 15-minute URLs, the gateway as CDN', () => {

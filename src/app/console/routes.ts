@@ -257,7 +257,7 @@ export function consoleRoutes(deps: AppDeps): Router {
       ctx,
       200,
       'payments',
-      t(ctx, 'payments'),
+      t(ctx, 'paymentsPage'),
       `<form method="get" action="/console/payments" class="filters">
 <label>${esc(t(ctx, 'orderId'))}<input name="order" id="order" value=""></label>
 ${sel('status', ['pending', 'paid', 'failed', 'expired', 'refunded'])}
@@ -382,7 +382,7 @@ ${table(
           : ''
       }
 ${table(
-  [t(ctx, 'url'), t(ctx, 'description'), t(ctx, 'amount'), t(ctx, 'status'), t(ctx, 'payments'), ''],
+  [t(ctx, 'url'), t(ctx, 'description'), t(ctx, 'amount'), t(ctx, 'status'), t(ctx, 'paymentsPage'), ''],
   page.links.map((l) => [
     `<a class="link-url" href="${esc(new URL(l.url).pathname)}">${esc(l.url)}</a>`,
     esc(l.description),

@@ -14,7 +14,7 @@ const T = {
   en: {
     console: 'Talat console',
     overview: 'Overview',
-    payments: 'Payments',
+    paymentsPage: 'Payments',
     links: 'Payment links',
     webhooks: 'Webhooks',
     reconciliation: 'Reconciliation',
@@ -84,7 +84,7 @@ const T = {
   th: {
     console: 'คอนโซลตลาด',
     overview: 'ภาพรวม',
-    payments: 'การชำระเงิน',
+    paymentsPage: 'การชำระเงิน',
     links: 'ลิงก์ชำระเงิน',
     webhooks: 'เว็บฮุก',
     reconciliation: 'กระทบยอด',
@@ -173,7 +173,7 @@ export function layout(lang: Lang, page: string, title: string, body: string, vi
   const nav = viewer
     ? `<nav class="main">${[
         can('payments:read') ? `<a href="/console/overview">${t('overview')}</a>` : '',
-        can('payments:read') ? `<a href="/console/payments">${t('payments')}</a>` : '',
+        can('payments:read') ? `<a href="/console/payments">${t('paymentsPage')}</a>` : '',
         can('payments:read') ? `<a href="/console/links">${t('links')}</a>` : '',
         can('webhooks:manage') ? `<a href="/console/webhooks">${t('webhooks')}</a>` : '',
         can('reconciliation:read') ? `<a href="/console/reconciliation">${t('reconciliation')}</a>` : '',

@@ -15,7 +15,7 @@ import { validate } from '../../http/validate';
 import { registry, z } from '../../http/openapi';
 import { createPresigner, createS3Client, objectStoreReady } from '../../object-store';
 import { imageKey, priceKey } from './keys';
-import { parseCdnFile } from './links';
+import { parseCdnFile } from './presigned';
 
 const BranchId = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - (at most 40)');
 const PriceUrlParams = z
