@@ -15,6 +15,7 @@ import { createReconciliationActivities } from './reconciliation';
 import { createWebhookActivities } from './webhooks/index';
 import { createWebhookRecoveryActivities } from './webhooks/recovery';
 import { instrumentActivities } from './instrument';
+import { createOrderActivities } from './orders';
 
 export interface ActivityDeps {
   db: Db;
@@ -47,6 +48,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createBankActivities(deps),
     ...createRefundActivities(deps),
     ...createReconciliationActivities(deps),
+    ...createOrderActivities({ ...deps, card }),
   });
 }
 

@@ -6,6 +6,7 @@
  *  - talat-result-v1: a payment result (src/result-proof.ts);
  *  - talat-refund-v1: a refund POST /refund recorded (refund, payment, order, amount);
  *  - talat-payment-v1: a payment workflow's start (payment, order, amount, mode, key, workflow id).
+ *  - talat-order-v1: an order step recorded by the gateway (kind, step id, order: src/orders).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -61,3 +62,15 @@ export const signPayment = (key: string, c: PaymentClaim): string =>
   signProof(key, 'talat-payment-v1', paymentFields(c));
 export const verifyPaymentProof = (key: string, c: PaymentClaim, proof: unknown): boolean =>
   verifyProof(key, 'talat-payment-v1', paymentFields(c), proof);
+
+/** One order step (an adjustment or the finalisation) as the gateway recorded it. */
+export interface OrderStepClaim {
+  stepId: string;
+  orderId: string;
+  kind: 'adjust' | 'finalize';
+}
+const orderStepFields = (c: OrderStepClaim) => [c.kind, c.stepId, c.orderId];
+export const signOrderStep = (key: string, c: OrderStepClaim): string =>
+  signProof(key, 'talat-order-v1', orderStepFields(c));
+export const verifyOrderStepProof = (key: string, c: OrderStepClaim, proof: unknown): boolean =>
+  verifyProof(key, 'talat-order-v1', orderStepFields(c), proof);

@@ -9,7 +9,7 @@ import madge from 'madge';
 const root = path.resolve(__dirname, '..');
 type Graph = Record<string, string[]>;
 
-const FEATURES = '(payments|refunds|callbacks|webhooks|checkout|bank|storefront|reconciliation)';
+const FEATURES = '(payments|refunds|callbacks|webhooks|checkout|bank|storefront|reconciliation|orders)';
 /** a feature's face (src/<feature>/index.ts) and the pure files it re-exports: its contract */
 export const FACE = new RegExp(`^src/${FEATURES}/(index|contract|states|paths|model|events)\\.ts$`);
 /** a feature's inner files: everything of src/<feature>/ but its face */

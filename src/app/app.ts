@@ -31,6 +31,8 @@ import { memoizeRouteMatching, routerMiddleware } from '../http/route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
 import { checkoutRoutes } from '../checkout/routes';
 import { reconciliationRoutes } from '../reconciliation/routes';
+import { orderRoutes } from '../orders/routes';
+import { orderServiceOf } from './orders-wiring';
 
 /** Every route of an app createApp made: method and path as the routers declare them (the doors test). */
 export interface AppRoute {
@@ -54,11 +56,13 @@ export function createApp(deps: AppDeps): Koa {
       windowMs: deps.config.alertWindowSeconds * 1000,
       clock: deps.clock,
     });
+  const orders = orderServiceOf(deps);
   for (const r of [
     systemRoutes(deps),
     metricsRoutes(deps),
     codecRoutes(deps),
-    paymentRoutes(deps),
+    paymentRoutes(deps, { authorizeCard: orders.authorizeCard }),
+    orderRoutes(deps, orders),
     timelineRoutes(deps),
     latePaymentRoutes(deps),
     callbackRoutes({ ...deps, notifier, alerts }),

@@ -265,3 +265,35 @@ export async function applyTransition(db: Db, change: StatusChange): Promise<Pay
   const row = await db('payments').where({ id: change.paymentId }).first('status');
   return (row?.status ?? change.to) as PaymentStatus;
 }
+
+/**
+ * An authorisation's end (the orders slice): `paid` with the captured amount as the payment's
+ * amount (the authorised one kept in details.authorizedSatang), or `expired`/`failed` when it was
+ * released or refused; with its history event, guarded on `authorized`, so a retry is a no-op.
+ */
+export async function settleAuthorization(
+  db: Db,
+  s: { paymentId: string; to: 'paid' | 'expired' | 'failed'; capturedSatang: number; reason: string },
+): Promise<PaymentStatus> {
+  return db.transaction(async (trx) => {
+    const p = await trx('payments').where({ id: s.paymentId }).forUpdate().first();
+    if (!p || p.status !== 'authorized') return (p?.status ?? s.to) as PaymentStatus;
+    const details = { authorizedSatang: Number(p.amount_satang), capturedSatang: s.capturedSatang };
+    await trx('payments')
+      .where({ id: s.paymentId })
+      .update({
+        status: s.to,
+        ...(s.to === 'paid' ? { amount_satang: s.capturedSatang } : {}),
+        details: trx.raw('details || ?::jsonb', [JSON.stringify(details)]),
+        updated_at: trx.fn.now(),
+      });
+    await trx('payment_events').insert({
+      payment_id: s.paymentId,
+      from_status: 'authorized',
+      to_status: s.to,
+      reason: s.reason,
+    });
+    paymentTransitions.inc({ method: String(p.method), to: s.to });
+    return s.to;
+  });
+}

@@ -6,11 +6,14 @@
  *   pending --(expiry passes)-----> expired
  *   paid    --(refunds reach the amount)--> refunded   (a partial refund keeps `paid`, with
  *                                                 payments.refunded_satang; workflows/refunds.ts)
+ *   pending --(card authorised, capture=false)--> authorized   (the orders slice, docs/orders.md)
+ *   authorized --(captured)--> paid;  --(released or lapsed)--> expired;  --(capture refused)--> failed
  */
 import type { CallbackProvider } from '../domain/providers';
 
 export const PaymentStatus = {
   pending: 'pending',
+  authorized: 'authorized',
   paid: 'paid',
   failed: 'failed',
   expired: 'expired',
@@ -30,7 +33,8 @@ export const PaymentMethod: { readonly [P in CallbackProvider]: P } = {
 export type PaymentMethod = CallbackProvider;
 
 const transitions: { readonly [S in PaymentStatus]: readonly PaymentStatus[] } = {
-  pending: ['paid', 'failed', 'expired'],
+  pending: ['paid', 'failed', 'expired', 'authorized'],
+  authorized: ['paid', 'failed', 'expired'],
   paid: ['refunded'],
   failed: [],
   expired: [],

@@ -1,0 +1,227 @@
+/**
+ * Order activities: the order workflow's only way to read and write the orders rows, to end a
+ * card authorisation on the payments row (src/payments/repository: settleAuthorization), to
+ * record a refund of the difference in the refunds ledger (src/refunds/repository) and to
+ * capture or void at the card provider. A step runs only on a row the gateway recorded, proven by
+ * its talat-order-v1 proof; the lapse runs only once the order's own lapses_at has passed.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Config } from '../src/config';
+import type { Db } from '../src/db/knex';
+import type { Logger } from '../src/logger';
+import { ActivityFailureType } from '../src/domain/temporal';
+import { orderWorkflowId, type OrderStatus, type OrderView } from '../src/orders';
+import {
+  adjustmentById,
+  applyAdjustment,
+  finalizationById,
+  finalizationOf,
+  fixFinalAmount,
+  orderById,
+  recordFinalization,
+  updateOrder,
+  viewOf,
+} from '../src/orders/repository';
+import { paymentById, settleAuthorization } from '../src/payments/repository';
+import { recordRefundRequest, type RecordedRefund } from '../src/refunds/repository';
+import { verifyOrderStepProof } from '../src/proofs';
+import type { HoldOperationInput } from './payments/card-provider';
+
+export interface OrderStepCheck {
+  kind: 'adjust' | 'finalize';
+  stepId: string;
+  orderId: string;
+  proof: string;
+}
+
+export function createOrderActivities(deps: {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  card: { holdOperation(kind: 'capture' | 'void', input: HoldOperationInput): Promise<{ id: string }> };
+}) {
+  const { db, config, logger, card } = deps;
+  const callerWorkflowId = (): string | undefined => {
+    try {
+      return Context.current().info.workflowExecution?.workflowId;
+    } catch {
+      return undefined;
+    }
+  };
+  /** Only the order's own workflow (order-<orderId>) acts on an order. */
+  const own = (orderId: string) => {
+    const caller = callerWorkflowId();
+    return caller === undefined || caller === orderWorkflowId(orderId);
+  };
+
+  return {
+    /** A step's row exists for this order and its proof is the gateway's: else a forged update. */
+    async checkOrderStep(s: OrderStepCheck): Promise<boolean> {
+      const row = s.kind === 'adjust' ? await adjustmentById(db, s.stepId) : await finalizationById(db, s.stepId);
+      const ok =
+        own(s.orderId) &&
+        row?.orderId === s.orderId &&
+        verifyOrderStepProof(
+          config.results.signingKey,
+          { kind: s.kind, stepId: s.stepId, orderId: s.orderId },
+          s.proof,
+        );
+      if (!ok)
+        logger.error(
+          { securityEvent: 'order_step_forged', orderId: s.orderId, stepId: s.stepId, kind: s.kind },
+          'security: an order update without a valid proof; nothing changed',
+        );
+      return ok;
+    },
+
+    async orderView(orderId: string): Promise<OrderView | null> {
+      const o = await orderById(db, orderId);
+      return o ? viewOf(o) : null;
+    },
+
+    /** The card was authorised: the order opens; its lapse is counted from now (the worker's clock). */
+    async orderAuthorized(input: { orderId: string; authorizedSatang: number }): Promise<OrderView> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const lapsesAt = new Date(Date.now() + config.orders.lapseSeconds * 1000).toISOString();
+      return viewOf(
+        await updateOrder(db, input.orderId, {
+          status: 'open',
+          authorizedSatang: input.authorizedSatang,
+          lapsesAt,
+        }),
+      );
+    },
+
+    async orderStatus(input: { orderId: string; status: OrderStatus; reason: string }): Promise<OrderView> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      return viewOf(await updateOrder(db, input.orderId, { status: input.status, statusReason: input.reason }));
+    },
+
+    async applyOrderAdjustment(adjustmentId: string) {
+      const { adjustment, order } = await applyAdjustment(db, adjustmentId);
+      return { status: adjustment.status, rejection: adjustment.rejection, order: viewOf(order) };
+    },
+
+    /** The finalisation's fixed amount and what is needed to settle it (the charge of a card order). */
+    async fixOrderFinal(finalizeId: string) {
+      const f = await finalizationById(db, finalizeId);
+      if (!f) return null;
+      const { finalSatang, order, exceeds } = await fixFinalAmount(db, finalizeId);
+      const payment = await paymentById(db, order.paymentId);
+      return {
+        finalSatang,
+        exceeds: exceeds ?? false,
+        outcome: f.outcome,
+        order: viewOf(order),
+        apiKeyId: order.apiKeyId,
+        chargeId: payment?.providerRef ?? null,
+        paymentStatus: payment?.status ?? null,
+        mode: order.mode,
+      };
+    },
+
+    /**
+     * The lapse timer fired: the order's own finalisation row (recorded here, as the gateway
+     * would), only when lapses_at has passed and the order is still open; else null.
+     */
+    async lapseFinalization(orderId: string): Promise<string | null> {
+      if (!own(orderId)) return null;
+      const o = await orderById(db, orderId);
+      if (!o || o.status !== 'open' || !o.lapsesAt || o.lapsesAt.getTime() > Date.now()) return null;
+      return (await recordFinalization(db, orderId)).id;
+    },
+
+    async orderFinalizationOf(orderId: string): Promise<string | null> {
+      return (await finalizationOf(db, orderId))?.id ?? null;
+    },
+
+    /** Capture (part of) or void the card authorisation at the provider, once per idempotency key. */
+    async orderHold(kind: 'capture' | 'void', input: HoldOperationInput & { orderId: string }) {
+      if (!own(input.orderId))
+        throw ApplicationFailure.nonRetryable('not the order of this workflow', ActivityFailureType.CardRejected);
+      return card.holdOperation(kind, input);
+    },
+
+    /** The card authorisation's end on the payments row and the order row (idempotent). */
+    async settleCardOrder(input: {
+      orderId: string;
+      paymentId: string;
+      finalizeId: string;
+      to: 'paid' | 'expired' | 'failed';
+      capturedSatang: number;
+      reason: string;
+      status: OrderStatus;
+    }): Promise<OrderView> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      await settleAuthorization(db, {
+        paymentId: input.paymentId,
+        to: input.to,
+        capturedSatang: input.capturedSatang,
+        reason: input.reason,
+      });
+      return viewOf(
+        await updateOrder(
+          db,
+          input.orderId,
+          {
+            status: input.status,
+            statusReason: input.reason,
+            capturedSatang: input.capturedSatang,
+            paidSatang: input.capturedSatang,
+          },
+          { finalizeId: input.finalizeId, outcome: input.to === 'paid' ? 'captured' : input.to },
+        ),
+      );
+    },
+
+    /**
+     * A paid order finalised below what was paid: the difference as a refunds row (the ledger's
+     * own checks; the finalisation's id as its Idempotency-Key, so a retry is the same refund).
+     */
+    async recordOrderRefund(input: {
+      orderId: string;
+      finalizeId: string;
+      amountSatang: number;
+    }): Promise<RecordedRefund> {
+      const o = await orderById(db, input.orderId);
+      if (!o || !own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const r = await recordRefundRequest(db, {
+        paymentId: o.paymentId,
+        orderId: o.orderId,
+        apiKeyId: o.apiKeyId,
+        idempotencyKey: `order-final-${input.finalizeId}`,
+        amountSatang: input.amountSatang,
+        reason: 'order finalised below the amount paid',
+      });
+      if (!r.ok) throw ApplicationFailure.nonRetryable(`the refund of the difference was refused: ${r.message}`);
+      return r.refund;
+    },
+
+    async settleQrOrder(input: {
+      orderId: string;
+      finalizeId: string;
+      refundedSatang: number;
+      status: OrderStatus;
+      reason: string;
+      outcome: string;
+    }): Promise<OrderView> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      return viewOf(
+        await updateOrder(
+          db,
+          input.orderId,
+          { status: input.status, statusReason: input.reason, refundedSatang: input.refundedSatang },
+          { finalizeId: input.finalizeId, outcome: input.outcome },
+        ),
+      );
+    },
+
+    /** Neither capture nor release worked: the order needs a person (logged as an error, status attention). */
+    async alertOrder(input: { orderId: string; message: string }): Promise<void> {
+      logger.error({ alert: 'order_settlement', orderId: input.orderId }, input.message);
+      await updateOrder(db, input.orderId, { status: 'attention', statusReason: input.message });
+    },
+  };
+}
+
+export type OrderActivities = ReturnType<typeof createOrderActivities>;

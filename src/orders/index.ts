@@ -1,0 +1,2 @@
+/** The orders face: what other slices, workflows and the toolkit may use (pure). */
+export * from './contract';
