@@ -10,7 +10,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const FEATURES = '(payments|refunds|callbacks|webhooks|checkout|reconciliation|bank|storefront)';
+const FEATURES = '(payments|refunds|callbacks|webhooks|checkout|reconciliation|bank|storefront|orders)';
 /** what a workflow file may import, from workflows/ (top) or a feature's folder under it (nested) */
 const WORKFLOW_TOP = `^(?!@temporalio/workflow$|\\./|\\.\\./src/domain/|\\.\\./src/${FEATURES}$|\\.\\./activities(/|$))`;
 const WORKFLOW_NESTED = `^(?!@temporalio/workflow$|\\./|\\.\\./(?!\\.\\./)|\\.\\./\\.\\./src/domain/|\\.\\./\\.\\./src/${FEATURES}$|\\.\\./\\.\\./activities(/|$))`;
