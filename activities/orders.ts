@@ -57,6 +57,7 @@ export function createOrderActivities(deps: {
   return {
     /** A step's row exists for this order and its proof is the gateway's: else a forged update. */
     async checkOrderStep(s: OrderStepCheck): Promise<boolean> {
+      if (typeof s.stepId !== 'string' || typeof s.proof !== 'string') return false;
       const row = s.kind === 'adjust' ? await adjustmentById(db, s.stepId) : await finalizationById(db, s.stepId);
       const ok =
         own(s.orderId) &&

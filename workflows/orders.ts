@@ -86,10 +86,17 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       v2Patches,
     );
 
+  const wellFormed = (r: unknown): r is { stepId: string; proof: string } =>
+    typeof r === 'object' &&
+    r !== null &&
+    typeof (r as { stepId?: unknown }).stepId === 'string' &&
+    typeof (r as { proof?: unknown }).proof === 'string' &&
+    (r as { stepId: string }).stepId.length <= 64;
   setHandler(orderQuery, () => ({ status }));
   setHandler(adjustUpdate, (req) =>
     serial(async () => {
-      const proven = await db.checkOrderStep({ kind: 'adjust', stepId: req?.stepId, orderId, proof: req?.proof });
+      if (!wellFormed(req)) return notFound;
+      const proven = await db.checkOrderStep({ kind: 'adjust', stepId: req.stepId, orderId, proof: req.proof });
       if (!proven) return notFound;
       const r = await db.applyOrderAdjustment(req.stepId);
       if (r.status === 'rejected') return conflict(`The order is ${r.order.status}: it takes no more adjustments`);
@@ -98,7 +105,8 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
   );
   setHandler(finalizeUpdate, (req) =>
     serial(async () => {
-      const proven = await db.checkOrderStep({ kind: 'finalize', stepId: req?.stepId, orderId, proof: req?.proof });
+      if (!wellFormed(req)) return notFound;
+      const proven = await db.checkOrderStep({ kind: 'finalize', stepId: req.stepId, orderId, proof: req.proof });
       if (!proven) return notFound;
       if (status === 'authorizing') return conflict('The card is still being authorised');
       return finalize(req.stepId, false);
