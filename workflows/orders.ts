@@ -171,7 +171,8 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       status: captureFailure ? 'failed' : 'settled',
     });
     status = view.status;
-    await webhook(to, captured);
+    // the event's amount is the payments row's: the captured amount, or the authorised one released
+    await webhook(to, captured > 0 ? captured : f.order.authorizedSatang);
     return { ok: true, order: view };
   }
 
