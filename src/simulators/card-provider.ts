@@ -1,15 +1,14 @@
 /**
- * The sandbox card provider: the charge API activities/payments/card-provider.ts calls, on loopback in the
- * worker process, charges kept in Postgres (sim_card_charges). Tokens: containing `declined` ->
- * 402 card_declined; containing `invalid` or not starting with `tok` -> 400 invalid_card; else a
- * pending charge, whose result comes as a signed callback. The same Idempotency-Key returns the
- * same charge. Refunds: POST /charges/{id}/refunds {amount} with an Idempotency-Key (a retry gets
- * the same refund); an amount ending in .99 THB is declined (402 refund_declined); an unknown
- * charge is 404. Authorisations (Opn's capture=false): POST /charges {capture: false} holds the
- * amount; POST /charges/{id}/capture {amount} captures part or all of it once per
- * Idempotency-Key (sim_card_captures: a retried capture is the same capture), releasing the rest;
- * POST /charges/{id}/reverse voids it. A capture of an amount ending in .98 THB is declined (402
- * capture_declined); a void of a charge whose amount ends in .97 THB is declined (402 void_declined).
+ * The sandbox card provider: the charge API activities/payments/card-provider.ts calls, on loopback
+ * in the worker, charges in Postgres (sim_card_charges). Tokens: containing `declined` -> 402
+ * card_declined; `invalid` or not starting with `tok` -> 400 invalid_card; else a pending charge,
+ * decided by a signed callback. The same Idempotency-Key returns the same charge. Refunds: POST
+ * /charges/{id}/refunds {amount} with an Idempotency-Key (a retry is the same refund); .99 THB is
+ * declined (402 refund_declined); an unknown charge is 404. Authorisations (capture=false): POST
+ * /charges/{id}/capture {amount} captures part or all once per Idempotency-Key (sim_card_captures:
+ * a retry is the same capture), releasing the rest; POST /charges/{id}/reverse voids it. A capture
+ * of an amount ending in .98 THB is declined (402 capture_declined), a void of a charge of .97 THB
+ * too (402 void_declined).
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
