@@ -14,7 +14,6 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DB_ACTIVITY } from './activity-options';
 import { PROVIDER_CALL, providerFailureReason } from './provider-call';
 import { ActivityFailureType } from '../src/domain/temporal';
 import { chargeUpdate, type PaymentStatus } from '../src/payments';
@@ -32,7 +31,14 @@ import { paymentMachine } from './payments/machine';
 import { v2Patches } from './patches';
 import { emitPaymentStatusUpdated } from './webhooks';
 
-const db = proxyActivities<Activities>(DB_ACTIVITY);
+/**
+ * The order's Postgres steps as local activities: a marker each in the history instead of an
+ * activity's three events and a workflow task (docs/orders.md "Measured"); retried with back-off.
+ */
+const db = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
 const provider = proxyActivities<Activities>(PROVIDER_CALL);
 const { chargeCard } = proxyLocalActivities<Activities>(PROVIDER_CALL);
 
