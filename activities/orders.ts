@@ -10,7 +10,7 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
 import { ActivityFailureType } from '../src/domain/temporal';
-import { orderWorkflowId, type OrderStatus, type OrderView } from '../src/orders';
+import { orderWorkflowId, topUpOrderId, type OrderStatus, type OrderView } from '../src/orders';
 import {
   adjustmentById,
   applyAdjustment,
@@ -22,9 +22,13 @@ import {
   updateOrder,
   viewOf,
 } from '../src/orders/repository';
-import { paymentById, settleAuthorization } from '../src/payments/repository';
+import { createPendingPayment, paymentById, settleAuthorization } from '../src/payments/repository';
+import { paymentWorkflowId, type QrPaymentInput } from '../src/payments';
+import { billPaymentPayload, orderReference, promptPayPayload } from '../src/domain/promptpay';
+import { orderPaymentId } from '../src/ids';
+import { recordTopUp, settleTopUp, type TopUp } from '../src/orders/repository';
 import { recordRefundRequest, type RecordedRefund } from '../src/refunds/repository';
-import { verifyOrderStepProof } from '../src/proofs';
+import { signPayment, verifyOrderStepProof } from '../src/proofs';
 import type { HoldOperationInput } from './payments/card-provider';
 
 export interface OrderStepCheck {
@@ -205,16 +209,86 @@ export function createOrderActivities(deps: {
       status: OrderStatus;
       reason: string;
       outcome: string;
+      finalSatang?: number;
     }): Promise<OrderView> {
       if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
       return viewOf(
         await updateOrder(
           db,
           input.orderId,
-          { status: input.status, statusReason: input.reason, refundedSatang: input.refundedSatang },
+          {
+            status: input.status,
+            statusReason: input.reason,
+            refundedSatang: input.refundedSatang,
+            finalSatang: input.finalSatang,
+          },
           { finalizeId: input.finalizeId, outcome: input.outcome },
         ),
       );
+    },
+
+    /**
+     * A QR order finalised above what was paid: the top-up's payments row (its own order id,
+     * `<orderId>.topup`, and QR of the difference) and its order_topups row, both idempotent;
+     * returns the QR payment workflow's input (the order workflow runs it as a child).
+     */
+    async prepareTopUp(input: { orderId: string; finalizeId: string; amountSatang: number }) {
+      const o = await orderById(db, input.orderId);
+      if (!o || !own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const base = await paymentById(db, o.paymentId);
+      const topOrder = topUpOrderId(o.orderId);
+      const { billerId, promptPayId, merchantName, merchantCity } = config.payments;
+      const ref1 = orderReference(topOrder);
+      const tags = { merchantName, merchantCity, referenceLabel: ref1, amountSatang: input.amountSatang };
+      const qr = billerId
+        ? billPaymentPayload({ billerId, ref1, ...tags })
+        : promptPayPayload({ id: promptPayId, ...tags });
+      const { payment } = await createPendingPayment(db, {
+        paymentId: orderPaymentId(config.identity.secret, topOrder),
+        orderId: topOrder,
+        userId: base?.userId ?? 'unknown',
+        method: 'qr',
+        amountSatang: input.amountSatang,
+        mode: o.mode,
+        workflowId: paymentWorkflowId(topOrder),
+        apiKeyId: o.apiKeyId,
+        expiresAt: new Date(Date.now() + config.payments.qrExpirySeconds * 1000).toISOString(),
+        details: { qr: { payload: qr.payload, crc: qr.crc, ref1 }, topUpOf: o.orderId },
+      });
+      const topUp: TopUp = await recordTopUp(db, {
+        paymentId: payment.id,
+        orderId: o.orderId,
+        topUpOrderId: topOrder,
+        finalizeId: input.finalizeId,
+        amountSatang: payment.amountSatang,
+      });
+      const stored = (payment.details as { qr?: { payload: string; crc: string } }).qr ?? qr;
+      const start: QrPaymentInput = {
+        paymentId: payment.id,
+        orderId: topOrder,
+        userId: payment.userId,
+        amountSatang: payment.amountSatang,
+        mode: payment.mode,
+        apiKeyId: o.apiKeyId,
+        proof: signPayment(config.results.signingKey, {
+          paymentId: payment.id,
+          orderId: topOrder,
+          amountSatang: payment.amountSatang,
+          mode: payment.mode,
+          apiKeyId: o.apiKeyId,
+          workflowId: paymentWorkflowId(topOrder),
+        }),
+        expiresAt: (payment.expiresAt ?? new Date()).toISOString(),
+        qr: { payload: stored.payload, crc: stored.crc, promptPayId, ...(billerId ? { billerId, ref1 } : {}) },
+      };
+      return { topUp, start };
+    },
+
+    /** The top-up's payment ended: paid (the order's paid amount grows) or not. */
+    async settleOrderTopUp(input: { orderId: string; paymentId: string; paid: boolean }): Promise<OrderView> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      await settleTopUp(db, input.paymentId, input.paid);
+      return viewOf((await orderById(db, input.orderId))!);
     },
 
     /** Neither capture nor release worked: the order needs a person (logged as an error, status attention). */

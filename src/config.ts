@@ -102,6 +102,8 @@ const envSchema = z.object({
   ORDER_AUTH_LAPSE_S: positiveInt.max(30 * 86_400).default(6 * 86_400),
   /** orders: what the lapse timer does with an unfinalised authorisation */
   ORDER_LAPSE_ACTION: z.enum(['capture', 'release']).default('capture'),
+  /** orders: an unpaid top-up settles the order at what was paid, or cancels it (all refunded) */
+  ORDER_TOPUP_EXPIRED: z.enum(['settle', 'cancel']).default('settle'),
 
   PUBLIC_BASE_URL: optionalUrl,
   QR_EXPIRY_S: positiveInt.default(900),
@@ -435,6 +437,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       authMarginPercent: e.ORDER_AUTH_MARGIN_PERCENT,
       lapseSeconds: e.ORDER_AUTH_LAPSE_S,
       lapseAction: e.ORDER_LAPSE_ACTION,
+      topUpExpired: e.ORDER_TOPUP_EXPIRED,
     },
     /** the same administrator alert is e-mailed at most once per window; repeats go into a digest */
     alertWindowSeconds: e.ALERT_WINDOW_S,

@@ -9,6 +9,8 @@
 import {
   allHandlersFinished,
   condition,
+  executeChild,
+  ParentClosePolicy,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -16,7 +18,15 @@ import {
 import type { Activities } from '../activities';
 import { PROVIDER_CALL, providerFailureReason } from './provider-call';
 import { ActivityFailureType } from '../src/domain/temporal';
-import { chargeUpdate, type PaymentStatus } from '../src/payments';
+import {
+  chargeUpdate,
+  paymentWorkflowId,
+  PaymentWorkflowType,
+  type PaymentStatus,
+  type QrPaymentInput,
+  type QrPaymentWorkflow,
+} from '../src/payments';
+import { OrderIdKey } from '../src/domain/search-attributes';
 import type { PaymentEventStatus } from '../src/webhooks';
 import {
   adjustUpdate,
@@ -56,6 +66,8 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
   const { orderId } = input;
   let status: OrderStatus = input.card ? 'authorizing' : 'open';
   let last: OrderView | undefined;
+  /** a top-up due (set by a QR finalisation above what was paid; the main loop runs it) */
+  let topUp: { finalizeId: string; start: QrPaymentInput; paidSatang: number } | undefined;
   let issued = 0;
   let serving = 0;
   /** one step at a time, in arrival order */
@@ -75,6 +87,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     details: { orderId, status },
   });
   const notFound: OrderStepOutcome = { ok: false, code: 'NOT_FOUND', message: `No order ${orderId}` };
+  const statusNow = (): OrderStatus => status;
   const done = (s: OrderStatus) => s === 'settled' || s === 'failed' || s === 'attention';
 
   const webhook = (paymentStatus: PaymentEventStatus, amountSatang: number, refundId?: string) =>
@@ -121,6 +134,10 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
 
   async function finalize(finalizeId: string, release: boolean): Promise<OrderStepOutcome> {
     if (status === 'failed') return conflict("The order's payment failed: nothing to settle");
+    if (status === 'awaiting_topup') {
+      const view = await db.orderView(orderId);
+      return view ? { ok: true, order: view } : notFound;
+    }
     const f = await db.fixOrderFinal(finalizeId);
     if (!f) return notFound;
     if (f.exceeds)
@@ -182,37 +199,54 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     return { ok: true, order: view };
   }
 
-  /** QR: the difference between what was paid and the final amount goes back through the refunds ledger. */
+  /** A refund of `amountSatang` of the order's payment through the refunds ledger: its row first, then the bank. */
+  async function refund(finalizeId: string, amountSatang: number): Promise<{ refunded: number } | OrderStepOutcome> {
+    const r = await db.recordOrderRefund({ orderId, finalizeId, amountSatang });
+    if (r.status !== 'pending') return { refunded: r.status === 'succeeded' ? r.amountSatang : 0 };
+    try {
+      const { providerRef } = await provider.requestProviderRefund({
+        refundId: r.refundId,
+        paymentId: input.paymentId,
+        orderId,
+        method: 'qr',
+        mode: input.mode,
+        providerRef: null,
+        amountSatang: r.amountSatang,
+        reason: r.reason ?? undefined,
+      });
+      const after = await db.settleRefund({
+        refundId: r.refundId,
+        paymentId: input.paymentId,
+        status: 'succeeded',
+        providerRef,
+      });
+      await webhook(after.status === 'refunded' ? 'refunded' : 'partially_refunded', r.amountSatang, r.refundId);
+      return { refunded: r.amountSatang };
+    } catch (e) {
+      const failureReason = refusal(e);
+      await db.settleRefund({ refundId: r.refundId, paymentId: input.paymentId, status: 'failed', failureReason });
+      const message = `order ${orderId}: the refund of ${amountSatang / 100} THB failed (${failureReason})`;
+      await db.alertOrder({ orderId, message });
+      status = 'attention';
+      return conflict(message);
+    }
+  }
+
+  /** QR: below what was paid, the difference is refunded; above, a top-up QR payment of it is due. */
   async function settleQr(finalizeId: string, f: Finalized): Promise<OrderStepOutcome> {
     const diff = f.order.paidSatang - f.finalSatang;
+    if (diff < 0) {
+      const { start } = await db.prepareTopUp({ orderId, finalizeId, amountSatang: -diff });
+      status = 'awaiting_topup';
+      topUp = { finalizeId, start, paidSatang: f.order.paidSatang };
+      const view = await db.orderView(orderId);
+      return view ? { ok: true, order: view } : notFound;
+    }
     let refunded = 0;
     if (diff > 0) {
-      const r = await db.recordOrderRefund({ orderId, finalizeId, amountSatang: diff });
-      refunded = r.status === 'succeeded' ? r.amountSatang : 0;
-      if (r.status === 'pending') {
-        try {
-          const { providerRef } = await provider.requestProviderRefund({
-            refundId: r.refundId,
-            paymentId: input.paymentId,
-            orderId,
-            method: 'qr',
-            mode: input.mode,
-            providerRef: null,
-            amountSatang: r.amountSatang,
-            reason: r.reason ?? undefined,
-          });
-          await db.settleRefund({ refundId: r.refundId, paymentId: input.paymentId, status: 'succeeded', providerRef });
-          refunded = r.amountSatang;
-          await webhook('partially_refunded', r.amountSatang, r.refundId);
-        } catch (e) {
-          const failureReason = refusal(e);
-          await db.settleRefund({ refundId: r.refundId, paymentId: input.paymentId, status: 'failed', failureReason });
-          const message = `order ${orderId}: the refund of ${diff / 100} THB failed (${failureReason})`;
-          await db.alertOrder({ orderId, message });
-          status = 'attention';
-          return conflict(message);
-        }
-      }
+      const r = await refund(finalizeId, diff);
+      if ('ok' in r) return r;
+      refunded = r.refunded;
     }
     const view = await db.settleQrOrder({
       orderId,
@@ -225,6 +259,54 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     });
     status = view.status;
     return { ok: true, order: view };
+  }
+
+  /** The top-up's QR payment, run as a child (payment-<orderId>.topup); then the order settles as the shop chose. */
+  async function runTopUp(t: NonNullable<typeof topUp>): Promise<void> {
+    const out = await executeChild<QrPaymentWorkflow>(PaymentWorkflowType.qr, {
+      workflowId: paymentWorkflowId(t.start.orderId),
+      args: [t.start],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [{ key: OrderIdKey, value: t.start.orderId }],
+    });
+    await serial(async () => {
+      const paid = out.status === 'paid';
+      await db.settleOrderTopUp({ orderId, paymentId: t.start.paymentId, paid });
+      let view: OrderView;
+      if (paid)
+        view = await db.settleQrOrder({
+          orderId,
+          finalizeId: t.finalizeId,
+          refundedSatang: 0,
+          status: 'settled',
+          reason: `paid ${t.paidSatang / 100} THB and a top-up of ${t.start.amountSatang / 100} THB`,
+          outcome: 'topped_up',
+        });
+      else if (input.topUpExpired === 'cancel') {
+        const r = await refund(t.finalizeId, t.paidSatang);
+        if ('ok' in r) return;
+        view = await db.settleQrOrder({
+          orderId,
+          finalizeId: t.finalizeId,
+          refundedSatang: r.refunded,
+          status: 'failed',
+          reason: `the top-up was not paid (${out.status}): the order was cancelled and ${r.refunded / 100} THB refunded`,
+          outcome: 'cancelled',
+        });
+      } else
+        view = await db.settleQrOrder({
+          orderId,
+          finalizeId: t.finalizeId,
+          refundedSatang: 0,
+          status: 'settled',
+          reason: `the top-up was not paid (${out.status}): settled at the ${t.paidSatang / 100} THB paid`,
+          outcome: 'topup_unpaid',
+          finalSatang: t.paidSatang,
+        });
+      status = view.status;
+      last = view;
+    });
   }
 
   if (input.card) {
@@ -271,8 +353,15 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
 
   // until finalised: the lapse timer (card) or an idle end (QR: a later update starts a new run)
   for (;;) {
-    const ended = await condition(() => done(status), `${input.lapseSeconds} seconds`);
+    const ended = await condition(() => done(status) || topUp !== undefined, `${input.lapseSeconds} seconds`);
+    if (topUp) {
+      const t = topUp;
+      topUp = undefined;
+      await runTopUp(t);
+      continue;
+    }
     if (ended) break;
+    if (statusNow() === 'awaiting_topup') continue;
     if (input.method !== 'card') {
       if (serving === issued && status === 'open') break;
       continue;

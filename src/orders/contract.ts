@@ -15,7 +15,10 @@ export const OrderWorkflowType = { order: 'orderSettlementWorkflow' } as const;
 export const orderWorkflowId = (orderId: string): string => `order-${orderId}`;
 
 export type OrderMethod = 'card' | 'qr';
-export type OrderStatus = 'authorizing' | 'open' | 'finalizing' | 'settled' | 'failed' | 'attention';
+export type OrderStatus = 'authorizing' | 'open' | 'finalizing' | 'awaiting_topup' | 'settled' | 'failed' | 'attention';
+
+/** the top-up of an order: its own QR payment (and order id) for the difference */
+export const topUpOrderId = (orderId: string): string => `${orderId}.topup`;
 export const ADJUSTMENT_REASONS = ['out_of_stock', 'substitution', 'weight', 'other'] as const;
 export type AdjustmentReason = (typeof ADJUSTMENT_REASONS)[number];
 
@@ -30,6 +33,8 @@ export interface OrderInput {
   /** after this long without a finalisation the authorisation is captured or released */
   lapseSeconds: number;
   lapseAction: 'capture' | 'release';
+  /** an unpaid top-up: settle at what was paid, or cancel (refund what was paid) */
+  topUpExpired?: 'settle' | 'cancel';
 }
 
 /**

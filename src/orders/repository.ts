@@ -238,7 +238,8 @@ export async function fixFinalAmount(
       .where({ order_id: f.order_id, status: 'applied' })
       .sum({ total: 'total_satang' });
     const finalSatang = num(o.base_satang) + num(total);
-    const limit = o.method === 'card' ? num(o.authorized_satang) : num(o.paid_satang);
+    // a QR order above what was paid takes a top-up; a card order cannot pass its authorisation
+    const limit = o.method === 'card' ? num(o.authorized_satang) : Number.MAX_SAFE_INTEGER;
     if (finalSatang > limit || finalSatang < 0) {
       // nothing fixed: the finalisation is undone, so a later one (after an adjustment) is a new one
       await trx('order_finalizations').where({ id: finalizeId }).delete();
@@ -294,5 +295,68 @@ export async function updateOrder(
         .where({ id: finalizeOutcome.finalizeId })
         .update({ outcome: finalizeOutcome.outcome });
     return toOrder(row);
+  });
+}
+
+export interface TopUp {
+  paymentId: string;
+  orderId: string;
+  topUpOrderId: string;
+  finalizeId: string;
+  amountSatang: number;
+  status: 'pending' | 'paid' | 'expired';
+}
+const toTopUp = (r: Row): TopUp => ({
+  paymentId: String(r.payment_id),
+  orderId: String(r.order_id),
+  topUpOrderId: String(r.topup_order_id),
+  finalizeId: String(r.finalize_id),
+  amountSatang: num(r.amount_satang),
+  status: r.status as TopUp['status'],
+});
+
+/** The finalisation's top-up row (one per finalisation: a retry finds it); the order awaits it. */
+export async function recordTopUp(
+  db: Db,
+  t: { paymentId: string; orderId: string; topUpOrderId: string; finalizeId: string; amountSatang: number },
+): Promise<TopUp> {
+  return db.transaction(async (trx) => {
+    await trx('order_topups')
+      .insert({
+        payment_id: t.paymentId,
+        order_id: t.orderId,
+        topup_order_id: t.topUpOrderId,
+        finalize_id: t.finalizeId,
+        amount_satang: t.amountSatang,
+      })
+      .onConflict('finalize_id')
+      .ignore();
+    await trx('orders')
+      .where({ order_id: t.orderId })
+      .update({
+        status: 'awaiting_topup',
+        status_reason: `a top-up of ${t.amountSatang / 100} THB is due`,
+        updated_at: trx.fn.now(),
+      });
+    return toTopUp(await trx('order_topups').where({ finalize_id: t.finalizeId }).first());
+  });
+}
+
+export async function topUpsOf(db: Db, orderId: string): Promise<TopUp[]> {
+  return (await db('order_topups').where({ order_id: orderId }).orderBy('created_at')).map(toTopUp);
+}
+
+/** The top-up's end: paid (the order's paid amount grows by it) or expired. */
+export async function settleTopUp(db: Db, paymentId: string, paid: boolean): Promise<TopUp> {
+  return db.transaction(async (trx) => {
+    const [t] = await trx('order_topups')
+      .where({ payment_id: paymentId, status: 'pending' })
+      .update({ status: paid ? 'paid' : 'expired' })
+      .returning('*');
+    if (t && paid)
+      await trx('orders')
+        .where({ order_id: t.order_id })
+        .update({ paid_satang: trx.raw('paid_satang + ?', [num(t.amount_satang)]), updated_at: trx.fn.now() });
+    return toTopUp(t ?? (await trx('order_topups').where({ payment_id: paymentId }).first()));
   });
 }

@@ -63,7 +63,7 @@ export const OrderOut = registry.register(
       orderId: z.string(),
       paymentId: z.string(),
       method: z.enum(['card', 'qr']),
-      status: z.enum(['authorizing', 'open', 'finalizing', 'settled', 'failed', 'attention']),
+      status: z.enum(['authorizing', 'open', 'finalizing', 'awaiting_topup', 'settled', 'failed', 'attention']),
       statusReason: z.string().nullable(),
       currency: z.literal('THB'),
       estimateAmount: z.number().openapi({ description: 'THB: the basket as first paid or authorised (no margin)' }),
@@ -83,7 +83,16 @@ export const OrderOut = registry.register(
           createdAt: z.string(),
         }),
       ),
-      topUps: z.array(z.object({ paymentId: z.string(), amount: z.number(), status: z.string() })),
+      topUps: z.array(
+        z.object({
+          paymentId: z.string(),
+          orderId: z.string().openapi({ description: "the top-up's own order id (<orderId>.topup)" }),
+          amount: z.number(),
+          status: z.enum(['pending', 'paid', 'expired']),
+          qrPayload: z.string().nullable().openapi({ description: 'the PromptPay payload to pay the difference' }),
+          expiresAt: z.string().nullable(),
+        }),
+      ),
     })
     .openapi({
       example: {

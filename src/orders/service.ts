@@ -15,7 +15,15 @@ import { signOrderStep, signPayment } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import type { PaymentMethod, PaymentStatus } from '../payments';
 import { orderWorkflowId, type OrderInput, type OrderStepOutcome } from './contract';
-import { adjustmentsOf, createOrder, orderById, recordAdjustment, recordFinalization, type Order } from './repository';
+import {
+  adjustmentsOf,
+  createOrder,
+  orderById,
+  recordAdjustment,
+  recordFinalization,
+  topUpsOf,
+  type Order,
+} from './repository';
 import type { AdjustmentRequest, OrderOut } from './schemas';
 import { sendOrderStep, startCardOrder } from './workflow-client';
 
@@ -30,6 +38,8 @@ export interface OrderPayment {
   amountSatang: number;
   apiKeyId: string | null;
   workflowId: string;
+  details?: Record<string, unknown>;
+  expiresAt?: Date | null;
 }
 
 export interface OrderServiceDeps {
@@ -75,6 +85,7 @@ export function createOrderService({ config, db, temporal, payments }: OrderServ
     apiKeyId: o.apiKeyId,
     lapseSeconds: config.orders.lapseSeconds,
     lapseAction: config.orders.lapseAction,
+    topUpExpired: config.orders.topUpExpired,
   });
 
   /** POST /cardpayment capture=false: the payments row (authorised amount), the order row, then the workflow. */
@@ -215,7 +226,7 @@ export function createOrderService({ config, db, temporal, payments }: OrderServ
 
   async function finalize(orderId: string, key: ApiKeyInfo) {
     const o = await ownOrder(orderId, key, true);
-    if (o.status === 'settled') return orderView(orderId);
+    if (o.status === 'settled' || o.status === 'awaiting_topup') return orderView(orderId);
     if (o.status === 'failed' || o.status === 'attention') throw closedOrder(o);
     const f = await recordFinalization(db, orderId);
     return send(o, 'finalize', f.id);
@@ -224,6 +235,20 @@ export function createOrderService({ config, db, temporal, payments }: OrderServ
   async function orderView(orderId: string, key?: ApiKeyInfo): Promise<OrderOut> {
     const o = key ? await ownOrder(orderId, key, false) : (await orderById(db, orderId))!;
     const adjustments = await adjustmentsOf(db, orderId);
+    const topUps = await Promise.all(
+      (await topUpsOf(db, orderId)).map(async (t) => {
+        const p = await payments.paymentByOrderId(t.topUpOrderId);
+        const qr = (p?.details as { qr?: { payload?: string } } | undefined)?.qr;
+        return {
+          paymentId: t.paymentId,
+          orderId: t.topUpOrderId,
+          amount: satangToThb(t.amountSatang),
+          status: t.status,
+          qrPayload: qr?.payload ?? null,
+          expiresAt: p?.expiresAt ? p.expiresAt.toISOString() : null,
+        };
+      }),
+    );
     return {
       orderId: o.orderId,
       paymentId: o.paymentId,
@@ -250,7 +275,7 @@ export function createOrderService({ config, db, temporal, payments }: OrderServ
         rejection: a.rejection,
         createdAt: a.createdAt.toISOString(),
       })),
-      topUps: [],
+      topUps,
     };
   }
 

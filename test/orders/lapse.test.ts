@@ -2,10 +2,11 @@
  * The durable timer before an authorisation lapses (ORDER_AUTH_LAPSE_S, here a few seconds): an
  * order nobody finalised is captured at its adjusted amount (ORDER_LAPSE_ACTION=capture) or
  * released (release); when the release fails too, the order is `attention` and an alert is logged.
+ * An unpaid top-up (QR_EXPIRY_S) ends the order as ORDER_TOPUP_EXPIRED says: settle or cancel.
  */
 import { orderWorkflowId } from '../../src/orders';
 import { capturingLogger, createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
-import { newKey, request } from '../payments/support';
+import { newKey, paidQr, request } from '../payments/support';
 
 async function authorise(stack: TestStack, key: string, estimate: number) {
   const orderId = uniq('ol');
@@ -33,7 +34,9 @@ describe('lapse action capture', () => {
   let stack: TestStack;
   let key: string;
   beforeAll(async () => {
-    stack = await createTestStack({ env: { ORDER_AUTH_LAPSE_S: '3', ORDER_LAPSE_ACTION: 'capture' } });
+    stack = await createTestStack({
+      env: { ORDER_AUTH_LAPSE_S: '3', ORDER_LAPSE_ACTION: 'capture', QR_EXPIRY_S: '3', ORDER_TOPUP_EXPIRED: 'settle' },
+    });
     key = (await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] })).key;
   });
   afterAll(() => stack.close());
@@ -56,7 +59,34 @@ describe('lapse action capture', () => {
     expect(settled).toMatchObject({ capturedAmount: 75, finalAmount: 75 });
     expect(await capturesOf(stack, chargeId)).toEqual([['capture', 7500]]);
   });
+
+  it('an unpaid top-up expires and the order settles at what was paid (ORDER_TOPUP_EXPIRED=settle)', async () => {
+    const o = await unpaidTopUp(stack, key);
+    expect(o).toMatchObject({ status: 'settled', paidAmount: 50, finalAmount: 50, refundedAmount: 0 });
+    expect(o.topUps[0]).toMatchObject({ amount: 10, status: 'expired' });
+  });
 });
+
+/** A paid QR order finalised 10 THB above what was paid, whose top-up nobody pays; the order once decided. */
+async function unpaidTopUp(stack: TestStack, key: string) {
+  const { orderId } = await paidQr(stack, key, 50, 'ot');
+  const api = () => request(stack.app.callback());
+  await api()
+    .post(`/orders/${orderId}/adjustments`)
+    .set('X-API-Key', key)
+    .send({ lines: [{ description: 'Bigger melon', amount: 10, reason: 'substitution' }] });
+  expect((await api().post(`/orders/${orderId}/finalize`).set('X-API-Key', key)).body.body.status).toBe(
+    'awaiting_topup',
+  );
+  return waitFor(
+    async () => {
+      const o = await orderOf(stack, key, orderId);
+      return o.status === 'awaiting_topup' ? undefined : o;
+    },
+    30_000,
+    'the top-up expiring',
+  );
+}
 
 describe('lapse action release', () => {
   let stack: TestStack;
@@ -64,7 +94,7 @@ describe('lapse action release', () => {
   const log = capturingLogger('error');
   beforeAll(async () => {
     stack = await createTestStack({
-      env: { ORDER_AUTH_LAPSE_S: '3', ORDER_LAPSE_ACTION: 'release' },
+      env: { ORDER_AUTH_LAPSE_S: '3', ORDER_LAPSE_ACTION: 'release', QR_EXPIRY_S: '3', ORDER_TOPUP_EXPIRED: 'cancel' },
       logger: log.logger,
     });
     key = (await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] })).key;
@@ -86,5 +116,11 @@ describe('lapse action release', () => {
     expect(attention.status).toBe('attention');
     expect(attention.statusReason).toMatch(/release failed/);
     expect(log.lines).toContainEqual(expect.objectContaining({ alert: 'order_settlement', orderId: stuck.orderId }));
+  });
+
+  it('an unpaid top-up expires and the order is cancelled, all it paid refunded (ORDER_TOPUP_EXPIRED=cancel)', async () => {
+    const o = await unpaidTopUp(stack, key);
+    expect(o).toMatchObject({ status: 'failed', paidAmount: 50, refundedAmount: 50 });
+    expect(o.topUps[0]).toMatchObject({ amount: 10, status: 'expired' });
   });
 });

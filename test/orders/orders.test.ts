@@ -4,9 +4,10 @@
  * finalised down (partial capture, the rest released) and to nothing (released); a final above
  * the authorisation refused; a refused capture; duplicate and concurrent finalize capturing once;
  * the same capture twice at the provider being one capture; a paid QR order finalised down
- * refunding the difference through the refunds ledger; webhooks and checkstatus showing the states.
+ * refunding the difference through the refunds ledger, one finalised above it paying a top-up; webhooks and checkstatus showing the states.
  */
 import { orderWorkflowId } from '../../src/orders';
+import { paymentWorkflowId } from '../../src/payments';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, paidQr, paymentError, request } from '../payments/support';
 import { registerEndpoint, startReceiver, verifiesWithStandardWebhooks, type Receiver } from '../webhooks/helpers';
@@ -215,12 +216,36 @@ describe('PromptPay: paid in full, the difference refunded', () => {
     expect(await stack.db('refunds').where({ payment_id: paymentId })).toHaveLength(1);
   });
 
-  it('a pending QR payment is not an order yet (409); a final above what was paid is 409', async () => {
+  it('a pending QR payment is not an order yet (409)', async () => {
     const orderId = uniq('oq');
     await api().post('/qrpayment').set('X-API-Key', key).send({ orderId, userId: 'u', amount: 10, customerId: 'c' });
     expect((await adjust(orderId, [{ description: 'x', amount: -1, reason: 'other' }])).status).toBe(409);
-    const paid = await paidQr(stack, key, 10, 'oq');
-    await adjust(paid.orderId, [{ description: 'more', amount: 2, reason: 'substitution' }]);
-    expect((await finalize(paid.orderId)).status).toBe(409);
+  });
+
+  it('finalised above what was paid: a top-up QR payment of the difference, paid by its callback, settles the order', async () => {
+    const { orderId } = await paidQr(stack, key, 100, 'oq');
+    await adjust(orderId, [{ description: 'Durian instead of mango', amount: 20.5, reason: 'substitution' }]);
+    const fin = await finalize(orderId);
+    expect(fin.status).toBe(200);
+    expect(fin.body.body).toMatchObject({ status: 'awaiting_topup', paidAmount: 100, finalAmount: 120.5 });
+    const [topUp] = fin.body.body.topUps;
+    expect(topUp).toMatchObject({ orderId: `${orderId}.topup`, amount: 20.5, status: 'pending' });
+    expect(topUp.qrPayload).toMatch(/^000201/);
+    expect((await finalize(orderId)).body.body.status).toBe('awaiting_topup');
+    const st = (await api().get(`/checkstatus/${orderId}.topup`).set('X-API-Key', key)).body.body;
+    expect(st).toMatchObject({ method: 'qr', status: 'pending', amount: 20.5 });
+    await stack.client.workflow
+      .getHandle(paymentWorkflowId(`${orderId}.topup`))
+      .signal('paymentResult', provenResult(stack.config, topUp.paymentId, { status: 'success', provider: 'qr' }));
+    const settled = await waitFor(
+      async () => {
+        const o = await orderOf(orderId);
+        return o.status === 'settled' ? o : undefined;
+      },
+      20_000,
+      'settled after the top-up',
+    );
+    expect(settled).toMatchObject({ paidAmount: 120.5, finalAmount: 120.5, refundedAmount: 0 });
+    expect(settled.topUps[0].status).toBe('paid');
   });
 });
