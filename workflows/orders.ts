@@ -41,10 +41,7 @@ import { paymentMachine } from './payments/machine';
 import { v2Patches } from './patches';
 import { emitPaymentStatusUpdated } from './webhooks';
 
-/**
- * The order's Postgres steps as local activities: a marker each in the history instead of an
- * activity's three events and a workflow task (docs/orders.md "Measured"); retried with back-off.
- */
+/** The order's Postgres steps as local activities (docs/orders.md says why), retried with back-off. */
 const db = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
