@@ -4,7 +4,7 @@ import type { Config } from '../src/config';
 import type { Logger } from '../src/logger';
 import type { Resolver } from '../src/resolver';
 import type { SandboxProviders } from './provider-endpoint';
-import { paymentRecords } from '../src/payments/repository';
+import { createPendingPayment, paymentById, paymentRecords, settleAuthorization } from '../src/payments/repository';
 import { createBankActivities } from './bank';
 import { createCardProviderActivities } from './payments/card-provider';
 import { createCallbackActivities } from './callbacks';
@@ -14,10 +14,11 @@ import { createPaymentActivities } from './payments';
 import { createRefundActivities } from './refunds';
 import { createReconciliationActivities } from './reconciliation';
 import { createWebhookActivities, type EventRecords } from './webhooks';
-import { succeededRefundAmount } from '../src/refunds/repository';
+import { recordRefundRequest, succeededRefundAmount } from '../src/refunds/repository';
 import { markReceiptConflict } from '../src/callbacks/receipts';
 import { createWebhookRecoveryActivities } from './webhooks/recovery';
 import { instrumentActivities } from './instrument';
+import { createOrderActivities } from './orders';
 
 export interface ActivityDeps {
   db: Db;
@@ -60,6 +61,16 @@ export function createActivities(deps: ActivityDeps) {
     ...createBankActivities(deps),
     ...createRefundActivities({ ...deps, payments: paymentRecords }),
     ...createReconciliationActivities(deps),
+    ...createOrderActivities({
+      ...deps,
+      card,
+      ledgers: {
+        createPendingPayment: (p) => createPendingPayment(deps.db, p),
+        paymentById: (id) => paymentById(deps.db, id),
+        settleAuthorization: (s) => settleAuthorization(deps.db, s),
+        recordRefund: (r) => recordRefundRequest(deps.db, paymentRecords, r),
+      },
+    }),
   });
 }
 

@@ -89,6 +89,14 @@ const envSchema = z.object({
   LATE_PAYMENT_POLICY: z.enum(['refund', 'review']).default('refund'),
   /** a refund still pending this long (its update maybe never accepted) is re-sent by the workers */
   REFUND_REDRIVE_AFTER_S: positiveInt.min(10).max(86_400).default(60),
+  /** orders: what a card authorisation holds above the estimate, in percent (docs/orders.md) */
+  ORDER_AUTH_MARGIN_PERCENT: z.coerce.number().int().min(0).max(50).default(10),
+  /** orders: seconds after authorisation when an unfinalised order is captured or released (a card hold lapses after about 7 days) */
+  ORDER_AUTH_LAPSE_S: positiveInt.max(30 * 86_400).default(6 * 86_400),
+  /** orders: what the lapse timer does with an unfinalised authorisation */
+  ORDER_LAPSE_ACTION: z.enum(['capture', 'release']).default('capture'),
+  /** orders: an unpaid top-up settles the order at what was paid, or cancels it (all refunded) */
+  ORDER_TOPUP_EXPIRED: z.enum(['settle', 'cancel']).default('settle'),
 
   PUBLIC_BASE_URL: optionalUrl,
   QR_EXPIRY_S: positiveInt.default(900),
@@ -420,6 +428,13 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     },
     /** refunds still pending after afterSeconds are re-sent to their workflow (src/refunds/redrive.ts) */
     refunds: { redriveAfterSeconds: e.REFUND_REDRIVE_AFTER_S },
+    /** orders settled on what was picked (src/orders, docs/orders.md) */
+    orders: {
+      authMarginPercent: e.ORDER_AUTH_MARGIN_PERCENT,
+      lapseSeconds: e.ORDER_AUTH_LAPSE_S,
+      lapseAction: e.ORDER_LAPSE_ACTION,
+      topUpExpired: e.ORDER_TOPUP_EXPIRED,
+    },
     /** the same administrator alert is e-mailed at most once per window; repeats go into a digest */
     alertWindowSeconds: e.ALERT_WINDOW_S,
     /** /wallet/callback per client address; addresses in `allow` (the wallet gateway) are not limited */

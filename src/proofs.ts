@@ -7,6 +7,7 @@
  *  - talat-refund-v1: a refund POST /refund recorded (refund, payment, order, amount);
  *  - talat-start-v1: any workflow start the gateway makes: its type, its id and its WHOLE input
  *    (canonical JSON without the `proof` field), so no field (an expiry, a token) can be changed.
+ *  - talat-order-v1: an order step recorded by the gateway (kind, step id, order: src/orders).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -104,3 +105,15 @@ export const paymentOwnerProof = (key: string, workflowType: string, workflowId:
       apiKeyId: p.apiKeyId ?? null,
     },
   });
+
+/** One order step (an adjustment or the finalisation) as the gateway recorded it. */
+export interface OrderStepClaim {
+  stepId: string;
+  orderId: string;
+  kind: 'adjust' | 'finalize';
+}
+const orderStepFields = (c: OrderStepClaim) => [c.kind, c.stepId, c.orderId];
+export const signOrderStep = (key: string, c: OrderStepClaim): string =>
+  signProof(key, 'talat-order-v1', orderStepFields(c));
+export const verifyOrderStepProof = (key: string, c: OrderStepClaim, proof: unknown): boolean =>
+  verifyProof(key, 'talat-order-v1', orderStepFields(c), proof);

@@ -4,6 +4,7 @@ import type * as callbacks from '../src/callbacks';
 import type * as payments from '../src/payments';
 import type * as refunds from '../src/refunds';
 import type * as webhooks from '../src/webhooks';
+import type * as orders from '../src/orders';
 import { paidOrderProcessingWorkflow } from './callbacks';
 import { bankRequestWorkflow } from './bank';
 import { cardPaymentWorkflow, cardPaymentWorkflowV2 } from './payments/card';
@@ -14,6 +15,7 @@ import { webhookKeepTryingWorkflow } from './webhooks/keep-trying';
 import { orderRefundsWorkflow } from './refunds';
 import { lateResultWorkflow } from './payments/late-result';
 import { reconcileSettlementWorkflow } from './reconciliation';
+import { orderSettlementWorkflow } from './orders';
 
 export {
   cardPaymentWorkflow,
@@ -31,6 +33,7 @@ export {
   orderRefundsWorkflow,
   lateResultWorkflow,
   reconcileSettlementWorkflow,
+  orderSettlementWorkflow,
 };
 
 /** Compile-time check: each workflow has the name and the signature the contract gives the gateway. */
@@ -42,6 +45,7 @@ export type RegisteredWorkflows = {
       | (typeof callbacks.CallbackWorkflowType)[keyof typeof callbacks.CallbackWorkflowType]
       | (typeof bank.BankWorkflowType)[keyof typeof bank.BankWorkflowType]
       | (typeof webhooks.WebhookWorkflowType)[keyof typeof webhooks.WebhookWorkflowType]
+      | (typeof orders.OrderWorkflowType)[keyof typeof orders.OrderWorkflowType]
   ]: {
     cardPaymentWorkflow: payments.CardPaymentWorkflow;
     cardPaymentWorkflowV2: payments.CardPaymentWorkflow;
@@ -57,6 +61,7 @@ export type RegisteredWorkflows = {
     webhookKeepTryingWorkflow: webhooks.WebhookKeepTryingWorkflow;
     orderRefundsWorkflow: refunds.OrderRefundsWorkflow;
     lateResultWorkflow: payments.LateResultWorkflow;
+    orderSettlementWorkflow: orders.OrderSettlementWorkflow;
   }[K];
 };
 const registered: RegisteredWorkflows = {
@@ -74,5 +79,6 @@ const registered: RegisteredWorkflows = {
   webhookKeepTryingWorkflow,
   orderRefundsWorkflow,
   lateResultWorkflow,
+  orderSettlementWorkflow,
 };
 void registered;

@@ -19,6 +19,18 @@ export interface CreateChargeInput {
   token: string;
   mode: Mode;
   returnUri?: string;
+  /** false: authorise only (the orders slice captures later) */
+  capture?: boolean;
+}
+
+/** A capture (part or all) or a void of an authorisation, once per idempotency key. */
+export interface HoldOperationInput {
+  chargeId: string;
+  mode: Mode;
+  /** the provider's Idempotency-Key: a retried capture is the same capture */
+  idempotencyKey: string;
+  /** capture: satang to capture (the rest is released) */
+  amountSatang?: number;
 }
 
 export interface Charge {
@@ -55,6 +67,7 @@ export function createCardProviderActivities({ config, sandbox }: { config: Conf
             return_uri: input.returnUri,
             description: `Order ${input.orderId}`,
             metadata: { orderId: input.orderId, paymentId: input.paymentId },
+            ...(input.capture === false ? { capture: false } : {}),
           },
         });
       } catch (e) {
@@ -71,6 +84,35 @@ export function createCardProviderActivities({ config, sandbox }: { config: Conf
         status: typeof body.status === 'string' ? body.status : 'pending',
         authorizeUri: typeof body.authorize_uri === 'string' ? body.authorize_uri : null,
       };
+    },
+
+    /** POST /charges/{id}/capture {amount}, or POST /charges/{id}/reverse (void): 4xx is CardRejected. */
+    async holdOperation(
+      kind: 'capture' | 'void',
+      input: HoldOperationInput,
+    ): Promise<{ id: string; amountSatang: number }> {
+      const base = await baseUrl(input.mode);
+      const headers: Record<string, string> = { 'idempotency-key': input.idempotencyKey };
+      if (input.mode === 'live' && config.payments.cardProviderKey)
+        headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
+      const path = kind === 'capture' ? 'capture' : 'reverse';
+      let reply: HttpReply;
+      try {
+        reply = await httpJson(`${base}/charges/${encodeURIComponent(input.chargeId)}/${path}`, {
+          method: 'POST',
+          headers,
+          timeoutMs: config.payments.providerTimeoutMs,
+          body: kind === 'capture' ? { amount: input.amountSatang } : {},
+        });
+      } catch (e) {
+        throw new Error(`card provider unreachable: ${(e as Error).message}`);
+      }
+      const body = expectSuccess(reply, ActivityFailureType.CardRejected, 'card provider').body as {
+        id?: unknown;
+        amount?: unknown;
+      };
+      if (typeof body?.id !== 'string') throw new Error(`card provider answered a ${kind} without an id`);
+      return { id: body.id, amountSatang: typeof body.amount === 'number' ? body.amount : 0 };
     },
   };
 }

@@ -37,6 +37,8 @@ import { reconciliationRoutes } from '../reconciliation/routes';
 import { linkRoutes } from '../links/routes';
 import { consoleRoutes } from './console/routes';
 import { linkServiceOf, paymentSliceDeps } from './services';
+import { orderRoutes } from '../orders/routes';
+import { orderServiceOf } from './orders-wiring';
 
 /** Every route of an app createApp made: method and path as the routers declare them (the doors test). */
 export interface AppRoute {
@@ -80,12 +82,14 @@ export function createApp(deps: AppDeps): Koa {
   // each slice's declared dependencies on the others, wired here (docs/architecture.md)
   const payments = paymentRecords(deps.db);
   const { refunds, checkout } = paymentSliceDeps(deps);
+  const orders = orderServiceOf(deps);
   for (const r of [
     systemRoutes(deps),
     metricsRoutes(deps),
     codecRoutes(deps),
-    paymentRoutes({ ...deps, refunds, checkout }),
+    paymentRoutes({ ...deps, refunds, checkout }, { authorizeCard: orders.authorizeCard }),
     refundRoutes({ ...deps, payments: paymentRecords }),
+    orderRoutes(deps, orders),
     timelineRoutes(deps),
     latePaymentRoutes(deps),
     callbackRoutes({ ...deps, notifier, alerts, payments }),

@@ -96,9 +96,12 @@ export const PaymentStatusUpdated = registry.register(
         .openapi({ description: `the specific event: payment.<data.status> (${addedField})` }),
       data: z.object({
         orderId: z.string(),
-        status: z.enum(['paid', 'failed', 'expired', 'refunded', 'partially_refunded']),
+        status: z.enum(['authorized', 'paid', 'failed', 'expired', 'refunded', 'partially_refunded']).openapi({
+          description: 'authorized: a card held with capture=false (docs/orders.md); paid after its capture',
+        }),
         amount: z.number().openapi({
-          description: 'THB: the payment amount; on refunded and partially_refunded, the amount of that refund',
+          description:
+            'THB: the payment amount (authorized: the amount held; paid after a capture: the amount captured); on refunded and partially_refunded, the amount of that refund',
         }),
         timestamp: z.string().openapi({ description: 'ISO 8601 UTC' }),
         refundId: z.string().optional().openapi({
@@ -122,7 +125,7 @@ registry.registerWebhook({
   path: 'payment.status.updated',
   operationId: 'paymentStatusUpdated',
   security: [],
-  summary: 'payment.status.updated: sent to your endpoint URL on every terminal transition',
+  summary: 'payment.status.updated: sent to your endpoint URL on every terminal transition and on authorized',
   description:
     'Signed with Standard Webhooks: headers `webhook-id`, `webhook-timestamp` (unix seconds), `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>" with the endpoint secret>`). First attempt, then retries after 1 s, 2 s, 4 s; then a dead letter (`/webhooks/dead-letters`, state `retrying`) that keeps being retried on the endpoint\'s `retrySchedule` (default: after 1 min, 5 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 24 h and 24 h: 3 days 3 h 46 min in all) until a 2xx, then gives up (state `gave_up`; replay or recover it). Answer 2xx to acknowledge.',
   tags: ['webhooks'],

@@ -208,9 +208,12 @@ export interface PaymentRecords {
  *   pending --(expiry passes)-----> expired
  *   paid    --(refunds reach the amount)--> refunded   (a partial refund keeps `paid`, with
  *                                                 payments.refunded_satang; workflows/refunds.ts)
+ *   pending --(card authorised, capture=false)--> authorized   (the orders slice, docs/orders.md)
+ *   authorized --(captured)--> paid;  --(released or lapsed)--> expired;  --(capture refused)--> failed
  */
 export const PaymentStatus = {
   pending: 'pending',
+  authorized: 'authorized',
   paid: 'paid',
   failed: 'failed',
   expired: 'expired',
@@ -230,7 +233,8 @@ export const PaymentMethod: { readonly [P in CallbackProvider]: P } = {
 export type PaymentMethod = CallbackProvider;
 
 const transitions: { readonly [S in PaymentStatus]: readonly PaymentStatus[] } = {
-  pending: ['paid', 'failed', 'expired'],
+  pending: ['paid', 'failed', 'expired', 'authorized'],
+  authorized: ['paid', 'failed', 'expired'],
   paid: ['refunded'],
   failed: [],
   expired: [],
@@ -360,3 +364,19 @@ export const paidBetweenSql = (w: {
          WHERE p.method = ? AND p.mode = ? AND p.status IN ('paid', 'refunded')`,
   bindings: [w.from, w.to, w.method, w.mode],
 });
+
+/** A payments row the gateway (or an order's top-up) writes before its workflow starts. */
+export interface NewPayment {
+  paymentId: string;
+  orderId: string;
+  userId: string;
+  method: PaymentMethod;
+  amountSatang: number;
+  mode: Mode;
+  workflowId: string;
+  customerId?: string;
+  callbackUrl?: string;
+  apiKeyId?: string;
+  expiresAt?: string;
+  details?: Record<string, unknown>;
+}

@@ -8,7 +8,7 @@ import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from './index';
-import type { Payment, PaymentEvent, PaymentRecords } from './index';
+import type { NewPayment, Payment, PaymentEvent, PaymentRecords } from './index';
 import { settlementRefSql, toPayment, type SettlementRef } from './index';
 
 export type { Payment, PaymentEvent, PaymentRef } from './index';
@@ -109,20 +109,7 @@ export async function lastTransitionReason(db: Db, paymentId: string): Promise<s
 
 // ---- writes (the payment activities; each idempotent, so Temporal may retry it) ----
 
-export interface NewPayment {
-  paymentId: string;
-  orderId: string;
-  userId: string;
-  method: PaymentMethod;
-  amountSatang: number;
-  mode: Mode;
-  workflowId: string;
-  customerId?: string;
-  callbackUrl?: string;
-  apiKeyId?: string;
-  expiresAt?: string;
-  details?: Record<string, unknown>;
-}
+export type { NewPayment } from './index';
 
 export interface StatusChange {
   paymentId: string;
@@ -324,4 +311,36 @@ export async function paymentsTakenBetween(
     amountSatang: Number(r.amount_satang),
     at: r.at,
   }));
+}
+
+/**
+ * An authorisation's end (the orders slice): `paid` with the captured amount as the payment's
+ * amount (the authorised one kept in details.authorizedSatang), or `expired`/`failed` when it was
+ * released or refused; with its history event, guarded on `authorized`, so a retry is a no-op.
+ */
+export async function settleAuthorization(
+  db: Db,
+  s: { paymentId: string; to: 'paid' | 'expired' | 'failed'; capturedSatang: number; reason: string },
+): Promise<PaymentStatus> {
+  return db.transaction(async (trx) => {
+    const p = await trx('payments').where({ id: s.paymentId }).forUpdate().first();
+    if (!p || p.status !== 'authorized') return (p?.status ?? s.to) as PaymentStatus;
+    const details = { authorizedSatang: Number(p.amount_satang), capturedSatang: s.capturedSatang };
+    await trx('payments')
+      .where({ id: s.paymentId })
+      .update({
+        status: s.to,
+        ...(s.to === 'paid' ? { amount_satang: s.capturedSatang } : {}),
+        details: trx.raw('details || ?::jsonb', [JSON.stringify(details)]),
+        updated_at: trx.fn.now(),
+      });
+    await trx('payment_events').insert({
+      payment_id: s.paymentId,
+      from_status: 'authorized',
+      to_status: s.to,
+      reason: s.reason,
+    });
+    paymentTransitions.inc({ method: String(p.method), to: s.to });
+    return s.to;
+  });
 }

@@ -9,10 +9,23 @@ import { clockOf, guards, Id, requireProvider } from '../http/guards';
 import { optionalApiKey, requireApiKey } from '../http/middleware/api-key';
 import { z } from '../http/openapi';
 import { validate } from '../http/validate';
-import { CardPaymentRequest, PaymentListQuery, QrPaymentRequest } from './schemas';
+import { CardPaymentRequest, PaymentListQuery, QrPaymentRequest, type CardPaymentCreated } from './schemas';
 import { createPaymentService, type PaymentSliceDeps } from './service';
+import type { ApiKeyInfo } from '../domain/api-keys';
+import type { Mode } from '../domain/mode';
+import { AppError, ErrorCode } from '../domain/errors';
 
-export function paymentRoutes(deps: AppDeps & PaymentSliceDeps): Router {
+/** What another slice adds to these routes (the composition root passes it in). */
+export interface PaymentRouteExtras {
+  /** capture=false: an order's authorisation (src/orders) */
+  authorizeCard?: (
+    req: { orderId: string; userId: string; amount: number; token: string; callback?: string },
+    key: ApiKeyInfo,
+    mode: Mode,
+  ) => Promise<CardPaymentCreated>;
+}
+
+export function paymentRoutes(deps: AppDeps & PaymentSliceDeps, extras: PaymentRouteExtras = {}): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
   const payments = createPaymentService({
@@ -29,6 +42,13 @@ export function paymentRoutes(deps: AppDeps & PaymentSliceDeps): Router {
     const key = ctx.state.apiKey;
     const mode = key?.mode ?? (deps.config.simulators ? 'sandbox' : 'live');
     requireProvider(deps, 'card-provider', mode);
+    if (req.capture === 'false') {
+      if (!key)
+        throw new AppError(ErrorCode.UNAUTHORIZED, 'capture=false (an order to settle later) needs an X-API-Key');
+      if (!extras.authorizeCard) throw new AppError(ErrorCode.INVALID_INPUT, 'capture=false is not available here');
+      ctx.body = { statusCode: 200, body: await extras.authorizeCard(req, key, mode) };
+      return;
+    }
     ctx.body = { statusCode: 200, body: await payments.createCardPayment(req, key, mode) };
   });
 

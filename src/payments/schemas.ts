@@ -27,6 +27,10 @@ export const CardPaymentRequest = registry.register(
       callback: HttpUrl.optional().openapi({
         description: 'where the user is redirected after the card callback (http or https URL)',
       }),
+      capture: z.enum(['true', 'false']).optional().openapi({
+        description:
+          'false: authorise the amount plus ORDER_AUTH_MARGIN_PERCENT and settle the picked basket later (POST /orders/{orderId}/finalize, docs/orders.md); needs an X-API-Key',
+      }),
     })
     .strict()
     .openapi({
@@ -82,7 +86,7 @@ export const QrPaymentRequest = registry.register(
     }),
 );
 
-const Status = z.enum(['pending', 'paid', 'failed', 'expired', 'refunded']);
+const Status = z.enum(['pending', 'authorized', 'paid', 'failed', 'expired', 'refunded']);
 
 const RefundOut = z.object({
   refundId: z.string().openapi({ description: 're_...' }),

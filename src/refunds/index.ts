@@ -95,3 +95,25 @@ export const succeededBetweenSql = (w: { from: Date; to: Date; payments: SqlFrag
            AND r.payment_id IN (${w.payments.sql})`,
   bindings: [w.from, w.to, ...w.payments.bindings],
 });
+
+// ---- records others read ----
+
+/** A refund as recorded: what the worker refunds, never what a Temporal call says. */
+export interface RecordedRefund {
+  refundId: string;
+  paymentId: string;
+  orderId: string;
+  amountSatang: number;
+  status: 'pending' | 'succeeded' | 'failed';
+  reason: string | null;
+  failureReason: string | null;
+}
+
+export type RefundRequestDecision =
+  | { ok: true; refund: RecordedRefund }
+  | {
+      ok: false;
+      code: RefundRejectionCode | 'IDEMPOTENCY_KEY_REUSED';
+      message: string;
+      details: Record<string, unknown>;
+    };

@@ -7,7 +7,6 @@
  */
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
-import type { RefundRejectionCode } from './index';
 import type { Mode } from '../domain/mode';
 import type { SqlFragment } from '../domain/sql';
 import { succeededBetweenSql } from './index';
@@ -62,25 +61,8 @@ export async function refundablePayment(
   };
 }
 
-/** A refund as recorded: what the worker refunds, never what a Temporal call says. */
-export interface RecordedRefund {
-  refundId: string;
-  paymentId: string;
-  orderId: string;
-  amountSatang: number;
-  status: RefundRow['status'];
-  reason: string | null;
-  failureReason: string | null;
-}
-
-export type RefundRequestDecision =
-  | { ok: true; refund: RecordedRefund }
-  | {
-      ok: false;
-      code: RefundRejectionCode | 'IDEMPOTENCY_KEY_REUSED';
-      message: string;
-      details: Record<string, unknown>;
-    };
+import type { RecordedRefund, RefundRequestDecision } from './index';
+export type { RecordedRefund, RefundRequestDecision };
 
 const recorded = (r: Record<string, unknown>): RecordedRefund => ({
   refundId: String(r.id),

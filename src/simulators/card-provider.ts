@@ -1,11 +1,14 @@
 /**
- * The sandbox card provider: the charge API activities/payments/card-provider.ts calls, on loopback in the
- * worker process, charges kept in Postgres (sim_card_charges). Tokens: containing `declined` ->
- * 402 card_declined; containing `invalid` or not starting with `tok` -> 400 invalid_card; else a
- * pending charge, whose result comes as a signed callback. The same Idempotency-Key returns the
- * same charge. Refunds: POST /charges/{id}/refunds {amount} with an Idempotency-Key (a retry gets
- * the same refund); an amount ending in .99 THB is declined (402 refund_declined); an unknown
- * charge is 404.
+ * The sandbox card provider: the charge API activities/payments/card-provider.ts calls, on loopback
+ * in the worker, charges in Postgres (sim_card_charges). Tokens: containing `declined` -> 402
+ * card_declined; `invalid` or not starting with `tok` -> 400 invalid_card; else a pending charge,
+ * decided by a signed callback. The same Idempotency-Key returns the same charge. Refunds: POST
+ * /charges/{id}/refunds {amount} with an Idempotency-Key (a retry is the same refund); .99 THB is
+ * declined (402 refund_declined); an unknown charge is 404. Authorisations (capture=false): POST
+ * /charges/{id}/capture {amount} captures part or all once per Idempotency-Key (sim_card_captures:
+ * a retry is the same capture), releasing the rest; POST /charges/{id}/reverse voids it. A capture
+ * of an amount ending in .98 THB is declined (402 capture_declined), a void of a charge of .97 THB
+ * too (402 void_declined).
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
@@ -21,7 +24,10 @@ const ChargeIn = z.object({
   return_uri: z.string().url().optional(),
   description: z.string().max(500).optional(),
   metadata: z.record(z.unknown()).optional(),
+  capture: z.boolean().optional(),
 });
+
+const CaptureIn = z.object({ amount: z.number().int().positive() });
 
 const RefundIn = z.object({ amount: z.number().int().positive(), reason: z.string().max(500).optional() });
 
@@ -38,6 +44,8 @@ interface ChargeRow {
   status: string;
   return_uri: string | null;
   metadata: Record<string, unknown>;
+  capture: boolean;
+  captured_satang: string;
   created_at: Date;
 }
 
@@ -50,6 +58,8 @@ const chargeOut = (c: ChargeRow) => ({
   authorize_uri: null,
   return_uri: c.return_uri,
   metadata: c.metadata,
+  capture: c.capture,
+  captured_amount: Number(c.captured_satang),
   created_at: c.created_at.toISOString(),
 });
 
@@ -86,6 +96,7 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
         status: 'pending',
         return_uri: c.return_uri ?? null,
         metadata: JSON.stringify(c.metadata ?? {}),
+        capture: c.capture ?? true,
       })
       .onConflict('idempotency_key')
       .ignore()
@@ -120,6 +131,72 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
       amount: parsed.data.amount,
       status: 'succeeded',
     };
+  });
+
+  /** One capture or void per Idempotency-Key: the first's answer for every retry. */
+  async function holdOperation(ctx: Koa.Context, kind: 'capture' | 'void', amountOf: (c: ChargeRow) => number) {
+    const idem = ctx.get('Idempotency-Key');
+    if (!idem) {
+      ctx.status = 400;
+      ctx.body = { object: 'error', code: 'invalid_request', message: 'Idempotency-Key is required' };
+      return;
+    }
+    const prior = await db('sim_card_captures').where({ idempotency_key: idem }).first();
+    const answer = (op: { id: string; charge_id: string; amount_satang: string; kind: string }) => ({
+      object: kind,
+      id: op.id,
+      charge: op.charge_id,
+      amount: Number(op.amount_satang),
+      status: 'successful',
+    });
+    if (prior) return void (ctx.body = answer(prior));
+    await db.transaction(async (trx) => {
+      const c = await trx('sim_card_charges').where({ id: ctx.params.id }).forUpdate().first<ChargeRow | undefined>();
+      const refuse = (status: number, code: string, message: string) => {
+        ctx.status = status;
+        ctx.body = { object: 'error', code, message };
+      };
+      if (!c) return refuse(404, 'not_found', `no charge ${ctx.params.id}`);
+      const same = await trx('sim_card_captures').where({ idempotency_key: idem }).first();
+      if (same) return void (ctx.body = answer(same));
+      if (c.capture) return refuse(400, 'failed_capture', 'the charge was not an authorisation');
+      const held = Number(c.amount_satang) - Number(c.captured_satang);
+      const done = await trx('sim_card_captures').where({ charge_id: c.id }).first();
+      if (done) return refuse(400, 'failed_capture', `the authorisation was already ${done.kind}d`);
+      const amount = amountOf(c);
+      if (kind === 'capture' && (amount > held || amount <= 0))
+        return refuse(400, 'failed_capture', `at most ${held} satang can be captured`);
+      if (kind === 'capture' && amount % 100 === 98) return refuse(402, 'capture_declined', 'the capture was declined');
+      if (kind === 'void' && Number(c.amount_satang) % 100 === 97)
+        return refuse(402, 'void_declined', 'the void was declined');
+      const [op] = await trx('sim_card_captures')
+        .insert({
+          id: `${kind === 'capture' ? 'capt' : 'void'}_test_${randomBytes(10).toString('hex')}`,
+          charge_id: c.id,
+          idempotency_key: idem,
+          kind,
+          amount_satang: amount,
+        })
+        .returning('*');
+      if (kind === 'capture')
+        await trx('sim_card_charges').where({ id: c.id }).update({ captured_satang: amount, status: 'successful' });
+      else await trx('sim_card_charges').where({ id: c.id }).update({ status: 'reversed' });
+      ctx.body = answer(op);
+    });
+  }
+
+  r.post('/charges/:id/capture', async (ctx) => {
+    const parsed = CaptureIn.safeParse(ctx.request.body);
+    if (!parsed.success) {
+      ctx.status = 400;
+      ctx.body = { object: 'error', code: 'invalid_request', message: parsed.error.issues[0].message };
+      return;
+    }
+    await holdOperation(ctx, 'capture', () => parsed.data.amount);
+  });
+
+  r.post('/charges/:id/reverse', async (ctx) => {
+    await holdOperation(ctx, 'void', (c) => Number(c.amount_satang));
   });
 
   r.get('/charges/:id', async (ctx) => {

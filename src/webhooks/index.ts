@@ -59,6 +59,7 @@ export const EVENT_TYPES = [
   'payment.expired',
   'payment.refunded',
   'payment.partially_refunded',
+  'payment.authorized',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -21,6 +21,7 @@ import { objectStoreEnv, testPublisher } from '../objectstore/helpers';
 import { ALL_SCOPES, newKey, paidQr, rowOf, waitFor } from '../payments/support';
 import { binary, IN_SEASON } from '../storefront/helpers';
 import { paymentWorkflowId } from '../../src/payments';
+import { orderWorkflowId } from '../../src/orders';
 import { createTestStack, provenResult, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import { startReceiver, type Receiver } from '../webhooks/helpers';
 
@@ -429,6 +430,40 @@ describe('live answers', () => {
           .send(doc.components.schemas.CalculateCostRequest.example),
       ).status,
     ).toBe(200);
+    expect(since(from)).toEqual([]);
+  });
+
+  it('the orders API: authorise (capture=false), adjust, finalize, view', async () => {
+    const from = mismatches.length;
+    const orderId = uniq('oa');
+    const auth = conforms(
+      await app()
+        .post('/cardpayment')
+        .type('form')
+        .set('X-API-Key', key)
+        .send({ orderId, userId: 'u-1', amount: '1000', token: 'tok_test_visa', capture: 'false' }),
+    );
+    expect(auth.status).toBe(200);
+    await stack.client.workflow
+      .getHandle(orderWorkflowId(orderId))
+      .signal(
+        'paymentResult',
+        provenResult(stack.config, auth.body.body.paymentId, { status: 'success', provider: 'card' }),
+      );
+    await waitFor(() => stack.db('orders').where({ order_id: orderId, status: 'open' }).first());
+    const lines = doc.components.schemas.OrderAdjustmentRequest.example.lines;
+    expect(
+      conforms(await app().post(`/orders/${orderId}/adjustments`).set('X-API-Key', key).send({ lines })).status,
+    ).toBe(200);
+    expect(conforms(await app().post(`/orders/${orderId}/finalize`).set('X-API-Key', key)).status).toBe(200);
+    expect(conforms(await app().get(`/orders/${orderId}`).set('X-API-Key', key)).body.body.status).toBe('settled');
+    expect(
+      conforms(
+        await app()
+          .get(`/orders/${uniq('none')}`)
+          .set('X-API-Key', key),
+      ).status,
+    ).toBe(404);
     expect(since(from)).toEqual([]);
   });
 

@@ -5,6 +5,10 @@ const allowed: [PaymentStatus, PaymentStatus][] = [
   ['pending', 'failed'],
   ['pending', 'expired'],
   ['paid', 'refunded'],
+  ['pending', 'authorized'],
+  ['authorized', 'paid'],
+  ['authorized', 'failed'],
+  ['authorized', 'expired'],
 ];
 
 describe('payment state transitions', () => {

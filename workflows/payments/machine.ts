@@ -63,7 +63,13 @@ const isValidResult = (r: unknown): r is PaymentResult =>
   ((r as PaymentResult).status === 'success' || (r as PaymentResult).status === 'failed');
 
 /** State, handlers and the settle step shared by the payment workflows. */
-export function paymentMachine(input: PaymentInput, method: PaymentMethod, has: HasPatch) {
+/** `successStatus`: what a provider's success settles (`authorized` for an order's card authorisation). */
+export function paymentMachine(
+  input: PaymentInput,
+  method: PaymentMethod,
+  has: HasPatch,
+  successStatus: PaymentStatus = 'paid',
+) {
   // a new execution takes the lean path; a history recorded before it replays the old commands
   const lean = has(Patch.leanPayment);
   const view: PaymentView = {
@@ -171,7 +177,7 @@ export function paymentMachine(input: PaymentInput, method: PaymentMethod, has: 
 
   const settleResult = (r: PaymentResult): Promise<boolean> =>
     settle(
-      r.status === 'success' ? 'paid' : 'failed',
+      r.status === 'success' ? successStatus : 'failed',
       `${r.provider}: ${r.status}${r.message ? ` (${r.message})` : ''}`,
       r,
     );

@@ -1,0 +1,329 @@
+/**
+ * Order activities: the order workflow's only way to read and write the orders rows, to end a
+ * card authorisation on the payments row (src/payments/repository: settleAuthorization), to
+ * record a refund of the difference in the refunds ledger (src/refunds/repository) and to
+ * capture or void at the card provider. A step runs only on a row the gateway recorded, proven by
+ * its talat-order-v1 proof; the lapse runs only once the order's own lapses_at has passed.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Config } from '../src/config';
+import type { Db } from '../src/db/knex';
+import type { Logger } from '../src/logger';
+import { ActivityFailureType } from '../src/domain/temporal';
+import { orderWorkflowId, topUpOrderId, type OrderStatus, type OrderView } from '../src/orders';
+import {
+  adjustmentById,
+  applyAdjustment,
+  finalizationById,
+  finalizationOf,
+  fixFinalAmount,
+  orderById,
+  recordFinalization,
+  updateOrder,
+  viewOf,
+} from '../src/orders/repository';
+import {
+  paymentWorkflowId,
+  PaymentWorkflowType,
+  type NewPayment,
+  type Payment,
+  type PaymentStatus,
+  type QrPaymentInput,
+} from '../src/payments';
+import type { RecordedRefund, RefundRequestDecision } from '../src/refunds';
+import { billPaymentPayload, orderReference, promptPayPayload } from '../src/domain/promptpay';
+import { orderPaymentId } from '../src/ids';
+import { recordTopUp, settleTopUp, type TopUp } from '../src/orders/repository';
+import { verifyOrderStepProof, withStartProof } from '../src/proofs';
+import type { HoldOperationInput } from './payments/card-provider';
+
+export interface OrderStepCheck {
+  kind: 'adjust' | 'finalize';
+  stepId: string;
+  orderId: string;
+  proof: string;
+}
+
+/**
+ * What the orders take of the payments and refunds slices (their repositories' functions), wired
+ * by the composition root (activities/index.ts).
+ */
+export interface OrderLedgers {
+  createPendingPayment(p: NewPayment): Promise<{ created: boolean; payment: Payment }>;
+  paymentById(paymentId: string): Promise<Payment | undefined>;
+  settleAuthorization(s: {
+    paymentId: string;
+    to: 'paid' | 'expired' | 'failed';
+    capturedSatang: number;
+    reason: string;
+  }): Promise<PaymentStatus>;
+  recordRefund(r: {
+    paymentId: string;
+    orderId: string;
+    apiKeyId: string;
+    idempotencyKey?: string;
+    amountSatang?: number;
+    reason?: string;
+  }): Promise<RefundRequestDecision>;
+}
+
+export function createOrderActivities(deps: {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  card: { holdOperation(kind: 'capture' | 'void', input: HoldOperationInput): Promise<{ id: string }> };
+  ledgers: OrderLedgers;
+}) {
+  const { db, config, logger, card, ledgers } = deps;
+  const callerWorkflowId = (): string | undefined => {
+    try {
+      return Context.current().info.workflowExecution?.workflowId;
+    } catch {
+      return undefined;
+    }
+  };
+  /** Only the order's own workflow (order-<orderId>) acts on an order. */
+  const own = (orderId: string) => {
+    const caller = callerWorkflowId();
+    return caller === undefined || caller === orderWorkflowId(orderId);
+  };
+
+  return {
+    /** A step's row exists for this order and its proof is the gateway's: else a forged update. */
+    async checkOrderStep(s: OrderStepCheck): Promise<boolean> {
+      if (typeof s.stepId !== 'string' || typeof s.proof !== 'string') return false;
+      const row = s.kind === 'adjust' ? await adjustmentById(db, s.stepId) : await finalizationById(db, s.stepId);
+      const ok =
+        own(s.orderId) &&
+        row?.orderId === s.orderId &&
+        verifyOrderStepProof(
+          config.results.signingKey,
+          { kind: s.kind, stepId: s.stepId, orderId: s.orderId },
+          s.proof,
+        );
+      if (!ok)
+        logger.error(
+          { securityEvent: 'order_step_forged', orderId: s.orderId, stepId: s.stepId, kind: s.kind },
+          'security: an order update without a valid proof; nothing changed',
+        );
+      return ok;
+    },
+
+    async orderView(orderId: string): Promise<OrderView | null> {
+      const o = await orderById(db, orderId);
+      return o ? viewOf(o) : null;
+    },
+
+    /** The card was authorised: the order opens; its lapse is counted from now (the worker's clock). */
+    async orderAuthorized(input: { orderId: string; authorizedSatang: number }): Promise<OrderView> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const lapsesAt = new Date(Date.now() + config.orders.lapseSeconds * 1000).toISOString();
+      return viewOf(
+        await updateOrder(db, input.orderId, {
+          status: 'open',
+          authorizedSatang: input.authorizedSatang,
+          lapsesAt,
+        }),
+      );
+    },
+
+    async orderStatus(input: { orderId: string; status: OrderStatus; reason: string }): Promise<OrderView> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      return viewOf(await updateOrder(db, input.orderId, { status: input.status, statusReason: input.reason }));
+    },
+
+    async applyOrderAdjustment(adjustmentId: string) {
+      const { adjustment, order } = await applyAdjustment(db, adjustmentId);
+      return { status: adjustment.status, rejection: adjustment.rejection, order: viewOf(order) };
+    },
+
+    /** The finalisation's fixed amount and what is needed to settle it (the charge of a card order). */
+    async fixOrderFinal(finalizeId: string) {
+      const f = await finalizationById(db, finalizeId);
+      if (!f) return null;
+      const { finalSatang, order, exceeds } = await fixFinalAmount(db, finalizeId);
+      const payment = await ledgers.paymentById(order.paymentId);
+      return {
+        finalSatang,
+        exceeds: exceeds ?? false,
+        outcome: f.outcome,
+        order: viewOf(order),
+        apiKeyId: order.apiKeyId,
+        chargeId: payment?.providerRef ?? null,
+        paymentStatus: payment?.status ?? null,
+        mode: order.mode,
+      };
+    },
+
+    /**
+     * The lapse timer fired: the order's own finalisation row (recorded here, as the gateway
+     * would), only when lapses_at has passed and the order is still open; else null.
+     */
+    async lapseFinalization(orderId: string): Promise<string | null> {
+      if (!own(orderId)) return null;
+      const o = await orderById(db, orderId);
+      if (!o || o.status !== 'open' || !o.lapsesAt || o.lapsesAt.getTime() > Date.now()) return null;
+      return (await recordFinalization(db, orderId)).id;
+    },
+
+    async orderFinalizationOf(orderId: string): Promise<string | null> {
+      return (await finalizationOf(db, orderId))?.id ?? null;
+    },
+
+    /** Capture (part of) or void the card authorisation at the provider, once per idempotency key. */
+    async orderHold(kind: 'capture' | 'void', input: HoldOperationInput & { orderId: string }) {
+      if (!own(input.orderId))
+        throw ApplicationFailure.nonRetryable('not the order of this workflow', ActivityFailureType.CardRejected);
+      return card.holdOperation(kind, input);
+    },
+
+    /** The card authorisation's end on the payments row and the order row (idempotent). */
+    async settleCardOrder(input: {
+      orderId: string;
+      paymentId: string;
+      finalizeId: string;
+      to: 'paid' | 'expired' | 'failed';
+      capturedSatang: number;
+      reason: string;
+      status: OrderStatus;
+    }): Promise<OrderView> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      await ledgers.settleAuthorization({
+        paymentId: input.paymentId,
+        to: input.to,
+        capturedSatang: input.capturedSatang,
+        reason: input.reason,
+      });
+      return viewOf(
+        await updateOrder(
+          db,
+          input.orderId,
+          {
+            status: input.status,
+            statusReason: input.reason,
+            capturedSatang: input.capturedSatang,
+            paidSatang: input.capturedSatang,
+          },
+          { finalizeId: input.finalizeId, outcome: input.to === 'paid' ? 'captured' : input.to },
+        ),
+      );
+    },
+
+    /**
+     * A paid order finalised below what was paid: the difference as a refunds row (the ledger's
+     * own checks; the finalisation's id as its Idempotency-Key, so a retry is the same refund).
+     */
+    async recordOrderRefund(input: {
+      orderId: string;
+      finalizeId: string;
+      amountSatang: number;
+    }): Promise<RecordedRefund> {
+      const o = await orderById(db, input.orderId);
+      if (!o || !own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const r = await ledgers.recordRefund({
+        paymentId: o.paymentId,
+        orderId: o.orderId,
+        apiKeyId: o.apiKeyId,
+        idempotencyKey: `order-final-${input.finalizeId}`,
+        amountSatang: input.amountSatang,
+        reason: 'order finalised below the amount paid',
+      });
+      if (!r.ok) throw ApplicationFailure.nonRetryable(`the refund of the difference was refused: ${r.message}`);
+      return r.refund;
+    },
+
+    async settleQrOrder(input: {
+      orderId: string;
+      finalizeId: string;
+      refundedSatang: number;
+      status: OrderStatus;
+      reason: string;
+      outcome: string;
+      finalSatang?: number;
+    }): Promise<OrderView> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      return viewOf(
+        await updateOrder(
+          db,
+          input.orderId,
+          {
+            status: input.status,
+            statusReason: input.reason,
+            refundedSatang: input.refundedSatang,
+            finalSatang: input.finalSatang,
+          },
+          { finalizeId: input.finalizeId, outcome: input.outcome },
+        ),
+      );
+    },
+
+    /**
+     * A QR order finalised above what was paid: the top-up's payments row (its own order id,
+     * `<orderId>.topup`, and QR of the difference) and its order_topups row, both idempotent;
+     * returns the QR payment workflow's input (the order workflow runs it as a child).
+     */
+    async prepareTopUp(input: { orderId: string; finalizeId: string; amountSatang: number }) {
+      const o = await orderById(db, input.orderId);
+      if (!o || !own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const base = await ledgers.paymentById(o.paymentId);
+      const topOrder = topUpOrderId(o.orderId);
+      const { billerId, promptPayId, merchantName, merchantCity } = config.payments;
+      const ref1 = orderReference(topOrder);
+      const tags = { merchantName, merchantCity, referenceLabel: ref1, amountSatang: input.amountSatang };
+      const qr = billerId
+        ? billPaymentPayload({ billerId, ref1, ...tags })
+        : promptPayPayload({ id: promptPayId, ...tags });
+      const { payment } = await ledgers.createPendingPayment({
+        paymentId: orderPaymentId(config.identity.secret, topOrder),
+        orderId: topOrder,
+        userId: base?.userId ?? 'unknown',
+        method: 'qr',
+        amountSatang: input.amountSatang,
+        mode: o.mode,
+        workflowId: paymentWorkflowId(topOrder),
+        apiKeyId: o.apiKeyId,
+        expiresAt: new Date(Date.now() + config.payments.qrExpirySeconds * 1000).toISOString(),
+        details: { qr: { payload: qr.payload, crc: qr.crc, ref1 }, topUpOf: o.orderId },
+      });
+      const topUp: TopUp = await recordTopUp(db, {
+        paymentId: payment.id,
+        orderId: o.orderId,
+        topUpOrderId: topOrder,
+        finalizeId: input.finalizeId,
+        amountSatang: payment.amountSatang,
+      });
+      const stored = (payment.details as { qr?: { payload: string; crc: string } }).qr ?? qr;
+      const start: QrPaymentInput = withStartProof(
+        config.results.signingKey,
+        PaymentWorkflowType.qr,
+        paymentWorkflowId(topOrder),
+        {
+          paymentId: payment.id,
+          orderId: topOrder,
+          userId: payment.userId,
+          amountSatang: payment.amountSatang,
+          mode: payment.mode,
+          apiKeyId: o.apiKeyId,
+          expiresAt: (payment.expiresAt ?? new Date()).toISOString(),
+          qr: { payload: stored.payload, crc: stored.crc, promptPayId, ...(billerId ? { billerId, ref1 } : {}) },
+        },
+      );
+      return { topUp, start };
+    },
+
+    /** The top-up's payment ended: paid (the order's paid amount grows) or not. */
+    async settleOrderTopUp(input: { orderId: string; paymentId: string; paid: boolean }): Promise<OrderView> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      await settleTopUp(db, input.paymentId, input.paid);
+      return viewOf((await orderById(db, input.orderId))!);
+    },
+
+    /** Neither capture nor release worked: the order needs a person (logged as an error, status attention). */
+    async alertOrder(input: { orderId: string; message: string }): Promise<void> {
+      logger.error({ alert: 'order_settlement', orderId: input.orderId }, input.message);
+      await updateOrder(db, input.orderId, { status: 'attention', statusReason: input.message });
+    },
+  };
+}
+
+export type OrderActivities = ReturnType<typeof createOrderActivities>;

@@ -1,0 +1,77 @@
+/**
+ * The orders slice's face and contract: what other slices, the workflows and the toolkit may
+ * use of it. Pure (no I/O): its Temporal names, ids, signals, updates, inputs and outputs, and
+ * the types and pure helpers others share. Names in recorded histories (test/replay) never change.
+ */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { Mode } from '../domain/mode';
+import type { CardPaymentInput } from '../payments';
+
+// ---- contract ----
+
+/**
+ * The orders' Temporal contract: one orderSettlementWorkflow per order (workflows/orders.ts)
+ * authorises the card (or takes the paid QR payment), applies adjustments and the finalisation
+ * one at a time (updates `adjust` and `finalize`), and captures, releases or refunds once.
+ *
+ * Names are part of the recorded histories (test/replay): never rename a value here.
+ */
+export const OrderWorkflowType = { order: 'orderSettlementWorkflow' } as const;
+
+/** one settlement workflow per order */
+export const orderWorkflowId = (orderId: string): string => `order-${orderId}`;
+
+export type OrderMethod = 'card' | 'qr';
+export type OrderStatus = 'authorizing' | 'open' | 'finalizing' | 'awaiting_topup' | 'settled' | 'failed' | 'attention';
+
+/** the top-up of an order: its own QR payment (and order id) for the difference */
+export const topUpOrderId = (orderId: string): string => `${orderId}.topup`;
+export const ADJUSTMENT_REASONS = ['out_of_stock', 'substitution', 'weight', 'other'] as const;
+export type AdjustmentReason = (typeof ADJUSTMENT_REASONS)[number];
+
+export interface OrderInput {
+  orderId: string;
+  paymentId: string;
+  method: OrderMethod;
+  mode: Mode;
+  apiKeyId: string;
+  /** card: the authorisation to make first (amount = estimate + margin); the payments row names this workflow */
+  card?: CardPaymentInput;
+  /** after this long without a finalisation the authorisation is captured or released */
+  lapseSeconds: number;
+  lapseAction: 'capture' | 'release';
+  /** an unpaid top-up: settle at what was paid, or cancel (refund what was paid) */
+  topUpExpired?: 'settle' | 'cancel';
+}
+
+/**
+ * Updates `adjust` and `finalize` carry only the id of a row the gateway recorded and its proof
+ * (talat-order-v1, src/proofs.ts): lines, amounts and the order come from the rows.
+ */
+export interface OrderStepRequest {
+  stepId: string;
+  proof: string;
+}
+
+export interface OrderView {
+  orderId: string;
+  paymentId: string;
+  method: OrderMethod;
+  status: OrderStatus;
+  authorizedSatang: number;
+  capturedSatang: number;
+  paidSatang: number;
+  refundedSatang: number;
+  finalSatang: number | null;
+}
+
+export type OrderRejectionCode = 'CONFLICT' | 'NOT_FOUND';
+export type OrderStepOutcome =
+  | { ok: true; order: OrderView }
+  | { ok: false; code: OrderRejectionCode; message: string; details?: Record<string, unknown> };
+
+export const adjustUpdate = defineUpdate<OrderStepOutcome, [OrderStepRequest]>('adjust');
+export const finalizeUpdate = defineUpdate<OrderStepOutcome, [OrderStepRequest]>('finalize');
+export const orderQuery = defineQuery<{ status: OrderStatus }>('order');
+
+export type OrderSettlementWorkflow = (input: OrderInput) => Promise<OrderView | { status: OrderStatus }>;

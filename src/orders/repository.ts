@@ -1,0 +1,362 @@
+/**
+ * The orders tables (orders, order_adjustments, order_finalizations): the only place they are
+ * read or written. The gateway records an order, an adjustment or the finalisation before the
+ * order workflow is asked; the order activities apply them (each write idempotent: Temporal may
+ * retry it) and keep the order row as the settlement's projection.
+ */
+import type { Db } from '../db/knex';
+import { newId } from '../ids';
+import type { Mode } from '../domain/mode';
+import type { AdjustmentReason, OrderMethod, OrderStatus, OrderView } from './index';
+
+export interface Order extends OrderView {
+  mode: Mode;
+  apiKeyId: string;
+  baseSatang: number;
+  statusReason: string | null;
+  lapsesAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AdjustmentLine {
+  description: string;
+  amountSatang: number;
+  reason: AdjustmentReason;
+}
+
+export interface Adjustment {
+  id: string;
+  orderId: string;
+  lines: AdjustmentLine[];
+  totalSatang: number;
+  status: 'pending' | 'applied' | 'rejected';
+  rejection: string | null;
+  createdAt: Date;
+}
+
+export interface Finalization {
+  id: string;
+  orderId: string;
+  finalSatang: number | null;
+  outcome: string | null;
+}
+
+type Row = Record<string, unknown>;
+const num = (v: unknown): number => Number(v ?? 0);
+
+const toOrder = (r: Row): Order => ({
+  orderId: String(r.order_id),
+  paymentId: String(r.payment_id),
+  method: r.method as OrderMethod,
+  mode: r.mode as Mode,
+  apiKeyId: String(r.api_key_id),
+  status: r.status as OrderStatus,
+  baseSatang: num(r.base_satang),
+  authorizedSatang: num(r.authorized_satang),
+  capturedSatang: num(r.captured_satang),
+  paidSatang: num(r.paid_satang),
+  refundedSatang: num(r.refunded_satang),
+  finalSatang: r.final_satang === null || r.final_satang === undefined ? null : num(r.final_satang),
+  statusReason: (r.status_reason as string | null) ?? null,
+  lapsesAt: (r.lapses_at as Date | null) ?? null,
+  createdAt: r.created_at as Date,
+  updatedAt: r.updated_at as Date,
+});
+
+const toAdjustment = (r: Row): Adjustment => ({
+  id: String(r.id),
+  orderId: String(r.order_id),
+  lines: r.lines as AdjustmentLine[],
+  totalSatang: num(r.total_satang),
+  status: r.status as Adjustment['status'],
+  rejection: (r.rejection as string | null) ?? null,
+  createdAt: r.created_at as Date,
+});
+
+const toFinalization = (r: Row): Finalization => ({
+  id: String(r.id),
+  orderId: String(r.order_id),
+  finalSatang: r.final_satang === null ? null : num(r.final_satang),
+  outcome: (r.outcome as string | null) ?? null,
+});
+
+export const viewOf = (o: Order): OrderView => ({
+  orderId: o.orderId,
+  paymentId: o.paymentId,
+  method: o.method,
+  status: o.status,
+  authorizedSatang: o.authorizedSatang,
+  capturedSatang: o.capturedSatang,
+  paidSatang: o.paidSatang,
+  refundedSatang: o.refundedSatang,
+  finalSatang: o.finalSatang,
+});
+
+export async function orderById(db: Db, orderId: string): Promise<Order | undefined> {
+  const r = await db('orders').where({ order_id: orderId }).first();
+  return r ? toOrder(r) : undefined;
+}
+
+/** The order row, unless the order has one: returns the order's row either way. */
+export async function createOrder(
+  db: Db,
+  o: {
+    orderId: string;
+    paymentId: string;
+    method: OrderMethod;
+    mode: Mode;
+    apiKeyId: string;
+    status: OrderStatus;
+    baseSatang: number;
+    authorizedSatang?: number;
+    paidSatang?: number;
+  },
+): Promise<{ created: boolean; order: Order }> {
+  const [row] = await db('orders')
+    .insert({
+      order_id: o.orderId,
+      payment_id: o.paymentId,
+      method: o.method,
+      mode: o.mode,
+      api_key_id: o.apiKeyId,
+      status: o.status,
+      base_satang: o.baseSatang,
+      authorized_satang: o.authorizedSatang ?? 0,
+      paid_satang: o.paidSatang ?? 0,
+    })
+    .onConflict('order_id')
+    .ignore()
+    .returning('*');
+  if (row) return { created: true, order: toOrder(row) };
+  return { created: false, order: (await orderById(db, o.orderId))! };
+}
+
+export type RecordDecision<T> =
+  { ok: true; value: T } | { ok: false; code: 'IDEMPOTENCY_KEY_REUSED'; existingId: string };
+
+/** An adjustment's row, before the workflow applies it; with an Idempotency-Key, that key's row when it matches. */
+export async function recordAdjustment(
+  db: Db,
+  a: { orderId: string; apiKeyId: string; lines: AdjustmentLine[]; idempotencyKey?: string },
+): Promise<RecordDecision<Adjustment>> {
+  const totalSatang = a.lines.reduce((s, l) => s + l.amountSatang, 0);
+  const prior = async (): Promise<RecordDecision<Adjustment> | undefined> => {
+    if (!a.idempotencyKey) return undefined;
+    const r = await db('order_adjustments')
+      .where({ api_key_id: a.apiKeyId, idempotency_key: a.idempotencyKey })
+      .first();
+    if (!r) return undefined;
+    const same = r.order_id === a.orderId && JSON.stringify(r.lines) === JSON.stringify(a.lines);
+    return same
+      ? { ok: true, value: toAdjustment(r) }
+      : { ok: false, code: 'IDEMPOTENCY_KEY_REUSED', existingId: r.id };
+  };
+  const found = await prior();
+  if (found) return found;
+  const [row] = await db('order_adjustments')
+    .insert({
+      id: newId('adj'),
+      order_id: a.orderId,
+      lines: JSON.stringify(a.lines),
+      total_satang: totalSatang,
+      api_key_id: a.apiKeyId,
+      idempotency_key: a.idempotencyKey ?? null,
+    })
+    .onConflict(['api_key_id', 'idempotency_key'])
+    .ignore()
+    .returning('*');
+  if (row) return { ok: true, value: toAdjustment(row) };
+  return (await prior())!;
+}
+
+export async function adjustmentsOf(db: Db, orderId: string): Promise<Adjustment[]> {
+  const rows = await db('order_adjustments')
+    .where({ order_id: orderId })
+    .orderBy([{ column: 'created_at' }, 'id']);
+  return rows.map(toAdjustment);
+}
+
+export async function adjustmentById(db: Db, id: string): Promise<Adjustment | undefined> {
+  const r = await db('order_adjustments').where({ id }).first();
+  return r ? toAdjustment(r) : undefined;
+}
+
+/** The order's one finalisation: the first request's row for every later or concurrent one. */
+export async function recordFinalization(db: Db, orderId: string): Promise<Finalization> {
+  const [row] = await db('order_finalizations')
+    .insert({ id: newId('fin'), order_id: orderId })
+    .onConflict('order_id')
+    .ignore()
+    .returning('*');
+  return toFinalization(row ?? (await db('order_finalizations').where({ order_id: orderId }).first()));
+}
+
+export async function finalizationById(db: Db, id: string): Promise<Finalization | undefined> {
+  const r = await db('order_finalizations').where({ id }).first();
+  return r ? toFinalization(r) : undefined;
+}
+
+export async function finalizationOf(db: Db, orderId: string): Promise<Finalization | undefined> {
+  const r = await db('order_finalizations').where({ order_id: orderId }).first();
+  return r ? toFinalization(r) : undefined;
+}
+
+// ---- the order activities' writes (each idempotent) ----
+
+/** Apply a pending adjustment while the order is open, else reject it; the row's state afterwards. */
+export async function applyAdjustment(db: Db, id: string): Promise<{ adjustment: Adjustment; order: Order }> {
+  return db.transaction(async (trx) => {
+    const a = await trx('order_adjustments').where({ id }).forUpdate().first();
+    const o = await trx('orders').where({ order_id: a.order_id }).forUpdate().first();
+    if (a.status === 'pending') {
+      const open = o.status === 'open' || o.status === 'authorizing';
+      const [u] = await trx('order_adjustments')
+        .where({ id })
+        .update(open ? { status: 'applied' } : { status: 'rejected', rejection: `the order is ${o.status}` })
+        .returning('*');
+      return { adjustment: toAdjustment(u), order: toOrder(o) };
+    }
+    return { adjustment: toAdjustment(a), order: toOrder(o) };
+  });
+}
+
+/**
+ * The finalisation's amount, fixed once: the estimate plus every applied adjustment (pending
+ * ones still open are rejected: nothing is half-applied), the order `finalizing`. A retry
+ * returns the amount fixed before.
+ */
+export async function fixFinalAmount(
+  db: Db,
+  finalizeId: string,
+): Promise<{ finalSatang: number; order: Order; exceeds?: boolean }> {
+  return db.transaction(async (trx) => {
+    const f = await trx('order_finalizations').where({ id: finalizeId }).forUpdate().first();
+    const o = await trx('orders').where({ order_id: f.order_id }).forUpdate().first();
+    if (f.final_satang !== null) return { finalSatang: num(f.final_satang), order: toOrder(o) };
+    const [{ total }] = await trx('order_adjustments')
+      .where({ order_id: f.order_id, status: 'applied' })
+      .sum({ total: 'total_satang' });
+    const finalSatang = num(o.base_satang) + num(total);
+    // a QR order above what was paid takes a top-up; a card order cannot pass its authorisation
+    const limit = o.method === 'card' ? num(o.authorized_satang) : Number.MAX_SAFE_INTEGER;
+    if (finalSatang > limit || finalSatang < 0) {
+      // nothing fixed: the finalisation is undone, so a later one (after an adjustment) is a new one
+      await trx('order_finalizations').where({ id: finalizeId }).delete();
+      return { finalSatang, order: toOrder(o), exceeds: true };
+    }
+    await trx('order_adjustments')
+      .where({ order_id: f.order_id, status: 'pending' })
+      .update({ status: 'rejected', rejection: 'the order was finalised first' });
+    await trx('order_finalizations').where({ id: finalizeId }).update({ final_satang: finalSatang });
+    const [u] = await trx('orders')
+      .where({ order_id: f.order_id })
+      .update({ status: 'finalizing', final_satang: finalSatang, updated_at: trx.fn.now() })
+      .returning('*');
+    return { finalSatang, order: toOrder(u) };
+  });
+}
+
+/** The order's amounts and status after a step; returns the row. */
+export async function updateOrder(
+  db: Db,
+  orderId: string,
+  patch: Partial<{
+    status: OrderStatus;
+    statusReason: string | null;
+    authorizedSatang: number;
+    capturedSatang: number;
+    paidSatang: number;
+    refundedSatang: number;
+    finalSatang: number;
+    lapsesAt: string;
+  }>,
+  finalizeOutcome?: { finalizeId: string; outcome: string },
+): Promise<Order> {
+  const cols: Record<string, unknown> = {};
+  const map: Record<string, string> = {
+    status: 'status',
+    statusReason: 'status_reason',
+    authorizedSatang: 'authorized_satang',
+    capturedSatang: 'captured_satang',
+    paidSatang: 'paid_satang',
+    refundedSatang: 'refunded_satang',
+    finalSatang: 'final_satang',
+    lapsesAt: 'lapses_at',
+  };
+  for (const [k, v] of Object.entries(patch)) if (v !== undefined) cols[map[k]] = v;
+  return db.transaction(async (trx) => {
+    const [row] = await trx('orders')
+      .where({ order_id: orderId })
+      .update({ ...cols, updated_at: trx.fn.now() })
+      .returning('*');
+    if (finalizeOutcome)
+      await trx('order_finalizations')
+        .where({ id: finalizeOutcome.finalizeId })
+        .update({ outcome: finalizeOutcome.outcome });
+    return toOrder(row);
+  });
+}
+
+export interface TopUp {
+  paymentId: string;
+  orderId: string;
+  topUpOrderId: string;
+  finalizeId: string;
+  amountSatang: number;
+  status: 'pending' | 'paid' | 'expired';
+}
+const toTopUp = (r: Row): TopUp => ({
+  paymentId: String(r.payment_id),
+  orderId: String(r.order_id),
+  topUpOrderId: String(r.topup_order_id),
+  finalizeId: String(r.finalize_id),
+  amountSatang: num(r.amount_satang),
+  status: r.status as TopUp['status'],
+});
+
+/** The finalisation's top-up row (one per finalisation: a retry finds it); the order awaits it. */
+export async function recordTopUp(
+  db: Db,
+  t: { paymentId: string; orderId: string; topUpOrderId: string; finalizeId: string; amountSatang: number },
+): Promise<TopUp> {
+  return db.transaction(async (trx) => {
+    await trx('order_topups')
+      .insert({
+        payment_id: t.paymentId,
+        order_id: t.orderId,
+        topup_order_id: t.topUpOrderId,
+        finalize_id: t.finalizeId,
+        amount_satang: t.amountSatang,
+      })
+      .onConflict('finalize_id')
+      .ignore();
+    await trx('orders')
+      .where({ order_id: t.orderId })
+      .update({
+        status: 'awaiting_topup',
+        status_reason: `a top-up of ${t.amountSatang / 100} THB is due`,
+        updated_at: trx.fn.now(),
+      });
+    return toTopUp(await trx('order_topups').where({ finalize_id: t.finalizeId }).first());
+  });
+}
+
+export async function topUpsOf(db: Db, orderId: string): Promise<TopUp[]> {
+  return (await db('order_topups').where({ order_id: orderId }).orderBy('created_at')).map(toTopUp);
+}
+
+/** The top-up's end: paid (the order's paid amount grows by it) or expired. */
+export async function settleTopUp(db: Db, paymentId: string, paid: boolean): Promise<TopUp> {
+  return db.transaction(async (trx) => {
+    const [t] = await trx('order_topups')
+      .where({ payment_id: paymentId, status: 'pending' })
+      .update({ status: paid ? 'paid' : 'expired' })
+      .returning('*');
+    if (t && paid)
+      await trx('orders')
+        .where({ order_id: t.order_id })
+        .update({ paid_satang: trx.raw('paid_satang + ?', [num(t.amount_satang)]), updated_at: trx.fn.now() });
+    return toTopUp(t ?? (await trx('order_topups').where({ payment_id: paymentId }).first()));
+  });
+}

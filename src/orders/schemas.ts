@@ -1,0 +1,192 @@
+/**
+ * Orders API validators and response schemas (docs/orders.md), registered in the OpenAPI
+ * document with their paths. Requests are `.strict()`: unknown fields are refused.
+ */
+import { envelope, registry, z } from '../http/openapi';
+import { thbToSatang } from '../domain/money';
+import { apiErrors, Id, idempotencyHeader, rateLimitHeaders, security } from '../http/guards';
+import { ADJUSTMENT_REASONS } from './index';
+
+/** A signed THB amount (an adjustment may lower or raise the basket): satang, never 0. */
+const SignedAmount = z
+  .any()
+  .transform((v: unknown, ctx) => {
+    const negative = typeof v === 'number' ? v < 0 : typeof v === 'string' && v.trim().startsWith('-');
+    const abs = typeof v === 'number' ? Math.abs(v) : typeof v === 'string' ? v.trim().replace(/^-/, '') : v;
+    const r = thbToSatang(abs);
+    if (!r.ok) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `amount is invalid (${r.reason}): a signed THB amount with at most 2 decimals, not 0`,
+      });
+      return z.NEVER;
+    }
+    return negative ? -r.satang : r.satang;
+  })
+  .openapi({ type: 'number', example: -45.5, description: 'THB, signed: negative lowers the basket' });
+
+export const AdjustmentRequest = registry.register(
+  'OrderAdjustmentRequest',
+  z
+    .object({
+      lines: z
+        .array(
+          z
+            .object({
+              description: z.string().min(1).max(200),
+              amount: SignedAmount,
+              reason: z.enum(ADJUSTMENT_REASONS),
+            })
+            .strict(),
+        )
+        .min(1)
+        .max(50),
+    })
+    .strict()
+    .openapi({
+      example: {
+        lines: [
+          { description: 'Jasmine rice 5 kg: out of stock', amount: -189, reason: 'out_of_stock' },
+          { description: 'Chicken 1.2 kg weighed 1.34 kg', amount: 12.6, reason: 'weight' },
+        ],
+      },
+    }),
+);
+export type AdjustmentRequest = z.infer<typeof AdjustmentRequest>;
+
+const Line = z.object({ description: z.string(), amount: z.number(), reason: z.enum(ADJUSTMENT_REASONS) });
+
+export const OrderOut = registry.register(
+  'Order',
+  z
+    .object({
+      orderId: z.string(),
+      paymentId: z.string(),
+      method: z.enum(['card', 'qr']),
+      status: z.enum(['authorizing', 'open', 'finalizing', 'awaiting_topup', 'settled', 'failed', 'attention']),
+      statusReason: z.string().nullable(),
+      currency: z.literal('THB'),
+      estimateAmount: z.number().openapi({ description: 'THB: the basket as first paid or authorised (no margin)' }),
+      authorizedAmount: z.number(),
+      capturedAmount: z.number(),
+      paidAmount: z.number(),
+      refundedAmount: z.number(),
+      finalAmount: z.number().nullable(),
+      lapsesAt: z.string().nullable(),
+      adjustments: z.array(
+        z.object({
+          adjustmentId: z.string(),
+          status: z.enum(['pending', 'applied', 'rejected']),
+          amount: z.number(),
+          lines: z.array(Line),
+          rejection: z.string().nullable(),
+          createdAt: z.string(),
+        }),
+      ),
+      topUps: z.array(
+        z.object({
+          paymentId: z.string(),
+          orderId: z.string().openapi({ description: "the top-up's own order id (<orderId>.topup)" }),
+          amount: z.number(),
+          status: z.enum(['pending', 'paid', 'expired']),
+          qrPayload: z.string().nullable().openapi({ description: 'the PromptPay payload to pay the difference' }),
+          expiresAt: z.string().nullable(),
+        }),
+      ),
+    })
+    .openapi({
+      example: {
+        orderId: 'ORD-3001',
+        paymentId: 'pay_3c1f0b7a9e2d48c6a5b4f1e0d9c8b7a6',
+        method: 'card',
+        status: 'settled',
+        statusReason: 'captured 823.6 THB of 1100 THB authorised; the rest released',
+        currency: 'THB',
+        estimateAmount: 1000,
+        authorizedAmount: 1100,
+        capturedAmount: 823.6,
+        paidAmount: 823.6,
+        refundedAmount: 0,
+        finalAmount: 823.6,
+        lapsesAt: '2026-12-03T08:00:00.000Z',
+        adjustments: [
+          {
+            adjustmentId: 'adj_5b1d3c0f6a2e4b8c9d7e1f0a2b3c4d5e',
+            status: 'applied',
+            amount: -176.4,
+            lines: [
+              { description: 'Jasmine rice 5 kg: out of stock', amount: -189, reason: 'out_of_stock' },
+              { description: 'Chicken 1.2 kg weighed 1.34 kg', amount: 12.6, reason: 'weight' },
+            ],
+            rejection: null,
+            createdAt: '2026-11-27T09:10:00.000Z',
+          },
+        ],
+        topUps: [],
+      },
+    }),
+);
+export type OrderOut = z.infer<typeof OrderOut>;
+
+const orderPath = { params: z.object({ orderId: Id.openapi({ example: 'ORD-3001' }) }) };
+
+registry.registerPath({
+  method: 'post',
+  path: '/orders/{orderId}/adjustments',
+  summary: 'Record adjustments of a picked order',
+  description:
+    "Records lines that change the basket (out of stock, substitution, weight) while the order is open: a card order authorised with capture=false, or a paid PromptPay payment. Applied one at a time by the order's workflow; after finalize: 409. Scope payments:write.",
+  tags: ['orders'],
+  security,
+  request: {
+    ...orderPath,
+    headers: idempotencyHeader,
+    body: { required: true, content: { 'application/json': { schema: AdjustmentRequest } } },
+  },
+  responses: {
+    200: {
+      description: 'the order after the adjustment',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(OrderOut) } },
+    },
+    ...apiErrors([400, 401, 403, 404, 409, 413, 422, 429, 503]),
+  },
+});
+
+registry.registerPath({
+  method: 'post',
+  path: '/orders/{orderId}/finalize',
+  summary: 'Settle a picked order',
+  description:
+    'Fixes the final amount (the estimate plus the applied adjustments) and settles it once: a card order captures it and releases the rest of the authorisation; a PromptPay order refunds the difference. Repeated or concurrent calls settle once. Scope payments:write.',
+  tags: ['orders'],
+  security,
+  request: { ...orderPath, headers: idempotencyHeader },
+  responses: {
+    200: {
+      description: 'the settled order',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(OrderOut) } },
+    },
+    ...apiErrors([400, 401, 403, 404, 409, 429, 503]),
+  },
+});
+
+registry.registerPath({
+  method: 'get',
+  path: '/orders/{orderId}',
+  summary: "An order's settlement",
+  description:
+    'Status, the amounts authorised, captured, paid, refunded and final, and the adjustments. Scope payments:read.',
+  tags: ['orders'],
+  security,
+  request: orderPath,
+  responses: {
+    200: {
+      description: 'the order',
+      headers: rateLimitHeaders,
+      content: { 'application/json': { schema: envelope(OrderOut) } },
+    },
+    ...apiErrors([400, 401, 403, 404, 429]),
+  },
+});

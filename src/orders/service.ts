@@ -1,0 +1,277 @@
+/**
+ * The orders service: a card authorisation (POST /cardpayment capture=false), adjustments, the
+ * finalisation and the order's view. Each step is recorded first (./repository), then sent to
+ * the order's workflow with its proof; money moves only in the workflow, after the record. The
+ * payments slice's rows are reached through the functions passed in (deps.payments).
+ */
+import type { Config } from '../config';
+import type { Db } from '../db/knex';
+import type { ApiKeyInfo } from '../domain/api-keys';
+import { AppError, ErrorCode } from '../domain/errors';
+import type { Mode } from '../domain/mode';
+import { satangToThb } from '../domain/money';
+import { orderPaymentId } from '../ids';
+import { signOrderStep, withStartProof } from '../proofs';
+import type { TemporalDeps } from '../temporal/client';
+import type { PaymentMethod, PaymentStatus } from '../payments';
+import { orderWorkflowId, OrderWorkflowType, type OrderInput, type OrderStepOutcome } from './index';
+import {
+  adjustmentsOf,
+  createOrder,
+  orderById,
+  recordAdjustment,
+  recordFinalization,
+  topUpsOf,
+  type Order,
+} from './repository';
+import type { AdjustmentRequest, OrderOut } from './schemas';
+import { sendOrderStep, startCardOrder } from './workflow-client';
+
+/** The payments row as the orders slice needs it (src/payments/repository's Payment). */
+export interface OrderPayment {
+  id: string;
+  orderId: string;
+  userId: string;
+  status: PaymentStatus;
+  method: PaymentMethod;
+  mode: Mode;
+  amountSatang: number;
+  apiKeyId: string | null;
+  workflowId: string;
+  details?: Record<string, unknown>;
+  expiresAt?: Date | null;
+}
+
+export interface OrderServiceDeps {
+  config: Config;
+  db: Db;
+  temporal: TemporalDeps;
+  /** the payments slice's functions (src/payments/repository) */
+  payments: {
+    paymentByOrderId(orderId: string): Promise<OrderPayment | undefined>;
+    createPendingPayment(row: {
+      paymentId: string;
+      orderId: string;
+      userId: string;
+      method: 'card';
+      amountSatang: number;
+      mode: Mode;
+      workflowId: string;
+      callbackUrl?: string;
+      apiKeyId?: string;
+    }): Promise<{ created: boolean; payment: OrderPayment }>;
+  };
+}
+
+export interface CardAuthorization {
+  orderId: string;
+  userId: string;
+  /** satang: the estimate (the margin is added here) */
+  amount: number;
+  token: string;
+  callback?: string;
+}
+
+const CHARGE_WAIT_MS = 10_000;
+
+export function createOrderService({ config, db, temporal, payments }: OrderServiceDeps) {
+  const { client, taskQueue } = temporal;
+  const notFound = (orderId: string) => new AppError(ErrorCode.NOT_FOUND, `No order ${orderId}`, { orderId });
+  const inputOf = (o: Order): OrderInput => ({
+    orderId: o.orderId,
+    paymentId: o.paymentId,
+    method: o.method,
+    mode: o.mode,
+    apiKeyId: o.apiKeyId,
+    lapseSeconds: config.orders.lapseSeconds,
+    lapseAction: config.orders.lapseAction,
+    topUpExpired: config.orders.topUpExpired,
+  });
+
+  /** POST /cardpayment capture=false: the payments row (authorised amount), the order row, then the workflow. */
+  async function authorizeCard(req: CardAuthorization, key: ApiKeyInfo, mode: Mode) {
+    const held = Math.round((req.amount * (100 + config.orders.authMarginPercent)) / 100);
+    const workflowId = orderWorkflowId(req.orderId);
+    const { payment } = await payments.createPendingPayment({
+      paymentId: orderPaymentId(config.identity.secret, req.orderId),
+      orderId: req.orderId,
+      userId: req.userId,
+      method: 'card',
+      amountSatang: held,
+      mode,
+      workflowId,
+      callbackUrl: req.callback,
+      apiKeyId: key.id,
+    });
+    if (payment.apiKeyId !== key.id || payment.mode !== mode || payment.workflowId !== workflowId)
+      throw new AppError(ErrorCode.CONFLICT, 'A payment for this order already exists with another amount or method', {
+        orderId: req.orderId,
+      });
+    if (payment.amountSatang !== held && payment.status === 'pending')
+      throw new AppError(ErrorCode.CONFLICT, 'A payment for this order already exists with another amount or method', {
+        orderId: req.orderId,
+        existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
+      });
+    const { order } = await createOrder(db, {
+      orderId: req.orderId,
+      paymentId: payment.id,
+      method: 'card',
+      mode,
+      apiKeyId: key.id,
+      status: 'authorizing',
+      baseSatang: req.amount,
+    });
+    const input: OrderInput = {
+      ...inputOf(order),
+      card: withStartProof(config.results.signingKey, OrderWorkflowType.order, workflowId, {
+        paymentId: payment.id,
+        orderId: req.orderId,
+        userId: req.userId,
+        amountSatang: held,
+        mode,
+        apiKeyId: key.id,
+        callbackUrl: req.callback,
+        token: req.token,
+        returnUri: `${config.publicBaseUrl.replace(/\/+$/, '')}/callback`,
+        timeoutSeconds: config.payments.cardTimeoutSeconds,
+      }),
+    };
+    const view = await startCardOrder(client, { taskQueue, input, waitMs: CHARGE_WAIT_MS });
+    const live = view === 'closed' ? undefined : view;
+    return {
+      paymentId: payment.id,
+      orderId: req.orderId,
+      method: 'card' as const,
+      status: live?.status ?? (await payments.paymentByOrderId(req.orderId))?.status ?? payment.status,
+      amount: satangToThb(held),
+      currency: 'THB' as const,
+      chargeId: live?.charge?.id ?? null,
+      authorizeUri: live?.charge?.authorizeUri ?? null,
+      ...(live?.failureReason ? { failureReason: live.failureReason } : {}),
+    };
+  }
+
+  /** The caller's order; a paid QR payment of the caller becomes an order at its first step. */
+  async function ownOrder(orderId: string, key: ApiKeyInfo, create: boolean): Promise<Order> {
+    const o = await orderById(db, orderId);
+    if (o) {
+      if (o.apiKeyId !== key.id || o.mode !== key.mode) throw notFound(orderId);
+      return o;
+    }
+    const p = await payments.paymentByOrderId(orderId);
+    if (!p || p.apiKeyId !== key.id || p.mode !== key.mode) throw notFound(orderId);
+    if (!create) throw notFound(orderId);
+    if (p.method !== 'qr' || p.status !== 'paid')
+      throw new AppError(
+        ErrorCode.CONFLICT,
+        p.method === 'qr'
+          ? `The QR payment is ${p.status}: an order is adjusted once it is paid`
+          : 'This card payment was captured at once: authorise with capture=false to adjust the order',
+        { orderId, status: p.status },
+      );
+    return (
+      await createOrder(db, {
+        orderId,
+        paymentId: p.id,
+        method: 'qr',
+        mode: p.mode,
+        apiKeyId: key.id,
+        status: 'open',
+        baseSatang: p.amountSatang,
+        paidSatang: p.amountSatang,
+      })
+    ).order;
+  }
+
+  const closedOrder = (o: Order) =>
+    new AppError(ErrorCode.CONFLICT, `The order is ${o.status}: it takes no more changes`, {
+      orderId: o.orderId,
+      status: o.status,
+    });
+
+  async function send(o: Order, kind: 'adjust' | 'finalize', stepId: string): Promise<OrderOut> {
+    const proof = signOrderStep(config.results.signingKey, { kind, stepId, orderId: o.orderId });
+    const out: OrderStepOutcome | 'closed' = await sendOrderStep(client, {
+      taskQueue,
+      kind,
+      request: { stepId, proof },
+      input: inputOf(o),
+    });
+    if (out === 'closed') throw closedOrder((await orderById(db, o.orderId)) ?? o);
+    if (!out.ok) throw new AppError(ErrorCode[out.code], out.message, out.details ?? { orderId: o.orderId });
+    return orderView(o.orderId);
+  }
+
+  async function adjust(orderId: string, req: AdjustmentRequest, key: ApiKeyInfo, idempotencyKey?: string) {
+    const o = await ownOrder(orderId, key, true);
+    if (o.status !== 'open' && o.status !== 'authorizing') throw closedOrder(o);
+    const lines = req.lines.map((l) => ({ description: l.description, amountSatang: l.amount, reason: l.reason }));
+    const rec = await recordAdjustment(db, { orderId, apiKeyId: key.id, lines, idempotencyKey });
+    if (!rec.ok)
+      throw new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used for another adjustment', {
+        idempotencyKey,
+        adjustmentId: rec.existingId,
+      });
+    if (rec.value.status !== 'pending') return orderView(orderId);
+    return send(o, 'adjust', rec.value.id);
+  }
+
+  async function finalize(orderId: string, key: ApiKeyInfo) {
+    const o = await ownOrder(orderId, key, true);
+    if (o.status === 'settled' || o.status === 'awaiting_topup') return orderView(orderId);
+    if (o.status === 'failed' || o.status === 'attention') throw closedOrder(o);
+    const f = await recordFinalization(db, orderId);
+    return send(o, 'finalize', f.id);
+  }
+
+  async function orderView(orderId: string, key?: ApiKeyInfo): Promise<OrderOut> {
+    const o = key ? await ownOrder(orderId, key, false) : (await orderById(db, orderId))!;
+    const adjustments = await adjustmentsOf(db, orderId);
+    const topUps = await Promise.all(
+      (await topUpsOf(db, orderId)).map(async (t) => {
+        const p = await payments.paymentByOrderId(t.topUpOrderId);
+        const qr = (p?.details as { qr?: { payload?: string } } | undefined)?.qr;
+        return {
+          paymentId: t.paymentId,
+          orderId: t.topUpOrderId,
+          amount: satangToThb(t.amountSatang),
+          status: t.status,
+          qrPayload: qr?.payload ?? null,
+          expiresAt: p?.expiresAt ? p.expiresAt.toISOString() : null,
+        };
+      }),
+    );
+    return {
+      orderId: o.orderId,
+      paymentId: o.paymentId,
+      method: o.method,
+      status: o.status,
+      statusReason: o.statusReason,
+      currency: 'THB',
+      estimateAmount: satangToThb(o.baseSatang),
+      authorizedAmount: satangToThb(o.authorizedSatang),
+      capturedAmount: satangToThb(o.capturedSatang),
+      paidAmount: satangToThb(o.paidSatang),
+      refundedAmount: satangToThb(o.refundedSatang),
+      finalAmount: o.finalSatang === null ? null : satangToThb(o.finalSatang),
+      lapsesAt: o.lapsesAt ? o.lapsesAt.toISOString() : null,
+      adjustments: adjustments.map((a) => ({
+        adjustmentId: a.id,
+        status: a.status,
+        amount: satangToThb(a.totalSatang),
+        lines: a.lines.map((l) => ({
+          description: l.description,
+          amount: satangToThb(l.amountSatang),
+          reason: l.reason,
+        })),
+        rejection: a.rejection,
+        createdAt: a.createdAt.toISOString(),
+      })),
+      topUps,
+    };
+  }
+
+  return { authorizeCard, adjust, finalize, orderView };
+}
+
+export type OrderService = ReturnType<typeof createOrderService>;

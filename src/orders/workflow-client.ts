@@ -1,0 +1,92 @@
+/**
+ * Reaching an order's workflow (order-<orderId>): started at a card's authorisation (with the
+ * `charge` update, as a card payment is) or, for a paid QR payment, by its first step
+ * (update-with-start). REJECT_DUPLICATE: a settled order's workflow is never run again. A step's
+ * update id is its row id and a digest of its proof, so a retried request is the same update.
+ */
+import { createHash } from 'node:crypto';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
+import { OrderIdKey } from '../domain/search-attributes';
+import { chargeUpdate, type PaymentView } from '../payments';
+import { withinDeadline } from '../temporal/calls';
+import {
+  adjustUpdate,
+  finalizeUpdate,
+  orderWorkflowId,
+  OrderWorkflowType,
+  type OrderInput,
+  type OrderSettlementWorkflow,
+  type OrderStepOutcome,
+  type OrderStepRequest,
+} from './index';
+
+/** How long a step waits for its outcome (a capture or a refund at the provider included) before 503. */
+export const ORDER_STEP_WAIT_MS = 60_000;
+
+const startOperation = (taskQueue: string, input: OrderInput) =>
+  new WithStartWorkflowOperation<OrderSettlementWorkflow>(OrderWorkflowType.order, {
+    taskQueue,
+    workflowId: orderWorkflowId(input.orderId),
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    workflowTaskTimeout: '5 seconds',
+    typedSearchAttributes: [{ key: OrderIdKey, value: input.orderId }],
+  });
+
+export const stepUpdateId = (r: OrderStepRequest): string =>
+  `${r.stepId}.${createHash('sha256').update(r.proof).digest('hex').slice(0, 16)}`;
+
+/** The card order's start and its charge: the view once the charge exists, undefined after waitMs. */
+export async function startCardOrder(
+  client: Client,
+  opts: { taskQueue: string; input: OrderInput; waitMs: number },
+): Promise<PaymentView | undefined | 'closed'> {
+  try {
+    return await withinDeadline(
+      client,
+      opts.waitMs,
+      () =>
+        client.workflow.executeUpdateWithStart(chargeUpdate, {
+          startWorkflowOperation: startOperation(opts.taskQueue, opts.input),
+        }),
+      () => undefined,
+    );
+  } catch (e) {
+    if (e instanceof WorkflowExecutionAlreadyStartedError || e instanceof WorkflowUpdateFailedError) return 'closed';
+    throw e;
+  }
+}
+
+/** One step (adjust or finalize) on the order's workflow; 'closed' when the workflow has ended. */
+export async function sendOrderStep(
+  client: Client,
+  opts: { taskQueue: string; kind: 'adjust' | 'finalize'; request: OrderStepRequest; input: OrderInput },
+): Promise<OrderStepOutcome | 'closed'> {
+  const update = opts.kind === 'adjust' ? adjustUpdate : finalizeUpdate;
+  const updateId = stepUpdateId(opts.request);
+  try {
+    return await withinDeadline(client, ORDER_STEP_WAIT_MS, () =>
+      // a card order's workflow was started at its authorisation: never started again here
+      opts.input.method === 'card'
+        ? client.workflow.getHandle(orderWorkflowId(opts.input.orderId)).executeUpdate(update, {
+            args: [opts.request],
+            updateId,
+          })
+        : client.workflow.executeUpdateWithStart(update, {
+            args: [opts.request],
+            updateId,
+            startWorkflowOperation: startOperation(opts.taskQueue, opts.input),
+          }),
+    );
+  } catch (e) {
+    if (e instanceof WorkflowExecutionAlreadyStartedError || e instanceof WorkflowNotFoundError) return 'closed';
+    throw e;
+  }
+}

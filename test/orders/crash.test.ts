@@ -1,0 +1,95 @@
+/**
+ * kill -9 of the worker during finalize: the worker process is SIGKILLed as soon as the
+ * finalisation's amount is fixed (the capture may or may not have reached the provider by then);
+ * a new worker takes the workflow over and the order settles with exactly one capture.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { orderWorkflowId } from '../../src/orders';
+import { createTestStack, provenResult, testDatabaseUrl, uniq, waitFor, type TestStack } from '../support/stack';
+import { newKey, request } from '../payments/support';
+
+jest.setTimeout(180_000);
+
+let stack: TestStack;
+const children: ChildProcess[] = [];
+beforeAll(async () => {
+  stack = await createTestStack({ worker: false });
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await stack.close();
+});
+
+/** A worker in its own process on this test's task queue (test/webhooks/worker-process.ts); resolves once it polls. */
+async function startWorkerProcess(): Promise<ChildProcess> {
+  const root = path.resolve(__dirname, '..', '..');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test', 'webhooks', 'worker-process.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      TALAT_CRASH_DATABASE_URL: testDatabaseUrl(`talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`),
+      TALAT_CRASH_TASK_QUEUE: stack.taskQueue,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('worker ready')) resolve();
+    });
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('exit', (code) => reject(new Error(`worker process exited (${code}):\n${output}`)));
+  });
+  return child;
+}
+
+it('a worker killed during finalize: after restart the order settles, captured once', async () => {
+  const first = await startWorkerProcess();
+  const { key } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
+  const api = () => request(stack.app.callback());
+  const orderId = uniq('ok');
+  const auth = await api()
+    .post('/cardpayment')
+    .type('form')
+    .set('X-API-Key', key)
+    .send({ orderId, userId: 'u', amount: '300', token: 'tok_test_visa', capture: 'false' });
+  expect(auth.status).toBe(200);
+  await stack.client.workflow
+    .getHandle(orderWorkflowId(orderId))
+    .signal(
+      'paymentResult',
+      provenResult(stack.config, auth.body.body.paymentId, { status: 'success', provider: 'card' }),
+    );
+  await waitFor(() => stack.db('orders').where({ order_id: orderId, status: 'open' }).first(), 30_000, 'authorised');
+  await api()
+    .post(`/orders/${orderId}/adjustments`)
+    .set('X-API-Key', key)
+    .send({ lines: [{ description: 'Prawns: out of stock', amount: -80, reason: 'out_of_stock' }] });
+
+  const finalizing = api()
+    .post(`/orders/${orderId}/finalize`)
+    .set('X-API-Key', key)
+    .then((r) => r);
+  await waitFor(
+    () => stack.db('order_finalizations').where({ order_id: orderId }).whereNotNull('final_satang').first(),
+    30_000,
+    'the final amount fixed',
+  );
+  first.kill('SIGKILL');
+  await new Promise((r) => first.once('exit', r));
+  await startWorkerProcess();
+
+  const answer = await finalizing;
+  const settled =
+    answer.status === 200 && answer.body.body.status === 'settled'
+      ? answer.body.body
+      : (await api().post(`/orders/${orderId}/finalize`).set('X-API-Key', key)).body.body;
+  expect(settled).toMatchObject({ status: 'settled', capturedAmount: 220, finalAmount: 220 });
+  const chargeId = auth.body.body.chargeId as string;
+  const captures = await stack.db('sim_card_captures').where({ charge_id: chargeId });
+  expect(captures.map((c) => [c.kind, Number(c.amount_satang)])).toEqual([['capture', 22000]]);
+  await stack.client.workflow.getHandle(orderWorkflowId(orderId)).result();
+});

@@ -1,0 +1,168 @@
+/**
+ * Replay of orderSettlementWorkflow: recorded histories of a card order (authorised, adjusted
+ * twice, finalised: partial capture) and a QR order (paid, adjusted, finalised: the difference
+ * refunded) replay against today's code; a tampered one fails. Also counts the events per settled
+ * order (docs/orders.md). Record again after an intended, versioned change:
+ * RECORD_REPLAY_FIXTURES=orders npx jest test/replay/orders
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import type { KeyRing } from '../../src/key-ring';
+import { orderWorkflowId } from '../../src/orders';
+import { findTemporalCli } from '../../src/stack/temporal';
+import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
+import { historyFromJson } from '../../src/temporal/history';
+import { installTemporalRuntime } from '../../src/temporal/runtime';
+import { newKey, paidQr, request } from '../payments/support';
+import { createTestStack, provenResult, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
+
+const FIXTURES = { card: 'order-card.history.json', qr: 'order-qr.history.json' };
+const fixturePath = (f: string) => path.join(__dirname, f);
+type History = { events: Record<string, unknown>[] };
+const load = (f: string): History => JSON.parse(fs.readFileSync(fixturePath(f), 'utf8'));
+
+async function decrypted(node: unknown, keys: KeyRing): Promise<unknown> {
+  if (Array.isArray(node)) return Promise.all(node.map((n) => decrypted(n, keys)));
+  if (!node || typeof node !== 'object') return node;
+  const o = node as Record<string, unknown>;
+  const meta = o.metadata as Record<string, string> | undefined;
+  if (meta?.encoding && Buffer.from(meta.encoding, 'base64').toString() === ENCRYPTED_ENCODING) {
+    const [clear] = await new AesGcmCodec(keys).decode([
+      {
+        metadata: Object.fromEntries(Object.entries(meta).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+        data: Buffer.from(String(o.data ?? ''), 'base64'),
+      },
+    ]);
+    return {
+      metadata: Object.fromEntries(
+        Object.entries(clear.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v as Uint8Array).toString('base64')]),
+      ),
+      data: Buffer.from(clear.data ?? new Uint8Array()).toString('base64'),
+    };
+  }
+  return Object.fromEntries(await Promise.all(Object.entries(o).map(async ([k, v]) => [k, await decrypted(v, keys)])));
+}
+
+async function save(stack: TestStack, orderId: string, file: string) {
+  await stack.client.workflow.getHandle(orderWorkflowId(orderId)).result();
+  const json = spawnSync(
+    findTemporalCli(process.env.TEMPORAL_CLI_PATH),
+    [
+      'workflow',
+      'show',
+      '--workflow-id',
+      orderWorkflowId(orderId),
+      '--address',
+      process.env.TALAT_TEST_TEMPORAL_ADDRESS!,
+      '--namespace',
+      'default',
+      '--output',
+      'json',
+    ],
+    { encoding: 'utf8' },
+  );
+  if (json.status !== 0) throw new Error(`temporal workflow show failed: ${json.stderr}`);
+  const clear = await decrypted(JSON.parse(json.stdout), stack.config.temporal.codecKeys);
+  fs.writeFileSync(fixturePath(file), JSON.stringify(clear, null, 1) + '\n');
+}
+
+if (process.env.RECORD_REPLAY_FIXTURES === 'orders') {
+  it('records a settled card order and a settled QR order', async () => {
+    const stack = await createTestStack();
+    try {
+      const { key } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
+      const api = () => request(stack.app.callback());
+      const card = uniq('replay-order');
+      const res = await api()
+        .post('/cardpayment')
+        .type('form')
+        .set('X-API-Key', key)
+        .send({ orderId: card, userId: 'u-replay', amount: '500', token: 'tok_visa', capture: 'false' });
+      await stack.client.workflow
+        .getHandle(orderWorkflowId(card))
+        .signal(
+          'paymentResult',
+          provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
+        );
+      await waitFor(() => stack.db('orders').where({ order_id: card, status: 'open' }).first());
+      for (const amount of [-45.5, 12.25])
+        await api()
+          .post(`/orders/${card}/adjustments`)
+          .set('X-API-Key', key)
+          .send({ lines: [{ description: 'replay line', amount, reason: 'weight' }] });
+      expect((await api().post(`/orders/${card}/finalize`).set('X-API-Key', key)).body.body.status).toBe('settled');
+      await save(stack, card, FIXTURES.card);
+
+      const qr = await paidQr(stack, key, 300, 'replay-order');
+      await api()
+        .post(`/orders/${qr.orderId}/adjustments`)
+        .set('X-API-Key', key)
+        .send({ lines: [{ description: 'replay line', amount: -20, reason: 'out_of_stock' }] });
+      expect((await api().post(`/orders/${qr.orderId}/finalize`).set('X-API-Key', key)).body.body.status).toBe(
+        'settled',
+      );
+      await save(stack, qr.orderId, FIXTURES.qr);
+    } finally {
+      await stack.close();
+    }
+  });
+}
+
+describe('recorded order histories replay against the current workflow code', () => {
+  beforeAll(() => installTemporalRuntime(testLogger, 'WARN'));
+  const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
+
+  it('are complete histories of orderSettlementWorkflow ending settled; events per settled order', () => {
+    const counts: Record<string, number> = {};
+    for (const [kind, file] of Object.entries(FIXTURES)) {
+      const h = load(file);
+      const started = h.events[0].workflowExecutionStartedEventAttributes as { workflowType: { name: string } };
+      expect(started.workflowType.name).toBe('orderSettlementWorkflow');
+      const last = h.events[h.events.length - 1] as {
+        eventType: string;
+        workflowExecutionCompletedEventAttributes: { result: { payloads: { data: string }[] } };
+      };
+      expect(last.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
+      const result = JSON.parse(
+        Buffer.from(last.workflowExecutionCompletedEventAttributes.result.payloads[0].data, 'base64').toString(),
+      );
+      expect(result.status).toBe('settled');
+      counts[kind] = h.events.length;
+    }
+    // docs/orders.md "Measured" quotes these counts: a change of shape must update it
+    expect(counts).toEqual({ card: expect.any(Number), qr: expect.any(Number) });
+    const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'orders.md'), 'utf8');
+    expect(doc).toContain(`card order: ${counts.card} events`);
+    expect(doc).toContain(`QR order: ${counts.qr} events`);
+  });
+
+  it('replay without a determinism error', async () => {
+    const histories = Object.values(FIXTURES).map((f, i) => ({
+      workflowId: `replay-order-${i}`,
+      history: historyFromJson(load(f)),
+    }));
+    const results = [];
+    for await (const r of Worker.runReplayHistories(replayOptions(), histories)) results.push(r);
+    expect(results).toHaveLength(2);
+    for (const r of results) expect(r.error).toBeUndefined();
+  });
+
+  it('a history that disagrees with the code fails the replay (the check can fail)', async () => {
+    const h = load(FIXTURES.card);
+    // the first activity the workflow scheduled, renamed: the code schedules another one
+    const scheduled = h.events.find((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED') as
+      { activityTaskScheduledEventAttributes: { activityType: { name: string } } } | undefined;
+    const marker = h.events.find((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED') as
+      { markerRecordedEventAttributes: { markerName: string } } | undefined;
+    if (scheduled) scheduled.activityTaskScheduledEventAttributes.activityType.name = 'notAnActivity';
+    else marker!.markerRecordedEventAttributes.markerName = 'notAMarker';
+    const result = await Worker.runReplayHistory(replayOptions(), historyFromJson(h), 'replay-order-tampered').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(result).toBeInstanceOf(DeterminismViolationError);
+  });
+});

@@ -1,0 +1,384 @@
+/**
+ * orderSettlementWorkflow (id order-<orderId>): an order settled on what was picked. A card order
+ * is authorised here first (the payment machine, success = `authorized`); then updates `adjust`
+ * and `finalize` are applied one at a time, each on a row the gateway recorded and proved
+ * (activities/orders.ts). Finalising captures the final amount and releases the rest (card) or
+ * refunds the difference through the refunds ledger (QR). A durable timer captures or releases an
+ * authorisation nobody finalised before it lapses, and alerts when neither works.
+ */
+import {
+  allHandlersFinished,
+  condition,
+  executeChild,
+  ParentClosePolicy,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { PROVIDER_CALL, providerFailureReason } from './provider-call';
+import { ActivityFailureType } from '../src/domain/temporal';
+import {
+  chargeUpdate,
+  paymentWorkflowId,
+  PaymentWorkflowType,
+  type PaymentStatus,
+  type QrPaymentInput,
+  type QrPaymentWorkflow,
+} from '../src/payments';
+import { OrderIdKey } from '../src/domain/search-attributes';
+import type { PaymentEventStatus } from '../src/webhooks';
+import {
+  adjustUpdate,
+  finalizeUpdate,
+  orderQuery,
+  type OrderInput,
+  type OrderStatus,
+  type OrderStepOutcome,
+  type OrderView,
+} from '../src/orders';
+import { paymentMachine } from './payments';
+import { v2Patches } from './patches';
+import { emitPaymentStatusUpdated } from './webhooks';
+
+/** The order's Postgres steps as local activities (docs/orders.md says why), retried with back-off. */
+const db = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+const provider = proxyActivities<Activities>(PROVIDER_CALL);
+const { chargeCard } = proxyLocalActivities<Activities>(PROVIDER_CALL);
+
+const refusal = (e: unknown): string =>
+  providerFailureReason(
+    e,
+    [ActivityFailureType.CardRejected, ActivityFailureType.RefundRejected, ActivityFailureType.ProviderNotConfigured],
+    (f) => `provider refused: ${f.message}`,
+    'provider unavailable',
+  );
+
+type Finalized = NonNullable<Awaited<ReturnType<Activities['fixOrderFinal']>>>;
+
+export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderView | { status: OrderStatus }> {
+  const { orderId } = input;
+  let status: OrderStatus = input.card ? 'authorizing' : 'open';
+  let last: OrderView | undefined;
+  /** a top-up due (set by a QR finalisation above what was paid; the main loop runs it) */
+  let topUp: { finalizeId: string; start: QrPaymentInput; paidSatang: number } | undefined;
+  let issued = 0;
+  let serving = 0;
+  /** one step at a time, in arrival order */
+  async function serial<T>(fn: () => Promise<T>): Promise<T> {
+    const ticket = issued++;
+    await condition(() => serving === ticket);
+    try {
+      return await fn();
+    } finally {
+      serving++;
+    }
+  }
+  const conflict = (message: string): OrderStepOutcome => ({
+    ok: false,
+    code: 'CONFLICT',
+    message,
+    details: { orderId, status },
+  });
+  const notFound: OrderStepOutcome = { ok: false, code: 'NOT_FOUND', message: `No order ${orderId}` };
+  const statusNow = (): OrderStatus => status;
+  const done = (s: OrderStatus) => s === 'settled' || s === 'failed' || s === 'attention';
+
+  const webhook = (paymentStatus: PaymentEventStatus, amountSatang: number, refundId?: string) =>
+    emitPaymentStatusUpdated(
+      {
+        paymentId: input.paymentId,
+        orderId,
+        status: paymentStatus,
+        amountSatang,
+        timestamp: new Date().toISOString(),
+        mode: input.mode,
+        apiKeyId: input.apiKeyId,
+        ...(refundId ? { refundId } : {}),
+      },
+      v2Patches,
+    );
+
+  const wellFormed = (r: unknown): r is { stepId: string; proof: string } =>
+    typeof r === 'object' &&
+    r !== null &&
+    typeof (r as { stepId?: unknown }).stepId === 'string' &&
+    typeof (r as { proof?: unknown }).proof === 'string' &&
+    (r as { stepId: string }).stepId.length <= 64;
+  setHandler(orderQuery, () => ({ status }));
+  setHandler(adjustUpdate, (req) =>
+    serial(async () => {
+      if (!wellFormed(req)) return notFound;
+      const proven = await db.checkOrderStep({ kind: 'adjust', stepId: req.stepId, orderId, proof: req.proof });
+      if (!proven) return notFound;
+      const r = await db.applyOrderAdjustment(req.stepId);
+      if (r.status === 'rejected') return conflict(`The order is ${r.order.status}: it takes no more adjustments`);
+      return { ok: true, order: r.order };
+    }),
+  );
+  setHandler(finalizeUpdate, (req) =>
+    serial(async () => {
+      if (!wellFormed(req)) return notFound;
+      const proven = await db.checkOrderStep({ kind: 'finalize', stepId: req.stepId, orderId, proof: req.proof });
+      if (!proven) return notFound;
+      if (status === 'authorizing') return conflict('The card is still being authorised');
+      return finalize(req.stepId, false);
+    }),
+  );
+
+  async function finalize(finalizeId: string, release: boolean): Promise<OrderStepOutcome> {
+    if (status === 'failed') return conflict("The order's payment failed: nothing to settle");
+    if (status === 'awaiting_topup') {
+      const view = await db.orderView(orderId);
+      return view ? { ok: true, order: view } : notFound;
+    }
+    const f = await db.fixOrderFinal(finalizeId);
+    if (!f) return notFound;
+    if (f.exceeds)
+      return conflict(
+        input.method === 'card'
+          ? `The final amount ${f.finalSatang / 100} THB is above the authorised ${f.order.authorizedSatang / 100} THB`
+          : `The final amount ${f.finalSatang / 100} THB is above the ${f.order.paidSatang / 100} THB paid`,
+      );
+    if (f.outcome) return { ok: true, order: f.order };
+    status = 'finalizing';
+    const out = input.method === 'card' ? await settleCard(finalizeId, f, release) : await settleQr(finalizeId, f);
+    last = out.ok ? out.order : last;
+    return out;
+  }
+
+  /** Capture the final amount (the provider releases the rest), or void the whole hold. */
+  async function settleCard(finalizeId: string, f: Finalized, release: boolean): Promise<OrderStepOutcome> {
+    const final = release ? 0 : f.finalSatang;
+    const hold = { orderId, chargeId: f.chargeId ?? '', mode: f.mode };
+    let captured = 0;
+    let captureFailure: string | undefined;
+    if (final > 0) {
+      try {
+        await provider.orderHold('capture', { ...hold, idempotencyKey: `${finalizeId}.capture`, amountSatang: final });
+        captured = final;
+      } catch (e) {
+        captureFailure = refusal(e);
+      }
+    }
+    if (captured === 0) {
+      try {
+        await provider.orderHold('void', { ...hold, idempotencyKey: `${finalizeId}.void` });
+      } catch (e) {
+        const message = `order ${orderId}: ${captureFailure ? `the capture failed (${captureFailure}) and ` : ''}the release failed (${refusal(e)})`;
+        await db.alertOrder({ orderId, message });
+        status = 'attention';
+        return conflict(message);
+      }
+    }
+    const to: PaymentStatus = captured > 0 ? 'paid' : captureFailure ? 'failed' : 'expired';
+    const reason =
+      captured > 0
+        ? `captured ${captured / 100} THB of ${f.order.authorizedSatang / 100} THB authorised; the rest released`
+        : captureFailure
+          ? `the capture failed (${captureFailure}); the authorisation released`
+          : 'the authorisation released';
+    const view = await db.settleCardOrder({
+      orderId,
+      paymentId: input.paymentId,
+      finalizeId,
+      to: to as 'paid' | 'expired' | 'failed',
+      capturedSatang: captured,
+      reason,
+      status: captureFailure ? 'failed' : 'settled',
+    });
+    status = view.status;
+    // the event's amount is the payments row's: the captured amount, or the authorised one released
+    await webhook(to, captured > 0 ? captured : f.order.authorizedSatang);
+    return { ok: true, order: view };
+  }
+
+  /** A refund of `amountSatang` of the order's payment through the refunds ledger: its row first, then the bank. */
+  async function refund(finalizeId: string, amountSatang: number): Promise<{ refunded: number } | OrderStepOutcome> {
+    const r = await db.recordOrderRefund({ orderId, finalizeId, amountSatang });
+    if (r.status !== 'pending') return { refunded: r.status === 'succeeded' ? r.amountSatang : 0 };
+    try {
+      const { providerRef } = await provider.requestProviderRefund({
+        refundId: r.refundId,
+        paymentId: input.paymentId,
+        orderId,
+        method: 'qr',
+        mode: input.mode,
+        providerRef: null,
+        amountSatang: r.amountSatang,
+        reason: r.reason ?? undefined,
+      });
+      const after = await db.settleRefund({
+        refundId: r.refundId,
+        paymentId: input.paymentId,
+        status: 'succeeded',
+        providerRef,
+      });
+      await webhook(after.status === 'refunded' ? 'refunded' : 'partially_refunded', r.amountSatang, r.refundId);
+      return { refunded: r.amountSatang };
+    } catch (e) {
+      const failureReason = refusal(e);
+      await db.settleRefund({ refundId: r.refundId, paymentId: input.paymentId, status: 'failed', failureReason });
+      const message = `order ${orderId}: the refund of ${amountSatang / 100} THB failed (${failureReason})`;
+      await db.alertOrder({ orderId, message });
+      status = 'attention';
+      return conflict(message);
+    }
+  }
+
+  /** QR: below what was paid, the difference is refunded; above, a top-up QR payment of it is due. */
+  async function settleQr(finalizeId: string, f: Finalized): Promise<OrderStepOutcome> {
+    const diff = f.order.paidSatang - f.finalSatang;
+    if (diff < 0) {
+      const { start } = await db.prepareTopUp({ orderId, finalizeId, amountSatang: -diff });
+      status = 'awaiting_topup';
+      topUp = { finalizeId, start, paidSatang: f.order.paidSatang };
+      const view = await db.orderView(orderId);
+      return view ? { ok: true, order: view } : notFound;
+    }
+    let refunded = 0;
+    if (diff > 0) {
+      const r = await refund(finalizeId, diff);
+      if ('ok' in r) return r;
+      refunded = r.refunded;
+    }
+    const view = await db.settleQrOrder({
+      orderId,
+      finalizeId,
+      refundedSatang: refunded,
+      status: 'settled',
+      reason:
+        refunded > 0 ? `refunded ${refunded / 100} THB of ${f.order.paidSatang / 100} THB paid` : 'settled as paid',
+      outcome: refunded > 0 ? 'refunded' : 'paid',
+    });
+    status = view.status;
+    return { ok: true, order: view };
+  }
+
+  /** The top-up's QR payment, run as a child (payment-<orderId>.topup); then the order settles as the shop chose. */
+  async function runTopUp(t: NonNullable<typeof topUp>): Promise<void> {
+    const out = await executeChild<QrPaymentWorkflow>(PaymentWorkflowType.qr, {
+      workflowId: paymentWorkflowId(t.start.orderId),
+      args: [t.start],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [{ key: OrderIdKey, value: t.start.orderId }],
+    });
+    await serial(async () => {
+      const paid = out.status === 'paid';
+      await db.settleOrderTopUp({ orderId, paymentId: t.start.paymentId, paid });
+      let view: OrderView;
+      if (paid)
+        view = await db.settleQrOrder({
+          orderId,
+          finalizeId: t.finalizeId,
+          refundedSatang: 0,
+          status: 'settled',
+          reason: `paid ${t.paidSatang / 100} THB and a top-up of ${t.start.amountSatang / 100} THB`,
+          outcome: 'topped_up',
+        });
+      else if (input.topUpExpired === 'cancel') {
+        const r = await refund(t.finalizeId, t.paidSatang);
+        if ('ok' in r) return;
+        view = await db.settleQrOrder({
+          orderId,
+          finalizeId: t.finalizeId,
+          refundedSatang: r.refunded,
+          status: 'failed',
+          reason: `the top-up was not paid (${out.status}): the order was cancelled and ${r.refunded / 100} THB refunded`,
+          outcome: 'cancelled',
+        });
+      } else
+        view = await db.settleQrOrder({
+          orderId,
+          finalizeId: t.finalizeId,
+          refundedSatang: 0,
+          status: 'settled',
+          reason: `the top-up was not paid (${out.status}): settled at the ${t.paidSatang / 100} THB paid`,
+          outcome: 'topup_unpaid',
+          finalSatang: t.paidSatang,
+        });
+      status = view.status;
+      last = view;
+    });
+  }
+
+  if (input.card) {
+    const m = paymentMachine(input.card, 'card', v2Patches, 'authorized');
+    let chargeStepDone = false;
+    setHandler(chargeUpdate, async () => {
+      await condition(() => chargeStepDone || m.view.status !== 'pending');
+      return m.view;
+    });
+    try {
+      const c = input.card;
+      const charge = await chargeCard({
+        paymentId: c.paymentId,
+        orderId,
+        amountSatang: c.amountSatang,
+        token: c.token,
+        mode: c.mode,
+        returnUri: c.returnUri,
+        capture: false,
+        apiKeyId: c.apiKeyId,
+        proof: c.proof,
+        // the whole start input: its talat-start-v1 proof is checked in this same activity
+        start: c,
+      });
+      m.view.charge = charge;
+      if (charge.status === 'successful') await m.settle('authorized', 'card provider: authorised');
+      else if (charge.status === 'failed') await m.settle('failed', 'card provider: authorisation failed');
+    } catch (e) {
+      await m.settle('failed', `authorisation refused (${refusal(e)})`);
+    }
+    chargeStepDone = true;
+    if (m.view.status === 'pending')
+      await m.awaitResult(
+        Math.max(1, input.card.timeoutSeconds) * 1000,
+        'no authorisation from the card provider in time',
+      );
+    if (m.view.status !== 'authorized') {
+      status = 'failed';
+      await db.orderStatus({ orderId, status, reason: m.view.failureReason ?? `the payment is ${m.view.status}` });
+      return { status };
+    }
+    last = await db.orderAuthorized({ orderId, authorizedSatang: input.card.amountSatang });
+    status = 'open';
+    await webhook('authorized', input.card.amountSatang);
+  }
+
+  // until finalised: the lapse timer (card) or an idle end (QR: a later update starts a new run)
+  for (;;) {
+    const ended = await condition(() => done(status) || topUp !== undefined, `${input.lapseSeconds} seconds`);
+    if (topUp) {
+      const t = topUp;
+      topUp = undefined;
+      await runTopUp(t);
+      continue;
+    }
+    if (ended) break;
+    if (statusNow() === 'awaiting_topup') continue;
+    if (input.method !== 'card') {
+      if (serving === issued && status === 'open') break;
+      continue;
+    }
+    const lapsed = await serial(async () => {
+      if (status !== 'open') return true;
+      const finalizeId = await db.lapseFinalization(orderId);
+      if (!finalizeId) return false;
+      const out = await finalize(finalizeId, input.lapseAction === 'release');
+      if (!out.ok && status === 'open') {
+        // the adjusted basket is above the authorisation: a person decides
+        await db.alertOrder({ orderId, message: `order ${orderId}: the authorisation lapses; ${out.message}` });
+        status = 'attention';
+      }
+      return true;
+    });
+    if (lapsed && done(status)) break;
+  }
+  await condition(() => serving === issued && allHandlersFinished());
+  return last ?? { status };
+}
