@@ -25,6 +25,7 @@ import {
 import {
   paymentWorkflowId,
   PaymentWorkflowType,
+  type HoldOperationInput,
   type NewPayment,
   type Payment,
   type PaymentStatus,
@@ -35,7 +36,6 @@ import { billPaymentPayload, orderReference, promptPayPayload } from '../src/dom
 import { orderPaymentId } from '../src/ids';
 import { recordTopUp, settleTopUp, type TopUp } from '../src/orders/repository';
 import { verifyOrderStepProof, withStartProof } from '../src/proofs';
-import type { HoldOperationInput } from './payments/card-provider';
 
 export interface OrderStepCheck {
   kind: 'adjust' | 'finalize';

@@ -24,14 +24,8 @@ export interface CreateChargeInput {
 }
 
 /** A capture (part or all) or a void of an authorisation, once per idempotency key. */
-export interface HoldOperationInput {
-  chargeId: string;
-  mode: Mode;
-  /** the provider's Idempotency-Key: a retried capture is the same capture */
-  idempotencyKey: string;
-  /** capture: satang to capture (the rest is released) */
-  amountSatang?: number;
-}
+import type { HoldOperationInput } from '../../src/payments';
+export type { HoldOperationInput };
 
 export interface Charge {
   id: string;

@@ -36,9 +36,8 @@ import { branchExists, productsAt } from '../storefront/cost-catalog';
 import { reconciliationRoutes } from '../reconciliation/routes';
 import { linkRoutes } from '../links/routes';
 import { consoleRoutes } from './console/routes';
-import { linkServiceOf, paymentSliceDeps } from './services';
+import { linkServiceOf, orderServiceOf, paymentSliceDeps } from './services';
 import { orderRoutes } from '../orders/routes';
-import { orderServiceOf } from './orders-wiring';
 
 /** Every route of an app createApp made: method and path as the routers declare them (the doors test). */
 export interface AppRoute {

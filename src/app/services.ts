@@ -7,7 +7,8 @@ import { clockOf } from '../http/guards';
 import { apiKeyInfoById } from '../http/middleware/api-key';
 import { checkoutUrlOf, checkReturnUrl } from '../checkout/signed-url';
 import { createLinkService, type LinkService } from '../links/service';
-import { paymentRecords, paymentsByOrderIds } from '../payments/repository';
+import { createPendingPayment, paymentByOrderId, paymentRecords, paymentsByOrderIds } from '../payments/repository';
+import { createOrderService, type OrderService } from '../orders/service';
 import { createPaymentService, type PaymentSliceDeps } from '../payments/service';
 import { refundsOf } from '../refunds/repository';
 import { createRefundService } from '../refunds/service';
@@ -41,4 +42,16 @@ export const linkServiceOf = (deps: AppDeps): LinkService =>
     createQrPayment: paymentServiceOf(deps).createQrPayment,
     paymentsByOrderIds: (ids) => paymentsByOrderIds(deps.db, ids),
     keyById: (id) => apiKeyInfoById(deps.db, id),
+  });
+
+/** The orders slice over the payments slice's functions: the rows it reads, the one it writes for an authorisation. */
+export const orderServiceOf = (deps: AppDeps): OrderService =>
+  createOrderService({
+    config: deps.config,
+    db: deps.db,
+    temporal: deps.temporal,
+    payments: {
+      paymentByOrderId: (orderId) => paymentByOrderId(deps.db, orderId),
+      createPendingPayment: (row) => createPendingPayment(deps.db, row),
+    },
   });

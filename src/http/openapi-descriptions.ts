@@ -31,6 +31,16 @@ export const TAGS: { name: string; description: string }[] = [
       'The shop’s public catalogue, prices, promotions, images and search, as the storefront app reads them. No API key.',
   },
   {
+    name: 'orders',
+    description:
+      'Settling a grocery order on what was picked: authorise a card with capture=false, record adjustments while picking, then finalise once (capture and release, refund the difference, or a top-up payment); see docs/orders.md. An order belongs to the key that authorised it.',
+  },
+  {
+    name: 'payment-links',
+    description:
+      'Payment links a shop sends in a chat: each opens a page that makes a PromptPay payment through the hosted checkout; single-use or reusable, with an optional expiry (scopes payments:write and payments:read). A link belongs to the key that created it.',
+  },
+  {
     name: 'reconciliation',
     description:
       'The operator’s daily comparison of the providers’ settlement files with Talat’s payments (scopes reconciliation:read for GETs, reconciliation:manage for POSTs); a key sees the runs of its mode.',

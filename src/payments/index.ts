@@ -380,3 +380,13 @@ export interface NewPayment {
   expiresAt?: string;
   details?: Record<string, unknown>;
 }
+
+/** A capture or a void of a card authorisation at the provider (the orders slice's finalisation). */
+export interface HoldOperationInput {
+  chargeId: string;
+  mode: Mode;
+  /** the provider's Idempotency-Key: a retried capture is the same capture */
+  idempotencyKey: string;
+  /** capture: satang to capture (the rest is released) */
+  amountSatang?: number;
+}

@@ -348,3 +348,14 @@ export const exceptionsOfPayment = (q: Q, paymentId: string): Promise<LineRow[]>
     .whereNotIn('outcome', ['matched', 'fee'])
     .orderBy('created_at')
     .select('*');
+
+/** How many exceptions of a mode's runs no operator has resolved yet (the console's open items). */
+export async function openExceptionCount(q: Q, mode: string): Promise<number> {
+  const [{ n }] = await q('reconciliation_lines as l')
+    .join('reconciliation_runs as r', 'r.id', 'l.run_id')
+    .where('r.mode', mode)
+    .whereNotIn('l.outcome', ['matched', 'fee'])
+    .whereNull('l.resolution')
+    .count<{ n: string }[]>('l.id as n');
+  return Number(n);
+}

@@ -302,7 +302,6 @@ describe('the cluster', () => {
   });
 
   it('mTLS: with the frontend requiring client certificates, the roles connect with TEMPORAL_TLS_* and run a payment; no certificate, no call', async () => {
-    const codecKeys = loadConfig({}).temporal.codecKeys;
     const cluster = await startCluster({
       dataDir: path.join(dataDir, 'mtls'),
       ports: { ...(await clusterPorts(1, 1)), ui: await freePort() },
@@ -314,6 +313,8 @@ describe('the cluster', () => {
       mtls: true,
       log: () => undefined,
     });
+    // the roles' codec keys: generated once in their data directory
+    const codecKeys = loadConfig({ DATA_DIR: path.join(dataDir, 'mtls') }).temporal.codecKeys;
     try {
       const db = createDb(cluster.databaseUrl, { poolMax: 1 });
       const { key } = await createApiKey(db, { name: 'mtls-test', scopes: ['payments:write'], mode: 'sandbox' });

@@ -211,6 +211,33 @@ describe('payment links and webhooks in the console', () => {
     expect(res.text).not.toMatch(/<script|style="/);
   });
 
+  it("the overview's open items count unresolved reconciliation exceptions, for a key that may read them", async () => {
+    const operator = await newKey(stack.db, { scopes: ['payments:read', 'reconciliation:read'], name: 'Ops' });
+    const count = async (key: string) => {
+      const res = await (await signIn(stack.app, key)).get('/console/overview');
+      expect(res.status).toBe(200);
+      return /<span id="open-exceptions">(\d+)<\/span>/.exec(res.text)?.[1];
+    };
+    const before = Number(await count(operator.key));
+    // an exception of a sandbox run (the mode of both keys), then one resolved: only the first counts
+    const run = uniq('rcn_console');
+    await stack.db('reconciliation_runs').insert({
+      id: run,
+      provider: 'card',
+      mode: 'sandbox',
+      settlement_date: `20${String(Math.floor(Math.random() * 80) + 10)}-01-0${Math.floor(Math.random() * 9) + 1}`,
+      status: 'completed',
+      file_key: `${run}.csv`,
+    });
+    const line = { run_id: run, provider: 'card', outcome: 'unknown', kind: 'payment', amount_satang: 100 };
+    await stack.db('reconciliation_lines').insert([
+      { ...line, id: `${run}:1` },
+      { ...line, id: `${run}:2`, resolution: 'accepted' },
+    ]);
+    expect(Number(await count(operator.key))).toBe(before + 1);
+    expect(await count(a.key)).toBeUndefined(); // a merchant key without reconciliation:read
+  });
+
   it('Thai by Accept-Language or ?lang=th', async () => {
     const c = await signIn(stack.app, a.key);
     const th = await request(stack.app.callback()).get('/console/payments?lang=th').set('Cookie', c.cookie);

@@ -34,6 +34,8 @@ const NOT_EXERCISED = [
   'POST /reconciliation/{provider}/schedule/pause',
   'POST /reconciliation/{provider}/schedule/trigger',
   'POST /reconciliation/{provider}/schedule/unpause',
+  // needs an order authorised by this key: the orders block above sends adjustments of its own order
+  'POST /orders/{orderId}/adjustments',
 ].sort();
 
 /** Operations driven only to an error answer: their success bodies are checked by the examples alone. */
@@ -742,6 +744,8 @@ const EXAMPLES_NOT_SENT = [
   'POST /reconciliation/{provider}/{date}/exceptions/{id}/resolve', // needs a settlement file with an exception
   'POST /reconciliation/{provider}/schedule/pause', // the schedules are shared (see NOT_EXERCISED)
   'POST /reconciliation/{provider}/schedule/unpause',
+  // needs an order authorised by this key: the orders block above sends adjustments of its own order
+  'POST /orders/{orderId}/adjustments',
 ].sort();
 
 /** The request example of an operation: the media example, else the first named one, else its schema's. */
@@ -817,6 +821,7 @@ describe('the documented examples', () => {
     expect(enc.body.payloads).toHaveLength(1);
     await sendExample('POST', '/codec/decode');
     await sendExample('POST', '/api/price/getallgz', { a: shop });
+    await sendExample('POST', '/payment-links', { headers: { 'Idempotency-Key': uniq('pl') } });
     expect(since(from)).toEqual([]);
   });
 

@@ -1,7 +1,8 @@
 /**
  * The recorded history of a reconciliation run (waited for its file, polled, reconciled, told the
  * operator) replays against today's workflow code: a change to the workflow's commands must be
- * versioned (a new type or patched()). Payloads stay encrypted with the development codec key.
+ * versioned (a new type or patched()). Its payloads are kept decrypted (the keys are generated per
+ * data directory), as test/replay's fixtures are.
  *
  * Record it again after an intended, versioned change:
  * RECORD_REPLAY_FIXTURES=reconciliation npx jest test/reconciliation/replay.test.ts
@@ -16,10 +17,11 @@ import { settlementKey } from '../../src/reconciliation';
 import { taskQueueOf } from '../../src/domain/temporal';
 import { createSettlementStore } from '../../src/reconciliation/files';
 import { findTemporalCli } from '../../src/stack/temporal';
-import { dataConverterOf } from '../../src/temporal/codec';
+import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
+import type { KeyRing } from '../../src/key-ring';
 import { startSmtpSink } from '../../src/simulators/smtp-sink';
 import { historyFromJson } from '../../src/temporal/history';
-import { createTestStack, testConfig, uniq, waitFor } from '../support/stack';
+import { createTestStack, uniq, waitFor } from '../support/stack';
 import { generateDay, settlementEnv } from './generate';
 
 const FIXTURE = path.join(__dirname, '..', 'replay', 'reconciliation.history.json');
@@ -53,7 +55,8 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'reconciliation') {
         { encoding: 'utf8' },
       );
       if (shown.status !== 0) throw new Error(shown.stderr);
-      fs.writeFileSync(FIXTURE, `${JSON.stringify(JSON.parse(shown.stdout), null, 2)}\n`);
+      const clear = await decrypted(JSON.parse(shown.stdout), stack.config.temporal.codecKeys);
+      fs.writeFileSync(FIXTURE, `${JSON.stringify(clear, null, 2)}\n`);
     } finally {
       await stack.close();
       await smtp.stop();
@@ -67,7 +70,6 @@ it('the recorded reconciliation history replays against the current workflow cod
   expect(history.events!.some((e) => e.timerFiredEventAttributes)).toBe(true);
   const options = {
     workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! },
-    dataConverter: dataConverterOf(testConfig().temporal.codecKeys),
   };
   await Worker.runReplayHistory(options, history);
   // the check can fail: the same history with its first activity renamed does not replay
@@ -76,3 +78,25 @@ it('the recorded reconciliation history replays against the current workflow cod
     DeterminismViolationError,
   );
 });
+
+/** The history with its payloads decrypted, as Temporal Web's codec endpoint would show them. */
+async function decrypted(node: unknown, keys: KeyRing): Promise<unknown> {
+  if (Array.isArray(node)) return Promise.all(node.map((n) => decrypted(n, keys)));
+  if (!node || typeof node !== 'object') return node;
+  const o = node as Record<string, unknown>;
+  const meta = o.metadata as Record<string, string> | undefined;
+  if (meta?.encoding && Buffer.from(meta.encoding, 'base64').toString() === ENCRYPTED_ENCODING) {
+    const payload = {
+      metadata: Object.fromEntries(Object.entries(meta).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+      data: Buffer.from(String(o.data ?? ''), 'base64'),
+    };
+    const [clear] = await new AesGcmCodec(keys).decode([payload]);
+    return {
+      metadata: Object.fromEntries(
+        Object.entries(clear.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v as Uint8Array).toString('base64')]),
+      ),
+      data: Buffer.from(clear.data ?? new Uint8Array()).toString('base64'),
+    };
+  }
+  return Object.fromEntries(await Promise.all(Object.entries(o).map(async ([k, v]) => [k, await decrypted(v, keys)])));
+}

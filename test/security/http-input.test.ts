@@ -78,7 +78,7 @@ describe('signed card-network callbacks and the amount', () => {
   });
 });
 
-it("the 409 for another merchant's order id reads as a conflict of one's own, with no details", async () => {
+it("the 409 for another merchant's order id says the id is taken, and tells nothing of that payment", async () => {
   const a = (await newKey(stack.db)).key;
   const b = (await newKey(stack.db)).key;
   const qr = (key: string, orderId: string, amount: number) =>
@@ -94,8 +94,11 @@ it("the 409 for another merchant's order id reads as a conflict of one's own, wi
   const own = await qr(b, ofB, 11);
   expect(other.status).toBe(409);
   expect(own.status).toBe(409);
-  // the same code and text as a conflict of B's own; no detail but the order id it was given
+  // the same code as a conflict of B's own; it says what conflicts (another key or mode holds the
+  // id: the 409 itself tells that much) and nothing of A's payment: no amount, no method, no key
   expect(other.body.body.code).toBe(own.body.body.code);
-  expect(other.body.body.error).toBe(own.body.body.error);
+  expect(other.body.body.error).toMatch(/another API key or mode/);
+  expect(other.body.body.error).not.toMatch(/10\.00|qr|THB/);
+  expect(own.body.body.error).toMatch(/already has a payment of 10\.00 THB by qr/);
   expect(other.body.body.details).toEqual({ orderId: ofA });
 });

@@ -37,6 +37,8 @@ export async function overviewPage(d: {
   listPayments: (q: PaymentListQuery) => Promise<PaymentList>;
   deadLetters: () => Promise<number | undefined>;
   latePayments: () => Promise<number>;
+  /** unresolved reconciliation exceptions; undefined: the key may not read reconciliation */
+  openExceptions: () => Promise<number | undefined>;
 }): Promise<string> {
   const t = (k: Parameters<typeof text>[1]) => esc(text(d.lang, k));
   const since = d.now - 24 * HOUR;
@@ -77,6 +79,7 @@ ${rates
   .join('')}</svg><figcaption>${t('successRate')}</figcaption></figure>`;
   const dead = await d.deadLetters();
   const late = await d.latePayments();
+  const exceptions = await d.openExceptions();
   return `<div class="charts">
 ${bars(count, { id: 'chart-count', label: `${text(d.lang, 'paidPerHour')} (n)`, format: (n) => String(n) })}
 ${bars(paid, { id: 'chart-paid', label: `${text(d.lang, 'paidPerHour')} (THB)`, format: (n) => n.toFixed(2) })}
@@ -87,5 +90,6 @@ ${rows.length >= OVERVIEW_MAX ? `<p class="muted">${OVERVIEW_MAX}+</p>` : ''}
 <ul id="open-items">
 ${dead === undefined ? '' : `<li><a href="/console/webhooks">${t('deadLetters')}</a>: <span id="open-dead">${dead}</span></li>`}
 <li>${t('latePayments')} (review): <span id="open-late">${late}</span></li>
+${exceptions === undefined ? '' : `<li><a href="/console/reconciliation">${t('openExceptions')}</a>: <span id="open-exceptions">${exceptions}</span></li>`}
 </ul>`;
 }

@@ -24,6 +24,7 @@ import { linkServiceOf, paymentServiceOf, refundServiceOf } from '../services';
 import { listDeadLetters, listEndpoints, rotateSecret, updateEndpoint, createEndpoint } from '../../webhooks/endpoints';
 import { replayDeadLetter } from '../../webhooks/routes';
 import { dayExceptions, resolveDayException } from '../../reconciliation/routes';
+import { openExceptionCount } from '../../reconciliation/repository';
 import { RESOLUTIONS, SETTLEMENT_PROVIDERS } from '../../reconciliation';
 import { urlProblem } from '../../webhooks/url-policy';
 import { auditOfOrder, endSession, insertSession, openSession, touchSession, writeAudit } from './repository';
@@ -602,6 +603,8 @@ ${
           ? (await listDeadLetters(db, s.key, { status: 'dead', limit: 200 })).items.length
           : undefined,
       latePayments: () => countLatePayments(db, s.key, 'review'),
+      openExceptions: async () =>
+        s.key.scopes.includes('reconciliation:read') ? openExceptionCount(db, s.key.mode) : undefined,
     });
     render(ctx, 200, 'overview', t(ctx, 'overview'), body);
   });
