@@ -263,7 +263,7 @@ export async function orderTimeline(
   }
 }
 
-export function timelineRoutes(deps: AppDeps): Router {
+export function timelineRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'>): Router {
   const r = new Router();
   const { limited } = guards(deps);
   r.get('/payments/:orderId/timeline', limited, requireApiKey('payments:read'), async (ctx) => {

@@ -248,7 +248,7 @@ const unknownUser = (userId: string) => bankRefusal(404, 'user_not_found', `no u
 const takenBy = (kind: BankObject, id: string) =>
   bankRefusal(409, `${kind}_exists`, `${kind} ${id} exists with other details`);
 
-export function bankRoutes(deps: AppDeps): Router {
+export function bankRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db' | 'temporal'>): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
   const call = (c: BankCall) => {

@@ -96,7 +96,9 @@ function send(ctx: Context, r: StoredResponse): void {
  * address may get up to N times the limit); addresses in WALLET_RATE_ALLOW (the wallet gateway)
  * are never limited.
  */
-function walletRateLimit(deps: AppDeps) {
+function walletRateLimit(
+  deps: Pick<AppDeps, 'alerts' | 'clock' | 'config' | 'db' | 'logger' | 'notifier' | 'temporal'>,
+) {
   const { walletRateLimit: limits, callbacks } = deps.config;
   const limiter = createRateLimiter({
     db: deps.db,
@@ -115,7 +117,11 @@ function walletRateLimit(deps: AppDeps) {
 }
 
 export function callbackRoutes(
-  deps: AppDeps & { notifier: Notifier; alerts?: AlertThrottle; payments: Pick<PaymentRecords, 'byOrderId'> },
+  deps: Pick<AppDeps, 'alerts' | 'clock' | 'config' | 'db' | 'logger' | 'notifier' | 'temporal'> & {
+    notifier: Notifier;
+    alerts?: AlertThrottle;
+    payments: Pick<PaymentRecords, 'byOrderId'>;
+  },
 ): Router {
   const r = new Router();
   const { config, db, logger, notifier, alerts } = deps;

@@ -126,7 +126,9 @@ registry.registerPath({
   },
 });
 
-export function checkoutRoutes(deps: AppDeps & { payments: Pick<PaymentRecords, 'byId'> }): Router {
+export function checkoutRoutes(
+  deps: Pick<AppDeps, 'clock' | 'config' | 'db' | 'logger'> & { payments: Pick<PaymentRecords, 'byId'> },
+): Router {
   const r = new Router();
   const clock = clockOf(deps);
   const assets = loadAssets();

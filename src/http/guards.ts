@@ -11,10 +11,12 @@ import { idempotency } from './middleware/idempotency';
 import { createRateLimiter, rateLimit, type RateLimiter } from './middleware/rate-limit';
 import { ApiKeyAuth, PaymentError, z } from './openapi';
 
-const limiters = new WeakMap<AppDeps, RateLimiter>();
+/** what the guards take of the app's infrastructure */
+type GuardDeps = Pick<AppDeps, 'config' | 'db' | 'clock'>;
+const limiters = new WeakMap<GuardDeps, RateLimiter>();
 
 /** One rate limiter per app (state in Postgres; the object holds only settings and the clock). */
-export function limiterOf(deps: AppDeps): RateLimiter {
+export function limiterOf(deps: GuardDeps): RateLimiter {
   let l = limiters.get(deps);
   if (!l) {
     l = createRateLimiter({ db: deps.db, clock: deps.clock, ...deps.config.payments.rateLimit });
@@ -23,20 +25,20 @@ export function limiterOf(deps: AppDeps): RateLimiter {
   return l;
 }
 
-export function guards(deps: AppDeps): { limited: Middleware; idempotent: Middleware } {
+export function guards(deps: GuardDeps): { limited: Middleware; idempotent: Middleware } {
   return {
     limited: rateLimit(limiterOf(deps), { trustedProxies: deps.config.callbacks.trustedProxies }),
     idempotent: idempotency(deps.db),
   };
 }
 
-export const clockOf = (deps: AppDeps): (() => number) => deps.clock ?? Date.now;
+export const clockOf = (deps: Pick<AppDeps, 'clock'>): (() => number) => deps.clock ?? Date.now;
 
 /**
  * Refuse up front (503, nothing started) when the provider a mode needs is not set up: live mode
  * without CARD_PROVIDER_URL / BANK_API_URL, sandbox mode with the simulators off.
  */
-export function requireProvider(deps: AppDeps, provider: 'card-provider' | 'bank', mode: Mode): void {
+export function requireProvider(deps: Pick<AppDeps, 'config'>, provider: 'card-provider' | 'bank', mode: Mode): void {
   const url = provider === 'bank' ? deps.config.payments.bankApiUrl : deps.config.payments.cardProviderUrl;
   const ok = mode === 'sandbox' ? deps.config.simulators : Boolean(url);
   if (!ok) {

@@ -99,7 +99,7 @@ registry.registerPath({
   },
 });
 
-export function linkRoutes(deps: AppDeps & { links: LinkService }): Router {
+export function linkRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'> & { links: LinkService }): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
   const { links } = deps;

@@ -13,7 +13,7 @@ import { validate } from '../http/validate';
 import { AdjustmentRequest } from './schemas';
 import type { OrderService } from './service';
 
-export function orderRoutes(deps: AppDeps, orders: OrderService): Router {
+export function orderRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'>, orders: OrderService): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
   const orderIdOf = (raw: string) => validate(z.object({ orderId: Id }), { orderId: raw }).orderId;

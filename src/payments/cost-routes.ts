@@ -234,7 +234,7 @@ registry.registerPath({
   },
 });
 
-export function costRoutes(deps: AppDeps & { catalog: CatalogReads }): Router {
+export function costRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'> & { catalog: CatalogReads }): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
   const clock = clockOf(deps);

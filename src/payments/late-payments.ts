@@ -82,7 +82,7 @@ registry.registerPath({
 
 const iso = (d: unknown) => new Date(d as string).toISOString();
 
-export function latePaymentRoutes(deps: AppDeps): Router {
+export function latePaymentRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'>): Router {
   const r = new Router();
   const { limited } = guards(deps);
   r.get('/late-payments', limited, requireApiKey('payments:read'), async (ctx) => {

@@ -25,7 +25,10 @@ export interface PaymentRouteExtras {
   ) => Promise<CardPaymentCreated>;
 }
 
-export function paymentRoutes(deps: AppDeps & PaymentSliceDeps, extras: PaymentRouteExtras = {}): Router {
+export function paymentRoutes(
+  deps: Pick<AppDeps, 'clock' | 'config' | 'db' | 'temporal'> & PaymentSliceDeps,
+  extras: PaymentRouteExtras = {},
+): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
   const payments = createPaymentService({

@@ -287,7 +287,7 @@ const rowOut = (r: LineRow) => ({
   resolvedAt: iso(r.resolved_at),
 });
 
-export function reconciliationRoutes(deps: AppDeps): Router {
+export function reconciliationRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db' | 'temporal'>): Router {
   const r = new Router({ prefix: '/reconciliation' });
   const { limited } = guards(deps);
   const read = requireApiKey('reconciliation:read');

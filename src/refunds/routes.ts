@@ -7,7 +7,9 @@ import { validate } from '../http/validate';
 import { RefundRequest } from './schemas';
 import { createRefundService, type RefundServiceDeps } from './service';
 
-export function refundRoutes(deps: AppDeps & Pick<RefundServiceDeps, 'payments'>): Router {
+export function refundRoutes(
+  deps: Pick<AppDeps, 'clock' | 'config' | 'db' | 'temporal'> & Pick<RefundServiceDeps, 'payments'>,
+): Router {
   const r = new Router();
   const { limited, idempotent } = guards(deps);
   const refunds = createRefundService(deps);

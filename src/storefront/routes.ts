@@ -54,7 +54,7 @@ const PricesBody = z.object({ timestamp: z.union([z.number(), Timestamp]).option
 const IMAGE_ID = /^([A-Za-z0-9_-]{1,60})(?:\.([a-z]{3,4}))?$/;
 const EXT: Record<string, ImageFormat> = { webp: 'webp', png: 'png', jpg: 'jpg', jpeg: 'jpg' };
 
-export function storefrontRoutes(deps: AppDeps): Router {
+export function storefrontRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db' | 'logger' | 'temporal'>): Router {
   const clock = () => new Date((deps.clock ?? Date.now)());
   const sf = createStorefront({ db: deps.db, config: deps.config, logger: deps.logger, clock });
   const r = new Router();

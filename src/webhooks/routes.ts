@@ -473,7 +473,7 @@ async function runOneAttempt(
   );
 }
 
-export function webhookRoutes(deps: AppDeps): Router {
+export function webhookRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db' | 'resolve' | 'temporal'>): Router {
   const r = new Router({ prefix: '/webhooks' });
   const { limited } = guards(deps);
   const auth = requireApiKey(SCOPE);

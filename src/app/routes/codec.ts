@@ -62,7 +62,7 @@ const fromPayload = (p: Payload) => ({
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
 
-export function codecRoutes(deps: AppDeps): Router {
+export function codecRoutes(deps: Pick<AppDeps, 'config' | 'db'>): Router {
   const r = new Router();
   const codec = new AesGcmCodec(deps.config.temporal.codecKeys);
   const origins = new Set(deps.config.temporal.webOrigins);

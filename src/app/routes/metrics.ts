@@ -73,7 +73,7 @@ export async function scrapeMetrics(
   return { contentType: registry.contentType, text };
 }
 
-export function metricsRoutes(deps: AppDeps): Router {
+export function metricsRoutes(deps: Pick<AppDeps, 'config' | 'db'>): Router {
   const r = new Router();
   r.get('/metrics', async (ctx) => {
     const { contentType, text } = await scrapeMetrics(deps, ctx);

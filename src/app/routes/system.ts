@@ -9,7 +9,7 @@ import { DOCS_ASSETS, DOCS_HTML, docsAsset } from './docs-page';
 /** Each check of /readyz gives up after this long, so /readyz answers within 1 s whatever hangs. */
 export const READY_CHECK_TIMEOUT_MS = 800;
 
-async function postgresReachable(deps: AppDeps, timeoutMs: number): Promise<boolean> {
+async function postgresReachable(deps: Pick<AppDeps, 'db' | 'temporal'>, timeoutMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -53,7 +53,7 @@ registry.registerPath({
   },
 });
 
-export function systemRoutes(deps: AppDeps): Router {
+export function systemRoutes(deps: Pick<AppDeps, 'db' | 'temporal'>): Router {
   const r = new Router();
   r.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };

@@ -36,7 +36,7 @@ const unavailable = (what: string, e?: unknown) =>
     { 'Retry-After': '5' },
   );
 
-export function objectStoreRoutes(deps: AppDeps): Router {
+export function objectStoreRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'>): Router {
   const r = new Router();
   const c = deps.config.objectStore;
   if (!objectStoreReady(c)) return r;

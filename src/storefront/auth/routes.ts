@@ -35,7 +35,7 @@ const noStore = async (ctx: Context, next: Next) => {
   await next();
 };
 
-export function storefrontAuthRoutes(deps: AppDeps, sf: Storefront, clock: () => Date): Router {
+export function storefrontAuthRoutes(deps: Pick<AppDeps, 'config' | 'db'>, sf: Storefront, clock: () => Date): Router {
   const r = new Router();
   const limited = authRateLimit(deps.db, deps.config.storefront.authRatePerMinute, clock);
   const { sigv4 } = deps.config.storefront;
