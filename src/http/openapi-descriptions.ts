@@ -56,6 +56,18 @@ const RETRIES = 'the retry schedule of docs/integrating.md';
 
 /** Descriptions by `METHOD /path`, for operations whose registration has a summary only. */
 export const OPERATION_DESCRIPTIONS: Record<string, string> = {
+  'POST /payment-links':
+    'Creates a payment link of an amount in baht with a description, single-use or reusable, with an optional expiry (scope payments:write; Idempotency-Key honoured). The answer carries its short `url` (`/l/<code>`), which a shop pastes into a chat.',
+  'GET /payment-links':
+    "Lists the key's own payment links, newest first, each with the payments its visits made (scope payments:read); cursor pages as every list.",
+  'GET /payment-links/{id}':
+    "One of the key's payment links with its payments (scope payments:read); another key's link answers 404.",
+  'POST /payment-links/{id}/deactivate':
+    "Deactivates one of the key's links (scope payments:write): its page takes no more payments; the payments it made stay as they are.",
+  'GET /l/{code}':
+    'The page a customer opens from a link: the amount, the description and one button, in Thai or English (Accept-Language, or ?lang=th|en); no script, a strict CSP. A paid single-use link says so; an expired or deactivated one answers 410.',
+  'POST /l/{code}':
+    "The page's button: makes a PromptPay payment of the link (a single-use link's open payment is reused) and redirects (303) to its hosted checkout page. Rate-limited per address.",
   'POST /callback':
     'The card provider posts the charge result here (form or JSON, X-Signature over `<X-Timestamp>.<raw body>`). The charge is found by its `objectId` (the provider’s charge id); the payment workflow receives the result. When the payment has a `callback` URL, the answer is a 303 to it, else 200 with the recorded result.',
   'POST /cardnetcallback':
