@@ -73,6 +73,7 @@ async function round({ payments, c }) {
   return { errors, firstError, create, callback, webhook, seconds: (performance.now() - t0) / 1000 };
 }
 
+process.on('disconnect', () => process.exit(0));
 process.on('message', (m) => {
   if (m.type === 'round') round(m).then((r) => process.send({ type: 'done', ...r }));
   if (m.type === 'stop') receiver.close(() => process.exit(0));

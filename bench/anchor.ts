@@ -16,6 +16,7 @@ import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { signPayload } from '../src/callbacks/verify';
 import { orderPaymentId } from '../src/ids';
+import { paymentWorkflowId } from '../src/payments';
 import { minimalSignature, startMinimal } from './minimal/app';
 import { cpuSnapshot } from './proc-cpu';
 import { percentile } from './steady';
@@ -226,7 +227,7 @@ runBench(
     const lastOf = (side: Side) => `${prefix}${side}-${seq - (side === 'talat' ? 1 : per + 1)}`;
     const historyOf = {
       minimal: await events(`minimal-${lastOf('minimal')}`),
-      talat: await events(`payment-${lastOf('talat')}`),
+      talat: await events(paymentWorkflowId(lastOf('talat'))),
     };
 
     const f = (n: number, d = 1) => n.toFixed(d);
