@@ -10,6 +10,7 @@
  * counters flush late and count the test's own reads; knex's events are exact and per owner.
  */
 import request from 'supertest';
+import { temporal as proto } from '@temporalio/proto';
 import { createActivities } from '../../activities';
 import { createQueueWorkers, type QueueWorkers } from '../../src/app/worker';
 import { signPayload } from '../../src/callbacks/verify';
@@ -53,10 +54,28 @@ const BUDGET = {
     gatewayIdle: { statements: [] as string[], transactions: 0 },
   },
   temporal: {
-    'payment-<order>': { events: 12, workflowTasks: 2 },
-  } as Record<string, { events: number; workflowTasks: number }>,
+    'payment-<order>': {
+      events: 12,
+      workflowTasks: 2,
+      types: [
+        'WORKFLOW_EXECUTION_STARTED',
+        'WORKFLOW_TASK_SCHEDULED',
+        'WORKFLOW_TASK_STARTED',
+        'WORKFLOW_TASK_COMPLETED',
+        'TIMER_STARTED', // the expiry
+        'WORKFLOW_EXECUTION_SIGNALED', // the callback's result
+        'WORKFLOW_TASK_SCHEDULED',
+        'WORKFLOW_TASK_STARTED',
+        'WORKFLOW_TASK_COMPLETED',
+        'MARKER_RECORDED', // settlePayment: the transition and the first webhook attempt
+        'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', // PaymentStatus
+        'WORKFLOW_EXECUTION_COMPLETED',
+      ],
+    },
+  } as Record<string, { events: number; workflowTasks: number; types: string[] }>,
 };
 type Budget = typeof BUDGET;
+const EVENT_TYPE = proto.api.enums.v1.EventType;
 
 /** A statement's verb (a WITH's first write, else select) and the tables it names, sorted. */
 export function label(sql: string): string {
@@ -211,12 +230,13 @@ it('one paid QR payment costs exactly its budget of statements, transactions, ev
     worker: tally(workerSeen),
     gatewayIdle: tally(gatewaySeen.gatewayIdle),
   };
-  const temporal: Record<string, { events: number; workflowTasks: number }> = {};
+  const temporal: Budget['temporal'] = {};
   for (const id of workflowIds) {
     const { events } = await stack.client.workflow.getHandle(id).fetchHistory();
     const name = id.replace(orderId, '<order>').replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>');
     temporal[name] = {
       events: events?.length ?? 0,
+      types: (events ?? []).map((e) => EVENT_TYPE[e.eventType ?? 0].replace('EVENT_TYPE_', '')),
       workflowTasks: (events ?? []).filter((e) => e.workflowTaskCompletedEventAttributes).length,
     };
   }
