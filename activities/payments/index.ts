@@ -104,9 +104,12 @@ export function createPaymentActivities({
     },
     start: object | undefined,
     strict = false,
+    /** told whether the payment's row exists (read here, so the caller need not write it again) */
+    seen?: { row?: boolean },
   ): Promise<boolean> {
     const caller = callerOf();
     const row = await db('payments').where({ id: p.paymentId }).first();
+    if (seen) seen.row = !!row;
     const workflowId = caller?.workflowId ?? row?.workflow_id;
     const proven =
       !!caller &&
@@ -180,9 +183,11 @@ export function createPaymentActivities({
           return { retry: [], rejected: true };
         }
       }
-      if (!(await vouched(input.payment, input.start)))
+      const seen: { row?: boolean } = {};
+      if (!(await vouched(input.payment, input.start, false, seen)))
         return r ? settleFromRecords(input.change.paymentId, r) : { retry: [], rejected: true };
-      await insertPayment(db, input.payment);
+      // the row read above exists (the gateway writes it before the start): inserting it is a no-op
+      if (!seen.row) await insertPayment(db, input.payment);
       const now = await applyTransition(db, input.change);
       if (now !== input.change.to && !canTransition(input.change.to, now)) {
         // A settle step whose workflow task was lost (worker killed, task timed out) committed

@@ -40,7 +40,6 @@ const BUDGET = {
     worker: {
       statements: [
         'select payments',
-        'insert payment_events payments',
         'update payment_events payments',
         'select webhook_endpoints',
         'insert webhook_deliveries',
@@ -48,7 +47,7 @@ const BUDGET = {
         'select webhook_deliveries webhook_endpoints',
         'insert webhook_attempts webhook_deliveries',
       ],
-      transactions: 8,
+      transactions: 7,
     },
     /** the gateway's Db outside any request: nothing */
     gatewayIdle: { statements: [] as string[], transactions: 0 },
