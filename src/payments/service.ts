@@ -82,335 +82,354 @@ export interface PaymentServiceDeps extends PaymentSliceDeps {
   clock: () => number;
 }
 
-export function createPaymentService({
-  config,
-  db,
-  temporal,
-  clock,
-  refunds: refundLedger,
-  checkout,
-}: PaymentServiceDeps) {
-  const { client, taskQueue } = temporal;
-  /** the input with the proof of its start (talat-start-v1): the worker acts only on what it vouches for */
-  const proven = <T extends object>(type: string, p: Payment, input: T) =>
-    withStartProof(config.results.signingKey, type, paymentWorkflowId(p.orderId), input);
-  /** the memo with the proof that marks the execution as the gateway's own (adopted only then) */
-  const owned = (type: string, memo: PaymentMemo): PaymentMemo => ({
-    ...memo,
-    startProof: ownerProof(config.results.signingKey, type, memo),
-  });
+/** the input with the proof of its start (talat-start-v1): the worker acts only on what it vouches for */
+function proven<T extends object>(d: PaymentServiceDeps, type: string, p: Payment, input: T) {
+  const { config } = d;
+  return withStartProof(config.results.signingKey, type, paymentWorkflowId(p.orderId), input);
+}
+/** the memo with the proof that marks the execution as the gateway's own (adopted only then) */
+function owned(d: PaymentServiceDeps, type: string, memo: PaymentMemo): PaymentMemo {
+  const { config } = d;
+  return { ...memo, startProof: ownerProof(config.results.signingKey, type, memo) };
+}
 
-  /** The card view of a payment whose workflow has ended: its record is final. */
-  async function recordedCardView(
-    orderId: string,
-  ): Promise<Pick<PaymentView, 'status' | 'charge' | 'failureReason'> | undefined> {
-    const p = await paymentByOrderId(db, orderId);
-    if (!p) return undefined;
-    const reason = await lastTransitionReason(db, p.id);
+/** The card view of a payment whose workflow has ended: its record is final. */
+async function recordedCardView(
+  d: PaymentServiceDeps,
+  orderId: string,
+): Promise<Pick<PaymentView, 'status' | 'charge' | 'failureReason'> | undefined> {
+  const { db } = d;
+  const p = await paymentByOrderId(db, orderId);
+  if (!p) return undefined;
+  const reason = await lastTransitionReason(db, p.id);
+  return {
+    status: p.status,
+    charge: p.providerRef
+      ? {
+          id: p.providerRef,
+          status: p.details.charge?.status ?? 'pending',
+          authorizeUri: p.details.charge?.authorizeUri ?? null,
+        }
+      : undefined,
+    failureReason: p.status === 'failed' || p.status === 'expired' ? reason : undefined,
+  };
+}
+
+/**
+ * The payments row first (so a callback that comes the moment the gateway answered finds it),
+ * then the workflow. The order's existing row decides idempotency: the same caller, method and
+ * amount get that payment (its workflow started again if an earlier start failed); anything
+ * else is a 409 CONFLICT. A start that fails (Temporal unavailable) undoes the new row; the
+ * payment id is derived from the order (orderPaymentId), so when that start had in fact reached
+ * Temporal, the caller's retry writes the row again with the id the running workflow carries.
+ */
+async function createOrFind<T>(
+  d: PaymentServiceDeps,
+  row: NewPayment,
+  key: ApiKeyInfo | undefined,
+  launch: (existing: Payment) => Promise<T>,
+): Promise<{ payment: Payment; launched: T }> {
+  const { db } = d;
+  const { created, payment } = await createPendingPayment(db, row);
+  if (!created) {
+    // order ids are one namespace (providers call back by order id alone): another caller learns
+    // that the id is taken, and nothing of the payment
+    if ((payment.apiKeyId ?? null) !== (key?.id ?? null) || payment.mode !== row.mode)
+      throw new AppError(ErrorCode.CONFLICT, takenByAnother(row.orderId), { orderId: row.orderId });
+    if (payment.amountSatang !== row.amountSatang || payment.method !== row.method)
+      throw new AppError(
+        ErrorCode.CONFLICT,
+        otherDetails(row.orderId, payment.method, satangToThb(payment.amountSatang).toFixed(2)),
+        {
+          orderId: row.orderId,
+          existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
+        },
+      );
+  }
+  try {
+    return { payment, launched: await launch(payment) };
+  } catch (e) {
+    if (created) await removeUnstartedPayment(db, payment.id).catch(() => undefined);
+    // the order's workflow id is held by an execution started by hand at Temporal (issue 38)
+    if (e instanceof ForeignExecutionError)
+      throw new AppError(ErrorCode.CONFLICT, FOREIGN_EXECUTION, { orderId: row.orderId });
+    throw e;
+  }
+}
+
+/** POST /cardpayment: start (or find) the order's card payment and wait briefly for its charge. */
+async function createCardPayment(
+  d: PaymentServiceDeps,
+  req: CardPaymentRequest,
+  key: ApiKeyInfo | undefined,
+  mode: Mode,
+): Promise<CardPaymentCreated> {
+  const { config } = d;
+  const { client, taskQueue } = d.temporal;
+  const row: NewPayment = {
+    paymentId: orderPaymentId(config.identity.secret, req.orderId),
+    orderId: req.orderId,
+    userId: req.userId,
+    method: 'card',
+    amountSatang: req.amount,
+    mode,
+    workflowId: paymentWorkflowId(req.orderId),
+    callbackUrl: req.callback,
+    apiKeyId: key?.id,
+  };
+  const { payment, launched } = await createOrFind(d, row, key, (p) =>
+    startCardPayment(client, {
+      taskQueue,
+      waitMs: CARD_CHARGE_WAIT_MS,
+      memo: owned(d, PaymentWorkflowType.card, {
+        paymentId: p.id,
+        orderId: p.orderId,
+        method: 'card',
+        amountSatang: p.amountSatang,
+        mode: p.mode,
+        apiKeyId: p.apiKeyId,
+      }),
+      input: proven(d, PaymentWorkflowType.card, p, {
+        paymentId: p.id,
+        orderId: p.orderId,
+        userId: p.userId,
+        amountSatang: p.amountSatang,
+        mode: p.mode,
+        apiKeyId: p.apiKeyId ?? undefined,
+        callbackUrl: p.callbackUrl ?? undefined,
+        token: req.token,
+        returnUri: `${config.publicBaseUrl.replace(/\/+$/, '')}/callback`,
+        timeoutSeconds: config.payments.cardTimeoutSeconds,
+      }),
+    }),
+  );
+  const view = launched === 'closed' ? await recordedCardView(d, req.orderId) : launched;
+  return {
+    paymentId: payment.id,
+    orderId: req.orderId,
+    method: 'card',
+    status: view?.status ?? payment.status,
+    amount: satangToThb(req.amount),
+    currency: 'THB',
+    chargeId: view?.charge?.id ?? null,
+    authorizeUri: view?.charge?.authorizeUri ?? null,
+    ...(view?.failureReason ? { failureReason: view.failureReason } : {}),
+  };
+}
+
+/**
+ * The order's PromptPay payload: a tag-30 bill payment (Ref1 = the order reference, optional
+ * Ref2) when PROMPTPAY_BILLER_ID is set, else tag 29 to PROMPTPAY_ID; merchant name and city
+ * and the reference label (tag 62) in both.
+ */
+function qrPayload(d: PaymentServiceDeps, orderId: string, amountSatang: number, ref2?: string) {
+  const { config } = d;
+  const { billerId, promptPayId, merchantName, merchantCity } = config.payments;
+  const ref1 = orderReference(orderId);
+  const tags = { merchantName, merchantCity, referenceLabel: ref1, amountSatang };
+  if (billerId) return { ...billPaymentPayload({ billerId, ref1, ref2, ...tags }), billerId, ref1 };
+  return { ...promptPayPayload({ id: promptPayId, ...tags }), billerId: undefined, ref1 };
+}
+
+/** POST /qrpayment: the PromptPay payload and a started (or the existing) QR payment workflow. */
+async function createQrPayment(
+  d: PaymentServiceDeps,
+  req: QrPaymentRequest,
+  key: ApiKeyInfo,
+): Promise<QrPaymentCreated> {
+  const { config, clock, checkout, temporal } = d;
+  const { client, taskQueue } = d.temporal;
+  if (req.returnUrl) checkout.checkReturnUrl(req.returnUrl);
+  const qr = qrPayload(d, req.orderId, req.amount, req.ref2);
+  const row: NewPayment = {
+    paymentId: orderPaymentId(config.identity.secret, req.orderId),
+    orderId: req.orderId,
+    userId: req.userId,
+    method: 'qr',
+    amountSatang: req.amount,
+    mode: key.mode,
+    workflowId: paymentWorkflowId(req.orderId),
+    customerId: req.customerId,
+    apiKeyId: key.id,
+    expiresAt: new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString(),
+    details: {
+      qr: { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, ...(qr.billerId ? { billerId: qr.billerId } : {}) },
+      ...(req.returnUrl ? { returnUrl: req.returnUrl } : {}),
+    },
+  };
+  const qrOf = (p: Payment) => {
+    const stored = (p.details as { qr?: { payload?: string; crc?: string; ref1?: string; billerId?: string } }).qr;
+    return stored?.payload
+      ? {
+          payload: stored.payload,
+          crc: stored.crc ?? stored.payload.slice(-4),
+          ref1: stored.ref1 ?? qr.ref1,
+          billerId: stored.billerId,
+        }
+      : { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, billerId: qr.billerId };
+  };
+  const qrInput = (p: Payment) => {
+    const q = qrOf(p);
     return {
-      status: p.status,
-      charge: p.providerRef
-        ? {
-            id: p.providerRef,
-            status: p.details.charge?.status ?? 'pending',
-            authorizeUri: p.details.charge?.authorizeUri ?? null,
-          }
-        : undefined,
-      failureReason: p.status === 'failed' || p.status === 'expired' ? reason : undefined,
+      payload: q.payload,
+      crc: q.crc,
+      promptPayId: config.payments.promptPayId,
+      ...(q.billerId ? { billerId: q.billerId, ref1: q.ref1 } : {}),
     };
-  }
-
-  /**
-   * The payments row first (so a callback that comes the moment the gateway answered finds it),
-   * then the workflow. The order's existing row decides idempotency: the same caller, method and
-   * amount get that payment (its workflow started again if an earlier start failed); anything
-   * else is a 409 CONFLICT. A start that fails (Temporal unavailable) undoes the new row; the
-   * payment id is derived from the order (orderPaymentId), so when that start had in fact reached
-   * Temporal, the caller's retry writes the row again with the id the running workflow carries.
-   */
-  async function createOrFind<T>(
-    row: NewPayment,
-    key: ApiKeyInfo | undefined,
-    launch: (existing: Payment) => Promise<T>,
-  ): Promise<{ payment: Payment; launched: T }> {
-    const { created, payment } = await createPendingPayment(db, row);
-    if (!created) {
-      // order ids are one namespace (providers call back by order id alone): another caller learns
-      // that the id is taken, and nothing of the payment
-      if ((payment.apiKeyId ?? null) !== (key?.id ?? null) || payment.mode !== row.mode)
-        throw new AppError(ErrorCode.CONFLICT, takenByAnother(row.orderId), { orderId: row.orderId });
-      if (payment.amountSatang !== row.amountSatang || payment.method !== row.method)
-        throw new AppError(
-          ErrorCode.CONFLICT,
-          otherDetails(row.orderId, payment.method, satangToThb(payment.amountSatang).toFixed(2)),
-          {
-            orderId: row.orderId,
-            existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
-          },
-        );
-    }
-    try {
-      return { payment, launched: await launch(payment) };
-    } catch (e) {
-      if (created) await removeUnstartedPayment(db, payment.id).catch(() => undefined);
-      // the order's workflow id is held by an execution started by hand at Temporal (issue 38)
-      if (e instanceof ForeignExecutionError)
-        throw new AppError(ErrorCode.CONFLICT, FOREIGN_EXECUTION, { orderId: row.orderId });
-      throw e;
-    }
-  }
-
-  /** POST /cardpayment: start (or find) the order's card payment and wait briefly for its charge. */
-  async function createCardPayment(
-    req: CardPaymentRequest,
-    key: ApiKeyInfo | undefined,
-    mode: Mode,
-  ): Promise<CardPaymentCreated> {
-    const row: NewPayment = {
-      paymentId: orderPaymentId(config.identity.secret, req.orderId),
-      orderId: req.orderId,
-      userId: req.userId,
-      method: 'card',
-      amountSatang: req.amount,
-      mode,
-      workflowId: paymentWorkflowId(req.orderId),
-      callbackUrl: req.callback,
-      apiKeyId: key?.id,
-    };
-    const { payment, launched } = await createOrFind(row, key, (p) =>
-      startCardPayment(client, {
-        taskQueue,
-        waitMs: CARD_CHARGE_WAIT_MS,
-        memo: owned(PaymentWorkflowType.card, {
-          paymentId: p.id,
-          orderId: p.orderId,
-          method: 'card',
-          amountSatang: p.amountSatang,
-          mode: p.mode,
-          apiKeyId: p.apiKeyId,
-        }),
-        input: proven(PaymentWorkflowType.card, p, {
+  };
+  const expiresAtOf = (p: Payment) => (p.expiresAt ? p.expiresAt.toISOString() : row.expiresAt!);
+  const { payment } = await createOrFind(d, row, key, (p) =>
+    startPaymentWorkflow(client, {
+      taskQueue,
+      eagerStartClient: temporal.eagerStartClient,
+      start: {
+        type: PaymentWorkflowType.qr,
+        input: proven(d, PaymentWorkflowType.qr, p, {
           paymentId: p.id,
           orderId: p.orderId,
           userId: p.userId,
+          customerId: req.customerId,
           amountSatang: p.amountSatang,
           mode: p.mode,
           apiKeyId: p.apiKeyId ?? undefined,
-          callbackUrl: p.callbackUrl ?? undefined,
-          token: req.token,
-          returnUri: `${config.publicBaseUrl.replace(/\/+$/, '')}/callback`,
-          timeoutSeconds: config.payments.cardTimeoutSeconds,
-        }),
-      }),
-    );
-    const view = launched === 'closed' ? await recordedCardView(req.orderId) : launched;
-    return {
-      paymentId: payment.id,
-      orderId: req.orderId,
-      method: 'card',
-      status: view?.status ?? payment.status,
-      amount: satangToThb(req.amount),
-      currency: 'THB',
-      chargeId: view?.charge?.id ?? null,
-      authorizeUri: view?.charge?.authorizeUri ?? null,
-      ...(view?.failureReason ? { failureReason: view.failureReason } : {}),
-    };
-  }
-
-  /**
-   * The order's PromptPay payload: a tag-30 bill payment (Ref1 = the order reference, optional
-   * Ref2) when PROMPTPAY_BILLER_ID is set, else tag 29 to PROMPTPAY_ID; merchant name and city
-   * and the reference label (tag 62) in both.
-   */
-  function qrPayload(orderId: string, amountSatang: number, ref2?: string) {
-    const { billerId, promptPayId, merchantName, merchantCity } = config.payments;
-    const ref1 = orderReference(orderId);
-    const tags = { merchantName, merchantCity, referenceLabel: ref1, amountSatang };
-    if (billerId) return { ...billPaymentPayload({ billerId, ref1, ref2, ...tags }), billerId, ref1 };
-    return { ...promptPayPayload({ id: promptPayId, ...tags }), billerId: undefined, ref1 };
-  }
-
-  /** POST /qrpayment: the PromptPay payload and a started (or the existing) QR payment workflow. */
-  async function createQrPayment(req: QrPaymentRequest, key: ApiKeyInfo): Promise<QrPaymentCreated> {
-    if (req.returnUrl) checkout.checkReturnUrl(req.returnUrl);
-    const qr = qrPayload(req.orderId, req.amount, req.ref2);
-    const row: NewPayment = {
-      paymentId: orderPaymentId(config.identity.secret, req.orderId),
-      orderId: req.orderId,
-      userId: req.userId,
-      method: 'qr',
-      amountSatang: req.amount,
-      mode: key.mode,
-      workflowId: paymentWorkflowId(req.orderId),
-      customerId: req.customerId,
-      apiKeyId: key.id,
-      expiresAt: new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString(),
-      details: {
-        qr: { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, ...(qr.billerId ? { billerId: qr.billerId } : {}) },
-        ...(req.returnUrl ? { returnUrl: req.returnUrl } : {}),
-      },
-    };
-    const qrOf = (p: Payment) => {
-      const stored = (p.details as { qr?: { payload?: string; crc?: string; ref1?: string; billerId?: string } }).qr;
-      return stored?.payload
-        ? {
-            payload: stored.payload,
-            crc: stored.crc ?? stored.payload.slice(-4),
-            ref1: stored.ref1 ?? qr.ref1,
-            billerId: stored.billerId,
-          }
-        : { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, billerId: qr.billerId };
-    };
-    const qrInput = (p: Payment) => {
-      const q = qrOf(p);
-      return {
-        payload: q.payload,
-        crc: q.crc,
-        promptPayId: config.payments.promptPayId,
-        ...(q.billerId ? { billerId: q.billerId, ref1: q.ref1 } : {}),
-      };
-    };
-    const expiresAtOf = (p: Payment) => (p.expiresAt ? p.expiresAt.toISOString() : row.expiresAt!);
-    const { payment } = await createOrFind(row, key, (p) =>
-      startPaymentWorkflow(client, {
-        taskQueue,
-        eagerStartClient: temporal.eagerStartClient,
-        start: {
-          type: PaymentWorkflowType.qr,
-          input: proven(PaymentWorkflowType.qr, p, {
-            paymentId: p.id,
-            orderId: p.orderId,
-            userId: p.userId,
-            customerId: req.customerId,
-            amountSatang: p.amountSatang,
-            mode: p.mode,
-            apiKeyId: p.apiKeyId ?? undefined,
-            expiresAt: expiresAtOf(p),
-            qr: qrInput(p),
-          }),
-        },
-        memo: owned(PaymentWorkflowType.qr, {
-          paymentId: p.id,
-          orderId: p.orderId,
-          method: 'qr',
-          amountSatang: p.amountSatang,
-          mode: p.mode,
-          apiKeyId: p.apiKeyId,
-          qrPayload: qrOf(p).payload,
-          qrCrc: qrOf(p).crc,
           expiresAt: expiresAtOf(p),
+          qr: qrInput(p),
         }),
+      },
+      memo: owned(d, PaymentWorkflowType.qr, {
+        paymentId: p.id,
+        orderId: p.orderId,
+        method: 'qr',
+        amountSatang: p.amountSatang,
+        mode: p.mode,
+        apiKeyId: p.apiKeyId,
+        qrPayload: qrOf(p).payload,
+        qrCrc: qrOf(p).crc,
+        expiresAt: expiresAtOf(p),
       }),
-    );
-    const { payload, crc, ref1 } = qrOf(payment);
-    return {
-      paymentId: payment.id,
-      orderId: req.orderId,
-      method: 'qr',
-      status: payment.status,
-      amount: satangToThb(req.amount),
-      currency: 'THB',
-      customerId: req.customerId,
-      expiresAt: expiresAtOf(payment),
-      qr: { payload, crc, image: qrImage(payload), reference: ref1 },
-      checkoutUrl: checkout.urlOf(payment.id, expiresAtOf(payment)),
-    };
-  }
-
-  /** GET /checkstatus: the record, or the running workflow of a payment started a moment ago. */
-  async function paymentStatus(orderId: string, key: ApiKeyInfo): Promise<PaymentStatusOut> {
-    const notFound = () => new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
-    const p = await paymentByOrderId(db, orderId);
-    if (p) {
-      if (p.mode !== key.mode || (p.apiKeyId !== null && p.apiKeyId !== key.id)) throw notFound();
-      const history = await paymentHistory(db, p.id);
-      const refunds = await refundLedger.ofPayment(p.id);
-      return {
-        paymentId: p.id,
-        orderId: p.orderId,
-        method: p.method,
-        status: p.status,
-        amount: satangToThb(p.amountSatang),
-        currency: 'THB',
-        mode: p.mode,
-        createdAt: p.createdAt.toISOString(),
-        updatedAt: p.updatedAt.toISOString(),
-        expiresAt: p.expiresAt ? p.expiresAt.toISOString() : null,
-        providerRef: p.providerRef,
-        history: history.map((e) => ({ status: e.status, at: e.at.toISOString(), reason: e.reason })),
-        refundedAmount: satangToThb(p.refundedSatang),
-        refunds: refunds.map((r) => ({
-          refundId: r.id,
-          amount: satangToThb(r.amountSatang),
-          status: r.status,
-          reason: r.reason,
-          failureReason: r.failureReason,
-          createdAt: r.createdAt.toISOString(),
-        })),
-      };
-    }
-    // Started a moment ago, its first activity not run yet: the workflow is still pending.
-    const desc = await withinDeadline(client, 5_000, async () => {
-      try {
-        return await client.workflow.getHandle(paymentWorkflowId(orderId)).describe();
-      } catch (e) {
-        if (e instanceof WorkflowNotFoundError) return undefined;
-        throw e;
-      }
-    });
-    const memo = desc?.memo as Partial<PaymentMemo> | undefined;
-    if (!desc || !memo?.paymentId || desc.status.name !== 'RUNNING') throw notFound();
-    if (memo.mode !== key.mode || ((memo.apiKeyId ?? null) !== null && memo.apiKeyId !== key.id)) throw notFound();
-    const at = desc.startTime.toISOString();
-    return {
-      paymentId: memo.paymentId,
-      orderId,
-      method: memo.method as string,
-      status: 'pending',
-      amount: satangToThb(memo.amountSatang ?? 0),
-      currency: 'THB',
-      mode: memo.mode,
-      createdAt: at,
-      updatedAt: at,
-      expiresAt: memo.expiresAt ?? null,
-      providerRef: null,
-      history: [{ status: 'pending', at, reason: 'created' }],
-      refundedAmount: 0,
-      refunds: [],
-    };
-  }
-
-  /** GET /payments: the key's own payments, newest first, one page. */
-  async function listOwnPayments(q: PaymentListQuery, key: ApiKeyInfo): Promise<PaymentList> {
-    const page = await listPayments(db, {
-      apiKeyId: key.id,
-      mode: key.mode,
-      status: q.status,
-      method: q.method,
-      createdGte: q.created_gte ? new Date(q.created_gte) : undefined,
-      createdLt: q.created_lt ? new Date(q.created_lt) : undefined,
-      limit: q.limit,
-      startingAfter: q.starting_after,
-    });
-    return {
-      payments: page.items.map((p) => ({
-        paymentId: p.id,
-        orderId: p.orderId,
-        method: p.method,
-        status: p.status,
-        amount: satangToThb(p.amountSatang),
-        refundedAmount: satangToThb(p.refundedSatang),
-        currency: 'THB' as const,
-        mode: p.mode,
-        createdAt: p.createdAt.toISOString(),
-        updatedAt: p.updatedAt.toISOString(),
-      })),
-      hasMore: page.hasMore,
-      nextCursor: page.nextCursor,
-    };
-  }
-
-  return { createCardPayment, createQrPayment, paymentStatus, listPayments: listOwnPayments };
+    }),
+  );
+  const { payload, crc, ref1 } = qrOf(payment);
+  return {
+    paymentId: payment.id,
+    orderId: req.orderId,
+    method: 'qr',
+    status: payment.status,
+    amount: satangToThb(req.amount),
+    currency: 'THB',
+    customerId: req.customerId,
+    expiresAt: expiresAtOf(payment),
+    qr: { payload, crc, image: qrImage(payload), reference: ref1 },
+    checkoutUrl: checkout.urlOf(payment.id, expiresAtOf(payment)),
+  };
 }
+
+/** GET /checkstatus: the record, or the running workflow of a payment started a moment ago. */
+async function paymentStatus(d: PaymentServiceDeps, orderId: string, key: ApiKeyInfo): Promise<PaymentStatusOut> {
+  const { db, refunds: refundLedger } = d;
+  const { client } = d.temporal;
+  const notFound = () => new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
+  const p = await paymentByOrderId(db, orderId);
+  if (p) {
+    if (p.mode !== key.mode || (p.apiKeyId !== null && p.apiKeyId !== key.id)) throw notFound();
+    const history = await paymentHistory(db, p.id);
+    const refunds = await refundLedger.ofPayment(p.id);
+    return {
+      paymentId: p.id,
+      orderId: p.orderId,
+      method: p.method,
+      status: p.status,
+      amount: satangToThb(p.amountSatang),
+      currency: 'THB',
+      mode: p.mode,
+      createdAt: p.createdAt.toISOString(),
+      updatedAt: p.updatedAt.toISOString(),
+      expiresAt: p.expiresAt ? p.expiresAt.toISOString() : null,
+      providerRef: p.providerRef,
+      history: history.map((e) => ({ status: e.status, at: e.at.toISOString(), reason: e.reason })),
+      refundedAmount: satangToThb(p.refundedSatang),
+      refunds: refunds.map((r) => ({
+        refundId: r.id,
+        amount: satangToThb(r.amountSatang),
+        status: r.status,
+        reason: r.reason,
+        failureReason: r.failureReason,
+        createdAt: r.createdAt.toISOString(),
+      })),
+    };
+  }
+  // Started a moment ago, its first activity not run yet: the workflow is still pending.
+  const desc = await withinDeadline(client, 5_000, async () => {
+    try {
+      return await client.workflow.getHandle(paymentWorkflowId(orderId)).describe();
+    } catch (e) {
+      if (e instanceof WorkflowNotFoundError) return undefined;
+      throw e;
+    }
+  });
+  const memo = desc?.memo as Partial<PaymentMemo> | undefined;
+  if (!desc || !memo?.paymentId || desc.status.name !== 'RUNNING') throw notFound();
+  if (memo.mode !== key.mode || ((memo.apiKeyId ?? null) !== null && memo.apiKeyId !== key.id)) throw notFound();
+  const at = desc.startTime.toISOString();
+  return {
+    paymentId: memo.paymentId,
+    orderId,
+    method: memo.method as string,
+    status: 'pending',
+    amount: satangToThb(memo.amountSatang ?? 0),
+    currency: 'THB',
+    mode: memo.mode,
+    createdAt: at,
+    updatedAt: at,
+    expiresAt: memo.expiresAt ?? null,
+    providerRef: null,
+    history: [{ status: 'pending', at, reason: 'created' }],
+    refundedAmount: 0,
+    refunds: [],
+  };
+}
+
+/** GET /payments: the key's own payments, newest first, one page. */
+async function listOwnPayments(d: PaymentServiceDeps, q: PaymentListQuery, key: ApiKeyInfo): Promise<PaymentList> {
+  const { db } = d;
+  const page = await listPayments(db, {
+    apiKeyId: key.id,
+    mode: key.mode,
+    status: q.status,
+    method: q.method,
+    createdGte: q.created_gte ? new Date(q.created_gte) : undefined,
+    createdLt: q.created_lt ? new Date(q.created_lt) : undefined,
+    limit: q.limit,
+    startingAfter: q.starting_after,
+  });
+  return {
+    payments: page.items.map((p) => ({
+      paymentId: p.id,
+      orderId: p.orderId,
+      method: p.method,
+      status: p.status,
+      amount: satangToThb(p.amountSatang),
+      refundedAmount: satangToThb(p.refundedSatang),
+      currency: 'THB' as const,
+      mode: p.mode,
+      createdAt: p.createdAt.toISOString(),
+      updatedAt: p.updatedAt.toISOString(),
+    })),
+    hasMore: page.hasMore,
+    nextCursor: page.nextCursor,
+  };
+}
+
+/** The payment service over its declared dependencies: each operation a function of its own above. */
+export function createPaymentService(d: PaymentServiceDeps) {
+  return {
+    createCardPayment: (...a: Rest<typeof createCardPayment>) => createCardPayment(d, ...a),
+    createQrPayment: (...a: Rest<typeof createQrPayment>) => createQrPayment(d, ...a),
+    paymentStatus: (...a: Rest<typeof paymentStatus>) => paymentStatus(d, ...a),
+    listPayments: (...a: Rest<typeof listOwnPayments>) => listOwnPayments(d, ...a),
+  };
+}
+/** A function's parameters after its dependencies. */
+type Rest<F> = F extends (d: PaymentServiceDeps, ...rest: infer A) => unknown ? A : never;
 
 export type PaymentService = ReturnType<typeof createPaymentService>;
