@@ -234,9 +234,13 @@ describe('PromptPay: paid in full, the difference refunded', () => {
     expect((await finalize(orderId)).body.body.status).toBe('awaiting_topup');
     const st = (await api().get(`/checkstatus/${orderId}.topup`).set('X-API-Key', key)).body.body;
     expect(st).toMatchObject({ method: 'qr', status: 'pending', amount: 20.5 });
-    await stack.client.workflow
-      .getHandle(paymentWorkflowId(`${orderId}.topup`))
-      .signal('paymentResult', provenResult(stack.config, topUp.paymentId, { status: 'success', provider: 'qr' }));
+    // the order's workflow starts the top-up's child after it wrote the row: wait for the child
+    const topUpHandle = stack.client.workflow.getHandle(paymentWorkflowId(`${orderId}.topup`));
+    await waitFor(async () => !!(await topUpHandle.describe().catch(() => undefined)), 20_000, 'top-up started');
+    await topUpHandle.signal(
+      'paymentResult',
+      provenResult(stack.config, topUp.paymentId, { status: 'success', provider: 'qr' }),
+    );
     const settled = await waitFor(
       async () => {
         const o = await orderOf(orderId);
