@@ -17,8 +17,7 @@ import { settlementKey } from '../../src/reconciliation';
 import { taskQueueOf } from '../../src/domain/temporal';
 import { createSettlementStore } from '../../src/reconciliation/files';
 import { findTemporalCli } from '../../src/stack/temporal';
-import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
-import type { KeyRing } from '../../src/key-ring';
+import { decrypted } from '../support/history';
 import { startSmtpSink } from '../../src/simulators/smtp-sink';
 import { historyFromJson } from '../../src/temporal/history';
 import { createTestStack, uniq, waitFor } from '../support/stack';
@@ -78,25 +77,3 @@ it('the recorded reconciliation history replays against the current workflow cod
     DeterminismViolationError,
   );
 });
-
-/** The history with its payloads decrypted, as Temporal Web's codec endpoint would show them. */
-async function decrypted(node: unknown, keys: KeyRing): Promise<unknown> {
-  if (Array.isArray(node)) return Promise.all(node.map((n) => decrypted(n, keys)));
-  if (!node || typeof node !== 'object') return node;
-  const o = node as Record<string, unknown>;
-  const meta = o.metadata as Record<string, string> | undefined;
-  if (meta?.encoding && Buffer.from(meta.encoding, 'base64').toString() === ENCRYPTED_ENCODING) {
-    const payload = {
-      metadata: Object.fromEntries(Object.entries(meta).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
-      data: Buffer.from(String(o.data ?? ''), 'base64'),
-    };
-    const [clear] = await new AesGcmCodec(keys).decode([payload]);
-    return {
-      metadata: Object.fromEntries(
-        Object.entries(clear.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v as Uint8Array).toString('base64')]),
-      ),
-      data: Buffer.from(clear.data ?? new Uint8Array()).toString('base64'),
-    };
-  }
-  return Object.fromEntries(await Promise.all(Object.entries(o).map(async ([k, v]) => [k, await decrypted(v, keys)])));
-}
