@@ -3,10 +3,10 @@
  * finalisation's amount is fixed (the capture may or may not have reached the provider by then);
  * a new worker takes the workflow over and the order settles with exactly one capture.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { orderWorkflowId } from '../../src/orders';
-import { createTestStack, provenResult, testDatabaseUrl, uniq, waitFor, type TestStack } from '../support/stack';
+import { startCrashWorker } from '../support/roles';
+import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, request } from '../payments/support';
 
 jest.setTimeout(180_000);
@@ -21,28 +21,10 @@ afterAll(async () => {
   await stack.close();
 });
 
-/** A worker in its own process on this test's task queue (test/webhooks/worker-process.ts); resolves once it polls. */
+/** A worker in its own process on this test's task queue; resolves once it polls. */
 async function startWorkerProcess(): Promise<ChildProcess> {
-  const root = path.resolve(__dirname, '..', '..');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test', 'webhooks', 'worker-process.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      TALAT_CRASH_DATABASE_URL: testDatabaseUrl(`talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`),
-      TALAT_CRASH_TASK_QUEUE: stack.taskQueue,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = await startCrashWorker(stack.taskQueue);
   children.push(child);
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d.toString();
-      if (output.includes('worker ready')) resolve();
-    });
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    child.once('exit', (code) => reject(new Error(`worker process exited (${code}):\n${output}`)));
-  });
   return child;
 }
 

@@ -97,3 +97,29 @@ export async function stopProcess(
   clearTimeout(t);
   return code;
 }
+
+/**
+ * A worker in its own process (test/webhooks/worker-process.ts) on the task queue of a test's
+ * own database, one node process so that SIGKILL kills the worker itself; resolves once it polls.
+ */
+export async function startCrashWorker(taskQueue: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'webhooks', 'worker-process.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      TALAT_CRASH_DATABASE_URL: testDatabaseUrl(`talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`),
+      TALAT_CRASH_TASK_QUEUE: taskQueue,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('worker ready')) resolve();
+    });
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('exit', (code) => reject(new Error(`worker process exited (${code}):\n${output}`)));
+  });
+  return child;
+}

@@ -3,11 +3,11 @@
  * the payment was settled and its webhook sent. A new worker picks the workflow up: the payment
  * completes and exactly one webhook message is delivered.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import request from 'supertest';
 import { applyTransition } from '../../src/payments/repository';
-import { createTestStack, testDatabaseUrl, uniq, type TestStack } from '../support/stack';
+import { startCrashWorker } from '../support/roles';
+import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { fieldSigned, post, resultOf, waitFor } from '../callbacks/helpers';
 import { apiKey, deliveriesSettled, registerEndpoint, startReceiver, type Receiver } from './helpers';
 
@@ -28,27 +28,8 @@ afterAll(async () => {
 
 /** A worker in its own process on this test's task queue; resolves once it polls. */
 async function startWorkerProcess(): Promise<ChildProcess> {
-  const root = path.resolve(__dirname, '..', '..');
-  // one process (node with the tsx loader), so SIGKILL kills the worker itself
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'worker-process.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      TALAT_CRASH_DATABASE_URL: testDatabaseUrl(`talat_test_w${process.env.JEST_WORKER_ID ?? '1'}`),
-      TALAT_CRASH_TASK_QUEUE: stack.taskQueue,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = await startCrashWorker(stack.taskQueue);
   children.push(child);
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d.toString();
-      if (output.includes('worker ready')) resolve();
-    });
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    child.once('exit', (code) => reject(new Error(`worker process exited (${code}):\n${output}`)));
-  });
   return child;
 }
 
