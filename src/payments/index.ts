@@ -38,8 +38,15 @@ export const PaymentWorkflowType = {
 } as const;
 
 // Workflow ids: natural idempotency, one workflow per subject.
-/** the payment of an order: one per order */
+/** the payment of an order as ids were before order ids were scoped (and an order's top-up) */
 export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
+/** a payment's workflow since order ids are scoped: from its own id, stored in payments.workflow_id */
+export const paymentWorkflowIdOf = (paymentId: string): string => `payment-${paymentId}`;
+/** Where an order id is unique (docs/ids.md): the key's account (null: a keyless card payment) and the mode. */
+export interface OrderScope {
+  accountId: string | null;
+  mode: Mode;
+}
 /** one late-result resolution per payment and contradicting status */
 export const lateResultWorkflowId = (paymentId: string, status: PaymentResult['status']): string =>
   `late-result-${paymentId}-${status}`;
@@ -164,6 +171,8 @@ export interface Payment {
   providerRef: string | null;
   workflowId: string;
   apiKeyId: string | null;
+  /** the account of the key that created it (null: keyless): with mode and order id, unique */
+  accountId: string | null;
   details: { charge?: { status?: string; authorizeUri?: string | null } } & Record<string, unknown>;
   expiresAt: Date | null;
   createdAt: Date;
@@ -183,7 +192,8 @@ export interface PaymentEvent {
  * paymentRecords (./repository.ts), passed to each slice that declares it by the composition root.
  */
 export interface PaymentRecords {
-  byOrderId(orderId: string): Promise<Payment | undefined>;
+  /** the order's payment in `scope`; without one, the only payment of that order id (undefined when none or several) */
+  byOrderId(orderId: string, scope?: OrderScope): Promise<Payment | undefined>;
   byId(paymentId: string): Promise<Payment | undefined>;
   /** the payment's status and amount, its row locked to the end of the caller's transaction */
   lockForRefund(paymentId: string): Promise<{ status: PaymentStatus; amountSatang: number } | undefined>;
@@ -289,6 +299,7 @@ export const toPayment = (r: Row | undefined): Payment | undefined =>
     providerRef: (r.provider_ref as string | null) ?? null,
     workflowId: String(r.workflow_id),
     apiKeyId: (r.api_key_id as string | null) ?? null,
+    accountId: (r.account_id as string | null) ?? null,
     details: (r.details as Payment['details'] | null) ?? {},
     expiresAt: (r.expires_at as Date | null) ?? null,
     createdAt: r.created_at as Date,
@@ -299,9 +310,9 @@ export const toPayment = (r: Row | undefined): Payment | undefined =>
  * `SELECT p.*, <columns> FROM payments p` of the payment of an order, or the newest with a
  * provider reference: one row named `p`, its lookup key the one binding.
  */
-export const paymentLookupSql = (by: 'orderId' | 'providerRef', columns = ''): string =>
+export const paymentLookupSql = (by: 'orderId' | 'providerRef' | 'id', columns = ''): string =>
   `SELECT p.*${columns ? `, ${columns}` : ''} FROM payments p WHERE ${
-    by === 'orderId' ? 'p.order_id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC'
+    by === 'orderId' ? 'p.order_id = ?' : by === 'id' ? 'p.id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC'
   } LIMIT 1`;
 
 /** A scalar subquery: the status of the payment whose id is the SQL expression `idSql`. */
@@ -377,6 +388,8 @@ export interface NewPayment {
   customerId?: string;
   callbackUrl?: string;
   apiKeyId?: string;
+  /** the key's account (OrderScope); absent: the key's id (each key its own account unless linked) */
+  accountId?: string | null;
   expiresAt?: string;
   details?: Record<string, unknown>;
 }

@@ -8,7 +8,7 @@ import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from './index';
-import type { NewPayment, Payment, PaymentEvent, PaymentRecords } from './index';
+import type { NewPayment, OrderScope, Payment, PaymentEvent, PaymentRecords } from './index';
 import { settlementRefSql, toPayment, type SettlementRef } from './index';
 
 export type { Payment, PaymentEvent, PaymentRef } from './index';
@@ -16,16 +16,37 @@ export { toPayment } from './index';
 
 type Row = Record<string, unknown>;
 
-export const paymentByOrderId = async (db: Db, orderId: string): Promise<Payment | undefined> =>
-  toPayment(await db('payments').where({ order_id: orderId }).first());
+/** The order's payment in `scope`; without a scope, the only payment of that order id (none when several). */
+export async function paymentByOrderId(db: Db, orderId: string, scope?: OrderScope): Promise<Payment | undefined> {
+  if (scope) return toPayment(await db('payments').where(scopeWhere(orderId, scope)).first());
+  const rows = (await db('payments').where({ order_id: orderId }).limit(2)) as Row[];
+  return rows.length === 1 ? toPayment(rows[0]) : undefined;
+}
+
+/** Every payment of an order id, across scopes (a callback that names only the order id). */
+export const paymentsOfOrderId = async (db: Db, orderId: string): Promise<Payment[]> =>
+  ((await db('payments').where({ order_id: orderId }).orderBy('created_at').limit(20)) as Row[]).map((r) =>
+    toPayment(r)!,
+  );
+
+const scopeWhere = (orderId: string, scope: OrderScope) => (q: import('knex').Knex.QueryBuilder) =>
+  q.where({ order_id: orderId, mode: scope.mode }).andWhereRaw('account_id IS NOT DISTINCT FROM ?', [scope.accountId]);
 
 export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ id }).first());
 
 /** The payments of these order ids (any owner: the caller checks ownership), by order id. */
-export async function paymentsByOrderIds(db: Db, orderIds: string[]): Promise<Map<string, Payment>> {
+export async function paymentsByOrderIds(
+  db: Db,
+  orderIds: string[],
+  scope?: OrderScope,
+): Promise<Map<string, Payment>> {
   if (orderIds.length === 0) return new Map();
-  const rows = (await db('payments').whereIn('order_id', orderIds)) as Row[];
+  const rows = (await db('payments')
+    .whereIn('order_id', orderIds)
+    .modify((q) => {
+      if (scope) q.where({ mode: scope.mode }).andWhereRaw('account_id IS NOT DISTINCT FROM ?', [scope.accountId]);
+    })) as Row[];
   return new Map(rows.map((r) => [String(r.order_id), toPayment(r)!]));
 }
 
@@ -60,7 +81,7 @@ export async function listPayments(db: Db, f: PaymentFilter): Promise<Page<Payme
 
 /** The payments slice's records as the other slices take them (PaymentRecords). */
 export const paymentRecords = (db: Db): PaymentRecords => ({
-  byOrderId: (orderId) => paymentByOrderId(db, orderId),
+  byOrderId: (orderId, scope) => paymentByOrderId(db, orderId, scope),
   byId: (paymentId) => paymentById(db, paymentId),
   async lockForRefund(paymentId) {
     const p = await db('payments').where({ id: paymentId }).forUpdate().first('status', 'amount_satang');
@@ -127,9 +148,9 @@ export interface StatusChange {
 const insertPendingSql = (unique: 'id' | 'order_id', orElseExisting: boolean) => `
   WITH ins AS (
     INSERT INTO payments (id, order_id, user_id, method, amount_satang, status, mode, customer_id,
-                          callback_url, api_key_id, workflow_id, expires_at, details)
-    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?::jsonb)
-    ON CONFLICT (${unique}) DO NOTHING
+                          callback_url, api_key_id, account_id, workflow_id, expires_at, details)
+    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?::jsonb)
+    ON CONFLICT ${unique === 'id' ? '(id)' : '(account_id, mode, order_id)'} DO NOTHING
     RETURNING *
   ), ev AS (
     INSERT INTO payment_events (payment_id, from_status, to_status, reason)
@@ -139,9 +160,15 @@ const insertPendingSql = (unique: 'id' | 'order_id', orElseExisting: boolean) =>
     orElseExisting
       ? `
   UNION ALL
-  SELECT p.*, false AS created FROM payments p WHERE p.${unique} = ? AND NOT EXISTS (SELECT 1 FROM ins)`
+  SELECT p.*, false AS created FROM payments p WHERE ${
+    unique === 'id' ? 'p.id = ?' : 'p.account_id IS NOT DISTINCT FROM ? AND p.mode = ? AND p.order_id = ?'
+  } AND NOT EXISTS (SELECT 1 FROM ins)`
       : ''
   }`;
+
+/** A new payment's account: the one given, else its key's id (a key is its own account unless linked). */
+const accountOf = (input: NewPayment): string | null =>
+  input.accountId !== undefined ? input.accountId : (input.apiKeyId ?? null);
 
 async function insertPending(
   db: Db,
@@ -159,11 +186,13 @@ async function insertPending(
     input.customerId ?? null,
     input.callbackUrl ?? null,
     input.apiKeyId ?? null,
+    accountOf(input),
     input.workflowId,
     input.expiresAt ?? null,
     JSON.stringify(input.details ?? {}),
   ];
-  if (orElseExisting) values.push(unique === 'id' ? input.paymentId : input.orderId);
+  if (orElseExisting)
+    values.push(...(unique === 'id' ? [input.paymentId] : [accountOf(input), input.mode, input.orderId]));
   const { rows } = await db.raw<{ rows: (Row & { created: boolean })[] }>(
     insertPendingSql(unique, orElseExisting),
     values,
@@ -186,7 +215,8 @@ export async function insertPayment(db: Db, input: NewPayment): Promise<void> {
 export async function createPendingPayment(db: Db, input: NewPayment): Promise<{ created: boolean; payment: Payment }> {
   const row = await insertPending(db, input, 'order_id', true);
   if (row) return { created: row.created, payment: toPayment(row)! };
-  return { created: false, payment: toPayment(await db('payments').where({ order_id: input.orderId }).first())! };
+  const scope = { accountId: accountOf(input), mode: input.mode };
+  return { created: false, payment: toPayment(await db('payments').where(scopeWhere(input.orderId, scope)).first())! };
 }
 
 /** Undo createPendingPayment when the workflow could not be started (nothing else refers to the row yet). */
