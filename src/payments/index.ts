@@ -315,6 +315,10 @@ export const paymentLookupSql = (by: 'orderId' | 'providerRef' | 'id', columns =
     by === 'orderId' ? 'p.order_id = ?' : by === 'id' ? 'p.id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC'
   } LIMIT 1`;
 
+/** Every payment of an order id across scopes (at most 20, oldest first): a callback that names only the order. */
+export const paymentsOfOrderSql =
+  'SELECT p.* FROM payments p WHERE p.order_id = ? ORDER BY p.created_at, p.id LIMIT 20';
+
 /** A scalar subquery: the status of the payment whose id is the SQL expression `idSql`. */
 export const paymentStatusSql = (idSql: string): string => `(SELECT status FROM payments WHERE id = ${idSql})`;
 
