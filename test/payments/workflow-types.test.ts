@@ -8,6 +8,7 @@ import { paymentWorkflowId, PaymentWorkflowType, type PaymentOutcome, type QrPay
 import { workflowInput } from '../callbacks/helpers';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { newKey, request, rowOf } from './support';
+import { paymentHandle } from './support';
 
 let stack: TestStack;
 let key: string;
@@ -70,7 +71,7 @@ it('a new QR payment runs the v2 type, with no patch marker and no TemporalChang
   const orderId = uniq('v2');
   const res = await create({ orderId, userId: 'u-v2', amount: 3, customerId: 'c-v2' });
   expect(res.status).toBe(200);
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+  const handle = await paymentHandle(stack, orderId);
   expect((await handle.describe()).type).toBe(PaymentWorkflowType.qr);
   await handle.signal(
     'paymentResult',
