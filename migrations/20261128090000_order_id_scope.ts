@@ -1,5 +1,5 @@
 /**
- * Order ids are scoped per account and mode (docs/ids.md): api_keys.account_id (backfilled with
+ * Order ids are scoped per account and mode (docs/concepts.md): api_keys.account_id (backfilled with
  * the key's own id; a new key without one gets its id), payments.account_id (the key's account;
  * NULL for a keyless card payment) and UNIQUE (account_id, mode, order_id) in place of the global
  * UNIQUE (order_id). Down refuses while two payments share an order id.

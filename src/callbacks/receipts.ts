@@ -23,7 +23,7 @@ export class AmbiguousOrderError extends Error {
 
 /**
  * The one payment an order id lookup means (order ids are unique per account and mode only,
- * docs/ids.md): those of the order that the callback's payment reference names, when it gives
+ * docs/concepts.md): those of the order that the callback's payment reference names, when it gives
  * one that names any; else all of the order's. Several: AmbiguousOrderError.
  */
 async function onePaymentOfOrder(db: Db, orderId: string, paymentRef?: string): Promise<PaymentRef | undefined> {

@@ -165,7 +165,7 @@ export function callbackRoutes(
       void alerts
         ?.alert(`callback-ambiguous:${a[1]}:${e.orderId}`, {
           subject: `Talat: a ${a[1]} callback for order ${e.orderId} was refused: ${e.candidates} payments use it`,
-          text: `${e.message}. The callback named no payment id or reference that tells them apart; ask the provider to send the payment id (docs/ids.md).`,
+          text: `${e.message}. The callback named no payment id or reference that tells them apart; ask the provider to send the payment id (docs/concepts.md).`,
         })
         .catch(() => undefined);
       throw new AppError(

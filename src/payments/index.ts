@@ -42,7 +42,7 @@ export const PaymentWorkflowType = {
 export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
 /** a payment's workflow since order ids are scoped: from its own id, stored in payments.workflow_id */
 export const paymentWorkflowIdOf = (paymentId: string): string => `payment-${paymentId}`;
-/** Where an order id is unique (docs/ids.md): the key's account (null: a keyless card payment) and the mode. */
+/** Where an order id is unique (docs/concepts.md): the key's account (null: a keyless card payment) and the mode. */
 export interface OrderScope {
   accountId: string | null;
   mode: Mode;

@@ -48,7 +48,7 @@ import type {
 
 /** The 409s of an order id that has a payment in the caller's scope: another key of the account's, or one's own with other details. */
 const takenByAnother = (orderId: string) =>
-  `Order id ${orderId} is already used by a payment of another API key of your account in this mode: order ids are unique per account and mode (docs/ids.md)`;
+  `Order id ${orderId} is already used by a payment of another API key of your account in this mode: order ids are unique per account and mode (docs/concepts.md)`;
 const otherDetails = (orderId: string, method: string, amount: string) =>
   `Order ${orderId} already has a payment of ${amount} THB by ${method}: use the same amount and method to get it, or a new order id`;
 /** The 409 of an order id whose workflow id is held by an execution this gateway did not start. */
@@ -88,7 +88,7 @@ function proven<T extends object>(d: PaymentServiceDeps, type: string, p: Paymen
   return withStartProof(config.results.signingKey, type, p.workflowId, input);
 }
 
-/** The caller's order scope (docs/ids.md): its key's account, none for a keyless card payment; and the mode. */
+/** The caller's order scope (docs/concepts.md): its key's account, none for a keyless card payment; and the mode. */
 export const scopeOfKey = (key: ApiKeyInfo | undefined, mode: Mode): OrderScope => ({
   accountId: key ? (key.accountId ?? key.id) : null,
   mode,

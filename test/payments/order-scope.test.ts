@@ -1,5 +1,5 @@
 /**
- * Order ids are unique per account and mode (docs/ids.md): two merchants, and one merchant in
+ * Order ids are unique per account and mode (docs/concepts.md): two merchants, and one merchant in
  * sandbox and live, use the same order id end to end (create, callback paid, checkstatus); another
  * key reads nothing of them; a callback that names only a shared order id is refused; and the
  * migration keeps existing rows (backfilled account, the scoped unique key).

@@ -4,7 +4,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { qrImage } from '../../src/qr-image';
-import { paymentWorkflowId, PaymentWorkflowType } from '../../src/payments';
+import { PaymentWorkflowType } from '../../src/payments';
 import { orderReference, parseTlv, payloadFields, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
 import { fieldSigned, post as postCallback } from '../callbacks/helpers';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
@@ -112,7 +112,7 @@ describe('POST /qrpayment', () => {
       },
     });
 
-    // another key (another account) gets a payment of its own under the same order id (docs/ids.md)
+    // another key (another account) gets a payment of its own under the same order id (docs/concepts.md)
     const otherKey = (await newKey(stack.db, { scopes: ['payments:write'] })).key;
     const theirs = await post(body, otherKey);
     expect(theirs.status).toBe(200);
