@@ -223,7 +223,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
 
   async function finalize(orderId: string, key: ApiKeyInfo) {
     const o = await ownOrder(orderId, key, true);
-    if (o.status === 'settled' || o.status === 'awaiting_topup') return orderView(orderId);
+    if (o.status === 'settled' || o.status === 'short' || o.status === 'awaiting_topup') return orderView(orderId);
     if (o.status === 'failed' || o.status === 'attention') throw closedOrder(o);
     const f = await recordFinalization(db, orderId);
     return send(o, 'finalize', f.id);

@@ -5,15 +5,16 @@
  * with an alert and the paid webhook. Repeated and concurrent finalize authorise and capture once.
  */
 import { orderWorkflowId } from '../../src/orders';
-import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
+import { capturingLogger, createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, request } from '../payments/support';
 import { registerEndpoint, startReceiver, type Receiver } from '../webhooks/helpers';
 
 let stack: TestStack;
 let receiver: Receiver;
 let key: string;
+const log = capturingLogger('error');
 beforeAll(async () => {
-  stack = await createTestStack();
+  stack = await createTestStack({ logger: log.logger });
   receiver = await startReceiver(200);
   key = (await newKey(stack.db, { scopes: ['payments:write', 'payments:read', 'webhooks:manage'] })).key;
   await registerEndpoint(stack, key, { url: `${receiver.url}/reauth` });
@@ -122,9 +123,13 @@ it('the new authorisation declined: the first captured in full, the order short,
     'paid webhook',
   );
   expect(JSON.parse(hook.body).data).toMatchObject({ orderId, status: 'paid', amount: 44 });
+  expect(log.lines).toContainEqual(expect.objectContaining({ alert: 'order_settlement', orderId }));
+  expect(JSON.stringify(log.lines)).not.toContain('tok_test_visa');
   const late = await adjust(orderId, 1);
   expect(late.status).toBe(409);
-  expect((await finalize(orderId)).status).toBe(409);
+  const again = await finalize(orderId);
+  expect(again.body.body).toMatchObject({ status: 'short', capturedAmount: 44 });
+  expect(await chargesOf(chargeId)).toHaveLength(1);
 });
 
 it('concurrent and repeated finalize above the authorisation: one new authorisation, each captured once', async () => {
