@@ -24,7 +24,6 @@ import {
   chargeUpdate,
   paymentWorkflowId,
   PaymentWorkflowType,
-  type PaymentStatus,
   type QrPaymentInput,
   type QrPaymentWorkflow,
 } from '../src/payments';
