@@ -36,6 +36,7 @@ import { billPaymentPayload, orderReference, promptPayPayload } from '../src/dom
 import { orderPaymentId } from '../src/ids';
 import { recordTopUp, settleTopUp, type TopUp } from '../src/orders/repository';
 import { cardHoldsOf, recordCardHold, updateCardHold, type CardHold } from '../src/orders/repository';
+import { adjustmentsOf } from '../src/orders/repository';
 import { verifyOrderStepProof, withStartProof } from '../src/proofs';
 
 export interface OrderStepCheck {
@@ -97,6 +98,15 @@ export function createOrderActivities(deps: {
     const caller = callerWorkflowId();
     return caller === undefined || caller === orderWorkflowId(orderId);
   };
+
+  /** The reasons of the applied adjustment lines that raised the order, in first-seen order. */
+  const raisedBy = async (orderId: string): Promise<string[]> => [
+    ...new Set(
+      (await adjustmentsOf(db, orderId))
+        .filter((a) => a.status === 'applied')
+        .flatMap((a) => a.lines.filter((l) => l.amountSatang > 0).map((l) => l.reason)),
+    ),
+  ];
 
   return {
     /** A step's row exists for this order and its proof is the gateway's: else a forged update. */
@@ -347,7 +357,12 @@ export function createOrderActivities(deps: {
         workflowId: paymentWorkflowId(topOrder),
         apiKeyId: o.apiKeyId,
         expiresAt: new Date(Date.now() + config.payments.qrExpirySeconds * 1000).toISOString(),
-        details: { qr: { payload: qr.payload, crc: qr.crc, ref1 }, topUpOf: o.orderId },
+        details: {
+          qr: { payload: qr.payload, crc: qr.crc, ref1 },
+          topUpOf: o.orderId,
+          // what the checkout page says the top-up is for: the reasons of the lines that cost more
+          purpose: { kind: 'order_topup', orderId: o.orderId, reasons: await raisedBy(o.orderId) },
+        },
       });
       const topUp: TopUp = await recordTopUp(db, {
         paymentId: payment.id,
