@@ -10,7 +10,7 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
 import { ActivityFailureType } from '../src/domain/temporal';
-import { orderWorkflowId, topUpOrderId, type OrderStatus, type OrderView } from '../src/orders';
+import { finalizeKeys, orderWorkflowId, topUpOrderId, type OrderStatus, type OrderView } from '../src/orders';
 import {
   adjustmentById,
   applyAdjustment,
@@ -35,6 +35,8 @@ import type { RecordedRefund, RefundRequestDecision } from '../src/refunds';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../src/domain/promptpay';
 import { orderPaymentId } from '../src/ids';
 import { recordTopUp, settleTopUp, type TopUp } from '../src/orders/repository';
+import { cardHoldsOf, recordCardHold, updateCardHold, type CardHold } from '../src/orders/repository';
+import { adjustmentsOf } from '../src/orders/repository';
 import { verifyOrderStepProof, withStartProof } from '../src/proofs';
 
 export interface OrderStepCheck {
@@ -71,7 +73,16 @@ export function createOrderActivities(deps: {
   db: Db;
   config: Config;
   logger: Logger;
-  card: { holdOperation(kind: 'capture' | 'void', input: HoldOperationInput): Promise<{ id: string }> };
+  card: {
+    holdOperation(kind: 'capture' | 'void', input: HoldOperationInput): Promise<{ id: string }>;
+    chargeCardOnFile(input: {
+      sourceChargeId: string;
+      orderId: string;
+      amountSatang: number;
+      mode: HoldOperationInput['mode'];
+      idempotencyKey: string;
+    }): Promise<{ id: string; status: string }>;
+  };
   ledgers: OrderLedgers;
 }) {
   const { db, config, logger, card, ledgers } = deps;
@@ -87,6 +98,15 @@ export function createOrderActivities(deps: {
     const caller = callerWorkflowId();
     return caller === undefined || caller === orderWorkflowId(orderId);
   };
+
+  /** The reasons of the applied adjustment lines that raised the order, in first-seen order. */
+  const raisedBy = async (orderId: string): Promise<string[]> => [
+    ...new Set(
+      (await adjustmentsOf(db, orderId))
+        .filter((a) => a.status === 'applied')
+        .flatMap((a) => a.lines.filter((l) => l.amountSatang > 0).map((l) => l.reason)),
+    ),
+  ];
 
   return {
     /** A step's row exists for this order and its proof is the gateway's: else a forged update. */
@@ -138,10 +158,10 @@ export function createOrderActivities(deps: {
     },
 
     /** The finalisation's fixed amount and what is needed to settle it (the charge of a card order). */
-    async fixOrderFinal(finalizeId: string) {
+    async fixOrderFinal(finalizeId: string, opts?: { aboveAuthorization?: boolean }) {
       const f = await finalizationById(db, finalizeId);
       if (!f) return null;
-      const { finalSatang, order, exceeds } = await fixFinalAmount(db, finalizeId);
+      const { finalSatang, order, exceeds } = await fixFinalAmount(db, finalizeId, opts);
       const payment = await ledgers.paymentById(order.paymentId);
       return {
         finalSatang,
@@ -177,6 +197,57 @@ export function createOrderActivities(deps: {
       return card.holdOperation(kind, input);
     },
 
+    /** A card final above the authorisation: the new authorisation's row, before the provider is asked. */
+    async recordOrderCardHold(input: { orderId: string; finalizeId: string; amountSatang: number }): Promise<CardHold> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      return recordCardHold(db, input);
+    },
+
+    /**
+     * The new authorisation of the difference at the provider, on the card on file of the order's
+     * first charge (no card data here or in the workflow), once per finalisation (its own
+     * Idempotency-Key); only for a recorded row of this order. A decline is CardRejected.
+     */
+    async orderReauthorize(input: {
+      orderId: string;
+      finalizeId: string;
+      chargeId: string;
+      mode: HoldOperationInput['mode'];
+    }) {
+      const hold = (await cardHoldsOf(db, input.orderId)).find((h) => h.finalizeId === input.finalizeId);
+      if (!own(input.orderId) || !hold)
+        throw ApplicationFailure.nonRetryable(
+          'no recorded authorisation of this order',
+          ActivityFailureType.CardRejected,
+        );
+      const charge = await card.chargeCardOnFile({
+        sourceChargeId: input.chargeId,
+        orderId: input.orderId,
+        amountSatang: hold.amountSatang,
+        mode: input.mode,
+        idempotencyKey: finalizeKeys(input.finalizeId).reauth,
+      });
+      return { chargeId: charge.id, status: charge.status, amountSatang: hold.amountSatang };
+    },
+
+    /** The new authorisation's outcome (authorised, declined, captured, voided) on its row. */
+    async orderCardHoldOutcome(input: {
+      orderId: string;
+      finalizeId: string;
+      status: CardHold['status'];
+      chargeId?: string;
+      capturedSatang?: number;
+      failureReason?: string;
+    }): Promise<CardHold> {
+      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      return updateCardHold(db, input.finalizeId, {
+        status: input.status,
+        chargeId: input.chargeId,
+        capturedSatang: input.capturedSatang,
+        failureReason: input.failureReason,
+      });
+    },
+
     /** The card authorisation's end on the payments row and the order row (idempotent). */
     async settleCardOrder(input: {
       orderId: string;
@@ -186,8 +257,11 @@ export function createOrderActivities(deps: {
       capturedSatang: number;
       reason: string;
       status: OrderStatus;
+      /** logged as an error line with alert: order_settlement (the order is short) */
+      alert?: string;
     }): Promise<OrderView> {
       if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      if (input.alert) logger.error({ alert: 'order_settlement', orderId: input.orderId }, input.alert);
       await ledgers.settleAuthorization({
         paymentId: input.paymentId,
         to: input.to,
@@ -283,7 +357,12 @@ export function createOrderActivities(deps: {
         workflowId: paymentWorkflowId(topOrder),
         apiKeyId: o.apiKeyId,
         expiresAt: new Date(Date.now() + config.payments.qrExpirySeconds * 1000).toISOString(),
-        details: { qr: { payload: qr.payload, crc: qr.crc, ref1 }, topUpOf: o.orderId },
+        details: {
+          qr: { payload: qr.payload, crc: qr.crc, ref1 },
+          topUpOf: o.orderId,
+          // what the checkout page says the top-up is for: the reasons of the lines that cost more
+          purpose: { kind: 'order_topup', orderId: o.orderId, reasons: await raisedBy(o.orderId) },
+        },
       });
       const topUp: TopUp = await recordTopUp(db, {
         paymentId: payment.id,

@@ -1,265 +1,242 @@
 /**
- * `npm run bench:anchor [-- --payments N --connections C --rounds K]`
+ * `npm run bench:anchor [-- --payments N --connections C --rounds K] [--cluster]`
  *
- * Talat against the minimal anchor (bench/minimal/app.ts, issue 41), in one run on the dev-server
- * topology of `npm start` (embedded Postgres, Temporal dev server on a SQLite file, the workers in
- * the gateway's process, eager starts): N QR payments per side (default 200) at C concurrent
- * (default 16), in K alternating rounds per side (default 2: minimal, Talat, minimal, Talat), each
- * created, paid by a signed callback and its webhook received. The load and the webhook receiver
- * run in a child process (bench/anchor-driver.cjs). Prints per side paid/s, p50/p99 of create,
- * callback and callback->webhook, CPU ms per paid payment of the apps' process, Postgres and
- * Temporal, and per paid payment Postgres statements (counted by each app's client), transactions
- * and rows written (pg_stat_database, read 11 s after a round: its counters flush late) and WAL.
+ * Talat against the minimal anchor (bench/minimal/app.ts) in one run on one stack: N QR payments
+ * per side (default 200) at C concurrent (default 16), in K alternating rounds per side (default
+ * 2), each created, paid by a signed callback and its webhook received (bench/anchor-rounds.ts).
+ * Without --cluster: the dev-server topology of `npm start` (embedded Postgres, the Temporal dev
+ * server on a SQLite file, both apps and their workers in this process, Talat with eager starts).
+ * With --cluster: the cluster of `npm run cluster` (four Temporal services on Postgres, one Talat
+ * gateway and one worker process, the minimal app in a process of its own, 16 history shards).
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { signPayload } from '../src/callbacks/verify';
-import { orderPaymentId } from '../src/ids';
-import { paymentWorkflowId } from '../src/payments';
-import { minimalSignature, startMinimal } from './minimal/app';
-import { cpuSnapshot } from './proc-cpu';
-import { percentile } from './steady';
-import { headerLine, intArg, loadAverage, runBench, say, type Stack } from './support';
+import { startCluster } from '../src/app/cluster';
+import { bundleWorkflows } from '../src/app/worker';
+import { loadConfig } from '../src/config';
+import { createDb } from '../src/db/knex';
+import { createApiKey } from '../src/http/middleware/api-key';
+import { generatedKeysOf } from '../src/stack/keys';
+import { connectClient } from '../src/temporal/client';
+import {
+  CALLBACK_SECRET,
+  MINIMAL_HOOK_SECRET,
+  runRounds,
+  startDriver,
+  type AnchorTarget,
+  type PgCounters,
+} from './anchor-rounds';
+import { clusterPorts } from './cluster-support';
+import { startMinimal } from './minimal/app';
+import { cpuSnapshot, treesMs } from './proc-cpu';
+import { benchData, flagArg, headerLine, intArg, loadAverage, runBench, runBounded, say, type Stack } from './support';
 
 const args = () => ({
   payments: intArg('--payments', 200, 5000),
   connections: intArg('--connections', 16, 256),
   rounds: intArg('--rounds', 2, 10),
 });
+const SCOPES = ['payments:write', 'payments:read', 'webhooks:manage'];
 
-type Side = 'minimal' | 'talat';
-interface Req {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
-interface Payment {
-  orderId: string;
-  create: Req;
-  callback: Req;
-}
-interface RoundResult {
-  errors: number;
-  firstError: string;
-  create: number[];
-  callback: number[];
-  webhook: number[];
-  seconds: number;
-}
-interface Counters {
-  appCpu: number;
-  postgresCpu: number;
-  temporalCpu: number;
-  statements: number;
-  xacts: number;
-  rows: number;
-  walBytes: number;
+/** pg_stat_database over `databases` and the server's WAL position */
+async function pgCounters(stats: PgClient, databases: string[]): Promise<PgCounters> {
+  const r = await stats.query(
+    `SELECT sum(xact_commit + xact_rollback)::bigint AS xacts, sum(tup_inserted + tup_updated + tup_deleted)::bigint AS rows,
+            pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS wal
+       FROM pg_stat_database WHERE datname = ANY($1)`,
+    [databases],
+  );
+  const row = r.rows[0] as { xacts: string; rows: string; wal: string };
+  return { xacts: Number(row.xacts), rows: Number(row.rows), walBytes: Number(row.wal) };
 }
 
-const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
-const CALLBACK_SECRET = 'minimal-callback-secret';
+async function registerHook(base: string, key: string, url: string): Promise<void> {
+  const reg = await fetch(`${base}/webhooks/endpoints`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ url, publicPayments: true }),
+  });
+  if (reg.status !== 201) throw new Error(`webhook endpoint: ${reg.status} ${await reg.text()}`);
+}
 
-runBench(
-  `bench-anchor-${process.pid}`,
-  {
-    taskQueue: 'bench-anchor',
-    scopes: ['payments:write', 'payments:read', 'webhooks:manage'],
-    temporalFile: true,
-    eagerStart: true,
-    env: { CALLBACK_MAX_AGE_S: '3600', QR_EXPIRY_S: '600', WEBHOOK_ALLOW_LOOPBACK: 'on' },
-  },
-  args,
-  async (opts, stack: Stack) => {
-    const { base, key, config, db } = stack;
+type Client = Awaited<ReturnType<typeof connectClient>>;
+const historyOf = (client: Client) => async (_side: unknown, workflowId: string) => {
+  const { events: e } = await client.workflow.getHandle(workflowId).fetchHistory();
+  return `${e?.length ?? 0} events, ${(e ?? []).filter((x) => x.workflowTaskCompletedEventAttributes).length} workflow tasks`;
+};
+
+/** The dev-server topology of `npm start`, both apps in this process. */
+function devServer(): void {
+  runBench(
+    `bench-anchor-${process.pid}`,
+    {
+      taskQueue: 'bench-anchor',
+      scopes: SCOPES,
+      temporalFile: true,
+      eagerStart: true,
+      env: { CALLBACK_MAX_AGE_S: '3600', QR_EXPIRY_S: '600', WEBHOOK_ALLOW_LOOPBACK: 'on' },
+    },
+    args,
+    async (opts, stack: Stack) => {
+      const { base, key, config, db } = stack;
+      const load = loadAverage();
+      const driver = await startDriver();
+      await registerHook(base, key, driver.hookUrl);
+      say('starting the minimal app (bundling its workflow) on the same Postgres and Temporal');
+      const minimal = await startMinimal({
+        databaseUrl: config.database.url!,
+        temporalAddress: stack.temporal.address,
+        taskQueue: 'bench-anchor-minimal',
+        callbackSecret: CALLBACK_SECRET,
+        webhook: { url: driver.hookUrl, secret: MINIMAL_HOOK_SECRET },
+      });
+      let talatStatements = 0;
+      db.on('query', () => talatStatements++);
+      const stats = new PgClient({ connectionString: config.database.url! });
+      await stats.connect();
+      const target: AnchorTarget = {
+        talat: {
+          base,
+          key,
+          callbackSecret: config.callbacks.providers.QR.secret,
+          identitySecret: config.identity.secret,
+        },
+        minimal: { base: minimal.base, callbackSecret: CALLBACK_SECRET },
+        statements: async (side) => (side === 'talat' ? talatStatements : minimal.statements()),
+        cpu: () => {
+          const s = cpuSnapshot(path.join(stack.dataDir, 'pg'));
+          const u = process.cpuUsage();
+          return { app: (u.user + u.system) / 1000, postgres: s.postgres, temporal: s.temporal };
+        },
+        pg: () => pgCounters(stats, ['talat', stats.database ?? 'talat']),
+        history: historyOf(stack.temporal.client),
+      };
+      const lines = await runRounds(target, driver, opts, [
+        headerLine('anchor (Talat against the minimal app)', opts.connections, load),
+        "dev-server topology (npm start: SQLite-file Temporal dev server, embedded Postgres, workers in the app's process, Talat with eager starts)",
+      ]);
+      process.stdout.write(`${lines.join('\n')}\n`);
+      driver.stop();
+      await stats.end();
+      await minimal.stop();
+    },
+  );
+}
+
+/** The cluster of `npm run cluster`: Talat's gateway and worker, the minimal app, each a process. */
+function cluster(): void {
+  const opts = args();
+  const { dataDir, stops, stopAll } = benchData(`bench-anchor-cluster-${process.pid}`);
+  runBounded(20, stopAll, async () => {
     const load = loadAverage();
-    const driver: ChildProcess = fork(path.join(__dirname, 'anchor-driver.cjs'), [], { stdio: 'inherit' });
-    const fromDriver = <T>(type: string) =>
-      new Promise<T>((resolve) => {
+    // one set of generated keys for the roles and for this process's signed callbacks
+    const keys = generatedKeysOf(dataDir);
+    const env: Record<string, string> = {
+      ...keys,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      TEMPORAL_TASK_QUEUE: 'bench-anchor',
+      SIMULATORS: 'off',
+      SMTP_URL: 'smtp://127.0.0.1:9',
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      RATE_LIMIT_PER_SECOND: '10000000',
+      CALLBACK_MAX_AGE_S: '3600',
+      QR_EXPIRY_S: '600',
+      WEBHOOK_ALLOW_LOOPBACK: 'on',
+    };
+    const config = loadConfig({ ...env, DATA_DIR: dataDir });
+    say('bundling the workflows once');
+    const bundle = path.join(dataDir, 'workflow-bundle.js');
+    (await import('node:fs')).writeFileSync(bundle, await bundleWorkflows());
+    say('starting the cluster: Postgres, frontend, history, matching, worker services, a gateway and a worker');
+    const c = await startCluster({
+      dataDir: path.join(dataDir, 'cluster'),
+      ports: await clusterPorts(1, 1),
+      namespace: 'default',
+      retentionDays: 1,
+      historyShards: 16,
+      roleEnv: env,
+      workflowBundle: bundle,
+      log: say,
+    });
+    stops.push(() => c.stop());
+    const db = createDb(c.databaseUrl, { poolMax: 1 });
+    const { key } = await createApiKey(db, { name: 'bench', scopes: SCOPES, mode: 'sandbox' });
+    await db.destroy();
+    const driver = await startDriver();
+    stops.push(async () => driver.stop());
+    await registerHook(c.gatewayUrls[0], key, driver.hookUrl);
+
+    say('starting the minimal app in a process of its own');
+    const child = fork(
+      path.join(__dirname, 'minimal', 'main.ts'),
+      [
+        JSON.stringify({
+          databaseUrl: c.databaseUrl,
+          temporalAddress: c.temporalAddress,
+          taskQueue: 'bench-anchor-minimal',
+          callbackSecret: CALLBACK_SECRET,
+          webhook: { url: driver.hookUrl, secret: MINIMAL_HOOK_SECRET },
+        }),
+      ],
+      { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+    );
+    stops.push(async () => child.kill('SIGTERM'));
+    const ask = <T>(msg: object | undefined, type: string) =>
+      new Promise<T>((resolve, reject) => {
         const on = (m: { type: string } & T) => {
           if (m.type !== type) return;
-          driver.off('message', on);
+          child.off('message', on);
           resolve(m);
         };
-        driver.on('message', on);
+        child.on('message', on);
+        child.once('exit', (code) => reject(new Error(`the minimal app exited (${code})`)));
+        if (msg) child.send(msg);
       });
-    const { port } = await fromDriver<{ port: number }>('ready');
-    const hookUrl = `http://127.0.0.1:${port}/hooks`;
+    const { base: minimalBase } = await ask<{ base: string }>(undefined, 'ready');
 
-    const reg = await fetch(`${base}/webhooks/endpoints`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({ url: hookUrl, publicPayments: true }),
-    });
-    if (reg.status !== 201) throw new Error(`webhook endpoint: ${reg.status} ${await reg.text()}`);
-    say('starting the minimal app (bundling its workflow) on the same Postgres and Temporal');
-    const minimal = await startMinimal({
-      databaseUrl: config.database.url!,
-      temporalAddress: stack.temporal.address,
-      taskQueue: 'bench-anchor-minimal',
-      callbackSecret: CALLBACK_SECRET,
-      webhook: { url: hookUrl, secret: 'minimal-webhook-secret' },
-    });
-    let talatStatements = 0;
-    db.on('query', () => talatStatements++);
-    const stats = new PgClient({ connectionString: config.database.url! });
+    const stats = new PgClient({ connectionString: c.pg.adminUrl });
     await stats.connect();
-
-    const prefix = `anc-${process.pid}-`;
-    let seq = 0;
-    const payment = (side: Side): Payment => {
-      const orderId = `${prefix}${side}-${seq++}`;
-      if (side === 'minimal') {
-        const cb = JSON.stringify({ orderId, status: 'success', amount: 123.45 });
-        return {
-          orderId,
-          create: { url: `${minimal.base}/payments`, headers: {}, body: JSON.stringify({ orderId, amount: 123.45 }) },
-          callback: {
-            url: `${minimal.base}/callback`,
-            headers: { 'x-signature': minimalSignature(CALLBACK_SECRET, cb) },
-            body: cb,
-          },
-        };
-      }
-      const signed = signPayload(config.callbacks.providers.QR.secret, {
-        paymentId: orderPaymentId(config.identity.secret, orderId),
-        status: 'success',
-        amount: 123.45,
-        orderId,
-        timestamp: new Date().toISOString(),
-      });
-      return {
-        orderId,
-        create: {
-          url: `${base}/qrpayment`,
-          headers: { 'x-api-key': key },
-          body: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
-        },
-        callback: { url: `${base}/qrcallback`, headers: {}, body: JSON.stringify(signed) },
-      };
-    };
-    const runRound = async (side: Side, n: number, c: number): Promise<RoundResult> => {
-      const payments = Array.from({ length: n }, () => payment(side));
-      const done = fromDriver<RoundResult>('done');
-      driver.send({ type: 'round', payments, c });
-      return done;
-    };
-    const pgCounters = async () => {
-      const r = await stats.query(
-        `SELECT xact_commit + xact_rollback AS xacts, tup_inserted + tup_updated + tup_deleted AS rows,
-                pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS wal
-           FROM pg_stat_database WHERE datname = current_database()`,
-      );
-      const row = r.rows[0] as { xacts: string; rows: string; wal: string };
-      return { xacts: Number(row.xacts), rows: Number(row.rows), walBytes: Number(row.wal) };
-    };
-    const cpu = () => {
-      const s = cpuSnapshot(path.join(stack.dataDir, 'pg'));
-      const u = process.cpuUsage();
-      return { appCpu: (u.user + u.system) / 1000, postgresCpu: s.postgres, temporalCpu: s.temporal };
-    };
-
-    say('warm-up: 10 payments per side, not measured');
-    for (const side of ['minimal', 'talat'] as const) {
-      const r = await runRound(side, 10, 4);
-      if (r.errors) throw new Error(`warm-up ${side}: ${r.firstError}`);
-    }
-    await sleep(11_000);
-
-    const per = Math.ceil(opts.payments / opts.rounds);
-    const totals: Record<Side, Counters & { paid: number; rates: number[]; results: RoundResult[] }> = {
-      minimal: {
-        appCpu: 0,
-        postgresCpu: 0,
-        temporalCpu: 0,
-        statements: 0,
-        xacts: 0,
-        rows: 0,
-        walBytes: 0,
-        paid: 0,
-        rates: [],
-        results: [],
-      },
+    stops.push(() => stats.end());
+    const client = await connectClient(c.temporalAddress, 'default', { codecKeys: config.temporal.codecKeys });
+    stops.push(() => client.connection.close());
+    const pids = () => ({
+      gateway: c.gateways[0].supervisor.pid(),
+      worker: c.workers[0].supervisor.pid(),
+      minimal: child.pid,
+      frontend: c.temporal.frontend.supervisor.pid(),
+      history: c.temporal.history.supervisor.pid(),
+      matching: c.temporal.matching.supervisor.pid(),
+      'temporal worker': c.temporal.worker.supervisor.pid(),
+      postgres: c.pg.pid,
+    });
+    const target: AnchorTarget = {
       talat: {
-        appCpu: 0,
-        postgresCpu: 0,
-        temporalCpu: 0,
-        statements: 0,
-        xacts: 0,
-        rows: 0,
-        walBytes: 0,
-        paid: 0,
-        rates: [],
-        results: [],
+        base: c.gatewayUrls[0],
+        key,
+        callbackSecret: config.callbacks.providers.QR.secret,
+        identitySecret: config.identity.secret,
       },
+      minimal: { base: minimalBase, callbackSecret: CALLBACK_SECRET },
+      cpu: () => {
+        const t = treesMs(pids());
+        return {
+          app: t.gateway + t.worker + t.minimal,
+          postgres: t.postgres,
+          temporal: t.frontend + t.history + t.matching + t['temporal worker'],
+        };
+      },
+      pg: () => pgCounters(stats, ['talat', 'temporal', 'temporal_visibility']),
+      history: historyOf(client),
     };
-    for (let k = 0; k < opts.rounds; k++)
-      for (const side of ['minimal', 'talat'] as const) {
-        say(`round ${k + 1}/${opts.rounds}: ${side}, ${per} payments at ${opts.connections} concurrent`);
-        const pg0 = await pgCounters();
-        const st0 = side === 'talat' ? talatStatements : minimal.statements();
-        const cpu0 = cpu();
-        const r = await runRound(side, per, opts.connections);
-        const cpu1 = cpu();
-        const st1 = side === 'talat' ? talatStatements : minimal.statements();
-        await sleep(11_000); // pg_stat_database: the backends' counters reach it when idle (PGSTAT_IDLE_INTERVAL 10 s)
-        const pg1 = await pgCounters();
-        if (r.errors) say(`  ${r.errors} errors, first: ${r.firstError}`);
-        const t = totals[side];
-        const paid = r.webhook.length;
-        t.paid += paid;
-        t.rates.push(paid / r.seconds);
-        t.results.push(r);
-        t.appCpu += cpu1.appCpu - cpu0.appCpu;
-        t.postgresCpu += cpu1.postgresCpu - cpu0.postgresCpu;
-        t.temporalCpu += cpu1.temporalCpu - cpu0.temporalCpu;
-        t.statements += st1 - st0;
-        t.xacts += pg1.xacts - pg0.xacts;
-        t.rows += pg1.rows - pg0.rows;
-        t.walBytes += pg1.walBytes - pg0.walBytes;
-        say(`  ${paid} paid in ${r.seconds.toFixed(1)} s: ${(paid / r.seconds).toFixed(1)} paid/s`);
-      }
-
-    const events = async (workflowId: string) => {
-      const { events: e } = await stack.temporal.client.workflow.getHandle(workflowId).fetchHistory();
-      return `${e?.length ?? 0} events, ${(e ?? []).filter((x) => x.workflowTaskCompletedEventAttributes).length} workflow tasks`;
-    };
-    const lastOf = (side: Side) => `${prefix}${side}-${seq - (side === 'talat' ? 1 : per + 1)}`;
-    const historyOf = {
-      minimal: await events(`minimal-${lastOf('minimal')}`),
-      talat: await events(paymentWorkflowId(lastOf('talat'))),
-    };
-
-    const f = (n: number, d = 1) => n.toFixed(d);
-    const lines = [
+    const lines = await runRounds(target, driver, opts, [
       headerLine('anchor (Talat against the minimal app)', opts.connections, load),
-      `${opts.payments} QR payments per side in ${opts.rounds} alternating rounds of ${per}; dev-server topology (npm start: SQLite-file Temporal dev server, embedded Postgres, workers in the app's process, Talat with eager starts)`,
-    ];
-    for (const side of ['minimal', 'talat'] as const) {
-      const t = totals[side];
-      const all = (k: 'create' | 'callback' | 'webhook') => t.results.flatMap((r) => r[k]);
-      const p = (k: 'create' | 'callback' | 'webhook') => `${f(percentile(all(k), 50))}/${f(percentile(all(k), 99))}`;
-      const perPaid = (v: number, d = 2) => f(v / Math.max(1, t.paid), d);
-      const sorted = [...t.rates].sort((a, b) => a - b);
-      lines.push(
-        `${side.padEnd(8)} paid/s ${f(t.paid / t.results.reduce((a, r) => a + r.seconds, 0))} (rounds ${t.rates.map((x) => f(x)).join(', ')}; median ${f(sorted[Math.floor(sorted.length / 2)])}); ` +
-          `p50/p99 ms create ${p('create')}, callback ${p('callback')}, callback->webhook ${p('webhook')}`,
-        `${''.padEnd(8)} CPU ms per paid: app process ${perPaid(t.appCpu)}, postgres ${perPaid(t.postgresCpu)}, temporal ${perPaid(t.temporalCpu)}, total ${perPaid(t.appCpu + t.postgresCpu + t.temporalCpu)}`,
-        `${''.padEnd(8)} Postgres per paid: statements ${perPaid(t.statements, 1)} (client-counted), transactions ${perPaid(t.xacts, 1)}, rows written ${perPaid(t.rows, 1)}, WAL ${perPaid(t.walBytes / 1024, 1)} KiB; Temporal: ${historyOf[side]} (one payment)`,
-      );
-    }
-    const ratio = (a: number, b: number) => (b ? (a / b).toFixed(2) : 'n/a');
-    const rate = (s: Side) => totals[s].paid / totals[s].results.reduce((a, r) => a + r.seconds, 0);
-    const cpuPer = (s: Side) =>
-      (totals[s].appCpu + totals[s].postgresCpu + totals[s].temporalCpu) / Math.max(1, totals[s].paid);
-    lines.push(
-      `talat/minimal: paid/s ${ratio(rate('talat'), rate('minimal'))}, CPU per paid (all three) ${ratio(cpuPer('talat'), cpuPer('minimal'))}x, ` +
-        `postgres CPU per paid ${ratio(totals.talat.postgresCpu / totals.talat.paid, totals.minimal.postgresCpu / totals.minimal.paid)}x`,
-    );
+      'cluster topology (npm run cluster: frontend, history, matching and worker services on Postgres, 16 history shards; one Talat gateway and one worker process; the minimal app in one process)',
+    ]);
     process.stdout.write(`${lines.join('\n')}\n`);
+  });
+}
 
-    driver.send({ type: 'stop' });
-    await stats.end();
-    await minimal.stop();
-  },
-);
+if (flagArg('--cluster')) cluster();
+else devServer();

@@ -24,6 +24,7 @@ import { createDb, migrateLatest } from '../src/db/knex';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { buildCallbacks } from '../src/simulators/callbacks';
 import { startCluster } from '../src/app/cluster';
+import { generatedKeysOf } from '../src/stack/keys';
 import { startEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, startEmbeddedTemporal, stopChild } from '../src/stack/temporal';
 import { bundleWorkflows } from '../src/app/worker';
@@ -41,7 +42,10 @@ const QUEUE = 'bench-cluster';
 const ROOT = path.resolve(__dirname, '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const { dataDir, stops, stopAll } = benchData(`bench-cluster-${process.pid}`);
 const env: Record<string, string> = {
+  // one set of generated keys for the roles and for this process's signed callbacks
+  ...generatedKeysOf(dataDir),
   NODE_ENV: 'test',
   LOG_LEVEL: 'warn',
   HOST: '127.0.0.1',
@@ -236,7 +240,6 @@ function report(name: string, levelsOut: Level[]): string[] {
   return lines;
 }
 
-const { dataDir, stops, stopAll } = benchData(`bench-cluster-${process.pid}`);
 runBounded(15, stopAll, async () => {
   const loadBefore = loadAverage();
   fs.mkdirSync(dataDir, { recursive: true });

@@ -3,7 +3,8 @@
  * is authorised here first (the payment machine, success = `authorized`); then updates `adjust`
  * and `finalize` are applied one at a time, each on a row the gateway recorded and proved
  * (activities/orders.ts). Finalising captures the final amount and releases the rest (card) or
- * refunds the difference through the refunds ledger (QR). A durable timer captures or releases an
+ * refunds the difference through the refunds ledger (QR); a card final above the authorisation
+ * first gets a new authorisation of the difference on the card on file. A durable timer captures or releases an
  * authorisation nobody finalised before it lapses, and alerts when neither works.
  */
 import {
@@ -11,6 +12,7 @@ import {
   condition,
   executeChild,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -22,7 +24,6 @@ import {
   chargeUpdate,
   paymentWorkflowId,
   PaymentWorkflowType,
-  type PaymentStatus,
   type QrPaymentInput,
   type QrPaymentWorkflow,
 } from '../src/payments';
@@ -30,7 +31,9 @@ import { OrderIdKey } from '../src/domain/search-attributes';
 import type { PaymentEventStatus } from '../src/webhooks';
 import {
   adjustUpdate,
+  finalizeKeys,
   finalizeUpdate,
+  OrderPatch,
   orderQuery,
   type OrderInput,
   type OrderStatus,
@@ -85,7 +88,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
   });
   const notFound: OrderStepOutcome = { ok: false, code: 'NOT_FOUND', message: `No order ${orderId}` };
   const statusNow = (): OrderStatus => status;
-  const done = (s: OrderStatus) => s === 'settled' || s === 'failed' || s === 'attention';
+  const done = (s: OrderStatus) => s === 'settled' || s === 'short' || s === 'failed' || s === 'attention';
 
   const webhook = (paymentStatus: PaymentEventStatus, amountSatang: number, refundId?: string) =>
     emitPaymentStatusUpdated(
@@ -135,7 +138,11 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       const view = await db.orderView(orderId);
       return view ? { ok: true, order: view } : notFound;
     }
-    const f = await db.fixOrderFinal(finalizeId);
+    // order-card-reauth-v1: a card final above the authorisation is fixed (a new authorisation follows)
+    const above = input.method === 'card' && patched(OrderPatch.cardReauth);
+    const f = above
+      ? await db.fixOrderFinal(finalizeId, { aboveAuthorization: true })
+      : await db.fixOrderFinal(finalizeId);
     if (!f) return notFound;
     if (f.exceeds)
       return conflict(
@@ -152,29 +159,41 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
 
   /** Capture the final amount (the provider releases the rest), or void the whole hold. */
   async function settleCard(finalizeId: string, f: Finalized, release: boolean): Promise<OrderStepOutcome> {
+    if (!release && f.finalSatang > f.order.authorizedSatang) return settleCardAbove(finalizeId, f);
     const final = release ? 0 : f.finalSatang;
     const hold = { orderId, chargeId: f.chargeId ?? '', mode: f.mode };
-    let captured = 0;
-    let captureFailure: string | undefined;
     if (final > 0) {
       try {
         await provider.orderHold('capture', { ...hold, idempotencyKey: `${finalizeId}.capture`, amountSatang: final });
-        captured = final;
       } catch (e) {
-        captureFailure = refusal(e);
+        return releaseCard(finalizeId, f, refusal(e));
       }
+      return cardSettled(finalizeId, f, 'paid', final);
     }
-    if (captured === 0) {
-      try {
-        await provider.orderHold('void', { ...hold, idempotencyKey: `${finalizeId}.void` });
-      } catch (e) {
-        const message = `order ${orderId}: ${captureFailure ? `the capture failed (${captureFailure}) and ` : ''}the release failed (${refusal(e)})`;
-        await db.alertOrder({ orderId, message });
-        status = 'attention';
-        return conflict(message);
-      }
+    return releaseCard(finalizeId, f);
+  }
+
+  /** Void the whole first authorisation (nothing captured, or its capture refused). */
+  async function releaseCard(finalizeId: string, f: Finalized, captureFailure?: string): Promise<OrderStepOutcome> {
+    try {
+      const hold = { orderId, chargeId: f.chargeId ?? '', mode: f.mode };
+      await provider.orderHold('void', { ...hold, idempotencyKey: `${finalizeId}.void` });
+    } catch (e) {
+      const message = `order ${orderId}: ${captureFailure ? `the capture failed (${captureFailure}) and ` : ''}the release failed (${refusal(e)})`;
+      await db.alertOrder({ orderId, message });
+      status = 'attention';
+      return conflict(message);
     }
-    const to: PaymentStatus = captured > 0 ? 'paid' : captureFailure ? 'failed' : 'expired';
+    return cardSettled(finalizeId, f, captureFailure ? 'failed' : 'expired', 0, captureFailure);
+  }
+
+  async function cardSettled(
+    finalizeId: string,
+    f: Finalized,
+    to: 'paid' | 'expired' | 'failed',
+    captured: number,
+    captureFailure?: string,
+  ): Promise<OrderStepOutcome> {
     const reason =
       captured > 0
         ? `captured ${captured / 100} THB of ${f.order.authorizedSatang / 100} THB authorised; the rest released`
@@ -185,7 +204,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       orderId,
       paymentId: input.paymentId,
       finalizeId,
-      to: to as 'paid' | 'expired' | 'failed',
+      to,
       capturedSatang: captured,
       reason,
       status: captureFailure ? 'failed' : 'settled',
@@ -194,6 +213,92 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     // the event's amount is the payments row's: the captured amount, or the authorised one released
     await webhook(to, captured > 0 ? captured : f.order.authorizedSatang);
     return { ok: true, order: view };
+  }
+
+  /**
+   * A card final above the authorisation: the new authorisation of the difference (its row
+   * first, then the provider, on the card on file), then the first authorisation captured in
+   * full and the new one. The difference declined (or its capture refused): the first is still
+   * captured in full and the order ends `short`, with an alert. The first's capture refused:
+   * both are released and the order fails, as below.
+   */
+  async function settleCardAbove(finalizeId: string, f: Finalized): Promise<OrderStepOutcome> {
+    const keys = finalizeKeys(finalizeId);
+    const authorized = f.order.authorizedSatang;
+    const diff = f.finalSatang - authorized;
+    const first = { orderId, chargeId: f.chargeId ?? '', mode: f.mode };
+    const hold = await db.recordOrderCardHold({ orderId, finalizeId, amountSatang: diff });
+    let second = hold.chargeId ?? undefined;
+    let shortBecause: string | undefined;
+    if (hold.status === 'declined') shortBecause = hold.failureReason ?? 'declined';
+    else if (!second)
+      try {
+        second = (await provider.orderReauthorize({ orderId, finalizeId, chargeId: first.chargeId, mode: f.mode }))
+          .chargeId;
+        await db.orderCardHoldOutcome({ orderId, finalizeId, status: 'authorized', chargeId: second });
+      } catch (e) {
+        shortBecause = `the new authorisation of ${diff / 100} THB was declined (${refusal(e)})`;
+        await db.orderCardHoldOutcome({ orderId, finalizeId, status: 'declined', failureReason: shortBecause });
+      }
+    try {
+      await provider.orderHold('capture', { ...first, idempotencyKey: keys.capture, amountSatang: authorized });
+    } catch (e) {
+      if (second) await releaseSecond(finalizeId, second, f.mode);
+      return releaseCard(finalizeId, f, refusal(e));
+    }
+    let extra = 0;
+    if (second)
+      try {
+        await provider.orderHold('capture', {
+          orderId,
+          chargeId: second,
+          mode: f.mode,
+          idempotencyKey: keys.reauthCapture,
+          amountSatang: diff,
+        });
+        extra = diff;
+        await db.orderCardHoldOutcome({ orderId, finalizeId, status: 'captured', capturedSatang: diff });
+      } catch (e) {
+        shortBecause = `the capture of the ${diff / 100} THB difference failed (${refusal(e)})`;
+        await releaseSecond(finalizeId, second, f.mode);
+      }
+    const captured = authorized + extra;
+    const reason = shortBecause
+      ? `captured the ${authorized / 100} THB authorised; ${shortBecause}: ${diff / 100} THB short of the final ${f.finalSatang / 100} THB`
+      : `captured ${authorized / 100} THB authorised and ${diff / 100} THB on a new authorisation of the difference`;
+    const view = await db.settleCardOrder({
+      orderId,
+      paymentId: input.paymentId,
+      finalizeId,
+      to: 'paid',
+      capturedSatang: captured,
+      reason,
+      status: shortBecause ? 'short' : 'settled',
+      ...(shortBecause ? { alert: `order ${orderId}: ${reason}` } : {}),
+    });
+    status = view.status;
+    await webhook('paid', captured);
+    return { ok: true, order: view };
+  }
+
+  /** Void the new authorisation (the order takes only the first); a refused void is left on its row. */
+  async function releaseSecond(finalizeId: string, chargeId: string, mode: Finalized['mode']): Promise<void> {
+    try {
+      await provider.orderHold('void', {
+        orderId,
+        chargeId,
+        mode,
+        idempotencyKey: finalizeKeys(finalizeId).reauthVoid,
+      });
+      await db.orderCardHoldOutcome({ orderId, finalizeId, status: 'voided' });
+    } catch (e) {
+      await db.orderCardHoldOutcome({
+        orderId,
+        finalizeId,
+        status: 'authorized',
+        failureReason: `void refused (${refusal(e)})`,
+      });
+    }
   }
 
   /** A refund of `amountSatang` of the order's payment through the refunds ledger: its row first, then the bank. */

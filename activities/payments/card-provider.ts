@@ -5,6 +5,8 @@
  *     with Idempotency-Key = our payment id -> 200 {id, status: pending|successful|failed, authorize_uri}
  *   4xx {code, message}: the charge was refused (declined card, bad token) -> non-retryable
  *   CardRejected; network errors, timeouts and 5xx are retried by Temporal.
+ *   POST /charges {amount, currency, source_charge, capture: false}: a new authorisation on the
+ *   card on file of an earlier charge (no card data sent; decided at once: successful or 4xx).
  */
 import type { Config } from '../../src/config';
 import type { Mode } from '../../src/domain/mode';
@@ -78,6 +80,44 @@ export function createCardProviderActivities({ config, sandbox }: { config: Conf
         status: typeof body.status === 'string' ? body.status : 'pending',
         authorizeUri: typeof body.authorize_uri === 'string' ? body.authorize_uri : null,
       };
+    },
+
+    /** A new authorisation (capture=false) on the card on file of `sourceChargeId`, once per idempotency key. */
+    async chargeCardOnFile(input: {
+      sourceChargeId: string;
+      orderId: string;
+      amountSatang: number;
+      mode: Mode;
+      idempotencyKey: string;
+    }): Promise<Charge> {
+      const base = await baseUrl(input.mode);
+      const headers: Record<string, string> = { 'idempotency-key': input.idempotencyKey };
+      if (input.mode === 'live' && config.payments.cardProviderKey)
+        headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
+      let reply: HttpReply;
+      try {
+        reply = await httpJson(`${base}/charges`, {
+          method: 'POST',
+          headers,
+          timeoutMs: config.payments.providerTimeoutMs,
+          body: {
+            amount: input.amountSatang,
+            currency: 'THB',
+            source_charge: input.sourceChargeId,
+            capture: false,
+            description: `Order ${input.orderId}: the difference above the authorisation`,
+            metadata: { orderId: input.orderId },
+          },
+        });
+      } catch (e) {
+        throw new Error(`card provider unreachable: ${(e as Error).message}`);
+      }
+      const body = expectSuccess(reply, ActivityFailureType.CardRejected, 'card provider').body as {
+        id?: unknown;
+        status?: unknown;
+      };
+      if (typeof body?.id !== 'string' || !body.id) throw new Error('card provider answered without a charge id');
+      return { id: body.id, status: typeof body.status === 'string' ? body.status : 'pending', authorizeUri: null };
     },
 
     /** POST /charges/{id}/capture {amount}, or POST /charges/{id}/reverse (void): 4xx is CardRejected. */

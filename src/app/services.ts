@@ -50,6 +50,7 @@ export const orderServiceOf = (deps: AppDeps): OrderService =>
     config: deps.config,
     db: deps.db,
     temporal: deps.temporal,
+    checkout: { urlOf: (paymentId, expiresAt) => checkoutUrlOf(deps.config, paymentId, expiresAt) },
     payments: {
       paymentByOrderId: (orderId) => paymentByOrderId(deps.db, orderId),
       createPendingPayment: (row) => createPendingPayment(deps.db, row),

@@ -30,6 +30,13 @@ const STRINGS = {
     linkInvalid: 'This payment link is not valid.',
     linkExpired: 'This payment link has expired.',
     linkHelp: 'Please go back to the shop and start the payment again.',
+    topUpFor: 'Top-up for order {order}: {reasons}',
+    topUpForAny: 'Top-up for order {order}',
+    and: ' and ',
+    out_of_stock: 'out-of-stock items',
+    substitution: 'substitutions',
+    weight: 'weights',
+    other: 'other changes',
   },
   th: {
     title: 'ชำระเงินด้วยพร้อมเพย์',
@@ -53,6 +60,13 @@ const STRINGS = {
     linkInvalid: 'ลิงก์ชำระเงินนี้ไม่ถูกต้อง',
     linkExpired: 'ลิงก์ชำระเงินนี้หมดอายุแล้ว',
     linkHelp: 'โปรดกลับไปที่ร้านค้าแล้วเริ่มชำระเงินใหม่',
+    topUpFor: 'ชำระส่วนเพิ่มของคำสั่งซื้อ {order}: {reasons}',
+    topUpForAny: 'ชำระส่วนเพิ่มของคำสั่งซื้อ {order}',
+    and: ' และ ',
+    out_of_stock: 'สินค้าหมด',
+    substitution: 'สินค้าทดแทน',
+    weight: 'น้ำหนักสินค้า',
+    other: 'การเปลี่ยนแปลงอื่น',
   },
 } as const;
 type Key = keyof (typeof STRINGS)['en'];
@@ -76,6 +90,18 @@ export interface PageData {
   /** ms left until the payment expires, as the server sees it */
   remainingMs: number;
   returnUrl: string | null;
+  /** a top-up of an order (the orders slice's, in the payment's details): what it is for */
+  purpose?: { orderId: string; reasons: string[] };
+}
+
+const REASONS = ['out_of_stock', 'substitution', 'weight', 'other'] as const;
+/** "Top-up for order ORD-1: substitutions and weights", in the page's language. */
+export function purposeText(lang: Lang, p: { orderId: string; reasons: string[] }): string {
+  const t = STRINGS[lang];
+  const names = REASONS.filter((r) => p.reasons.includes(r)).map((r) => t[r]);
+  if (names.length === 0) return fill(t.topUpForAny, { order: p.orderId });
+  const reasons = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')}${t.and}${names[names.length - 1]}`;
+  return fill(t.topUpFor, { order: p.orderId, reasons });
 }
 
 const baht = (satang: number, lang: Lang): string =>
@@ -125,7 +151,12 @@ export function checkoutPage(d: PageData): string {
 <nav class="lang"><a href="?lang=${other}" hreflang="${other}" lang="${other}">${esc(t.otherLang)}</a></nav>
 <header class="mark"><img src="/checkout/assets/thai-qr-payment.svg" width="240" height="48" alt="Thai QR Payment · PromptPay"></header>
 <h1>${esc(t.title)}</h1>
-<dl class="facts">
+${
+  d.purpose
+    ? `<p id="purpose" class="purpose">${esc(purposeText(d.lang, d.purpose))}</p>
+`
+    : ''
+}<dl class="facts">
 <div><dt>${esc(t.payTo)}</dt><dd id="merchant">${esc(d.merchantName)}</dd></div>
 <div class="amount"><dt>${esc(t.amount)}</dt><dd id="amount">${esc(amount)}</dd></div>
 </dl>

@@ -177,7 +177,11 @@ export function checkoutRoutes(
     }
     const { p } = found;
     const returnUrl = typeof p.details.returnUrl === 'string' ? p.details.returnUrl : null;
+    const purpose = p.details.purpose as { kind?: unknown; orderId?: unknown; reasons?: unknown } | undefined;
     ctx.body = checkoutPage({
+      ...(purpose?.kind === 'order_topup' && typeof purpose.orderId === 'string' && Array.isArray(purpose.reasons)
+        ? { purpose: { orderId: purpose.orderId, reasons: purpose.reasons.map(String) } }
+        : {}),
       lang,
       token: ctx.params.token,
       status: p.status,

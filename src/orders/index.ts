@@ -22,7 +22,22 @@ export const OrderWorkflowType = { order: 'orderSettlementWorkflow' } as const;
 export const orderWorkflowId = (orderId: string): string => `order-${orderId}`;
 
 export type OrderMethod = 'card' | 'qr';
-export type OrderStatus = 'authorizing' | 'open' | 'finalizing' | 'awaiting_topup' | 'settled' | 'failed' | 'attention';
+export type OrderStatus =
+  'authorizing' | 'open' | 'finalizing' | 'awaiting_topup' | 'settled' | 'short' | 'failed' | 'attention';
+
+/**
+ * `patched()` ids of orderSettlementWorkflow (recorded histories keep their path):
+ * cardReauth: a card final above the authorisation gets a new authorisation of the difference.
+ */
+export const OrderPatch = { cardReauth: 'order-card-reauth-v1' } as const;
+/** The provider Idempotency-Keys of a finalisation's steps at the card provider. */
+export const finalizeKeys = (finalizeId: string) => ({
+  capture: `${finalizeId}.capture`,
+  void: `${finalizeId}.void`,
+  reauth: `${finalizeId}.reauth`,
+  reauthCapture: `${finalizeId}.reauth.capture`,
+  reauthVoid: `${finalizeId}.reauth.void`,
+});
 
 /** the top-up of an order: its own QR payment (and order id) for the difference */
 export const topUpOrderId = (orderId: string): string => `${orderId}.topup`;

@@ -229,6 +229,7 @@ export async function applyAdjustment(db: Db, id: string): Promise<{ adjustment:
 export async function fixFinalAmount(
   db: Db,
   finalizeId: string,
+  opts: { aboveAuthorization?: boolean } = {},
 ): Promise<{ finalSatang: number; order: Order; exceeds?: boolean }> {
   return db.transaction(async (trx) => {
     const f = await trx('order_finalizations').where({ id: finalizeId }).forUpdate().first();
@@ -238,8 +239,9 @@ export async function fixFinalAmount(
       .where({ order_id: f.order_id, status: 'applied' })
       .sum({ total: 'total_satang' });
     const finalSatang = num(o.base_satang) + num(total);
-    // a QR order above what was paid takes a top-up; a card order cannot pass its authorisation
-    const limit = o.method === 'card' ? num(o.authorized_satang) : Number.MAX_SAFE_INTEGER;
+    // a QR order above what was paid takes a top-up; a card order a new authorisation of the
+    // difference (aboveAuthorization), else it cannot pass its authorisation
+    const limit = o.method === 'card' && !opts.aboveAuthorization ? num(o.authorized_satang) : Number.MAX_SAFE_INTEGER;
     if (finalSatang > limit || finalSatang < 0) {
       // nothing fixed: the finalisation is undone, so a later one (after an adjustment) is a new one
       await trx('order_finalizations').where({ id: finalizeId }).delete();
@@ -359,4 +361,62 @@ export async function settleTopUp(db: Db, paymentId: string, paid: boolean): Pro
         .update({ paid_satang: trx.raw('paid_satang + ?', [num(t.amount_satang)]), updated_at: trx.fn.now() });
     return toTopUp(t ?? (await trx('order_topups').where({ payment_id: paymentId }).first()));
   });
+}
+
+/** A card order's second authorisation: the difference above the first, on the card on file. */
+export interface CardHold {
+  id: string;
+  orderId: string;
+  finalizeId: string;
+  amountSatang: number;
+  chargeId: string | null;
+  status: 'pending' | 'authorized' | 'declined' | 'captured' | 'voided';
+  capturedSatang: number;
+  failureReason: string | null;
+}
+const toCardHold = (r: Row): CardHold => ({
+  id: String(r.id),
+  orderId: String(r.order_id),
+  finalizeId: String(r.finalize_id),
+  amountSatang: num(r.amount_satang),
+  chargeId: (r.charge_id as string | null) ?? null,
+  status: r.status as CardHold['status'],
+  capturedSatang: num(r.captured_satang),
+  failureReason: (r.failure_reason as string | null) ?? null,
+});
+
+/** The finalisation's new authorisation, recorded before the provider is asked (a retry finds it). */
+export async function recordCardHold(
+  db: Db,
+  h: { orderId: string; finalizeId: string; amountSatang: number },
+): Promise<CardHold> {
+  await db('order_card_holds')
+    .insert({
+      id: `${h.finalizeId}.hold`,
+      order_id: h.orderId,
+      finalize_id: h.finalizeId,
+      amount_satang: h.amountSatang,
+    })
+    .onConflict('finalize_id')
+    .ignore();
+  return toCardHold(await db('order_card_holds').where({ finalize_id: h.finalizeId }).first());
+}
+
+/** The new authorisation's outcome at the provider; returns the row. */
+export async function updateCardHold(
+  db: Db,
+  finalizeId: string,
+  patch: Partial<{ status: CardHold['status']; chargeId: string; capturedSatang: number; failureReason: string }>,
+): Promise<CardHold> {
+  const cols: Record<string, unknown> = { updated_at: db.fn.now() };
+  if (patch.status) cols.status = patch.status;
+  if (patch.chargeId) cols.charge_id = patch.chargeId;
+  if (patch.capturedSatang !== undefined) cols.captured_satang = patch.capturedSatang;
+  if (patch.failureReason) cols.failure_reason = patch.failureReason;
+  const [row] = await db('order_card_holds').where({ finalize_id: finalizeId }).update(cols).returning('*');
+  return toCardHold(row);
+}
+
+export async function cardHoldsOf(db: Db, orderId: string): Promise<CardHold[]> {
+  return (await db('order_card_holds').where({ order_id: orderId }).orderBy('created_at')).map(toCardHold);
 }

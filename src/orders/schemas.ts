@@ -63,7 +63,16 @@ export const OrderOut = registry.register(
       orderId: z.string(),
       paymentId: z.string(),
       method: z.enum(['card', 'qr']),
-      status: z.enum(['authorizing', 'open', 'finalizing', 'awaiting_topup', 'settled', 'failed', 'attention']),
+      status: z.enum([
+        'authorizing',
+        'open',
+        'finalizing',
+        'awaiting_topup',
+        'settled',
+        'short',
+        'failed',
+        'attention',
+      ]),
       statusReason: z.string().nullable(),
       currency: z.literal('THB'),
       estimateAmount: z.number().openapi({ description: 'THB: the basket as first paid or authorised (no margin)' }),
@@ -91,8 +100,27 @@ export const OrderOut = registry.register(
           status: z.enum(['pending', 'paid', 'expired']),
           qrPayload: z.string().nullable().openapi({ description: 'the PromptPay payload to pay the difference' }),
           expiresAt: z.string().nullable(),
+          checkoutUrl: z.string().nullable().openapi({
+            description:
+              'the hosted checkout page of the top-up (QR, amount, countdown, what it is for): a signed link, as POST /qrpayment gives',
+          }),
         }),
       ),
+      authorizations: z
+        .array(
+          z.object({
+            chargeId: z.string().nullable(),
+            purpose: z.enum(['estimate', 'difference']).openapi({
+              description:
+                'estimate: the first authorisation (estimate + margin); difference: the new authorisation of a final amount above it, on the card on file',
+            }),
+            amount: z.number().openapi({ description: 'THB authorised' }),
+            capturedAmount: z.number().openapi({ description: 'THB captured on this authorisation' }),
+            status: z.enum(['pending', 'authorized', 'declined', 'captured', 'voided', 'failed']),
+            failureReason: z.string().nullable(),
+          }),
+        )
+        .openapi({ description: "a card order's authorisations and what each captured; empty for a QR order" }),
     })
     .openapi({
       example: {
@@ -123,6 +151,16 @@ export const OrderOut = registry.register(
           },
         ],
         topUps: [],
+        authorizations: [
+          {
+            chargeId: 'chrg_test_5f1c2b3a4d5e6f708192a3b4',
+            purpose: 'estimate',
+            amount: 1100,
+            capturedAmount: 823.6,
+            status: 'captured',
+            failureReason: null,
+          },
+        ],
       },
     }),
 );

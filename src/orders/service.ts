@@ -17,6 +17,7 @@ import type { PaymentMethod, PaymentStatus } from '../payments';
 import { orderWorkflowId, OrderWorkflowType, type OrderInput, type OrderStepOutcome } from './index';
 import {
   adjustmentsOf,
+  cardHoldsOf,
   createOrder,
   orderById,
   recordAdjustment,
@@ -40,12 +41,16 @@ export interface OrderPayment {
   workflowId: string;
   details?: Record<string, unknown>;
   expiresAt?: Date | null;
+  /** the provider's charge id (a card payment) */
+  providerRef?: string | null;
 }
 
 export interface OrderServiceDeps {
   config: Config;
   db: Db;
   temporal: TemporalDeps;
+  /** the checkout slice: the hosted page's signed link of a top-up's QR payment */
+  checkout?: { urlOf(paymentId: string, expiresAt: string): string };
   /** the payments slice's functions (src/payments/repository) */
   payments: {
     paymentByOrderId(orderId: string): Promise<OrderPayment | undefined>;
@@ -74,7 +79,7 @@ export interface CardAuthorization {
 
 const CHARGE_WAIT_MS = 10_000;
 
-export function createOrderService({ config, db, temporal, payments }: OrderServiceDeps) {
+export function createOrderService({ config, db, temporal, payments, checkout }: OrderServiceDeps) {
   const { client, taskQueue } = temporal;
   const notFound = (orderId: string) => new AppError(ErrorCode.NOT_FOUND, `No order ${orderId}`, { orderId });
   const inputOf = (o: Order): OrderInput => ({
@@ -218,7 +223,7 @@ export function createOrderService({ config, db, temporal, payments }: OrderServ
 
   async function finalize(orderId: string, key: ApiKeyInfo) {
     const o = await ownOrder(orderId, key, true);
-    if (o.status === 'settled' || o.status === 'awaiting_topup') return orderView(orderId);
+    if (o.status === 'settled' || o.status === 'short' || o.status === 'awaiting_topup') return orderView(orderId);
     if (o.status === 'failed' || o.status === 'attention') throw closedOrder(o);
     const f = await recordFinalization(db, orderId);
     return send(o, 'finalize', f.id);
@@ -238,9 +243,11 @@ export function createOrderService({ config, db, temporal, payments }: OrderServ
           status: t.status,
           qrPayload: qr?.payload ?? null,
           expiresAt: p?.expiresAt ? p.expiresAt.toISOString() : null,
+          checkoutUrl: p?.expiresAt && checkout ? checkout.urlOf(t.paymentId, p.expiresAt.toISOString()) : null,
         };
       }),
     );
+    const authorizations = o.method === 'card' ? await authorizationsOf(o) : [];
     return {
       orderId: o.orderId,
       paymentId: o.paymentId,
@@ -268,7 +275,44 @@ export function createOrderService({ config, db, temporal, payments }: OrderServ
         createdAt: a.createdAt.toISOString(),
       })),
       topUps,
+      authorizations,
     };
+  }
+
+  /** A card order's authorisations: the first (estimate + margin), and a new one of a final above it. */
+  async function authorizationsOf(o: Order): Promise<OrderOut['authorizations']> {
+    const holds = await cardHoldsOf(db, o.orderId);
+    const p = await payments.paymentByOrderId(o.orderId);
+    const second = holds.reduce((sum, h) => sum + h.capturedSatang, 0);
+    const firstStatus: Record<string, OrderOut['authorizations'][number]['status']> = {
+      pending: 'pending',
+      authorized: 'authorized',
+      paid: 'captured',
+      refunded: 'captured',
+      expired: 'voided',
+      failed: 'failed',
+    };
+    return [
+      {
+        chargeId: p?.providerRef ?? null,
+        purpose: 'estimate' as const,
+        amount: satangToThb(o.authorizedSatang),
+        capturedAmount: satangToThb(o.capturedSatang - second),
+        status:
+          o.status === 'failed' && o.capturedSatang === 0
+            ? 'failed'
+            : (firstStatus[p?.status ?? 'pending'] ?? 'pending'),
+        failureReason: null,
+      },
+      ...holds.map((h) => ({
+        chargeId: h.chargeId,
+        purpose: 'difference' as const,
+        amount: satangToThb(h.amountSatang),
+        capturedAmount: satangToThb(h.capturedSatang),
+        status: h.status,
+        failureReason: h.failureReason,
+      })),
+    ];
   }
 
   return { authorizeCard, adjust, finalize, orderView };

@@ -8,7 +8,9 @@
  * /charges/{id}/capture {amount} captures part or all once per Idempotency-Key (sim_card_captures:
  * a retry is the same capture), releasing the rest; POST /charges/{id}/reverse voids it. A capture
  * of an amount ending in .98 THB is declined (402 capture_declined), a void of a charge of .97 THB
- * too (402 void_declined).
+ * too (402 void_declined). A charge on the card on file of an earlier charge: POST /charges
+ * {amount, currency, source_charge, capture: false} (no token; no customer step): successful at
+ * once, or 402 card_declined when the amount ends in .96 THB; an unknown source charge is 404.
  */
 import Router from '@koa/router';
 import type Koa from 'koa';
@@ -20,7 +22,9 @@ import { serveOnLoopback, simulatorApp } from './http';
 const ChargeIn = z.object({
   amount: z.number().int().positive(),
   currency: z.string().regex(/^[A-Za-z]{3}$/),
-  card: z.string().min(1).max(256),
+  card: z.string().min(1).max(256).optional(),
+  /** the card on file: the card of this earlier charge (a merchant-initiated charge) */
+  source_charge: z.string().min(1).max(64).optional(),
   return_uri: z.string().url().optional(),
   description: z.string().max(500).optional(),
   metadata: z.record(z.unknown()).optional(),
@@ -75,6 +79,12 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
       return;
     }
     const c = parsed.data;
+    if (c.source_charge !== undefined && c.card === undefined) return chargeOnFile(ctx, c, c.source_charge);
+    if (c.card === undefined) {
+      ctx.status = 400;
+      ctx.body = { object: 'error', code: 'invalid_request', message: 'card or source_charge is required' };
+      return;
+    }
     if (/declined/i.test(c.card)) {
       ctx.status = 402;
       ctx.body = { object: 'error', code: 'card_declined', message: 'the card was declined' };
@@ -105,6 +115,39 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
       inserted[0] ?? (await db('sim_card_charges').where({ idempotency_key: idem }).first<ChargeRow>()),
     );
   });
+
+  /** A charge on the card of `source`: decided at once (no 3-D Secure for a merchant-initiated charge). */
+  async function chargeOnFile(ctx: Koa.Context, c: z.infer<typeof ChargeIn>, source: string) {
+    const src = await db('sim_card_charges').where({ id: source }).first<(ChargeRow & { token: string }) | undefined>();
+    if (!src) {
+      ctx.status = 404;
+      ctx.body = { object: 'error', code: 'not_found', message: `no charge ${source}` };
+      return;
+    }
+    if (c.amount % 100 === 96) {
+      ctx.status = 402;
+      ctx.body = { object: 'error', code: 'card_declined', message: 'the card on file was declined' };
+      return;
+    }
+    const idem = ctx.get('Idempotency-Key') || null;
+    const inserted = await db('sim_card_charges')
+      .insert({
+        id: `chrg_test_${randomBytes(12).toString('hex')}`,
+        idempotency_key: idem,
+        amount_satang: c.amount,
+        currency: c.currency.toUpperCase(),
+        token: src.token,
+        status: 'successful',
+        return_uri: null,
+        metadata: JSON.stringify({ ...(c.metadata ?? {}), sourceCharge: source }),
+        capture: c.capture ?? true,
+      })
+      .onConflict('idempotency_key')
+      .ignore()
+      .returning<ChargeRow[]>('*');
+    const row = inserted[0] ?? (await db('sim_card_charges').where({ idempotency_key: idem }).first<ChargeRow>());
+    ctx.body = chargeOut(row);
+  }
 
   r.post('/charges/:id/refunds', async (ctx) => {
     const parsed = RefundIn.safeParse(ctx.request.body);

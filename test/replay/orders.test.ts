@@ -3,7 +3,8 @@
  * twice, finalised: partial capture) and a QR order (paid, adjusted, finalised: the difference
  * refunded) replay against today's code; a tampered one fails. Also counts the events per settled
  * order (docs/orders.md). Record again after an intended, versioned change:
- * RECORD_REPLAY_FIXTURES=orders npx jest test/replay/orders
+ * RECORD_REPLAY_FIXTURES=orders npx jest test/replay/orders. The card order finalised above its
+ * authorisation (order-card-reauth-v1; recorded after it): RECORD_REPLAY_FIXTURES=orders-card-up.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,7 +20,11 @@ import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey, paidQr, request } from '../payments/support';
 import { createTestStack, provenResult, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 
-const FIXTURES = { card: 'order-card.history.json', qr: 'order-qr.history.json' };
+const FIXTURES = {
+  card: 'order-card.history.json',
+  qr: 'order-qr.history.json',
+  cardUp: 'order-card-up.history.json',
+};
 const fixturePath = (f: string) => path.join(__dirname, f);
 type History = { events: Record<string, unknown>[] };
 const load = (f: string): History => JSON.parse(fs.readFileSync(fixturePath(f), 'utf8'));
@@ -111,6 +116,38 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders') {
   });
 }
 
+if (process.env.RECORD_REPLAY_FIXTURES === 'orders-card-up') {
+  it('records a card order finalised above its authorisation (a new authorisation of the difference)', async () => {
+    const stack = await createTestStack();
+    try {
+      const { key } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
+      const api = () => request(stack.app.callback());
+      const card = uniq('replay-order-up');
+      const res = await api()
+        .post('/cardpayment')
+        .type('form')
+        .set('X-API-Key', key)
+        .send({ orderId: card, userId: 'u-replay', amount: '500', token: 'tok_visa', capture: 'false' });
+      await stack.client.workflow
+        .getHandle(orderWorkflowId(card))
+        .signal(
+          'paymentResult',
+          provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
+        );
+      await waitFor(() => stack.db('orders').where({ order_id: card, status: 'open' }).first());
+      await api()
+        .post(`/orders/${card}/adjustments`)
+        .set('X-API-Key', key)
+        .send({ lines: [{ description: 'replay line', amount: 75, reason: 'substitution' }] });
+      const fin = (await api().post(`/orders/${card}/finalize`).set('X-API-Key', key)).body.body;
+      expect(fin).toMatchObject({ status: 'settled', capturedAmount: 575 });
+      await save(stack, card, FIXTURES.cardUp);
+    } finally {
+      await stack.close();
+    }
+  });
+}
+
 describe('recorded order histories replay against the current workflow code', () => {
   beforeAll(() => installTemporalRuntime(testLogger, 'WARN'));
   const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
@@ -133,10 +170,11 @@ describe('recorded order histories replay against the current workflow code', ()
       counts[kind] = h.events.length;
     }
     // docs/orders.md "Measured" quotes these counts: a change of shape must update it
-    expect(counts).toEqual({ card: expect.any(Number), qr: expect.any(Number) });
+    expect(counts).toEqual({ card: expect.any(Number), qr: expect.any(Number), cardUp: expect.any(Number) });
     const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'orders.md'), 'utf8');
     expect(doc).toContain(`card order: ${counts.card} events`);
     expect(doc).toContain(`QR order: ${counts.qr} events`);
+    expect(doc).toContain(`card order above its authorisation: ${counts.cardUp} events`);
   });
 
   it('replay without a determinism error', async () => {
@@ -146,7 +184,7 @@ describe('recorded order histories replay against the current workflow code', ()
     }));
     const results = [];
     for await (const r of Worker.runReplayHistories(replayOptions(), histories)) results.push(r);
-    expect(results).toHaveLength(2);
+    expect(results).toHaveLength(3);
     for (const r of results) expect(r.error).toBeUndefined();
   });
 

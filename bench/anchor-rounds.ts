@@ -1,0 +1,202 @@
+/**
+ * What bench/anchor.ts runs on either stack (the dev server of `npm start`, or the cluster): the
+ * load driver (bench/anchor-driver.cjs, a child process of its own), alternating rounds of Talat
+ * and the minimal app, the counters read around each round, and the report with the ratios.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { signPayload } from '../src/callbacks/verify';
+import { orderPaymentId } from '../src/ids';
+import { paymentWorkflowId } from '../src/payments';
+import { minimalSignature } from './minimal/app';
+import { percentile } from './steady';
+import { say } from './support';
+
+export type Side = 'minimal' | 'talat';
+interface Req {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+interface Payment {
+  orderId: string;
+  create: Req;
+  callback: Req;
+}
+interface RoundResult {
+  errors: number;
+  firstError: string;
+  create: number[];
+  callback: number[];
+  webhook: number[];
+  seconds: number;
+}
+/** CPU ms so far by part: the apps' processes, Postgres, Temporal (every service) */
+export interface Cpu {
+  app: number;
+  postgres: number;
+  temporal: number;
+}
+export interface PgCounters {
+  xacts: number;
+  rows: number;
+  walBytes: number;
+}
+
+/** One stack with both apps on it. */
+export interface AnchorTarget {
+  talat: { base: string; key: string; callbackSecret: string; identitySecret: string };
+  minimal: { base: string; callbackSecret: string };
+  /** statements sent so far by each app's client, when counted */
+  statements?: (side: Side) => Promise<number>;
+  cpu: () => Cpu;
+  pg: () => Promise<PgCounters>;
+  /** "N events, M workflow tasks" of one workflow's history */
+  history: (side: Side, workflowId: string) => Promise<string>;
+}
+
+export const CALLBACK_SECRET = 'minimal-callback-secret';
+export const MINIMAL_HOOK_SECRET = 'minimal-webhook-secret';
+const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
+
+/** The load and the webhook receiver in a child process; resolves with it and the receiver's URL. */
+export async function startDriver(): Promise<{
+  hookUrl: string;
+  request: <T>(msg: object, type: string) => Promise<T>;
+  stop(): void;
+}> {
+  const driver: ChildProcess = fork(path.join(__dirname, 'anchor-driver.cjs'), [], { stdio: 'inherit' });
+  const next = <T>(type: string) =>
+    new Promise<T>((resolve) => {
+      const on = (m: { type: string } & T) => {
+        if (m.type !== type) return;
+        driver.off('message', on);
+        resolve(m);
+      };
+      driver.on('message', on);
+    });
+  const { port } = await next<{ port: number }>('ready');
+  return {
+    hookUrl: `http://127.0.0.1:${port}/hooks`,
+    request: <T>(msg: object, type: string) => {
+      const answer = next<T>(type);
+      driver.send(msg);
+      return answer;
+    },
+    stop: () => driver.send({ type: 'stop' }),
+  };
+}
+
+/** Rounds of each side (alternating, after a warm-up), then the report's lines. */
+export async function runRounds(
+  t: AnchorTarget,
+  driver: Awaited<ReturnType<typeof startDriver>>,
+  opts: { payments: number; connections: number; rounds: number },
+  header: string[],
+): Promise<string[]> {
+  const prefix = `anc-${process.pid}-`;
+  let seq = 0;
+  const payment = (side: Side): Payment => {
+    const orderId = `${prefix}${side}-${seq++}`;
+    if (side === 'minimal') {
+      const cb = JSON.stringify({ orderId, status: 'success', amount: 123.45 });
+      return {
+        orderId,
+        create: { url: `${t.minimal.base}/payments`, headers: {}, body: JSON.stringify({ orderId, amount: 123.45 }) },
+        callback: {
+          url: `${t.minimal.base}/callback`,
+          headers: { 'x-signature': minimalSignature(t.minimal.callbackSecret, cb) },
+          body: cb,
+        },
+      };
+    }
+    const signed = signPayload(t.talat.callbackSecret, {
+      paymentId: orderPaymentId(t.talat.identitySecret, orderId),
+      status: 'success',
+      amount: 123.45,
+      orderId,
+      timestamp: new Date().toISOString(),
+    });
+    return {
+      orderId,
+      create: {
+        url: `${t.talat.base}/qrpayment`,
+        headers: { 'x-api-key': t.talat.key },
+        body: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
+      },
+      callback: { url: `${t.talat.base}/qrcallback`, headers: {}, body: JSON.stringify(signed) },
+    };
+  };
+  const round = (side: Side, n: number, c: number) =>
+    driver.request<RoundResult>({ type: 'round', payments: Array.from({ length: n }, () => payment(side)), c }, 'done');
+
+  say('warm-up: 10 payments per side, not measured');
+  for (const side of ['minimal', 'talat'] as const) {
+    const r = await round(side, 10, 4);
+    if (r.errors) throw new Error(`warm-up ${side}: ${r.firstError}`);
+  }
+  await sleep(11_000);
+
+  const per = Math.ceil(opts.payments / opts.rounds);
+  const zero = () => ({ app: 0, postgres: 0, temporal: 0, statements: 0, xacts: 0, rows: 0, walBytes: 0, paid: 0 });
+  const totals = {
+    minimal: { ...zero(), rates: [] as number[], results: [] as RoundResult[] },
+    talat: { ...zero(), rates: [] as number[], results: [] as RoundResult[] },
+  };
+  for (let k = 0; k < opts.rounds; k++)
+    for (const side of ['minimal', 'talat'] as const) {
+      say(`round ${k + 1}/${opts.rounds}: ${side}, ${per} payments at ${opts.connections} concurrent`);
+      const pg0 = await t.pg();
+      const st0 = (await t.statements?.(side)) ?? 0;
+      const cpu0 = t.cpu();
+      const r = await round(side, per, opts.connections);
+      const cpu1 = t.cpu();
+      const st1 = (await t.statements?.(side)) ?? 0;
+      await sleep(11_000); // pg_stat_database: the backends' counters reach it when idle (PGSTAT_IDLE_INTERVAL 10 s)
+      const pg1 = await t.pg();
+      if (r.errors) say(`  ${r.errors} errors, first: ${r.firstError}`);
+      const s = totals[side];
+      const paid = r.webhook.length;
+      s.paid += paid;
+      s.rates.push(paid / r.seconds);
+      s.results.push(r);
+      for (const part of ['app', 'postgres', 'temporal'] as const) s[part] += cpu1[part] - cpu0[part];
+      s.statements += st1 - st0;
+      for (const c of ['xacts', 'rows', 'walBytes'] as const) s[c] += pg1[c] - pg0[c];
+      say(`  ${paid} paid in ${r.seconds.toFixed(1)} s: ${(paid / r.seconds).toFixed(1)} paid/s`);
+    }
+
+  const lastOf = (side: Side) => `${prefix}${side}-${seq - (side === 'talat' ? 1 : per + 1)}`;
+  const historyOf = {
+    minimal: await t.history('minimal', `minimal-${lastOf('minimal')}`),
+    talat: await t.history('talat', paymentWorkflowId(lastOf('talat'))),
+  };
+  const f = (n: number, d = 1) => n.toFixed(d);
+  const lines = [...header, `${opts.payments} QR payments per side in ${opts.rounds} alternating rounds of ${per}`];
+  const rate = (s: Side) => totals[s].paid / totals[s].results.reduce((a, r) => a + r.seconds, 0);
+  const all = (s: Side, k: 'create' | 'callback' | 'webhook') => totals[s].results.flatMap((r) => r[k]);
+  for (const side of ['minimal', 'talat'] as const) {
+    const s = totals[side];
+    const p = (k: 'create' | 'callback' | 'webhook') =>
+      `${f(percentile(all(side, k), 50))}/${f(percentile(all(side, k), 99))}`;
+    const perPaid = (v: number, d = 2) => f(v / Math.max(1, s.paid), d);
+    const sorted = [...s.rates].sort((a, b) => a - b);
+    lines.push(
+      `${side.padEnd(8)} paid/s ${f(rate(side))} (rounds ${s.rates.map((x) => f(x)).join(', ')}; median ${f(sorted[Math.floor(sorted.length / 2)])}); ` +
+        `p50/p99 ms create ${p('create')}, callback ${p('callback')}, callback->webhook ${p('webhook')}`,
+      `${''.padEnd(8)} CPU ms per paid: app processes ${perPaid(s.app)}, postgres ${perPaid(s.postgres)}, temporal ${perPaid(s.temporal)}, total ${perPaid(s.app + s.postgres + s.temporal)}`,
+      `${''.padEnd(8)} Postgres per paid: statements ${t.statements ? perPaid(s.statements, 1) : 'n/a'} (client-counted), transactions ${perPaid(s.xacts, 1)}, rows written ${perPaid(s.rows, 1)}, WAL ${perPaid(s.walBytes / 1024, 1)} KiB; Temporal: ${historyOf[side]} (one payment)`,
+    );
+  }
+  const ratio = (a: number, b: number) => (b ? (a / b).toFixed(2) : 'n/a');
+  const per1 = (s: Side, v: number) => v / Math.max(1, totals[s].paid);
+  const cpuPer = (s: Side) => per1(s, totals[s].app + totals[s].postgres + totals[s].temporal);
+  const p99 = (k: 'create' | 'callback' | 'webhook') =>
+    ratio(percentile(all('talat', k), 99), percentile(all('minimal', k), 99));
+  lines.push(
+    `talat/minimal: paid/s ${ratio(rate('talat'), rate('minimal'))}, CPU per paid (every part) ${ratio(cpuPer('talat'), cpuPer('minimal'))}x, ` +
+      `postgres CPU per paid ${ratio(per1('talat', totals.talat.postgres), per1('minimal', totals.minimal.postgres))}x, ` +
+      `p99 create ${p99('create')}x, callback ${p99('callback')}x, webhook ${p99('webhook')}x`,
+  );
+  return lines;
+}
