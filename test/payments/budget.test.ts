@@ -16,7 +16,7 @@ import { createQueueWorkers, type QueueWorkers } from '../../src/app/worker';
 import { signPayload } from '../../src/callbacks/verify';
 import { createDb, type Db } from '../../src/db/knex';
 import { createEndpoint } from '../../src/webhooks/endpoints';
-import { paymentWorkflowId } from '../../src/payments';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { sandboxProviders } from '../../src/simulators/providers';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { createTestStack, testDatabaseUrl, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
@@ -200,7 +200,7 @@ async function paidPayment(): Promise<{ orderId: string; workflowIds: string[] }
   );
   // the payment workflow and every workflow it started, closed
   const workflowIds: string[] = [];
-  const queue = [paymentWorkflowId(orderId)];
+  const queue = [paymentWorkflowIdOf(paymentId)];
   while (queue.length) {
     const id = queue.shift()!;
     workflowIds.push(id);

@@ -4,7 +4,8 @@ import type { ApiKeyMode } from '../../src/domain/api-keys';
 import type { Db } from '../../src/db/knex';
 import { createApp } from '../../src/app/app';
 import { createApiKey } from '../../src/http/middleware/api-key';
-
+import { scopedPaymentId } from '../../src/ids';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { provenResult, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 
 export const ALL_SCOPES = [
@@ -123,3 +124,10 @@ export async function paymentWorkflowIdOfOrder(stack: TestStack, orderId: string
 }
 export const paymentHandle = async (stack: TestStack, orderId: string) =>
   stack.client.workflow.getHandle(await paymentWorkflowIdOfOrder(stack, orderId));
+/** The workflow id the gateway gives a new payment of a key's order (an insider who knows IDENTITY_SECRET can derive it). */
+export const derivedPaymentWorkflowId = (
+  config: TestStack['config'],
+  key: { id: string },
+  mode: ApiKeyMode,
+  orderId: string,
+): string => paymentWorkflowIdOf(scopedPaymentId(config.identity.secret, key.id, mode, orderId));
