@@ -1,8 +1,8 @@
 /**
  * Order ids are unique per account and mode (docs/concepts.md): two merchants, and one merchant in
- * sandbox and live, use the same order id end to end (create, callback paid, checkstatus); another
- * key reads nothing of them; a callback that names only a shared order id is refused; and the
- * migration keeps existing rows (backfilled account, the scoped unique key).
+ * sandbox and live, use the same order id end to end (create, callback paid, webhooks, checkstatus,
+ * refund); another key reads nothing of them; a callback that names only a shared order id is
+ * refused; orders (capture=false) keep one namespace; the migration keeps existing rows.
  */
 import { Client } from 'pg';
 import { createDb, migrationSource, type Db } from '../../src/db/knex';
@@ -10,12 +10,18 @@ import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { createTestStack, testDatabaseUrl, uniq, waitFor, type TestStack } from '../support/stack';
 import { fieldSigned, headerSigned, post } from '../callbacks/helpers';
 import { newKey, request } from './support';
+import { orderReference } from '../../src/domain/promptpay';
+import { registerEndpoint, startReceiver, type Receiver } from '../webhooks/helpers';
 
 let stack: TestStack;
 beforeAll(async () => {
   stack = await createTestStack();
 });
-afterAll(() => stack.close());
+const receivers: Receiver[] = [];
+afterAll(async () => {
+  await stack.close();
+  for (const r of receivers) await r.stop();
+});
 
 const api = () => request(stack.app.callback());
 const qr = (key: string, orderId: string, amount = 120.5) =>
@@ -99,9 +105,125 @@ describe('the same order id in two accounts and two modes', () => {
     );
     expect(res.status).toBe(409);
     expect(JSON.stringify(res.body)).toMatch(/used by 2 payments .*send the paymentId/);
+    // the QR reference is still derived from the order id: it tells the two apart no better
+    const byRef = await post(
+      stack.app,
+      '/qrcallback',
+      fieldSigned(stack.config, 'QR', {
+        paymentId: orderReference(orderId),
+        status: 'success',
+        amount: 120.5,
+        orderId,
+      }),
+    );
+    expect(byRef.status).toBe(409);
     const rows = await stack.db('payments').where({ order_id: orderId });
     expect(rows.map((r) => r.status)).toEqual(['pending', 'pending']);
     expect(await stack.db('callback_receipts').where({ order_id: orderId })).toHaveLength(0);
+  });
+});
+
+describe('two merchants and two modes, one order id: webhooks and refunds', () => {
+  it("each merchant's webhook carries its own payment, and each refund refunds its own", async () => {
+    const a = await newKey(stack.db);
+    const b = await newKey(stack.db);
+    const aLive = await newKey(stack.db, { mode: 'live' });
+    await stack.db('api_keys').where({ id: aLive.id }).update({ account_id: a.id });
+    const hooks = { a: await startReceiver(), b: await startReceiver() };
+    receivers.push(hooks.a, hooks.b);
+    await registerEndpoint(stack, a.key, { url: hooks.a.url });
+    await registerEndpoint(stack, b.key, { url: hooks.b.url });
+    const orderId = uniq('ORD-2004');
+    const ids: Record<'a' | 'b' | 'aLive', string> = { a: '', b: '', aLive: '' };
+    for (const [name, k] of [
+      ['a', a],
+      ['b', b],
+      ['aLive', aLive],
+    ] as const) {
+      const res = await qr(k.key, orderId, 50);
+      expect(res.status).toBe(200);
+      ids[name] = res.body.body.paymentId as string;
+      const cb = await post(
+        stack.app,
+        '/qrcallback',
+        fieldSigned(stack.config, 'QR', { paymentId: ids[name], status: 'success', amount: 50, orderId }),
+      );
+      expect(cb.status).toBe(200);
+    }
+    const paidHook = (r: Receiver, paymentId: string) =>
+      waitFor(
+        async () =>
+          r.log.map((x) => JSON.parse(x.body)).find((e) => e.data?.paymentId === paymentId && e.data.status === 'paid'),
+        20_000,
+        `paid webhook of ${paymentId}`,
+      );
+    expect((await paidHook(hooks.a, ids.a)).data).toMatchObject({ orderId, mode: 'sandbox' });
+    expect((await paidHook(hooks.b, ids.b)).data).toMatchObject({ orderId, mode: 'sandbox' });
+    // a receiver gets its own merchant's payments only (the live key registered no endpoint)
+    const seen = (r: Receiver) => new Set(r.log.map((x) => JSON.parse(x.body).data?.paymentId));
+    expect([...seen(hooks.a)]).toEqual([ids.a]);
+    expect([...seen(hooks.b)]).toEqual([ids.b]);
+    for (const [k, id] of [
+      [a, ids.a],
+      [b, ids.b],
+      [aLive, ids.aLive],
+    ] as const)
+      await waitFor(async () => {
+        const body = (await status(k.key, orderId)).body.body;
+        return body?.status === 'paid' && body.paymentId === id ? true : undefined;
+      }, 15_000);
+
+    // B refunds part of its payment: only B's payment changes, whatever A's are
+    const refundB = await api().post('/refund').set('X-API-Key', b.key).send({ orderId, amount: 20 });
+    expect(refundB.status).toBe(200);
+    expect(refundB.body.body).toMatchObject({ orderId, paymentId: ids.b, status: 'succeeded', amount: 20 });
+    // A refunds its sandbox payment in full
+    const refundA = await api().post('/refund').set('X-API-Key', a.key).send({ orderId });
+    expect(refundA.status).toBe(200);
+    expect(refundA.body.body).toMatchObject({ paymentId: ids.a, status: 'succeeded', amount: 50 });
+    const rows = Object.fromEntries((await stack.db('payments').where({ order_id: orderId })).map((r) => [r.id, r]));
+    expect(rows[ids.a]).toMatchObject({ status: 'refunded' });
+    expect(rows[ids.b]).toMatchObject({ status: 'paid' });
+    expect(Number(rows[ids.b].refunded_satang)).toBe(2000);
+    expect(rows[ids.aLive]).toMatchObject({ status: 'paid' });
+    expect(Number(rows[ids.aLive].refunded_satang)).toBe(0);
+    const refunds = await stack.db('refunds').where({ order_id: orderId });
+    expect(refunds.map((r) => r.payment_id).sort()).toEqual([ids.a, ids.b].sort());
+    // each refund's webhook goes to its own merchant
+    const refundHook = (r: Receiver, paymentId: string, st: string) =>
+      waitFor(
+        async () =>
+          r.log.map((x) => JSON.parse(x.body)).find((e) => e.data?.paymentId === paymentId && e.data.status === st),
+        20_000,
+        `${st} webhook of ${paymentId}`,
+      );
+    await refundHook(hooks.b, ids.b, 'partially_refunded');
+    await refundHook(hooks.a, ids.a, 'refunded');
+    expect([...seen(hooks.a)]).toEqual([ids.a]);
+    expect([...seen(hooks.b)]).toEqual([ids.b]);
+    // a key with no payment of that order refunds nothing
+    const outsider = await newKey(stack.db);
+    expect((await api().post('/refund').set('X-API-Key', outsider.key).send({ orderId })).status).toBe(404);
+  });
+});
+
+describe('orders (capture=false) keep one order id namespace', () => {
+  it("another key's authorisation of an order id with an order is a 409 that says so, and leaves nothing", async () => {
+    const a = await newKey(stack.db);
+    const b = await newKey(stack.db);
+    const orderId = uniq('ORD-2005');
+    const authorize = (key: string) =>
+      api()
+        .post('/cardpayment')
+        .type('form')
+        .set('X-API-Key', key)
+        .send({ orderId, userId: 'u', amount: '100', token: 'tok_test', capture: 'false' });
+    expect((await authorize(a.key)).status).toBe(200);
+    const other = await authorize(b.key);
+    expect(other.status).toBe(409);
+    expect(JSON.stringify(other.body)).toMatch(/orders share one order id namespace/);
+    expect(await stack.db('payments').where({ order_id: orderId }).pluck('api_key_id')).toEqual([a.id]);
+    expect(await stack.db('orders').where({ order_id: orderId }).pluck('api_key_id')).toEqual([a.id]);
   });
 });
 
