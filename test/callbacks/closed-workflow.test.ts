@@ -7,6 +7,7 @@ import request from 'supertest';
 import type { Client } from '@temporalio/client';
 import { paidOrderWorkflowId, type PaidOrderOutcome } from '../../src/callbacks';
 import { paymentRedriveWorkflowId, paymentWorkflowId } from '../../src/payments';
+import { orderWorkflowId } from '../../src/orders';
 import { createQueueWorkers } from '../../src/app/worker';
 import { createTestStack, outsiderTemporalClient, provenResult, uniq, type TestStack } from '../support/stack';
 import { newKey } from '../payments/support';
@@ -87,6 +88,30 @@ it('the re-drive is durable before the 200: a worker down at the callback settle
   } finally {
     await gateway.close();
   }
+});
+
+it("an order's pending payment whose order workflow was terminated: 503 with Retry-After, nothing kept", async () => {
+  const key = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
+  const orderId = uniq('closed-order');
+  const res = await request(stack.app.callback())
+    .post('/cardpayment')
+    .type('form')
+    .set('X-API-Key', key.key)
+    .send({ orderId, userId: 'u', amount: '30', token: 'tok_test_visa', capture: 'false' });
+  expect(res.status).toBe(200);
+  const paymentId = res.body.body.paymentId as string;
+  const row = await waitFor(() => stack.db('payments').where({ id: paymentId }).whereNotNull('provider_ref').first());
+  await raw.workflow.getHandle(orderWorkflowId(orderId)).terminate('closed by hand');
+  const amount = Number(row.amount_satang) / 100;
+  const cb = await post(
+    stack.app,
+    '/qrcallback',
+    fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount, orderId }),
+  );
+  expect(cb.status).toBe(503);
+  expect(cb.headers['retry-after']).toBe('60');
+  expect(await receiptsOf(stack, paymentId)).toHaveLength(0);
+  expect(await statusOf(stack, paymentId)).toBe('pending');
 });
 
 describe('a raw paymentRedriveWorkflow start (the door)', () => {
