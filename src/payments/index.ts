@@ -35,6 +35,8 @@ export const PaymentWorkflowType = {
   qrV1: 'qrPaymentWorkflow',
   /** a provider result that contradicts a settled payment (the gateway saw it settled first) */
   lateResult: 'lateResultWorkflow',
+  /** a verified result for a pending payment whose workflow was closed (terminated, failed, timed out) */
+  redrive: 'paymentRedriveWorkflow',
 } as const;
 
 // Workflow ids: natural idempotency, one workflow per subject.
@@ -43,6 +45,9 @@ export const paymentWorkflowId = (orderId: string): string => `payment-${orderId
 /** one late-result resolution per payment and contradicting status */
 export const lateResultWorkflowId = (paymentId: string, status: PaymentResult['status']): string =>
   `late-result-${paymentId}-${status}`;
+/** one re-drive per payment and result status */
+export const paymentRedriveWorkflowId = (paymentId: string, status: PaymentResult['status']): string =>
+  `payment-redrive-${paymentId}-${status}`;
 
 // ---- payment workflows (card, qr) ----
 
@@ -147,6 +152,24 @@ export interface LateResultOutcome {
 }
 
 export type LateResultWorkflow = (input: LateResultInput) => Promise<LateResultOutcome>;
+
+// ---- re-drive of a result whose payment workflow was closed (paymentRedriveWorkflow) ----
+
+/** A verified result (its talat-result-v1 proof) for a payment whose row was pending when its workflow was found closed. */
+export interface PaymentRedriveInput {
+  paymentId: string;
+  orderId: string;
+  result: PaymentResult;
+}
+
+export interface PaymentRedriveOutcome {
+  /** the row's status after the re-drive (null: no such payment, or the proof did not verify) */
+  status: PaymentStatus | null;
+  /** true when the result settled the row (now or on an earlier attempt) and its webhook went out */
+  settled: boolean;
+}
+
+export type PaymentRedriveWorkflow = (input: PaymentRedriveInput) => Promise<PaymentRedriveOutcome>;
 
 // ---- the payments row, as the payments slice maps it for the others ----
 
