@@ -243,6 +243,57 @@ const transitions: { readonly [S in PaymentStatus]: readonly PaymentStatus[] } =
 
 export const canTransition = (from: PaymentStatus, to: PaymentStatus): boolean => transitions[from].includes(to);
 
+/** What happened to a card authorisation (capture=false): held, captured in full or in part, released, refused. */
+export type AuthorizationState = 'authorized' | 'captured' | 'partially_captured' | 'released' | 'capture_failed';
+export interface PaymentSettlementView {
+  authorization?: {
+    state: AuthorizationState;
+    authorizedAmount: number;
+    capturedAmount: number;
+    releasedAmount: number;
+  };
+  /** a top-up payment: the order whose difference it pays (docs/orders.md) */
+  topUpOf?: string;
+}
+
+/**
+ * The settlement fields /checkstatus and GET /payments add to a payment, from its row alone:
+ * an authorisation's state (details.authorizedSatang and capturedSatang once it ended), and a
+ * top-up's order. Empty for any other payment, so their answers are unchanged.
+ */
+export function settlementView(p: Pick<Payment, 'status' | 'amountSatang' | 'details'>): PaymentSettlementView {
+  const d = p.details as { authorizedSatang?: unknown; capturedSatang?: unknown; topUpOf?: unknown };
+  const out: PaymentSettlementView = {};
+  const thb = (satang: number) => Math.round(satang) / 100;
+  if (p.status === 'authorized')
+    out.authorization = {
+      state: 'authorized',
+      authorizedAmount: thb(p.amountSatang),
+      capturedAmount: 0,
+      releasedAmount: 0,
+    };
+  else if (typeof d.authorizedSatang === 'number') {
+    const held = d.authorizedSatang;
+    const captured = typeof d.capturedSatang === 'number' ? d.capturedSatang : 0;
+    const state: AuthorizationState =
+      captured === 0
+        ? p.status === 'failed'
+          ? 'capture_failed'
+          : 'released'
+        : captured < held
+          ? 'partially_captured'
+          : 'captured';
+    out.authorization = {
+      state,
+      authorizedAmount: thb(held),
+      capturedAmount: thb(captured),
+      releasedAmount: thb(held - captured),
+    };
+  }
+  if (typeof d.topUpOf === 'string') out.topUpOf = d.topUpOf;
+  return out;
+}
+
 export const isTerminal = (s: PaymentStatus): boolean =>
   s === 'failed' || s === 'expired' || s === 'refunded' || s === 'paid';
 
