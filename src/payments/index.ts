@@ -381,7 +381,8 @@ export const paymentsByRefSql = (
   method: PaymentMethod,
   mode: Mode,
 ): SqlFragment => ({
-  sql: `SELECT p.id, p.id AS payment_id, p.order_id, p.amount_satang, p.status, ${settlementRefSql(ref)} AS ref
+  sql: `SELECT p.id, p.id AS payment_id, p.order_id, p.amount_satang, p.status, ${settlementRefSql(ref)} AS ref,
+               p.details->>'authorizedSatang' AS authorized_satang, p.details->>'topUpOf' AS top_up_of
           FROM unnest(?::text[]) AS x(ref) JOIN payments p ON ${settlementRefSql(ref)} = x.ref
          WHERE p.method = ? AND p.mode = ?`,
   bindings: [refs, method, mode],
@@ -397,7 +398,8 @@ export const conflictsOfSql = (ids: string[]): SqlFragment => ({
 /**
  * The payments of a method and mode first paid in [from, to) and paid or refunded now: id,
  * order_id, amount_satang, ref (the settlement reference `ref`), paid_at (the first paid
- * event) and failed_conflict (the id of a failure recorded after paid, else null).
+ * event: a card authorisation's capture), failed_conflict (the id of a failure recorded after
+ * paid, else null) and authorized_satang (a captured authorisation's held amount, else null).
  */
 export const paidBetweenSql = (w: {
   ref: SettlementRef;
@@ -407,7 +409,7 @@ export const paidBetweenSql = (w: {
   to: Date;
 }): SqlFragment => ({
   sql: `SELECT p.id, p.order_id, p.amount_satang, ${settlementRefSql(w.ref)} AS ref, e.at AS paid_at,
-               c.id AS failed_conflict
+               c.id AS failed_conflict, p.details->>'authorizedSatang' AS authorized_satang
           FROM (SELECT payment_id, min(created_at) AS at FROM payment_events
                  WHERE to_status = 'paid' AND created_at >= ? AND created_at < ? GROUP BY payment_id) e
           JOIN payments p ON p.id = e.payment_id

@@ -48,7 +48,8 @@ async function authorisedCard(estimate: number) {
       'paymentResult',
       provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
     );
-  await waitFor(async () => (await statusOf(orderId)).status === 'authorized', 20_000, 'authorized');
+  const order = async () => (await api().get(`/orders/${orderId}`).set('X-API-Key', key)).body.body;
+  await waitFor(async () => (await order()).status === 'open', 20_000, 'order open');
   return orderId;
 }
 
