@@ -1,13 +1,14 @@
 /**
  * An order's settlement as the other views show it, on the real stack: the timeline's order.*
  * entries (authorised, adjustments, finalised, captured and released, voided, refunded, top-up
- * pending and paid, settled), and /checkstatus and GET /payments with the authorisation's state
+ * pending and paid, settled) in the API and the staff console, and /checkstatus and GET /payments with the authorisation's state
  * and a top-up's order.
  */
 import { orderWorkflowId } from '../../src/orders';
 import { paymentWorkflowId } from '../../src/payments';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, paidQr, request } from '../payments/support';
+import { signIn } from '../console/support';
 
 let stack: TestStack;
 let key: string;
@@ -88,6 +89,12 @@ describe('card order', () => {
     const part = { state: 'partially_captured', authorizedAmount: 110, capturedAmount: 86, releasedAmount: 24 };
     expect(await statusOf(orderId)).toMatchObject({ status: 'paid', amount: 86, authorization: part });
     expect(await listed(orderId)).toMatchObject({ status: 'paid', amount: 86, authorization: part });
+
+    // the staff console's order page shows the same entries
+    const page = await (await signIn(stack.app, key)).get(`/console/orders/${orderId}`);
+    expect(page.status).toBe(200);
+    for (const type of ['order.authorized', 'order.adjusted', 'order.captured', 'order.released', 'order.settled'])
+      expect(page.text).toContain(type);
 
     // another merchant's key sees no timeline of it
     const other = (await newKey(stack.db, { scopes: ['payments:read'] })).key;
