@@ -101,12 +101,9 @@ const Authorization = z
     description:
       'a card authorisation (capture=false): held (`authorized`), captured in full or in part (the rest released), released, or its capture refused',
   });
-const TopUpOf = z
-  .string()
-  .optional()
-  .openapi({
-    description: 'only on a top-up payment (order id `<orderId>.topup`): the order whose difference it pays',
-  });
+const TopUpOf = z.string().optional().openapi({
+  description: 'only on a top-up payment (order id `<orderId>.topup`): the order whose difference it pays',
+});
 
 const RefundOut = z.object({
   refundId: z.string().openapi({ description: 're_...' }),
