@@ -266,6 +266,57 @@ const transitions: { readonly [S in PaymentStatus]: readonly PaymentStatus[] } =
 
 export const canTransition = (from: PaymentStatus, to: PaymentStatus): boolean => transitions[from].includes(to);
 
+/** What happened to a card authorisation (capture=false): held, captured in full or in part, released, refused. */
+export type AuthorizationState = 'authorized' | 'captured' | 'partially_captured' | 'released' | 'capture_failed';
+export interface PaymentSettlementView {
+  authorization?: {
+    state: AuthorizationState;
+    authorizedAmount: number;
+    capturedAmount: number;
+    releasedAmount: number;
+  };
+  /** a top-up payment: the order whose difference it pays (docs/orders.md) */
+  topUpOf?: string;
+}
+
+/**
+ * The settlement fields /checkstatus and GET /payments add to a payment, from its row alone:
+ * an authorisation's state (details.authorizedSatang and capturedSatang once it ended), and a
+ * top-up's order. Empty for any other payment, so their answers are unchanged.
+ */
+export function settlementView(p: Pick<Payment, 'status' | 'amountSatang' | 'details'>): PaymentSettlementView {
+  const d = p.details as { authorizedSatang?: unknown; capturedSatang?: unknown; topUpOf?: unknown };
+  const out: PaymentSettlementView = {};
+  const thb = (satang: number) => Math.round(satang) / 100;
+  if (p.status === 'authorized')
+    out.authorization = {
+      state: 'authorized',
+      authorizedAmount: thb(p.amountSatang),
+      capturedAmount: 0,
+      releasedAmount: 0,
+    };
+  else if (typeof d.authorizedSatang === 'number') {
+    const held = d.authorizedSatang;
+    const captured = typeof d.capturedSatang === 'number' ? d.capturedSatang : 0;
+    const state: AuthorizationState =
+      captured === 0
+        ? p.status === 'failed'
+          ? 'capture_failed'
+          : 'released'
+        : captured < held
+          ? 'partially_captured'
+          : 'captured';
+    out.authorization = {
+      state,
+      authorizedAmount: thb(held),
+      capturedAmount: thb(captured),
+      releasedAmount: thb(held - captured),
+    };
+  }
+  if (typeof d.topUpOf === 'string') out.topUpOf = d.topUpOf;
+  return out;
+}
+
 export const isTerminal = (s: PaymentStatus): boolean =>
   s === 'failed' || s === 'expired' || s === 'refunded' || s === 'paid';
 
@@ -353,7 +404,8 @@ export const paymentsByRefSql = (
   method: PaymentMethod,
   mode: Mode,
 ): SqlFragment => ({
-  sql: `SELECT p.id, p.id AS payment_id, p.order_id, p.amount_satang, p.status, ${settlementRefSql(ref)} AS ref
+  sql: `SELECT p.id, p.id AS payment_id, p.order_id, p.amount_satang, p.status, ${settlementRefSql(ref)} AS ref,
+               p.details->>'authorizedSatang' AS authorized_satang, p.details->>'topUpOf' AS top_up_of
           FROM unnest(?::text[]) AS x(ref) JOIN payments p ON ${settlementRefSql(ref)} = x.ref
          WHERE p.method = ? AND p.mode = ?`,
   bindings: [refs, method, mode],
@@ -369,7 +421,8 @@ export const conflictsOfSql = (ids: string[]): SqlFragment => ({
 /**
  * The payments of a method and mode first paid in [from, to) and paid or refunded now: id,
  * order_id, amount_satang, ref (the settlement reference `ref`), paid_at (the first paid
- * event) and failed_conflict (the id of a failure recorded after paid, else null).
+ * event: a card authorisation's capture), failed_conflict (the id of a failure recorded after
+ * paid, else null) and authorized_satang (a captured authorisation's held amount, else null).
  */
 export const paidBetweenSql = (w: {
   ref: SettlementRef;
@@ -379,7 +432,7 @@ export const paidBetweenSql = (w: {
   to: Date;
 }): SqlFragment => ({
   sql: `SELECT p.id, p.order_id, p.amount_satang, ${settlementRefSql(w.ref)} AS ref, e.at AS paid_at,
-               c.id AS failed_conflict
+               c.id AS failed_conflict, p.details->>'authorizedSatang' AS authorized_satang
           FROM (SELECT payment_id, min(created_at) AS at FROM payment_events
                  WHERE to_status = 'paid' AND created_at >= ? AND created_at < ? GROUP BY payment_id) e
           JOIN payments p ON p.id = e.payment_id
