@@ -14,6 +14,7 @@ import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhooks/recove
 import { webhookKeepTryingWorkflow } from './webhooks/keep-trying';
 import { orderRefundsWorkflow } from './refunds';
 import { lateResultWorkflow } from './payments/late-result';
+import { paymentRedriveWorkflow } from './payments/redrive';
 import { reconcileSettlementWorkflow } from './reconciliation';
 import { orderSettlementWorkflow } from './orders';
 
@@ -32,6 +33,7 @@ export {
   bankRequestWorkflow,
   orderRefundsWorkflow,
   lateResultWorkflow,
+  paymentRedriveWorkflow,
   reconcileSettlementWorkflow,
   orderSettlementWorkflow,
 };
@@ -61,6 +63,7 @@ export type RegisteredWorkflows = {
     webhookKeepTryingWorkflow: webhooks.WebhookKeepTryingWorkflow;
     orderRefundsWorkflow: refunds.OrderRefundsWorkflow;
     lateResultWorkflow: payments.LateResultWorkflow;
+    paymentRedriveWorkflow: payments.PaymentRedriveWorkflow;
     orderSettlementWorkflow: orders.OrderSettlementWorkflow;
   }[K];
 };
@@ -79,6 +82,7 @@ const registered: RegisteredWorkflows = {
   webhookKeepTryingWorkflow,
   orderRefundsWorkflow,
   lateResultWorkflow,
+  paymentRedriveWorkflow,
   orderSettlementWorkflow,
 };
 void registered;

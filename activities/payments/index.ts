@@ -7,7 +7,8 @@ import type { Db } from '../../src/db/knex';
 import { verifyResultProof } from '../../src/result-proof';
 import { verifyStartProof } from '../../src/proofs';
 import type { PaymentStatusEvent } from '../../src/webhooks';
-import { canTransition, isTerminal, type PaymentStatus } from '../../src/payments';
+import { canTransition, isOwnPaymentWorkflow, isTerminal, type PaymentStatus } from '../../src/payments';
+import type { PaymentRedriveInput } from '../../src/payments';
 import { ActivityFailureType } from '../../src/domain/temporal';
 import type { PaymentResult } from '../../src/payments';
 import type { Logger } from '../../src/logger';
@@ -164,7 +165,52 @@ export function createPaymentActivities({
     });
   }
 
+  /**
+   * paymentRedriveWorkflow's step: a verified result (talat-result-v1) for a payment whose
+   * workflow was closed while its row was pending. The row is the truth: pending, it takes the
+   * result's status; at that status (now or by an earlier attempt), the webhook built from the row
+   * is planned and attempted (idempotent per endpoint, payment and status); any other status is
+   * returned unchanged. Only a plain payment (its row names payment-<orderId>): an order's
+   * authorisation is the order workflow's. A forged or copied-elsewhere proof changes nothing.
+   */
+  async function settleClosedPayment(
+    input: PaymentRedriveInput,
+  ): Promise<SettleResult & { status: PaymentStatus | null; event?: PaymentStatusEvent }> {
+    const r = input.result;
+    const claim = { receiptId: r?.receiptId, paymentId: input.paymentId, status: r?.status };
+    if (!r || !verifyResultProof(signingKey, claim, r.proof)) {
+      logForgedResult(logger, 'redrive', { ...r, paymentId: input.paymentId });
+      return { retry: [], rejected: true, status: null };
+    }
+    const row = await db('payments').where({ id: input.paymentId }).first();
+    if (
+      !row ||
+      row.order_id !== input.orderId ||
+      !isOwnPaymentWorkflow({ id: row.id, orderId: row.order_id, workflowId: row.workflow_id })
+    )
+      return { retry: [], rejected: true, status: null };
+    const to: PaymentStatus = r.status === 'success' ? 'paid' : 'failed';
+    const reason = `${r.provider}: ${r.status} (re-driven: the payment's workflow had been closed while it was pending)`;
+    const now: PaymentStatus =
+      row.status === 'pending'
+        ? await applyTransition(db, { paymentId: input.paymentId, from: 'pending', to, reason })
+        : row.status;
+    if (now !== to) return { retry: [], status: now };
+    const event: PaymentStatusEvent = {
+      paymentId: input.paymentId,
+      orderId: row.order_id,
+      status: to,
+      amountSatang: Number(row.amount_satang),
+      timestamp: new Date().toISOString(),
+      mode: row.mode,
+      ...(row.api_key_id ? { apiKeyId: row.api_key_id } : {}),
+    };
+    return { ...(await webhooks.firstWebhookAttempts(event)), status: now, event };
+  }
+
   return {
+    settleClosedPayment,
+
     /**
      * lean-payment-v1, a local activity: the transition on the payments row (and its history),
      * then for a terminal one the webhook deliveries and their first attempts. A transition

@@ -5,7 +5,7 @@
  * every webhook delivery and attempt (endpoint, attempt number, status code or error, latency),
  * dead letters and their replays, refunds when the refunds table exists, and conflicting
  * provider results (payment_conflicts: a success after expiry, a failure after paid), reconciliation
- * exceptions about it (src/reconciliation); in time order,
+ * exceptions about it (src/reconciliation), an order's settlement steps (src/orders); in time order,
  * with a link to the payment workflow in Temporal Web. Scope payments:read; visible to the same
  * keys as /checkstatus (same mode; the creating key, or any key for a keyless payment).
  */
@@ -20,6 +20,8 @@ import { validate } from '../http/validate';
 import { receiptRowsOfPayment } from '../callbacks/receipts';
 import { paymentRowByOrder, paymentStoryRows } from '../payments/repository';
 import { exceptionsOfPayment } from '../reconciliation/repository';
+import { ORDER_TIMELINE_TYPES } from '../orders';
+import { orderStory } from '../orders/repository';
 import { refundRowsOfPayment } from '../refunds/repository';
 import { endpointIdsOfKey, webhookRowsOfPayment } from '../webhooks/endpoints';
 
@@ -36,6 +38,7 @@ const Entry = z.object({
     'refund',
     'payment.conflict',
     'reconciliation.exception',
+    ...ORDER_TIMELINE_TYPES,
   ]),
   details: z.record(z.unknown()),
 });
@@ -115,13 +118,14 @@ export async function orderTimeline(
     if (!p || p.mode !== key.mode || (p.api_key_id !== null && p.api_key_id !== key.id))
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
     // one read per slice that holds part of the story, side by side
-    const [{ events, conflicts }, receipts, { deliveries, attempts, deadLetters }, refunds, reconciled] =
+    const [{ events, conflicts }, receipts, { deliveries, attempts, deadLetters }, refunds, reconciled, order] =
       await Promise.all([
         paymentStoryRows(db, p.id),
         receiptRowsOfPayment(db, p.id),
         webhookRowsOfPayment(db, p.id),
         refundRowsOfPayment(db, p.id),
         exceptionsOfPayment(db, p.id),
+        orderStory(db, p.order_id),
       ]);
 
     // a keyless payment is seen by every key of its mode: only the viewer's own endpoints' deliveries
@@ -248,6 +252,8 @@ export async function orderTimeline(
           resolution: x.resolution,
         },
       });
+    // the settlement steps of an order (capture=false card, or a QR payment adjusted after picking)
+    for (const o of order) entries.push({ at: o.at.toISOString(), type: o.type, details: o.details });
     entries.sort((a, b) => a.at.localeCompare(b.at));
 
     return {

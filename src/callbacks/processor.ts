@@ -8,6 +8,7 @@
  * the receipt (503: the provider retries). The signal carries the receipt id and its proof
  * (./result-proof.ts). A result that contradicts the settled payment is a `conflict`: a
  * lateResultWorkflow records it and applies LATE_PAYMENT_POLICY (workflows/payments/late-result.ts).
+ * A pending payment whose workflow was closed by hand gets the result re-driven (`closed`).
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
@@ -16,11 +17,15 @@ import { CONTRADICTED_BY, contradicts, type PaymentStatus } from '../payments';
 import { OrderIdKey } from '../domain/search-attributes';
 import {
   lateResultWorkflowId,
+  paymentRedriveWorkflowId,
   paymentResultSignal,
+  isOwnPaymentWorkflow,
   PaymentWorkflowType,
   type LateResultWorkflow,
+  type PaymentRedriveWorkflow,
   type PaymentResult,
 } from '../payments';
+import type { AlertThrottle } from '../alerts';
 import { taskQueueOf } from '../domain/temporal';
 import type { Logger } from '../logger';
 import { callbacks } from '../metrics';
@@ -81,6 +86,8 @@ export interface ProcessorDeps extends ReceiptDeps {
    * than this (its delivery is stuck or its gateway died) gets a prompt 503 with Retry-After
    */
   duplicateWaitMs?: number;
+  /** the administrator's alerts (a pending payment found with its workflow closed) */
+  alerts?: AlertThrottle;
 }
 
 const SIGNAL_TIMEOUT_MS = 5_000;
@@ -258,15 +265,66 @@ async function finishedElsewhere(
 async function deliver(deps: ProcessorDeps, cb: VerifiedCallback, receiptId: string): Promise<StoredResponse> {
   const status = cb.status === 'success' ? 'success' : 'failed';
   if (contradicts(status, cb.payment.status)) return conflict(deps, cb, receiptId, cb.payment.status);
-  const signalled = await signal(deps, cb, resultOf(deps, cb, receiptId));
-  return finish(
-    deps,
-    cb,
-    receiptId,
-    signalled ? 'signalled' : 'payment_closed',
-    cb.payment.status,
-    CONTRADICTED_BY[status],
+  const result = resultOf(deps, cb, receiptId);
+  const signalled = await signal(deps, cb, result);
+  if (!signalled) return closed(deps, cb, receiptId, result);
+  return finish(deps, cb, receiptId, 'signalled', cb.payment.status, CONTRADICTED_BY[status]);
+}
+
+/**
+ * The signal found the payment's workflow closed. The row is the truth: a payment that really
+ * ended keeps its answer (`payment_closed`, or a conflict); a row still pending means the workflow
+ * was closed by hand (terminated, failed, timed out), so the result is re-driven by a
+ * paymentRedriveWorkflow (durable before the 200, outcome `redriven`). One that cannot be
+ * re-driven (an order's payment: its order workflow's) is a 503: the provider retries, and the
+ * administrator is alerted.
+ */
+async function closed(
+  deps: ProcessorDeps,
+  cb: VerifiedCallback,
+  receiptId: string,
+  result: PaymentResult,
+): Promise<StoredResponse> {
+  const contradicting = CONTRADICTED_BY[result.status];
+  const now = (await readReceiptById(deps, receiptId))?.paymentStatus ?? cb.payment.status;
+  if (now !== 'pending') return finish(deps, cb, receiptId, 'payment_closed', now, contradicting);
+  const what = { provider: cb.provider, paymentId: cb.payment.id, orderId: cb.payment.orderId, status: cb.status };
+  deps.logger.error(
+    { ...what, securityEvent: 'payment_workflow_closed', workflowId: cb.payment.workflowId },
+    "security: a pending payment's workflow was closed; the provider's result is re-driven from the records",
   );
+  void deps.alerts
+    ?.alert(`payment-closed:${cb.payment.id}`, {
+      subject: `[Talat] Pending payment ${cb.payment.id} (order ${cb.payment.orderId}) found with its workflow closed`,
+      text: `A verified ${cb.provider} ${cb.status} callback found the workflow ${cb.payment.workflowId} closed while the payment was pending. Who closed it: an operator, or someone who reached the Temporal frontend?\n`,
+    })
+    .catch((err: unknown) => deps.logger.warn({ err }, 'alert not sent'));
+  if (!isOwnPaymentWorkflow(cb.payment)) {
+    const retryAfter = 60;
+    throw new AppError(
+      ErrorCode.SERVICE_UNAVAILABLE,
+      `The payment cannot take this result now; retry after ${retryAfter} s`,
+      {},
+      { 'Retry-After': String(retryAfter) },
+    );
+  }
+  try {
+    await withTemporal(() =>
+      deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () =>
+        deps.client.workflow.start<PaymentRedriveWorkflow>(PaymentWorkflowType.redrive, {
+          taskQueue: deps.taskQueue,
+          workflowId: paymentRedriveWorkflowId(cb.payment.id, result.status),
+          // once per payment and status; again only after a run that failed or was terminated
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+          args: [{ paymentId: cb.payment.id, orderId: cb.payment.orderId, result }],
+          typedSearchAttributes: [{ key: OrderIdKey, value: cb.payment.orderId }],
+        }),
+      ),
+    );
+  } catch (e) {
+    if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
+  }
+  return finish(deps, cb, receiptId, 'redriven', now, contradicting);
 }
 
 function resultOf(deps: ProcessorDeps, cb: VerifiedCallback, receiptId: string): PaymentResult {
@@ -325,10 +383,10 @@ async function signal(deps: ProcessorDeps, cb: VerifiedCallback, result: Payment
     return true;
   } catch (e) {
     if (e instanceof WorkflowNotFoundError) {
-      // the payment workflow has ended (expired, or already decided): keep the receipt for the operator
+      // the payment workflow has ended (or was closed by hand): the caller reads the row
       deps.logger.warn(
         { provider: cb.provider, paymentId: cb.payment.id, status: cb.status, paymentStatus: cb.payment.status },
-        'callback for a payment that has ended',
+        'callback for a payment whose workflow has ended',
       );
       return false;
     }

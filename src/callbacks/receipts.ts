@@ -37,7 +37,8 @@ async function onePaymentOfOrder(db: Db, orderId: string, paymentRef?: string): 
 
 export type { CallbackProvider };
 export type CallbackStatus = 'success' | 'failed' | 'unprocessed';
-export type Outcome = 'signalled' | 'payment_closed' | 'recorded' | 'conflict';
+/** redriven: the payment's workflow was found closed while its row was pending (processor.ts `closed`) */
+export type Outcome = 'signalled' | 'redriven' | 'payment_closed' | 'recorded' | 'conflict';
 
 export interface StoredResponse {
   status: number;

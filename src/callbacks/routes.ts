@@ -74,7 +74,7 @@ function generalResponse(
   policy: 'refund' | 'review',
 ): StoredResponse {
   const message =
-    outcome === 'signalled'
+    outcome === 'signalled' || outcome === 'redriven'
       ? 'Callback processed'
       : outcome === 'conflict'
         ? conflictMessage(status, paymentStatus, policy)
@@ -134,6 +134,7 @@ export function callbackRoutes(
     signingKey: config.results.signingKey,
     duplicateWaitMs: config.callbacks.duplicateWaitMs,
     deliveryLeaseMs: config.callbacks.deliveryLeaseMs,
+    alerts,
   };
   /**
    * The route's own checks of the payment its lookup found (the claim made the same ones in SQL):

@@ -90,3 +90,21 @@ export const finalizeUpdate = defineUpdate<OrderStepOutcome, [OrderStepRequest]>
 export const orderQuery = defineQuery<{ status: OrderStatus }>('order');
 
 export type OrderSettlementWorkflow = (input: OrderInput) => Promise<OrderView | { status: OrderStatus }>;
+
+/** The settlement steps an order adds to its payment's timeline (GET /payments/{orderId}/timeline). */
+export const ORDER_TIMELINE_TYPES = [
+  'order.authorized',
+  'order.adjusted',
+  'order.finalized',
+  'order.captured',
+  'order.released',
+  'order.voided',
+  'order.refunded',
+  'order.topup_pending',
+  'order.topup_paid',
+  'order.topup_expired',
+  'order.settled',
+  'order.failed',
+  'order.attention',
+] as const;
+export type OrderTimelineType = (typeof ORDER_TIMELINE_TYPES)[number];

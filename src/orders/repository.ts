@@ -7,7 +7,7 @@
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
 import type { Mode } from '../domain/mode';
-import type { AdjustmentReason, OrderMethod, OrderStatus, OrderView } from './index';
+import type { AdjustmentReason, OrderMethod, OrderStatus, OrderTimelineType, OrderView } from './index';
 
 export interface Order extends OrderView {
   mode: Mode;
@@ -288,6 +288,8 @@ export async function updateOrder(
   };
   for (const [k, v] of Object.entries(patch)) if (v !== undefined) cols[map[k]] = v;
   return db.transaction(async (trx) => {
+    // the authorisation's time (the timeline's order.authorized) rides on the same UPDATE
+    if (patch.authorizedSatang !== undefined) cols.authorized_at = trx.fn.now();
     const [row] = await trx('orders')
       .where({ order_id: orderId })
       .update({ ...cols, updated_at: trx.fn.now() })
@@ -295,7 +297,7 @@ export async function updateOrder(
     if (finalizeOutcome)
       await trx('order_finalizations')
         .where({ id: finalizeOutcome.finalizeId })
-        .update({ outcome: finalizeOutcome.outcome });
+        .update({ outcome: finalizeOutcome.outcome, settled_at: trx.fn.now() });
     return toOrder(row);
   });
 }
@@ -353,7 +355,7 @@ export async function settleTopUp(db: Db, paymentId: string, paid: boolean): Pro
   return db.transaction(async (trx) => {
     const [t] = await trx('order_topups')
       .where({ payment_id: paymentId, status: 'pending' })
-      .update({ status: paid ? 'paid' : 'expired' })
+      .update({ status: paid ? 'paid' : 'expired', settled_at: trx.fn.now() })
       .returning('*');
     if (t && paid)
       await trx('orders')
@@ -419,4 +421,74 @@ export async function updateCardHold(
 
 export async function cardHoldsOf(db: Db, orderId: string): Promise<CardHold[]> {
   return (await db('order_card_holds').where({ order_id: orderId }).orderBy('created_at')).map(toCardHold);
+}
+
+export interface OrderStoryEntry {
+  at: Date;
+  type: OrderTimelineType;
+  details: Record<string, unknown>;
+}
+
+/**
+ * The order's settlement steps from its own rows, for the payment's timeline (src/app/timeline.ts):
+ * authorised, each adjustment, the finalisation and its end (captured and released, voided,
+ * refunded), top-ups, and the order's end. Empty when the order id is not an order.
+ */
+export async function orderStory(db: Db, orderId: string): Promise<OrderStoryEntry[]> {
+  const o = await db('orders').where({ order_id: orderId }).first();
+  if (!o) return [];
+  const [adjustments, f, topUps] = await Promise.all([
+    db('order_adjustments')
+      .where({ order_id: orderId })
+      .orderBy([{ column: 'created_at' }, 'id']),
+    db('order_finalizations').where({ order_id: orderId }).first(),
+    db('order_topups').where({ order_id: orderId }).orderBy('created_at'),
+  ]);
+  const baht = (v: unknown) => num(v) / 100;
+  const out: OrderStoryEntry[] = [];
+  const add = (at: unknown, type: OrderTimelineType, details: Record<string, unknown>) =>
+    out.push({ at: new Date(at as string), type, details });
+  if (o.authorized_at) add(o.authorized_at, 'order.authorized', { amount: baht(o.authorized_satang) });
+  for (const a of adjustments)
+    add(a.created_at, 'order.adjusted', {
+      adjustmentId: a.id,
+      amount: baht(a.total_satang),
+      lines: (a.lines as AdjustmentLine[]).map((l) => ({
+        description: l.description,
+        reason: l.reason,
+        amount: l.amountSatang / 100,
+      })),
+      status: a.status,
+      rejection: a.rejection,
+    });
+  if (f?.final_satang !== null && f?.final_satang !== undefined)
+    add(f.created_at, 'order.finalized', { finalizeId: f.id, finalAmount: baht(f.final_satang) });
+  for (const t of topUps) {
+    const who = { paymentId: t.payment_id, orderId: t.topup_order_id, amount: baht(t.amount_satang) };
+    add(t.created_at, 'order.topup_pending', who);
+    if (t.status !== 'pending') add(t.settled_at ?? o.updated_at, `order.topup_${t.status as 'paid' | 'expired'}`, who);
+  }
+  const endAt = f?.settled_at ?? o.updated_at;
+  const outcome = f?.outcome as string | null | undefined;
+  const authorized = num(o.authorized_satang);
+  const captured = num(o.captured_satang);
+  if (outcome === 'captured') {
+    add(endAt, 'order.captured', { amount: baht(captured), authorizedAmount: baht(authorized) });
+    if (authorized > captured) add(endAt, 'order.released', { amount: baht(authorized - captured) });
+  } else if (outcome === 'expired' || outcome === 'failed')
+    add(endAt, 'order.voided', { amount: baht(authorized), reason: o.status_reason });
+  else if ((outcome === 'refunded' || outcome === 'cancelled') && num(o.refunded_satang) > 0)
+    add(endAt, 'order.refunded', { amount: baht(o.refunded_satang), paidAmount: baht(o.paid_satang) });
+  const end = { settled: 'order.settled', failed: 'order.failed', attention: 'order.attention' } as const;
+  const type = end[o.status as keyof typeof end];
+  if (type)
+    add(outcome ? endAt : o.updated_at, type, {
+      status: o.status,
+      finalAmount: o.final_satang === null ? null : baht(o.final_satang),
+      capturedAmount: baht(captured),
+      paidAmount: baht(o.paid_satang),
+      refundedAmount: baht(o.refunded_satang),
+      reason: o.status_reason,
+    });
+  return out;
 }

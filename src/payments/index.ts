@@ -35,6 +35,8 @@ export const PaymentWorkflowType = {
   qrV1: 'qrPaymentWorkflow',
   /** a provider result that contradicts a settled payment (the gateway saw it settled first) */
   lateResult: 'lateResultWorkflow',
+  /** a verified result for a pending payment whose workflow was closed (terminated, failed, timed out) */
+  redrive: 'paymentRedriveWorkflow',
 } as const;
 
 // Workflow ids: natural idempotency, one workflow per subject.
@@ -42,6 +44,9 @@ export const PaymentWorkflowType = {
 export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
 /** a payment's workflow since order ids are scoped: from its own id, stored in payments.workflow_id */
 export const paymentWorkflowIdOf = (paymentId: string): string => `payment-${paymentId}`;
+/** Whether a payment's workflow id is its own payment workflow's (either form), not an order's. */
+export const isOwnPaymentWorkflow = (p: { id: string; orderId: string; workflowId: string }): boolean =>
+  p.workflowId === paymentWorkflowIdOf(p.id) || p.workflowId === paymentWorkflowId(p.orderId);
 /** Where an order id is unique (docs/concepts.md): the key's account (null: a keyless card payment) and the mode. */
 export interface OrderScope {
   accountId: string | null;
@@ -50,6 +55,9 @@ export interface OrderScope {
 /** one late-result resolution per payment and contradicting status */
 export const lateResultWorkflowId = (paymentId: string, status: PaymentResult['status']): string =>
   `late-result-${paymentId}-${status}`;
+/** one re-drive per payment and result status */
+export const paymentRedriveWorkflowId = (paymentId: string, status: PaymentResult['status']): string =>
+  `payment-redrive-${paymentId}-${status}`;
 
 // ---- payment workflows (card, qr) ----
 
@@ -155,6 +163,24 @@ export interface LateResultOutcome {
 
 export type LateResultWorkflow = (input: LateResultInput) => Promise<LateResultOutcome>;
 
+// ---- re-drive of a result whose payment workflow was closed (paymentRedriveWorkflow) ----
+
+/** A verified result (its talat-result-v1 proof) for a payment whose row was pending when its workflow was found closed. */
+export interface PaymentRedriveInput {
+  paymentId: string;
+  orderId: string;
+  result: PaymentResult;
+}
+
+export interface PaymentRedriveOutcome {
+  /** the row's status after the re-drive (null: no such payment, or the proof did not verify) */
+  status: PaymentStatus | null;
+  /** true when the result settled the row (now or on an earlier attempt) and its webhook went out */
+  settled: boolean;
+}
+
+export type PaymentRedriveWorkflow = (input: PaymentRedriveInput) => Promise<PaymentRedriveOutcome>;
+
 // ---- the payments row, as the payments slice maps it for the others ----
 
 export interface Payment {
@@ -253,6 +279,57 @@ const transitions: { readonly [S in PaymentStatus]: readonly PaymentStatus[] } =
 
 export const canTransition = (from: PaymentStatus, to: PaymentStatus): boolean => transitions[from].includes(to);
 
+/** What happened to a card authorisation (capture=false): held, captured in full or in part, released, refused. */
+export type AuthorizationState = 'authorized' | 'captured' | 'partially_captured' | 'released' | 'capture_failed';
+export interface PaymentSettlementView {
+  authorization?: {
+    state: AuthorizationState;
+    authorizedAmount: number;
+    capturedAmount: number;
+    releasedAmount: number;
+  };
+  /** a top-up payment: the order whose difference it pays (docs/orders.md) */
+  topUpOf?: string;
+}
+
+/**
+ * The settlement fields /checkstatus and GET /payments add to a payment, from its row alone:
+ * an authorisation's state (details.authorizedSatang and capturedSatang once it ended), and a
+ * top-up's order. Empty for any other payment, so their answers are unchanged.
+ */
+export function settlementView(p: Pick<Payment, 'status' | 'amountSatang' | 'details'>): PaymentSettlementView {
+  const d = p.details as { authorizedSatang?: unknown; capturedSatang?: unknown; topUpOf?: unknown };
+  const out: PaymentSettlementView = {};
+  const thb = (satang: number) => Math.round(satang) / 100;
+  if (p.status === 'authorized')
+    out.authorization = {
+      state: 'authorized',
+      authorizedAmount: thb(p.amountSatang),
+      capturedAmount: 0,
+      releasedAmount: 0,
+    };
+  else if (typeof d.authorizedSatang === 'number') {
+    const held = d.authorizedSatang;
+    const captured = typeof d.capturedSatang === 'number' ? d.capturedSatang : 0;
+    const state: AuthorizationState =
+      captured === 0
+        ? p.status === 'failed'
+          ? 'capture_failed'
+          : 'released'
+        : captured < held
+          ? 'partially_captured'
+          : 'captured';
+    out.authorization = {
+      state,
+      authorizedAmount: thb(held),
+      capturedAmount: thb(captured),
+      releasedAmount: thb(held - captured),
+    };
+  }
+  if (typeof d.topUpOf === 'string') out.topUpOf = d.topUpOf;
+  return out;
+}
+
 export const isTerminal = (s: PaymentStatus): boolean =>
   s === 'failed' || s === 'expired' || s === 'refunded' || s === 'paid';
 
@@ -345,7 +422,8 @@ export const paymentsByRefSql = (
   method: PaymentMethod,
   mode: Mode,
 ): SqlFragment => ({
-  sql: `SELECT p.id, p.id AS payment_id, p.order_id, p.amount_satang, p.status, ${settlementRefSql(ref)} AS ref
+  sql: `SELECT p.id, p.id AS payment_id, p.order_id, p.amount_satang, p.status, ${settlementRefSql(ref)} AS ref,
+               p.details->>'authorizedSatang' AS authorized_satang, p.details->>'topUpOf' AS top_up_of
           FROM unnest(?::text[]) AS x(ref) JOIN payments p ON ${settlementRefSql(ref)} = x.ref
          WHERE p.method = ? AND p.mode = ?`,
   bindings: [refs, method, mode],
@@ -361,7 +439,8 @@ export const conflictsOfSql = (ids: string[]): SqlFragment => ({
 /**
  * The payments of a method and mode first paid in [from, to) and paid or refunded now: id,
  * order_id, amount_satang, ref (the settlement reference `ref`), paid_at (the first paid
- * event) and failed_conflict (the id of a failure recorded after paid, else null).
+ * event: a card authorisation's capture), failed_conflict (the id of a failure recorded after
+ * paid, else null) and authorized_satang (a captured authorisation's held amount, else null).
  */
 export const paidBetweenSql = (w: {
   ref: SettlementRef;
@@ -371,7 +450,7 @@ export const paidBetweenSql = (w: {
   to: Date;
 }): SqlFragment => ({
   sql: `SELECT p.id, p.order_id, p.amount_satang, ${settlementRefSql(w.ref)} AS ref, e.at AS paid_at,
-               c.id AS failed_conflict
+               c.id AS failed_conflict, p.details->>'authorizedSatang' AS authorized_satang
           FROM (SELECT payment_id, min(created_at) AS at FROM payment_events
                  WHERE to_status = 'paid' AND created_at >= ? AND created_at < ? GROUP BY payment_id) e
           JOIN payments p ON p.id = e.payment_id

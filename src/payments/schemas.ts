@@ -88,6 +88,23 @@ export const QrPaymentRequest = registry.register(
 
 const Status = z.enum(['pending', 'authorized', 'paid', 'failed', 'expired', 'refunded']);
 
+/** only on a card payment authorised with capture=false (docs/orders.md) */
+const Authorization = z
+  .object({
+    state: z.enum(['authorized', 'captured', 'partially_captured', 'released', 'capture_failed']),
+    authorizedAmount: z.number(),
+    capturedAmount: z.number(),
+    releasedAmount: z.number(),
+  })
+  .optional()
+  .openapi({
+    description:
+      'a card authorisation (capture=false): held (`authorized`), captured in full or in part (the rest released), released, or its capture refused',
+  });
+const TopUpOf = z.string().optional().openapi({
+  description: 'only on a top-up payment (order id `<orderId>.topup`): the order whose difference it pays',
+});
+
 const RefundOut = z.object({
   refundId: z.string().openapi({ description: 're_...' }),
   amount: z.number(),
@@ -204,6 +221,8 @@ export const PaymentStatusOut = registry.register(
       providerRef: z.string().nullable(),
       history: z.array(z.object({ status: Status, at: z.string(), reason: z.string() })),
       refundedAmount: z.number().openapi({ description: 'THB refunded so far (succeeded refunds)' }),
+      authorization: Authorization,
+      topUpOf: TopUpOf,
       refunds: z
         .array(RefundOut)
         .openapi({ description: 'every refund request, oldest first; failed ones count nothing' }),
@@ -319,6 +338,8 @@ export const PaymentSummary = registry.register(
     status: Status,
     amount: z.number(),
     refundedAmount: z.number().openapi({ description: 'THB refunded so far' }),
+    authorization: Authorization,
+    topUpOf: TopUpOf,
     currency: z.literal('THB'),
     mode: z.enum(['live', 'sandbox']),
     createdAt: z.string(),

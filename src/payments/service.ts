@@ -11,7 +11,7 @@ import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
-import { paymentWorkflowIdOf, PaymentWorkflowType, type OrderScope, type PaymentView } from './index';
+import { paymentWorkflowIdOf, PaymentWorkflowType, settlementView, type OrderScope, type PaymentView } from './index';
 import { scopedPaymentId } from '../ids';
 import { withStartProof } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
@@ -366,6 +366,7 @@ async function paymentStatus(d: PaymentServiceDeps, orderId: string, key: ApiKey
       providerRef: p.providerRef,
       history: history.map((e) => ({ status: e.status, at: e.at.toISOString(), reason: e.reason })),
       refundedAmount: satangToThb(p.refundedSatang),
+      ...settlementView(p),
       refunds: refunds.map((r) => ({
         refundId: r.id,
         amount: satangToThb(r.amountSatang),
@@ -429,6 +430,7 @@ async function listOwnPayments(d: PaymentServiceDeps, q: PaymentListQuery, key: 
       status: p.status,
       amount: satangToThb(p.amountSatang),
       refundedAmount: satangToThb(p.refundedSatang),
+      ...settlementView(p),
       currency: 'THB' as const,
       mode: p.mode,
       createdAt: p.createdAt.toISOString(),

@@ -19,6 +19,10 @@ export interface TalatItem {
   status: string;
   /** the late payment or conflict Talat recorded for the payment, if any */
   conflict?: { id: string; result: string; resolution: string };
+  /** a card authorisation (capture=false) that ended: what was held; amountSatang is the capture */
+  authorizedSatang?: number;
+  /** a top-up payment: the order whose difference it paid */
+  topUpOf?: string;
 }
 
 export interface ClassifiedRow {
@@ -79,7 +83,11 @@ export function classifyLines(
         expected: late,
         detail: late
           ? `late payment ${item.conflict!.id} recorded by Talat (payment ${item.status}, resolution ${item.conflict!.resolution})`
-          : `the ${item.kind} is ${item.status} in Talat, not settled money`,
+          : item.status === 'authorized'
+            ? 'the card payment is only authorized in Talat (held, not captured): an authorisation is not settled money'
+            : item.authorizedSatang !== undefined
+              ? `the authorisation of ${thb(item.authorizedSatang)} THB was released in Talat, nothing captured`
+              : `the ${item.kind} is ${item.status} in Talat, not settled money`,
       };
     }
     const key = `${item.kind}:${item.id}`;
@@ -96,8 +104,12 @@ export function classifyLines(
       return {
         ...known,
         outcome: 'amount_mismatch',
-        detail: `settled ${thb(l.amountSatang)} THB, Talat has ${thb(item.amountSatang)} THB`,
+        detail:
+          item.authorizedSatang !== undefined
+            ? `settled ${thb(l.amountSatang)} THB, Talat captured ${thb(item.amountSatang)} THB of ${thb(item.authorizedSatang)} THB authorised${l.amountSatang === item.authorizedSatang ? ' (the line is the authorisation, not the capture)' : ''}`
+            : `settled ${thb(l.amountSatang)} THB, Talat has ${thb(item.amountSatang)} THB${item.topUpOf ? ` (top-up of order ${item.topUpOf})` : ''}`,
       };
-    return { ...known, outcome: 'matched', detail: null };
+    // a top-up is its own payment: its row names the order it completed
+    return { ...known, outcome: 'matched', detail: item.topUpOf ? `top-up of order ${item.topUpOf}` : null };
   }) as ClassifiedRow[];
 }

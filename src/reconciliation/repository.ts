@@ -52,6 +52,8 @@ interface ItemRow {
   amount_satang: string;
   status: string;
   ref: string;
+  authorized_satang?: string | null;
+  top_up_of?: string | null;
 }
 
 /** The Talat items the lines' references name, by `${kind}:${reference}`. */
@@ -84,6 +86,8 @@ export async function itemsOf(
         status: r.status,
         settles: r.status === 'paid' || r.status === 'refunded',
         conflict: conflicts.get(r.id),
+        ...(r.authorized_satang ? { authorizedSatang: Number(r.authorized_satang) } : {}),
+        ...(r.top_up_of ? { topUpOf: r.top_up_of } : {}),
       });
   }
   const refundRefs = refs('refund');
@@ -221,7 +225,9 @@ async function insertUnsettled(trx: Knex.Transaction, k: RunKey): Promise<void> 
                                          talat_amount_satang, item_id, payment_id, order_id, txn_at, detail)
        SELECT ?::text || p.id, ?, ?, 'unsettled', p.failed_conflict IS NOT NULL, 'payment', p.ref, p.amount_satang,
               p.amount_satang, p.id, p.id, p.order_id, p.paid_at,
-              CASE WHEN p.failed_conflict IS NULL THEN 'paid in Talat on ' || ?::text || ', in no settlement file'
+              CASE WHEN p.failed_conflict IS NULL
+                   THEN CASE WHEN p.authorized_satang IS NULL THEN 'paid' ELSE 'captured' END
+                        || ' in Talat on ' || ?::text || ', in no settlement file'
                    ELSE 'Talat recorded a failure after paid (' || p.failed_conflict || ')' END
          FROM (${paid.sql}) p
         WHERE ${unclaimed('payment', 'p.id')}`,

@@ -19,6 +19,7 @@ import {
   receiptsOf,
   resultOf,
   signalsOf,
+  waitFor,
   type Sent,
   type TestPayment,
 } from './helpers';
@@ -561,15 +562,31 @@ describe('endpoint-specific rules', () => {
 
   it('a callback for a payment that has ended is recorded and answered, and changes nothing', async () => {
     const p = await cardPayment(stack);
-    await stack.client.workflow.getHandle(p.workflowId).terminate('test: the payment ended');
-    const res = await post(stack.app, '/qrcallback', ENDPOINTS[3].valid(p));
+    expect((await post(stack.app, '/qrcallback', ENDPOINTS[3].valid(p))).status).toBe(200);
+    await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
+    const res = await post(stack.app, '/walletcallback', ENDPOINTS[4].valid(p));
     expect(res.status).toBe(200);
     expect(res.body.body).toEqual({
       message: 'Callback recorded; the payment had already ended',
       orderId: p.orderId,
       status: 'success',
     });
-    expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ outcome: 'payment_closed' })]);
+    expect(await receiptsOf(stack, p.paymentId)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ provider: 'qr', outcome: 'signalled' }),
+        expect.objectContaining({ provider: 'wallet', outcome: 'payment_closed' }),
+      ]),
+    );
+  });
+
+  it("a pending payment whose workflow was terminated: the callback is re-driven, not 'ended'", async () => {
+    const p = await cardPayment(stack);
+    await stack.client.workflow.getHandle(p.workflowId).terminate('test: closed by hand');
+    const res = await post(stack.app, '/qrcallback', ENDPOINTS[3].valid(p));
+    expect(res.status).toBe(200);
+    expect(res.body.body).toEqual({ message: 'Callback processed', orderId: p.orderId, status: 'success' });
+    expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ outcome: 'redriven' })]);
+    await waitFor(async () => (await stack.db('payments').where({ id: p.paymentId }).first()).status === 'paid');
   });
 
   it('503 SERVICE_UNAVAILABLE and no receipt when Temporal cannot take the signal; the retry then succeeds', async () => {

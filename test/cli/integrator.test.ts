@@ -3,7 +3,8 @@
  * loopback: `talat webhooks endpoints create|list|rotate`, `talat listen --forward-to` (prints
  * each webhook with its signature check, forwards it, removes its endpoint on Ctrl-C) and
  * `talat trigger payment.paid|payment.failed|payment.expired|payment.refunded` (real sandbox
- * payments; `refund` still works). listen numbers each attempt and prints the dead letters.
+ * payments; `refund` still works), and the orders' `payment.authorized` (`--finalize`: captured)
+ * and `payment.partially_refunded`. listen numbers each attempt and prints the dead letters.
  */
 import { createApp } from '../../src/app/app';
 import { startCallbackSimulator, type CallbackSimulator } from '../../src/simulators/callbacks';
@@ -139,6 +140,40 @@ describe('talat listen and talat trigger', () => {
     const got = receiver.log.filter((x) => x.body.includes(payment.orderId));
     expect(got.map((x) => JSON.parse(x.body).data.status)).toEqual(statuses);
     for (const x of got) expect(verifyWebhook(ready.secret, x.headers, x.body)).toBe(true);
+  });
+
+  it.each([
+    ['payment.authorized', [], ['authorized'], 'created card authorisation'],
+    ['payment.authorized', ['--finalize'], ['authorized', 'paid'], 'created card authorisation'],
+    ['payment.partially_refunded', [], ['paid', 'partially_refunded'], 'created QR payment'],
+  ])('trigger %s %j (orders): listen prints the signed events %j', async (event, extra, statuses, created) => {
+    const r = await talat(['trigger', event, ...extra, '--json', '--timeout', '30'], api);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.stringContaining(created) });
+    const out = JSON.parse(r.stdout) as { orderId: string; status: string; amount: number; order?: unknown };
+    if (event === 'payment.authorized' && !extra.length)
+      expect(out).toMatchObject({ status: 'authorized', amount: 110 });
+    if (extra.length)
+      expect(out).toMatchObject({ status: 'paid', amount: 87.5, order: { status: 'settled', capturedAmount: 87.5 } });
+    if (event === 'payment.partially_refunded')
+      expect(out).toMatchObject({ status: 'paid', order: { finalAmount: 100, refundedAmount: 20 } });
+    await waitForOutput(
+      () =>
+        linesOf(out.orderId)
+          .map((l) => l.data.status)
+          .join(','),
+      new RegExp(`^${statuses.join(',')}$`),
+      30_000,
+    );
+    for (const line of linesOf(out.orderId))
+      expect(line).toMatchObject({ signature: 'valid', forwarded: { status: 200 } });
+  });
+
+  it('trigger --finalize goes with payment.authorized only (exit 2)', async () => {
+    const r = await talat(['trigger', 'payment.paid', '--finalize'], api);
+    expect(r).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--finalize goes with payment.authorized only'),
+    });
   });
 
   it('trigger refuses a live key (exit 2) and an unknown event (exit 2)', async () => {

@@ -4,7 +4,10 @@
  * through the real payment API (a sandbox key: tk_test_...), its amount chosen by the sandbox
  * rules (README "Sandbox providers": .00 paid, .01 failed, .03 no callback, so expired after
  * QR_EXPIRY_S), then waits until it reaches that state (refund: paid, then refunded in full), so
- * the key's webhook endpoints (e.g. `talat listen`) receive the real event.
+ * the key's webhook endpoints (e.g. `talat listen`) receive the real event. Orders
+ * (docs/orders.md): `payment.authorized` (a card held with capture=false; `--finalize` then
+ * captures the picked basket: payment.paid) and `payment.partially_refunded` (a paid QR order
+ * finalised below what was paid: the difference refunded).
  */
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
@@ -18,7 +21,11 @@ export const TRIGGERS = {
   'payment.failed': { amount: 120.01, status: 'failed' },
   'payment.expired': { amount: 120.03, status: 'expired' },
   'payment.refunded': { amount: 120, status: 'paid', refund: true },
+  'payment.authorized': { amount: 100, status: 'authorized', order: 'card' },
+  'payment.partially_refunded': { amount: 120, status: 'paid', order: 'qr' },
 } as const;
+/** The order triggers' adjustment: one line out of stock, so the final amount is below the estimate. */
+const PICKED = { description: 'talat trigger: an item out of stock', reason: 'out_of_stock' } as const;
 /** Older names that still work. */
 export const TRIGGER_ALIASES: Record<string, Trigger> = { refund: 'payment.refunded' };
 type Trigger = keyof typeof TRIGGERS;
@@ -30,12 +37,19 @@ interface Status {
   amount: number;
   expiresAt: string | null;
 }
+interface OrderOut {
+  orderId: string;
+  status: string;
+  finalAmount: number | null;
+  capturedAmount: number;
+  refundedAmount: number;
+}
 
 async function waitForStatus(api: Api, orderId: string, want: string, deadline: number): Promise<Status> {
   for (;;) {
     const s = await api<Status>('GET', `/checkstatus/${encodeURIComponent(orderId)}`);
     if (s.status === want) return s;
-    if (s.status !== 'pending')
+    if (s.status !== 'pending' && !(s.status === 'authorized' && want === 'paid'))
       throw new CliError(`payment of order ${orderId} ended ${s.status}, not ${want}: is this a sandbox stack?`);
     if (Date.now() > deadline)
       throw new CliError(
@@ -55,45 +69,114 @@ export function triggerCommand(program: Command): void {
     .option('--order-id <id>', 'the order id of the payment (default trg-<random>)')
     .option('--timeout <seconds>', 'give up when the state is not reached (expired: added to QR_EXPIRY_S)', '60')
     .option('--json', 'print the payment (and the refund) as JSON')
-    .action(async (given: string, o: ApiOptions & { orderId?: string; timeout: string; json?: boolean }) => {
-      const event = TRIGGER_ALIASES[given] ?? given;
-      if (!(event in TRIGGERS))
-        throw usage(`unknown event ${JSON.stringify(given)}: one of ${Object.keys(TRIGGERS).join(', ')}`);
-      const timeoutMs = Number(o.timeout) * 1000;
-      if (!(timeoutMs > 0)) throw usage(`--timeout: ${JSON.stringify(o.timeout)} is not a number of seconds`);
-      const api = apiOf(o);
-      if (!o.apiKey!.startsWith(keyPrefixOf('sandbox')))
-        throw usage(
-          'trigger makes sandbox payments only: give a sandbox key (tk_test_..., `talat apikey create --sandbox`)',
+    .option('--finalize', 'payment.authorized: then adjust the order and finalise it (the capture: payment.paid)')
+    .action(
+      async (
+        given: string,
+        o: ApiOptions & { orderId?: string; timeout: string; json?: boolean; finalize?: boolean },
+      ) => {
+        const event = TRIGGER_ALIASES[given] ?? given;
+        if (!(event in TRIGGERS))
+          throw usage(`unknown event ${JSON.stringify(given)}: one of ${Object.keys(TRIGGERS).join(', ')}`);
+        const timeoutMs = Number(o.timeout) * 1000;
+        if (!(timeoutMs > 0)) throw usage(`--timeout: ${JSON.stringify(o.timeout)} is not a number of seconds`);
+        const api = apiOf(o);
+        if (!o.apiKey!.startsWith(keyPrefixOf('sandbox')))
+          throw usage(
+            'trigger makes sandbox payments only: give a sandbox key (tk_test_..., `talat apikey create --sandbox`)',
+          );
+        const t: { amount: number; status: string; refund?: boolean; order?: 'card' | 'qr' } =
+          TRIGGERS[event as Trigger];
+        if (o.finalize && t.order !== 'card') throw usage('--finalize goes with payment.authorized only');
+        const orderId = o.orderId ?? `trg-${randomBytes(4).toString('hex')}`;
+        if (t.order === 'card') return authorizeCard(api, orderId, t.amount, timeoutMs, o);
+        const created = await api<Status>('POST', '/qrpayment', {
+          orderId,
+          userId: 'talat-trigger',
+          customerId: 'talat-trigger',
+          amount: t.amount,
+        });
+        process.stderr.write(`created QR payment ${created.paymentId} for order ${orderId}, ${t.amount} THB\n`);
+        const deadline =
+          (t.status === 'expired' && created.expiresAt ? Date.parse(created.expiresAt) : Date.now()) + timeoutMs;
+        if (t.status === 'expired')
+          process.stderr.write(`waiting for it to expire at ${created.expiresAt} (QR_EXPIRY_S of the stack)\n`);
+        const payment = await waitForStatus(api, orderId, t.status, deadline);
+        if (t.order === 'qr') return finalizeDown(api, payment, timeoutMs, o);
+        if (!t.refund) {
+          output(o.json, payment, () => `payment ${payment.paymentId} of order ${orderId} is ${payment.status}`);
+          return;
+        }
+        const refund = await api<{ refundId: string; status: string; amount: number }>('POST', '/refund', {
+          orderId,
+          reason: 'talat trigger payment.refunded',
+        });
+        if (refund.status !== 'succeeded') throw new CliError(`refund ${refund.refundId} ${refund.status}`);
+        const refunded = await waitForStatus(api, orderId, 'refunded', Date.now() + timeoutMs);
+        output(
+          o.json,
+          { ...refunded, refund },
+          () => `payment ${refunded.paymentId} of order ${orderId} was paid, then refunded (${refund.refundId})`,
         );
-      const t: { amount: number; status: string; refund?: boolean } = TRIGGERS[event as Trigger];
-      const orderId = o.orderId ?? `trg-${randomBytes(4).toString('hex')}`;
-      const created = await api<Status>('POST', '/qrpayment', {
-        orderId,
-        userId: 'talat-trigger',
-        customerId: 'talat-trigger',
-        amount: t.amount,
-      });
-      process.stderr.write(`created QR payment ${created.paymentId} for order ${orderId}, ${t.amount} THB\n`);
-      const deadline =
-        (t.status === 'expired' && created.expiresAt ? Date.parse(created.expiresAt) : Date.now()) + timeoutMs;
-      if (t.status === 'expired')
-        process.stderr.write(`waiting for it to expire at ${created.expiresAt} (QR_EXPIRY_S of the stack)\n`);
-      const payment = await waitForStatus(api, orderId, t.status, deadline);
-      if (!t.refund) {
-        output(o.json, payment, () => `payment ${payment.paymentId} of order ${orderId} is ${payment.status}`);
-        return;
-      }
-      const refund = await api<{ refundId: string; status: string; amount: number }>('POST', '/refund', {
-        orderId,
-        reason: 'talat trigger payment.refunded',
-      });
-      if (refund.status !== 'succeeded') throw new CliError(`refund ${refund.refundId} ${refund.status}`);
-      const refunded = await waitForStatus(api, orderId, 'refunded', Date.now() + timeoutMs);
-      output(
-        o.json,
-        { ...refunded, refund },
-        () => `payment ${refunded.paymentId} of order ${orderId} was paid, then refunded (${refund.refundId})`,
-      );
-    });
+      },
+    );
+}
+
+const adjustDown = (api: Api, orderId: string, amount: number) =>
+  api('POST', `/orders/${encodeURIComponent(orderId)}/adjustments`, { lines: [{ ...PICKED, amount: -amount }] });
+const finalizeOrder = (api: Api, orderId: string) =>
+  api<OrderOut>('POST', `/orders/${encodeURIComponent(orderId)}/finalize`);
+
+/** A sandbox card held with capture=false (estimate + the stack's margin); with --finalize, captured less 12.50 THB. */
+async function authorizeCard(
+  api: Api,
+  orderId: string,
+  estimate: number,
+  timeoutMs: number,
+  o: { json?: boolean; finalize?: boolean },
+): Promise<void> {
+  const created = await api<Status>('POST', '/cardpayment', {
+    orderId,
+    userId: 'talat-trigger',
+    amount: estimate,
+    token: 'tok_test',
+    capture: 'false',
+  });
+  process.stderr.write(`created card authorisation ${created.paymentId} for order ${orderId}, ${created.amount} THB\n`);
+  const held = await waitForStatus(api, orderId, 'authorized', Date.now() + timeoutMs);
+  if (!o.finalize) {
+    output(o.json, held, () => `payment ${held.paymentId} of order ${orderId} is authorized (${held.amount} THB held)`);
+    return;
+  }
+  // the order opens a moment after the payment is authorised: an adjustment before that is refused
+  const deadline = Date.now() + timeoutMs;
+  while ((await api<OrderOut>('GET', `/orders/${encodeURIComponent(orderId)}`)).status !== 'open') {
+    if (Date.now() > deadline) throw new CliError(`order ${orderId} did not open by the deadline`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  await adjustDown(api, orderId, 12.5);
+  const order = await finalizeOrder(api, orderId);
+  const paid = await waitForStatus(api, orderId, 'paid', Date.now() + timeoutMs);
+  output(
+    o.json,
+    { ...paid, order },
+    () =>
+      `payment ${paid.paymentId} of order ${orderId}: ${held.amount} THB authorized, ${order.capturedAmount} THB captured, the rest released`,
+  );
+}
+
+/** A paid QR payment as an order: 20 THB out of stock, finalised: the difference refunded (partially_refunded). */
+async function finalizeDown(api: Api, payment: Status, timeoutMs: number, o: { json?: boolean }): Promise<void> {
+  const { orderId } = payment;
+  await adjustDown(api, orderId, 20);
+  const order = await finalizeOrder(api, orderId);
+  if (order.status !== 'settled' || order.refundedAmount !== 20)
+    throw new CliError(`order ${orderId} is ${order.status} with ${order.refundedAmount} THB refunded, not 20 THB`);
+  const after = await waitForStatus(api, orderId, 'paid', Date.now() + timeoutMs);
+  output(
+    o.json,
+    { ...after, order },
+    () =>
+      `payment ${after.paymentId} of order ${orderId} was paid ${payment.amount} THB; finalised at ${order.finalAmount} THB, 20 THB refunded`,
+  );
 }
