@@ -6,11 +6,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { signPayload } from '../src/callbacks/verify';
-import { orderPaymentId } from '../src/ids';
-import { paymentWorkflowId } from '../src/payments';
 import { minimalSignature } from './minimal/app';
 import { percentile } from './steady';
-import { say } from './support';
+import { benchPaymentIds, say } from './support';
 
 export type Side = 'minimal' | 'talat';
 interface Req {
@@ -45,7 +43,7 @@ export interface PgCounters {
 
 /** One stack with both apps on it. */
 export interface AnchorTarget {
-  talat: { base: string; key: string; callbackSecret: string; identitySecret: string };
+  talat: { base: string; key: string; accountId: string; callbackSecret: string; identitySecret: string };
   minimal: { base: string; callbackSecret: string };
   /** statements sent so far by each app's client, when counted */
   statements?: (side: Side) => Promise<number>;
@@ -111,7 +109,7 @@ export async function runRounds(
       };
     }
     const signed = signPayload(t.talat.callbackSecret, {
-      paymentId: orderPaymentId(t.talat.identitySecret, orderId),
+      paymentId: benchPaymentIds(t.talat.identitySecret, t.talat.accountId, orderId).paymentId,
       status: 'success',
       amount: 123.45,
       orderId,
@@ -169,7 +167,10 @@ export async function runRounds(
   const lastOf = (side: Side) => `${prefix}${side}-${seq - (side === 'talat' ? 1 : per + 1)}`;
   const historyOf = {
     minimal: await t.history('minimal', `minimal-${lastOf('minimal')}`),
-    talat: await t.history('talat', paymentWorkflowId(lastOf('talat'))),
+    talat: await t.history(
+      'talat',
+      benchPaymentIds(t.talat.identitySecret, t.talat.accountId, lastOf('talat')).workflowId,
+    ),
   };
   const f = (n: number, d = 1) => n.toFixed(d);
   const lines = [...header, `${opts.payments} QR payments per side in ${opts.rounds} alternating rounds of ${per}`];

@@ -99,6 +99,7 @@ function devServer(): void {
         talat: {
           base,
           key,
+          accountId: stack.keyId,
           callbackSecret: config.callbacks.providers.QR.secret,
           identitySecret: config.identity.secret,
         },
@@ -162,7 +163,7 @@ function cluster(): void {
     });
     stops.push(() => c.stop());
     const db = createDb(c.databaseUrl, { poolMax: 1 });
-    const { key } = await createApiKey(db, { name: 'bench', scopes: SCOPES, mode: 'sandbox' });
+    const { key, id: keyId } = await createApiKey(db, { name: 'bench', scopes: SCOPES, mode: 'sandbox' });
     await db.destroy();
     const driver = await startDriver();
     stops.push(async () => driver.stop());
@@ -215,6 +216,7 @@ function cluster(): void {
       talat: {
         base: c.gatewayUrls[0],
         key,
+        accountId: keyId,
         callbackSecret: config.callbacks.providers.QR.secret,
         identitySecret: config.identity.secret,
       },
