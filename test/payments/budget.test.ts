@@ -41,13 +41,11 @@ const BUDGET = {
       statements: [
         'select payments',
         'update payment_events payments',
-        'select webhook_endpoints',
-        'insert webhook_deliveries',
-        'select webhook_deliveries',
-        'select webhook_deliveries webhook_endpoints',
+        // the deliveries planned and read with their endpoints in one statement (issue 41: was 4)
+        'insert webhook_deliveries webhook_endpoints',
         'insert webhook_attempts webhook_deliveries',
       ],
-      transactions: 7,
+      transactions: 4,
     },
     /** the gateway's Db outside any request: nothing */
     gatewayIdle: { statements: [] as string[], transactions: 0 },
