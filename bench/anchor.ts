@@ -9,7 +9,9 @@
  * run in a child process (bench/anchor-driver.cjs). Prints per side paid/s, p50/p99 of create,
  * callback and callback->webhook, CPU ms per paid payment of the apps' process, Postgres and
  * Temporal, and per paid payment Postgres statements (counted by each app's client), transactions
- * and rows written (pg_stat_database, read 11 s after a round: its counters flush late) and WAL.
+ * and rows written (pg_stat_database, read 11 s after a round: its counters flush late) and WAL,
+ * and with pg_stat_statements (preloaded in the benchmark's Postgres) each statement's calls and
+ * execution ms per paid payment, reset before each round.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -67,6 +69,7 @@ runBench(
     scopes: ['payments:write', 'payments:read', 'webhooks:manage'],
     temporalFile: true,
     eagerStart: true,
+    statStatements: true,
     env: { CALLBACK_MAX_AGE_S: '3600', QR_EXPIRY_S: '600', WEBHOOK_ALLOW_LOOPBACK: 'on' },
   },
   args,
@@ -153,6 +156,35 @@ runBench(
       const row = r.rows[0] as { xacts: string; rows: string; wal: string };
       return { xacts: Number(row.xacts), rows: Number(row.rows), walBytes: Number(row.wal) };
     };
+    // pg_stat_statements (preloaded when this Postgres ships it): per statement, both apps' database
+    const perStatement = await stats
+      .query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+      .then(() => stats.query('SELECT 1 FROM pg_stat_statements LIMIT 1'))
+      .then(
+        () => true,
+        (e: Error) => (say(`no per-statement figures (pg_stat_statements: ${e.message})`), false),
+      );
+    const statementsSeen: Record<Side, Map<string, { calls: number; ms: number }>> = {
+      minimal: new Map(),
+      talat: new Map(),
+    };
+    const resetStatements = async () => {
+      if (perStatement) await stats.query('SELECT pg_stat_statements_reset()');
+    };
+    const noteStatements = async (side: Side) => {
+      if (!perStatement) return;
+      const r = await stats.query(
+        `SELECT query, calls, total_exec_time FROM pg_stat_statements
+          WHERE query NOT ILIKE '%pg_stat%' AND query NOT ILIKE '%pg_current_wal%'`,
+      );
+      for (const row of r.rows as { query: string; calls: string; total_exec_time: number }[]) {
+        const text = row.query.replace(/\s+/g, ' ').trim();
+        const seen = statementsSeen[side].get(text) ?? { calls: 0, ms: 0 };
+        seen.calls += Number(row.calls);
+        seen.ms += Number(row.total_exec_time);
+        statementsSeen[side].set(text, seen);
+      }
+    };
     const cpu = () => {
       const s = cpuSnapshot(path.join(stack.dataDir, 'pg'));
       const u = process.cpuUsage();
@@ -198,12 +230,14 @@ runBench(
         say(`round ${k + 1}/${opts.rounds}: ${side}, ${per} payments at ${opts.connections} concurrent`);
         const pg0 = await pgCounters();
         const st0 = side === 'talat' ? talatStatements : minimal.statements();
+        await resetStatements();
         const cpu0 = cpu();
         const r = await runRound(side, per, opts.connections);
         const cpu1 = cpu();
         const st1 = side === 'talat' ? talatStatements : minimal.statements();
         await sleep(11_000); // pg_stat_database: the backends' counters reach it when idle (PGSTAT_IDLE_INTERVAL 10 s)
         const pg1 = await pgCounters();
+        await noteStatements(side);
         if (r.errors) say(`  ${r.errors} errors, first: ${r.firstError}`);
         const t = totals[side];
         const paid = r.webhook.length;
@@ -248,6 +282,23 @@ runBench(
         `${''.padEnd(8)} Postgres per paid: statements ${perPaid(t.statements, 1)} (client-counted), transactions ${perPaid(t.xacts, 1)}, rows written ${perPaid(t.rows, 1)}, WAL ${perPaid(t.walBytes / 1024, 1)} KiB; Temporal: ${historyOf[side]} (one payment)`,
       );
     }
+    if (perStatement)
+      for (const side of ['minimal', 'talat'] as const) {
+        const paid = Math.max(1, totals[side].paid);
+        const rows = [...statementsSeen[side]].sort((a, b) => b[1].calls - a[1].calls);
+        const calls = rows.reduce((n, [, v]) => n + v.calls, 0);
+        const ms = rows.reduce((n, [, v]) => n + v.ms, 0);
+        lines.push(
+          `${side}: pg_stat_statements per paid payment: ${f(calls / paid, 1)} statements, ${f(ms / paid, 3)} ms executing (the round's whole database: its background work too)`,
+          ...rows
+            .filter(([, v]) => v.calls / paid >= 0.05)
+            .slice(0, 15)
+            .map(
+              ([q, v]) =>
+                `  ${f(v.calls / paid, 2).padStart(6)} calls ${f(v.ms / paid, 3).padStart(7)} ms  ${q.slice(0, 110)}`,
+            ),
+        );
+      }
     const ratio = (a: number, b: number) => (b ? (a / b).toFixed(2) : 'n/a');
     const rate = (s: Side) => totals[s].paid / totals[s].results.reduce((a, r) => a + r.seconds, 0);
     const cpuPer = (s: Side) =>
