@@ -43,7 +43,11 @@ const QUEUE = 'bench-cluster';
 const ROOT = path.resolve(__dirname, '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const { dataDir, stops, stopAll } = benchData(`bench-cluster-${process.pid}`);
+// one DATA_DIR for the benchmark's own config and every role (the cluster's too): the same
+// generated keys, so the callbacks it signs verify
 const env: Record<string, string> = {
+  DATA_DIR: dataDir,
   NODE_ENV: 'test',
   LOG_LEVEL: 'warn',
   HOST: '127.0.0.1',
@@ -238,7 +242,6 @@ function report(name: string, levelsOut: Level[]): string[] {
   return lines;
 }
 
-const { dataDir, stops, stopAll } = benchData(`bench-cluster-${process.pid}`);
 runBounded(15, stopAll, async () => {
   const loadBefore = loadAverage();
   fs.mkdirSync(dataDir, { recursive: true });
