@@ -46,7 +46,7 @@ export interface PaymentMemo {
 /**
  * The memo as Temporal keeps it: the whole PaymentMemo in ONE field (issue 41: each field is a
  * payload the codec seals on its own, and the memo is rewritten with the execution's state at
- * every workflow task; ten fields were 2.0 KB per start). Executions started before kept one
+ * every workflow task: one field is one seal, not ten). Executions started before kept one
  * field per memo key: paymentMemoOf reads both.
  */
 export const PAYMENT_MEMO_FIELD = 'payment';

@@ -127,7 +127,7 @@ export async function startEmbeddedPostgres(opts: {
   port: number;
   database: string;
   log?: (msg: string) => void;
-  /** preload pg_stat_statements when this Postgres ships it (the benchmarks' per-statement figures); a server already running keeps its settings */
+  /** preload pg_stat_statements when this Postgres ships it (calls and time per statement); a server already running keeps its settings */
   statStatements?: boolean;
 }): Promise<EmbeddedPostgres> {
   const bin = findPostgresBin();
