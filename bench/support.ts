@@ -122,6 +122,8 @@ export interface StackOptions {
    * (TemporalDeps.eagerStartClient) while one runs; plainly while the workers are stopped
    */
   eagerStart?: boolean;
+  /** preload pg_stat_statements in the benchmark's Postgres (when it ships it): per-statement calls and time */
+  statStatements?: boolean;
   /** false: no worker in this process, as the gateway role (`npm run gateway`) runs (default true: the workers run here, as in `npm start`) */
   worker?: boolean;
 }
@@ -164,6 +166,7 @@ export function runBench<O>(
     env,
     temporalFile,
     eagerStart,
+    statStatements,
     worker = true,
   }: StackOptions): Promise<Stack> {
     say('starting Postgres and the Temporal dev server (own, on free ports)');
@@ -172,6 +175,7 @@ export function runBench<O>(
       dataDir: path.join(dataDir, 'pg'),
       port: await freePort(),
       database: 'talat_bench',
+      statStatements,
     });
     stops.push(() => pg.stop());
     const startServer = async (o: { dbFile?: string; sqlitePragmas?: boolean }) => {

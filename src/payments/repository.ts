@@ -247,30 +247,65 @@ export async function attachProviderRef(
     });
 }
 
+/** The facts a payment's own workflow holds of its row (the settle step's vouching, issue 38). */
+export interface RowFacts {
+  workflowId: string;
+  orderId: string;
+  amountSatang: number;
+  mode: string;
+  apiKeyId?: string | null;
+}
+
+/**
+ * The guarded update and its history event in ONE statement (a data-modifying CTE is atomic on
+ * its own: no BEGIN/COMMIT round trips); the event is written only when the update matched, and
+ * with `facts` only on a row that agrees with every one of them. The method when it matched.
+ */
+async function transitionStatement(db: Db, change: StatusChange, facts?: RowFacts): Promise<string | undefined> {
+  if (!canTransition(change.from, change.to)) throw new Error(`illegal transition ${change.from} -> ${change.to}`);
+  const agrees = facts
+    ? ` AND workflow_id = ? AND order_id = ? AND amount_satang = ? AND mode = ?
+        AND api_key_id IS NOT DISTINCT FROM ?::text`
+    : '';
+  const { rows } = await db.raw<{ rows: { method: string | null }[] }>(
+    `WITH updated AS (
+       UPDATE payments SET status = ?, updated_at = now() WHERE id = ? AND status = ?${agrees} RETURNING method
+     ), event AS (
+       INSERT INTO payment_events (payment_id, from_status, to_status, reason)
+       SELECT ?, ?, ?, ? FROM updated
+     )
+     SELECT (SELECT method FROM updated) AS method`,
+    [
+      change.to,
+      change.paymentId,
+      change.from,
+      ...(facts ? [facts.workflowId, facts.orderId, facts.amountSatang, facts.mode, facts.apiKeyId ?? null] : []),
+      change.paymentId,
+      change.from,
+      change.to,
+      change.reason,
+    ],
+  );
+  const method = rows[0]?.method;
+  if (method) paymentTransitions.inc({ method, to: change.to });
+  return method ?? undefined;
+}
+
+/**
+ * The settle step's fast path (issue 41): the transition only on a row that agrees with the
+ * workflow's `facts`, in one statement with no read before it. False when nothing matched (no
+ * such row, another status, or a row that disagrees): the caller then reads the row and decides.
+ */
+export const applyTransitionIfAgrees = async (db: Db, change: StatusChange, facts: RowFacts): Promise<boolean> =>
+  (await transitionStatement(db, change, facts)) !== undefined;
+
 /**
  * Apply a transition decided by the workflow; guarded on the current status, so a retry is a
  * no-op. Resolves to the row's status afterwards: `change.to` (or a later status) when this
  * transition is, or was before, applied; another one when a different transition won.
  */
 export async function applyTransition(db: Db, change: StatusChange): Promise<PaymentStatus> {
-  if (!canTransition(change.from, change.to)) throw new Error(`illegal transition ${change.from} -> ${change.to}`);
-  // The guarded update and its history event in ONE statement (a data-modifying CTE is atomic on
-  // its own: no BEGIN/COMMIT round trips); the event is written only when the update matched.
-  const { rows } = await db.raw<{ rows: { method: string | null }[] }>(
-    `WITH updated AS (
-       UPDATE payments SET status = ?, updated_at = now() WHERE id = ? AND status = ? RETURNING method
-     ), event AS (
-       INSERT INTO payment_events (payment_id, from_status, to_status, reason)
-       SELECT ?, ?, ?, ? FROM updated
-     )
-     SELECT (SELECT method FROM updated) AS method`,
-    [change.to, change.paymentId, change.from, change.paymentId, change.from, change.to, change.reason],
-  );
-  const method = rows[0]?.method;
-  if (method) {
-    paymentTransitions.inc({ method, to: change.to });
-    return change.to;
-  }
+  if (await transitionStatement(db, change)) return change.to;
   // Not from `change.from` (any more): what the row says now. A statement of its own, so that it
   // sees what a concurrent transition committed (the statement above read the row as it was when
   // it began, though its update waited for that transition's lock and then found no match).

@@ -19,6 +19,7 @@ import { withinDeadline } from '../temporal/calls';
 import {
   ForeignExecutionError,
   ownerProof,
+  paymentMemoOf,
   startCardPayment,
   startPaymentWorkflow,
   type PaymentMemo,
@@ -387,7 +388,7 @@ async function paymentStatus(d: PaymentServiceDeps, orderId: string, key: ApiKey
       throw e;
     }
   });
-  const memo = desc?.memo as Partial<PaymentMemo> | undefined;
+  const memo = desc ? paymentMemoOf(desc.memo) : undefined;
   if (!desc || !memo?.paymentId || desc.status.name !== 'RUNNING') throw notFound();
   if (memo.mode !== key.mode || ((memo.apiKeyId ?? null) !== null && memo.apiKeyId !== key.id)) throw notFound();
   const at = desc.startTime.toISOString();

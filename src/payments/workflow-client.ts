@@ -46,6 +46,16 @@ export interface PaymentMemo {
 }
 
 /**
+ * The memo as Temporal keeps it: the whole PaymentMemo in ONE field (issue 41: each field is a
+ * payload the codec seals on its own, and the memo is rewritten with the execution's state at
+ * every workflow task: one field is one seal, not ten). Executions started before kept one
+ * field per memo key: paymentMemoOf reads both.
+ */
+export const PAYMENT_MEMO_FIELD = 'payment';
+export const paymentMemoOf = (memo: Record<string, unknown> | undefined): Partial<PaymentMemo> =>
+  ((memo?.[PAYMENT_MEMO_FIELD] as Partial<PaymentMemo> | undefined) ?? memo ?? {}) as Partial<PaymentMemo>;
+
+/**
  * What marks an execution as the gateway's own: talat-start-v1 over its type, id and the facts a
  * retry of the same request repeats (payment, order, amount, method, mode, key); kept in the memo.
  */
@@ -76,7 +86,7 @@ const FAMILY: Record<string, string[]> = {
 async function assertOwnExecution(client: Client, type: string, memo: PaymentMemo): Promise<void> {
   const workflowId = workflowIdOf(memo);
   const d = await client.workflow.getHandle(workflowId).describe();
-  const found = (d.memo ?? {}) as { startProof?: unknown; paymentId?: unknown };
+  const found = paymentMemoOf(d.memo) as { startProof?: unknown; paymentId?: unknown };
   const own =
     (FAMILY[type] ?? [type]).includes(d.type) &&
     (found.startProof === undefined ? found.paymentId === memo.paymentId : found.startProof === memo.startProof);
@@ -101,7 +111,7 @@ const startOptions = (taskQueue: string, memo: PaymentMemo, conflict: 'FAIL' | '
     taskQueue,
     workflowTaskTimeout: PAYMENT_WORKFLOW_TASK_TIMEOUT,
     workflowId: workflowIdOf(memo),
-    memo: { ...memo },
+    memo: { [PAYMENT_MEMO_FIELD]: memo },
     workflowIdConflictPolicy: conflict,
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     typedSearchAttributes: [
