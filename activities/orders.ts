@@ -10,10 +10,12 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
 import { ActivityFailureType } from '../src/domain/temporal';
-import { orderWorkflowId, topUpOrderId, type OrderStatus, type OrderView } from '../src/orders';
+import { orderWorkflowId, topUpOrderId, type ApprovalWait, type OrderStatus, type OrderView } from '../src/orders';
 import {
   adjustmentById,
   applyAdjustment,
+  approvalById,
+  settleApproval,
   finalizationById,
   finalizationOf,
   fixFinalAmount,
@@ -38,7 +40,7 @@ import { recordTopUp, settleTopUp, type TopUp } from '../src/orders/repository';
 import { verifyOrderStepProof, withStartProof } from '../src/proofs';
 
 export interface OrderStepCheck {
-  kind: 'adjust' | 'finalize';
+  kind: 'adjust' | 'finalize' | 'approval';
   stepId: string;
   orderId: string;
   proof: string;
@@ -92,7 +94,12 @@ export function createOrderActivities(deps: {
     /** A step's row exists for this order and its proof is the gateway's: else a forged update. */
     async checkOrderStep(s: OrderStepCheck): Promise<boolean> {
       if (typeof s.stepId !== 'string' || typeof s.proof !== 'string') return false;
-      const row = s.kind === 'adjust' ? await adjustmentById(db, s.stepId) : await finalizationById(db, s.stepId);
+      const row =
+        s.kind === 'adjust'
+          ? await adjustmentById(db, s.stepId)
+          : s.kind === 'approval'
+            ? await approvalById(db, s.stepId)
+            : await finalizationById(db, s.stepId);
       const ok =
         own(s.orderId) &&
         row?.orderId === s.orderId &&
@@ -132,20 +139,53 @@ export function createOrderActivities(deps: {
       return viewOf(await updateOrder(db, input.orderId, { status: input.status, statusReason: input.reason }));
     },
 
+    /** Applied: the costlier substitutions that wait for the customer, each with the seconds left to decide. */
     async applyOrderAdjustment(adjustmentId: string) {
-      const { adjustment, order } = await applyAdjustment(db, adjustmentId);
-      return { status: adjustment.status, rejection: adjustment.rejection, order: viewOf(order) };
+      const { adjustment, order, approvals } = await applyAdjustment(db, adjustmentId, {
+        thresholdSatang: config.orders.approvalThresholdSatang,
+        timeoutSeconds: config.orders.approvalTimeoutSeconds,
+      });
+      const waits: ApprovalWait[] = approvals
+        .filter((a) => a.status === 'pending')
+        .map((a) => ({
+          approvalId: a.id,
+          timeoutSeconds: Math.max(1, Math.ceil((a.expiresAt.getTime() - Date.now()) / 1000)),
+        }));
+      return {
+        status: adjustment.status,
+        rejection: adjustment.rejection,
+        order: viewOf(order),
+        ...(waits.length ? { approvals: waits } : {}),
+      };
+    },
+
+    /** The customer's decision the gateway recorded on the approval row (proven first by checkOrderStep). */
+    async decideOrderApproval(approvalId: string): Promise<OrderView> {
+      const a = await approvalById(db, approvalId);
+      if (!a || !own(a.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      await settleApproval(db, approvalId);
+      return viewOf((await orderById(db, a.orderId))!);
+    },
+
+    /** Nobody decided in time: the recorded decision if one arrived, else the shop's default (timed_out). */
+    async timeoutOrderApproval(approvalId: string): Promise<void> {
+      const a = await approvalById(db, approvalId);
+      if (!a || !own(a.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      await settleApproval(db, approvalId, { fallback: config.orders.approvalDefault });
     },
 
     /** The finalisation's fixed amount and what is needed to settle it (the charge of a card order). */
     async fixOrderFinal(finalizeId: string) {
       const f = await finalizationById(db, finalizeId);
       if (!f) return null;
-      const { finalSatang, order, exceeds } = await fixFinalAmount(db, finalizeId);
+      const fixed = await fixFinalAmount(db, finalizeId);
+      const { finalSatang, order, exceeds } = fixed;
       const payment = await ledgers.paymentById(order.paymentId);
+      const { awaitingApproval } = fixed;
       return {
         finalSatang,
         exceeds: exceeds ?? false,
+        ...(awaitingApproval ? { awaitingApproval } : {}),
         outcome: f.outcome,
         order: viewOf(order),
         apiKeyId: order.apiKeyId,

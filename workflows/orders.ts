@@ -11,6 +11,7 @@ import {
   condition,
   executeChild,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -30,7 +31,10 @@ import { OrderIdKey } from '../src/domain/search-attributes';
 import type { PaymentEventStatus } from '../src/webhooks';
 import {
   adjustUpdate,
+  decideApprovalUpdate,
   finalizeUpdate,
+  ORDER_APPROVALS_PATCH,
+  type ApprovalWait,
   orderQuery,
   type OrderInput,
   type OrderStatus,
@@ -108,6 +112,22 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     typeof (r as { stepId?: unknown }).stepId === 'string' &&
     typeof (r as { proof?: unknown }).proof === 'string' &&
     (r as { stepId: string }).stepId.length <= 64;
+  /** costlier substitutions waiting for the customer (order-approvals-v1) and those decided */
+  let waiting = 0;
+  const decided = new Set<string>();
+  /** A durable wait for one approval: decided through `decideApproval`, or at its timeout the shop's default. */
+  function awaitApproval(w: ApprovalWait): void {
+    waiting++;
+    void (async () => {
+      try {
+        const inTime = await condition(() => decided.has(w.approvalId), `${w.timeoutSeconds} seconds`);
+        if (!inTime) await serial(() => db.timeoutOrderApproval(w.approvalId));
+      } finally {
+        waiting--;
+      }
+    })();
+  }
+
   setHandler(orderQuery, () => ({ status }));
   setHandler(adjustUpdate, (req) =>
     serial(async () => {
@@ -116,7 +136,18 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       if (!proven) return notFound;
       const r = await db.applyOrderAdjustment(req.stepId);
       if (r.status === 'rejected') return conflict(`The order is ${r.order.status}: it takes no more adjustments`);
+      if (r.approvals?.length && patched(ORDER_APPROVALS_PATCH)) for (const w of r.approvals) awaitApproval(w);
       return { ok: true, order: r.order };
+    }),
+  );
+  setHandler(decideApprovalUpdate, (req) =>
+    serial(async () => {
+      if (!wellFormed(req)) return notFound;
+      const proven = await db.checkOrderStep({ kind: 'approval', stepId: req.stepId, orderId, proof: req.proof });
+      if (!proven) return notFound;
+      const order = await db.decideOrderApproval(req.stepId);
+      decided.add(req.stepId);
+      return { ok: true, order };
     }),
   );
   setHandler(finalizeUpdate, (req) =>
@@ -143,6 +174,8 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
           ? `The final amount ${f.finalSatang / 100} THB is above the authorised ${f.order.authorizedSatang / 100} THB`
           : `The final amount ${f.finalSatang / 100} THB is above the ${f.order.paidSatang / 100} THB paid`,
       );
+    if (f.awaitingApproval)
+      return conflict("A substitution waits for the customer's approval: finalize once it is decided or timed out");
     if (f.outcome) return { ok: true, order: f.order };
     status = 'finalizing';
     const out = input.method === 'card' ? await settleCard(finalizeId, f, release) : await settleQr(finalizeId, f);
@@ -362,7 +395,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     if (ended) break;
     if (statusNow() === 'awaiting_topup') continue;
     if (input.method !== 'card') {
-      if (serving === issued && status === 'open') break;
+      if (serving === issued && status === 'open' && waiting === 0) break;
       continue;
     }
     const lapsed = await serial(async () => {
