@@ -251,7 +251,7 @@ registry.registerPath({
   operationId: 'approvalDecide',
   summary: "The page's buttons: the customer approves or declines the substitution",
   description:
-    "Recorded on the approval first, then delivered to the order's workflow with its proof. The first decision stands: a second one changes nothing. Form (`decision=approve`) or JSON.",
+    "Recorded on the approval first, then delivered to the order's workflow with its proof. The first decision stands: a second one changes nothing. The page's buttons post it as a form (`decision=approve`); JSON is taken too.",
   tags: ['orders'],
   security: [],
   request: {
@@ -260,7 +260,6 @@ registry.registerPath({
     body: {
       required: true,
       content: {
-        'application/x-www-form-urlencoded': { schema: ApprovalDecisionIn },
         'application/json': { schema: ApprovalDecisionIn },
       },
     },
