@@ -80,6 +80,7 @@ export function orderRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'>, orde
     const out = await orders.decideApproval(ctx.params.token, decision, clock());
     if (!out.ok) return page(ctx, out.reason === 'expired' ? 410 : 404, out.reason);
     if ('late' in out) return page(ctx, 409, 'late', out.approval);
+    if (!out.recorded) return page(ctx, 200, out.approval.status, out.approval); // decided before: it stands
     const lang = ctx.query.lang === 'th' || ctx.query.lang === 'en' ? `?lang=${ctx.query.lang}` : '';
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 303;

@@ -265,7 +265,8 @@ registry.registerPath({
     },
   },
   responses: {
-    303: html('to the approval page, which shows the outcome (Location)'),
+    200: html('decided before (or timed out): the page shows the decision that stands; nothing changes'),
+    303: html('the decision recorded: to the approval page, which shows the outcome (Location)'),
     ...apiErrors([400]),
     404: html('a link that is not valid (tampered, or no such approval)'),
     409: html('past the deadline: nothing recorded (the shop default applies)'),

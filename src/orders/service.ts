@@ -259,13 +259,14 @@ export function createOrderService({ config, db, temporal, payments }: OrderServ
     const found = await approvalOfLink(token, nowMs);
     if (!found.ok) return found;
     let a = found.approval;
-    if (a.status !== 'pending') return { ok: true as const, approval: a };
-    if (!a.requested && a.expiresAt.getTime() <= nowMs) return { ok: true as const, approval: a, late: true };
+    if (a.status !== 'pending') return { ok: true as const, approval: a, recorded: false };
+    if (!a.requested && a.expiresAt.getTime() <= nowMs)
+      return { ok: true as const, approval: a, recorded: false, late: true };
     a = await requestApproval(db, a.id, decision);
     const o = (await orderById(db, a.orderId))!;
     const proof = signOrderStep(config.results.signingKey, { kind: 'approval', stepId: a.id, orderId: a.orderId });
     await sendOrderStep(client, { taskQueue, kind: 'approval', request: { stepId: a.id, proof }, input: inputOf(o) });
-    return { ok: true as const, approval: (await approvalById(db, a.id))! };
+    return { ok: true as const, approval: (await approvalById(db, a.id))!, recorded: true };
   }
 
   async function orderView(orderId: string, key?: ApiKeyInfo): Promise<OrderOut> {

@@ -79,8 +79,10 @@ describe('the customer approves or declines a costlier substitution', () => {
     expect(yes.status).toBe(303);
     expect(yes.headers.location).toBe(`${pathOf(approval.url)}?lang=en`);
     expect((await approvalRow(approval.approvalId)).status).toBe('approved');
-    // the first decision stands
-    expect((await decide(approval.url, 'decline')).status).toBe(303);
+    // the first decision stands: the page answers it (200), nothing recorded
+    const again = await decide(approval.url, 'decline');
+    expect(again.status).toBe(200);
+    expect(again.text).toContain('You approved the substitution');
     expect(await approvalRow(approval.approvalId)).toMatchObject({ status: 'approved', requested: 'approve' });
     expect((await api().get(pathOf(approval.url))).text).toContain('You approved the substitution');
 
@@ -117,7 +119,7 @@ describe('the customer approves or declines a costlier substitution', () => {
     );
     expect(timedOut.status).toBe('open');
     expect(await approvalRow(approval.approvalId)).toMatchObject({ counted: false, requested: null });
-    expect((await decide(approval.url, 'approve')).status).toBe(303);
+    expect((await decide(approval.url, 'approve')).status).toBe(200);
     expect((await approvalRow(approval.approvalId)).status).toBe('timed_out');
     expect((await api().get(pathOf(approval.url))).text).toContain('as the shop set, the substitution was declined');
     expect((await finalize(orderId)).body.body).toMatchObject({ status: 'settled', finalAmount: 80 });
