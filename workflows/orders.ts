@@ -15,10 +15,12 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  startChild,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { PROVIDER_CALL, providerFailureReason } from './provider-call';
-import { ActivityFailureType } from '../src/domain/temporal';
+import { ActivityFailureType, taskQueueOf } from '../src/domain/temporal';
 import {
   chargeUpdate,
   paymentWorkflowId,
@@ -28,7 +30,12 @@ import {
   type QrPaymentWorkflow,
 } from '../src/payments';
 import { OrderIdKey } from '../src/domain/search-attributes';
-import type { PaymentEventStatus } from '../src/webhooks';
+import {
+  orderEventWorkflowId,
+  WebhookWorkflowType,
+  type PaymentEventStatus,
+  type WebhookRetryWorkflow,
+} from '../src/webhooks';
 import {
   adjustUpdate,
   decideApprovalUpdate,
@@ -128,6 +135,20 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     })();
   }
 
+  /** order.approval_requested to the shop's endpoints: recorded by the activity, attempted by a child. */
+  async function announceApprovals(adjustmentId: string): Promise<void> {
+    const deliveryIds = await db.announceApprovals(adjustmentId);
+    if (deliveryIds.length === 0) return;
+    await startChild<WebhookRetryWorkflow>(WebhookWorkflowType.webhookRetry, {
+      workflowId: orderEventWorkflowId(orderId, `approval_requested-${adjustmentId}`),
+      args: [{ deliveryIds, deferred: deliveryIds }],
+      taskQueue: taskQueueOf('webhooks', workflowInfo().taskQueue),
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [{ key: OrderIdKey, value: orderId }],
+    });
+  }
+
   setHandler(orderQuery, () => ({ status }));
   setHandler(adjustUpdate, (req) =>
     serial(async () => {
@@ -136,7 +157,10 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       if (!proven) return notFound;
       const r = await db.applyOrderAdjustment(req.stepId);
       if (r.status === 'rejected') return conflict(`The order is ${r.order.status}: it takes no more adjustments`);
-      if (r.approvals?.length && patched(ORDER_APPROVALS_PATCH)) for (const w of r.approvals) awaitApproval(w);
+      if (r.approvals?.length && patched(ORDER_APPROVALS_PATCH)) {
+        for (const w of r.approvals) awaitApproval(w);
+        await announceApprovals(req.stepId);
+      }
       return { ok: true, order: r.order };
     }),
   );

@@ -12,22 +12,26 @@ import { signApprovalToken } from '../../src/orders/approval-token';
 import { signOrderStep } from '../../src/proofs';
 import { createTestStack, outsiderTemporalClient, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, paidQr, request } from '../payments/support';
+import { registerEndpoint, startReceiver, verifiesWithStandardWebhooks, type Receiver } from '../webhooks/helpers';
 
 let stack: TestStack;
 let raw: Client;
 let key: string;
 let other: string;
+let receiver: Receiver;
 beforeAll(async () => {
+  receiver = await startReceiver(200);
   stack = await createTestStack({
     env: { ORDER_APPROVAL_THRESHOLD: '5', ORDER_APPROVAL_TIMEOUT_S: '8', ORDER_APPROVAL_DEFAULT: 'decline' },
   });
   raw = await outsiderTemporalClient();
-  key = (await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] })).key;
+  key = (await newKey(stack.db, { scopes: ['payments:write', 'payments:read', 'webhooks:manage'] })).key;
   other = (await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] })).key;
 });
 afterAll(async () => {
   await raw.connection.close();
   await stack.close();
+  await receiver.stop();
 });
 
 const api = () => request(stack.app.callback());
@@ -143,6 +147,40 @@ describe('the customer approves or declines a costlier substitution', () => {
     const { url } = adj.body.body.adjustments[0].lines[0].approval;
     expect((await decide(url, 'approve')).status).toBe(303);
     expect((await finalize(orderId)).body.body).toMatchObject({ status: 'settled', capturedAmount: 108 });
+  });
+});
+
+describe('order.approval_requested', () => {
+  it("carries the approval's link to the shop's endpoint, signed; one message per approval", async () => {
+    const ep = await registerEndpoint(stack, key, {
+      url: `${receiver.url}/approvals`,
+      eventTypes: ['order.approval_requested'],
+    });
+    const { orderId, approval } = await waitingOrder([costlier, lighter]);
+    const hook = await waitFor(
+      async () => receiver.log.find((r) => r.body.includes(approval.approvalId)),
+      20_000,
+      'order.approval_requested',
+    );
+    expect(verifiesWithStandardWebhooks(hook, ep.secret)).toBe(true);
+    const body = JSON.parse(hook.body);
+    expect(body).toMatchObject({
+      event: 'order.approval_requested',
+      type: 'order.approval_requested',
+      data: {
+        orderId,
+        approvalId: approval.approvalId,
+        description: costlier.description,
+        amount: 12,
+        currency: 'THB',
+        url: approval.url,
+        expiresAt: approval.expiresAt,
+      },
+    });
+    // the link from the webhook opens the page
+    expect((await api().get(pathOf(body.data.url))).status).toBe(200);
+    // the endpoint takes only this type: none of the order's payment events reached it
+    expect(receiver.log.filter((r) => r.body.includes(orderId))).toHaveLength(1);
   });
 });
 

@@ -18,6 +18,7 @@ import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
 import { historyFromJson } from '../../src/temporal/history';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey, paidQr, request } from '../payments/support';
+import { registerEndpoint, startReceiver } from '../webhooks/helpers';
 import { createTestStack, provenResult, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 
 const FIXTURES = {
@@ -116,12 +117,18 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders') {
   });
 }
 
-/** order-approvals-v1: a substitution approved on its page, another timed out (declined), then finalised. */
+/**
+ * order-approvals-v1: a substitution approved on its page, another timed out (declined), each
+ * announced (order.approval_requested to an endpoint), then finalised.
+ */
 if (process.env.RECORD_REPLAY_FIXTURES === 'order-approval') {
   it('records a QR order with an approved and a timed-out substitution', async () => {
     const stack = await createTestStack({ env: { ORDER_APPROVAL_TIMEOUT_S: '3', ORDER_APPROVAL_DEFAULT: 'decline' } });
+    const receiver = await startReceiver(200);
     try {
-      const { key } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
+      const { key } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read', 'webhooks:manage'] });
+      // an endpoint: each adjustment with an approval starts the order.approval_requested deliveries
+      await registerEndpoint(stack, key, { url: `${receiver.url}/h`, eventTypes: ['order.approval_requested'] });
       const api = () => request(stack.app.callback());
       const qr = await paidQr(stack, key, 300, 'replay-order');
       const adjust = async (lines: unknown[]) =>
@@ -138,6 +145,7 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'order-approval') {
       expect(fin.body.body).toMatchObject({ status: 'settled', finalAmount: 270 });
       await save(stack, qr.orderId, FIXTURES.approval);
     } finally {
+      await receiver.stop();
       await stack.close();
     }
   });
