@@ -98,7 +98,7 @@ const envSchema = z.object({
   /** orders: an unpaid top-up settles the order at what was paid, or cancels it (all refunded) */
   ORDER_TOPUP_EXPIRED: z.enum(['settle', 'cancel']).default('settle'),
   /** orders: a substitution line raising the price by more than this (THB) waits for the customer's approval */
-  ORDER_APPROVAL_THRESHOLD: z.coerce.number().min(0).max(1_000_000).default(0),
+  ORDER_APPROVAL_THRESHOLD: z.coerce.number().min(0).max(1_000_000).default(50),
   /** orders: seconds the customer has to approve or decline; then ORDER_APPROVAL_DEFAULT applies */
   ORDER_APPROVAL_TIMEOUT_S: positiveInt.max(7 * 86_400).default(1800),
   /** orders: what a substitution nobody decided in time becomes */

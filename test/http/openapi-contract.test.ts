@@ -458,7 +458,8 @@ describe('live answers', () => {
       conforms(await app().post(`/orders/${orderId}/adjustments`).set('X-API-Key', key).send({ lines })).status,
     ).toBe(200);
     // a costlier substitution: its approval page, and its POST with the documented example body
-    const sub = [{ description: 'Milk 1 L: organic instead', amount: 5, reason: 'substitution' }];
+    // above ORDER_APPROVAL_THRESHOLD's default 50 THB
+    const sub = [{ description: 'Salmon: a bigger fillet instead', amount: 60, reason: 'substitution' }];
     const adj = conforms(await app().post(`/orders/${orderId}/adjustments`).set('X-API-Key', key).send({ lines: sub }));
     const approvalPage = new URL(adj.body.body.adjustments[1].lines[0].approval.url).pathname;
     expect(conforms(await app().get(approvalPage)).status).toBe(200);

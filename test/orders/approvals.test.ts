@@ -7,6 +7,7 @@
  * decideApproval update without the gateway's proof decides nothing.
  */
 import type { Client } from '@temporalio/client';
+import { loadConfig } from '../../src/config';
 import { orderWorkflowId } from '../../src/orders';
 import { signApprovalToken } from '../../src/orders/approval-token';
 import { signOrderStep } from '../../src/proofs';
@@ -65,6 +66,14 @@ async function waitingOrder(lines = [costlier, cheaper, lighter]) {
   });
   return { orderId, approval: line.approval as { approvalId: string; url: string; expiresAt: string } };
 }
+
+it('the defaults docs/configuration.md gives: above 50 THB, 1800 s, then decline', () => {
+  expect(loadConfig({}).orders).toMatchObject({
+    approvalThresholdSatang: 5000,
+    approvalTimeoutSeconds: 1800,
+    approvalDefault: 'decline',
+  });
+});
 
 describe('the customer approves or declines a costlier substitution', () => {
   it('approved: finalize is 409 while it waits, then the line counts; a second decision changes nothing', async () => {

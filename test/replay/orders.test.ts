@@ -123,7 +123,9 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders') {
  */
 if (process.env.RECORD_REPLAY_FIXTURES === 'order-approval') {
   it('records a QR order with an approved and a timed-out substitution', async () => {
-    const stack = await createTestStack({ env: { ORDER_APPROVAL_TIMEOUT_S: '3', ORDER_APPROVAL_DEFAULT: 'decline' } });
+    const stack = await createTestStack({
+      env: { ORDER_APPROVAL_THRESHOLD: '0', ORDER_APPROVAL_TIMEOUT_S: '3', ORDER_APPROVAL_DEFAULT: 'decline' },
+    });
     const receiver = await startReceiver(200);
     try {
       const { key } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read', 'webhooks:manage'] });
