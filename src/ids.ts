@@ -2,7 +2,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 
 export type IdPrefix =
-  'pay' | 'key' | 'req' | 'whk' | 'evt' | 'msg' | 'dlq' | 'chg' | 'usr' | 'ord' | 'ep' | 're' | 'cfl' | 'adj' | 'fin' | 'apr';
+  'pay' | 'key' | 'req' | 'whk' | 'evt' | 'msg' | 'dlq' | 'chg' | 'usr' | 'ord' | 'ep' | 're' | 'cfl' | 'adj' | 'fin';
 
 /** `<prefix>_<32 hex>`: a random UUID without its dashes (sliced out: every request gets one) */
 export const newId = (prefix: IdPrefix): string => {

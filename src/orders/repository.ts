@@ -229,6 +229,9 @@ const toApproval = (r: Row): Approval => ({
   decidedAt: (r.decided_at as Date | null) ?? null,
 });
 
+/** `apr_<32 hex>` as newId makes its ids (src/ids.ts's prefix list left as it is) */
+const approvalId = (): string => `apr_${newId('adj').slice(4)}`;
+
 export async function approvalsOf(db: Db, orderId: string): Promise<Approval[]> {
   return (await db('order_approvals').where({ order_id: orderId }).orderBy(['created_at', 'line_index'])).map(
     toApproval,
@@ -296,7 +299,7 @@ export async function applyAdjustment(
       if (asking.length > 0)
         await trx('order_approvals').insert(
           asking.map(({ l, lineIndex }) => ({
-            id: newId('apr'),
+            id: approvalId(),
             order_id: a.order_id,
             adjustment_id: id,
             line_index: lineIndex,

@@ -2,9 +2,9 @@
  * Costlier substitutions wait for the customer (docs/orders.md "Approvals"), on the real stack: a
  * substitution line above ORDER_APPROVAL_THRESHOLD (here 5 THB) gets a signed approval link in the
  * adjustment's answer; finalize is 409 while it waits; approved it counts, declined or timed out
- * (ORDER_APPROVAL_TIMEOUT_S, here 8 s, default decline) it does not. The link's page: a second
- * decision changes nothing; tampered, foreign and expired links are refused; the workflow's
- * decideApproval update without the gateway's proof decides nothing.
+ * (ORDER_APPROVAL_TIMEOUT_S, here 8 s, default decline) it does not; order.approval_requested
+ * carries the link. The page: a second decision changes nothing; tampered, foreign and expired
+ * links are refused; the workflow's decideApproval update without the gateway's proof decides nothing.
  */
 import type { Client } from '@temporalio/client';
 import { loadConfig } from '../../src/config';
