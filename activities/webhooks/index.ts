@@ -74,8 +74,9 @@ export interface EventRecords {
 }
 
 /**
- * An order event's deliveries, one per endpoint of the order's key that takes its type (idempotent
- * per key): the pending ones' ids, for webhookRetryWorkflow to attempt. Called by the orders'
+ * An order event's deliveries, one per endpoint of the order's key that subscribed to its type by
+ * name (a new event type goes only to endpoints that ask for it: docs/changelog.md "Versioning"),
+ * idempotent per key: the pending ones' ids, for webhookRetryWorkflow to attempt. Called by the orders'
  * activities (wired in activities/index.ts), which build the event from their own rows.
  */
 export async function planOrderEventDeliveries(db: Db, e: OrderEvent): Promise<string[]> {
@@ -84,7 +85,7 @@ export async function planOrderEventDeliveries(db: Db, e: OrderEvent): Promise<s
       .whereNull('deleted_at')
       .where({ disabled: false, api_key_id: e.apiKeyId })
       .select('id', 'event_types')
-  ).filter((r: { event_types: string[] | null }) => !r.event_types?.length || r.event_types.includes(e.type));
+  ).filter((r: { event_types: string[] | null }) => r.event_types?.includes(e.type) === true);
   if (endpoints.length === 0) return [];
   const ids = endpoints.map((r: { id: string }) => r.id);
   await db('webhook_deliveries')

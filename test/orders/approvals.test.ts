@@ -160,11 +160,12 @@ describe('the customer approves or declines a costlier substitution', () => {
 });
 
 describe('order.approval_requested', () => {
-  it("carries the approval's link to the shop's endpoint, signed; one message per approval", async () => {
+  it("carries the approval's link to the endpoint subscribed to it, signed; not to one without", async () => {
     const ep = await registerEndpoint(stack, key, {
       url: `${receiver.url}/approvals`,
       eventTypes: ['order.approval_requested'],
     });
+    const every = await registerEndpoint(stack, key, { url: `${receiver.url}/every` });
     const { orderId, approval } = await waitingOrder([costlier, lighter]);
     const hook = await waitFor(
       async () => receiver.log.find((r) => r.body.includes(approval.approvalId)),
@@ -188,8 +189,19 @@ describe('order.approval_requested', () => {
     });
     // the link from the webhook opens the page
     expect((await api().get(pathOf(body.data.url))).status).toBe(200);
-    // the endpoint takes only this type: none of the order's payment events reached it
-    expect(receiver.log.filter((r) => r.body.includes(orderId))).toHaveLength(1);
+    // the subscribed endpoint takes only this type: none of the order's payment events reached it
+    expect(receiver.log.filter((r) => r.path.endsWith('/approvals') && r.body.includes(orderId))).toHaveLength(1);
+    // an endpoint without a filter gets no new event type (planned at once with the one above)
+    const planned = await stack
+      .db('webhook_deliveries')
+      .where({ order_id: orderId })
+      .whereLike('event_status', 'approval_requested:%')
+      .select('endpoint_id');
+    expect(planned.map((d) => d.endpoint_id)).toEqual([ep.id]);
+    expect(receiver.log.some((r) => r.path.endsWith('/every') && r.body.includes('order.approval_requested'))).toBe(
+      false,
+    );
+    await request(stack.app.callback()).delete(`/webhooks/endpoints/${every.id}`).set('X-API-Key', key);
   });
 });
 
