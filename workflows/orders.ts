@@ -4,7 +4,8 @@
  * and `finalize` are applied one at a time, each on a row the gateway recorded and proved
  * (activities/orders.ts). Finalising captures the final amount and releases the rest (card) or
  * refunds the difference through the refunds ledger (QR). A durable timer captures or releases an
- * authorisation nobody finalised before it lapses, and alerts when neither works.
+ * authorisation nobody finalised before it lapses, and alerts when neither works. A costlier
+ * substitution waits for the customer (update `decideApproval`) or its timer (order-approvals-v1).
  */
 import {
   allHandlersFinished,
@@ -122,8 +123,11 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
   /** costlier substitutions waiting for the customer (order-approvals-v1) and those decided */
   let waiting = 0;
   const decided = new Set<string>();
+  const tracked = new Set<string>();
   /** A durable wait for one approval: decided through `decideApproval`, or at its timeout the shop's default. */
   function awaitApproval(w: ApprovalWait): void {
+    if (tracked.has(w.approvalId)) return; // an adjustment applied again (a copied update): one wait each
+    tracked.add(w.approvalId);
     waiting++;
     void (async () => {
       try {
@@ -139,14 +143,18 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
   async function announceApprovals(adjustmentId: string): Promise<void> {
     const deliveryIds = await db.announceApprovals(adjustmentId);
     if (deliveryIds.length === 0) return;
-    await startChild<WebhookRetryWorkflow>(WebhookWorkflowType.webhookRetry, {
-      workflowId: orderEventWorkflowId(orderId, `approval_requested-${adjustmentId}`),
-      args: [{ deliveryIds, deferred: deliveryIds }],
-      taskQueue: taskQueueOf('webhooks', workflowInfo().taskQueue),
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [{ key: OrderIdKey, value: orderId }],
-    });
+    try {
+      await startChild<WebhookRetryWorkflow>(WebhookWorkflowType.webhookRetry, {
+        workflowId: orderEventWorkflowId(orderId, `approval_requested-${adjustmentId}`),
+        args: [{ deliveryIds, deferred: deliveryIds }],
+        taskQueue: taskQueueOf('webhooks', workflowInfo().taskQueue),
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: [{ key: OrderIdKey, value: orderId }],
+      });
+    } catch (e) {
+      if ((e as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw e; // announced before: once is enough
+    }
   }
 
   setHandler(orderQuery, () => ({ status }));
@@ -157,8 +165,9 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       if (!proven) return notFound;
       const r = await db.applyOrderAdjustment(req.stepId);
       if (r.status === 'rejected') return conflict(`The order is ${r.order.status}: it takes no more adjustments`);
-      if (r.approvals?.length && patched(ORDER_APPROVALS_PATCH)) {
-        for (const w of r.approvals) awaitApproval(w);
+      const fresh = r.approvals?.filter((w) => !tracked.has(w.approvalId)) ?? [];
+      if (fresh.length && patched(ORDER_APPROVALS_PATCH)) {
+        for (const w of fresh) awaitApproval(w);
         await announceApprovals(req.stepId);
       }
       return { ok: true, order: r.order };

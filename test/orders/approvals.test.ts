@@ -255,4 +255,19 @@ describe('the approval door', () => {
     }
     expect((await approvalRow(stepId)).status).toBe('pending');
   });
+
+  it("an adjust update replayed with the gateway's proof (copied from a history) adds no second wait", async () => {
+    const { orderId, approval } = await waitingOrder([costlier, lighter]);
+    const adjustmentId = (await approvalRow(approval.approvalId)).adjustment_id as string;
+    const proof = signOrderStep(stack.config.results.signingKey, { kind: 'adjust', stepId: adjustmentId, orderId });
+    // a client with the codec (the raw one cannot read the encrypted answer)
+    const again = await stack.client.workflow
+      .getHandle(orderWorkflowId(orderId))
+      .executeUpdate('adjust', { args: [{ stepId: adjustmentId, proof }], updateId: uniq('copied') });
+    expect(again).toMatchObject({ ok: true });
+    expect(await stack.db('order_approvals').where({ order_id: orderId })).toHaveLength(1);
+    expect((await decide(approval.url, 'approve')).status).toBe(303);
+    const fin = await finalize(orderId);
+    expect(fin.body.body).toMatchObject({ status: 'settled', finalAmount: 92 });
+  });
 });
