@@ -13,7 +13,7 @@ import { createLateResultActivities } from './payments/late-results';
 import { createPaymentActivities } from './payments';
 import { createRefundActivities } from './refunds';
 import { createReconciliationActivities } from './reconciliation';
-import { createWebhookActivities, type EventRecords } from './webhooks';
+import { createWebhookActivities, planOrderEventDeliveries, type EventRecords } from './webhooks';
 import { recordRefundRequest, succeededRefundAmount } from '../src/refunds/repository';
 import { markReceiptConflict } from '../src/callbacks/receipts';
 import { createWebhookRecoveryActivities } from './webhooks/recovery';
@@ -64,6 +64,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createOrderActivities({
       ...deps,
       card,
+      webhooks: { planOrderEvent: (e) => planOrderEventDeliveries(deps.db, e) },
       ledgers: {
         createPendingPayment: (p) => createPendingPayment(deps.db, p),
         paymentById: (id) => paymentById(deps.db, id),

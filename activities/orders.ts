@@ -10,10 +10,20 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
 import { ActivityFailureType } from '../src/domain/temporal';
-import { finalizeKeys, orderWorkflowId, topUpOrderId, type OrderStatus, type OrderView } from '../src/orders';
+import {
+  finalizeKeys,
+  orderWorkflowId,
+  topUpOrderId,
+  type ApprovalWait,
+  type OrderStatus,
+  type OrderView,
+} from '../src/orders';
 import {
   adjustmentById,
   applyAdjustment,
+  approvalById,
+  approvalsOf,
+  settleApproval,
   finalizationById,
   finalizationOf,
   fixFinalAmount,
@@ -38,9 +48,11 @@ import { recordTopUp, settleTopUp, type TopUp } from '../src/orders/repository';
 import { cardHoldsOf, recordCardHold, updateCardHold, type CardHold } from '../src/orders/repository';
 import { adjustmentsOf } from '../src/orders/repository';
 import { verifyOrderStepProof, withStartProof } from '../src/proofs';
+import { signApprovalToken } from '../src/orders/approval-token';
+import type { OrderEvent } from '../src/webhooks';
 
 export interface OrderStepCheck {
-  kind: 'adjust' | 'finalize';
+  kind: 'adjust' | 'finalize' | 'approval';
   stepId: string;
   orderId: string;
   proof: string;
@@ -84,8 +96,10 @@ export function createOrderActivities(deps: {
     }): Promise<{ id: string; status: string }>;
   };
   ledgers: OrderLedgers;
+  /** the webhooks slice's deliveries of an order event (activities/webhooks: planOrderEventDeliveries) */
+  webhooks: { planOrderEvent(e: OrderEvent): Promise<string[]> };
 }) {
-  const { db, config, logger, card, ledgers } = deps;
+  const { db, config, logger, card, ledgers, webhooks } = deps;
   const callerWorkflowId = (): string | undefined => {
     try {
       return Context.current().info.workflowExecution?.workflowId;
@@ -112,7 +126,12 @@ export function createOrderActivities(deps: {
     /** A step's row exists for this order and its proof is the gateway's: else a forged update. */
     async checkOrderStep(s: OrderStepCheck): Promise<boolean> {
       if (typeof s.stepId !== 'string' || typeof s.proof !== 'string') return false;
-      const row = s.kind === 'adjust' ? await adjustmentById(db, s.stepId) : await finalizationById(db, s.stepId);
+      const row =
+        s.kind === 'adjust'
+          ? await adjustmentById(db, s.stepId)
+          : s.kind === 'approval'
+            ? await approvalById(db, s.stepId)
+            : await finalizationById(db, s.stepId);
       const ok =
         own(s.orderId) &&
         row?.orderId === s.orderId &&
@@ -152,20 +171,89 @@ export function createOrderActivities(deps: {
       return viewOf(await updateOrder(db, input.orderId, { status: input.status, statusReason: input.reason }));
     },
 
+    /** Applied: the costlier substitutions that wait for the customer, each with the seconds left to decide. */
     async applyOrderAdjustment(adjustmentId: string) {
-      const { adjustment, order } = await applyAdjustment(db, adjustmentId);
-      return { status: adjustment.status, rejection: adjustment.rejection, order: viewOf(order) };
+      const { adjustment, order, approvals } = await applyAdjustment(db, adjustmentId, {
+        thresholdSatang: config.orders.approvalThresholdSatang,
+        timeoutSeconds: config.orders.approvalTimeoutSeconds,
+      });
+      const waits: ApprovalWait[] = approvals
+        .filter((a) => a.status === 'pending')
+        .map((a) => ({
+          approvalId: a.id,
+          timeoutSeconds: Math.max(1, Math.ceil((a.expiresAt.getTime() - Date.now()) / 1000)),
+        }));
+      return {
+        status: adjustment.status,
+        rejection: adjustment.rejection,
+        order: viewOf(order),
+        ...(waits.length ? { approvals: waits } : {}),
+      };
+    },
+
+    /** The customer's decision the gateway recorded on the approval row (proven first by checkOrderStep). */
+    async decideOrderApproval(approvalId: string): Promise<OrderView> {
+      const a = await approvalById(db, approvalId);
+      if (!a || !own(a.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      await settleApproval(db, approvalId);
+      return viewOf((await orderById(db, a.orderId))!);
+    },
+
+    /**
+     * order.approval_requested for each approval of an adjustment, its link built here (not in the
+     * workflow's history): the deliveries to attempt (webhookRetryWorkflow).
+     */
+    async announceApprovals(adjustmentId: string): Promise<string[]> {
+      const approvals = (await approvalsOf(db, (await adjustmentById(db, adjustmentId))?.orderId ?? '')).filter(
+        (a) => a.adjustmentId === adjustmentId,
+      );
+      const o = approvals.length ? await orderById(db, approvals[0].orderId) : undefined;
+      if (!o || !own(o.orderId)) return [];
+      const base = config.publicBaseUrl.replace(/\/+$/, '');
+      const ids: string[] = [];
+      for (const a of approvals)
+        ids.push(
+          ...(await webhooks.planOrderEvent({
+            type: 'order.approval_requested',
+            key: `approval_requested:${a.id}`,
+            paymentId: o.paymentId,
+            orderId: o.orderId,
+            mode: o.mode,
+            apiKeyId: o.apiKeyId,
+            data: {
+              approvalId: a.id,
+              adjustmentId: a.adjustmentId,
+              description: a.description,
+              amount: a.amountSatang / 100,
+              currency: 'THB',
+              url: `${base}/approvals/${signApprovalToken(config.identity.secret, a.id, a.expiresAt.getTime())}`,
+              expiresAt: a.expiresAt.toISOString(),
+              timestamp: new Date().toISOString(),
+            },
+          })),
+        );
+      return ids;
+    },
+
+    /** Nobody decided in time: the recorded decision if one arrived, else the shop's default (timed_out). */
+    async timeoutOrderApproval(approvalId: string): Promise<void> {
+      const a = await approvalById(db, approvalId);
+      if (!a || !own(a.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      await settleApproval(db, approvalId, { fallback: config.orders.approvalDefault });
     },
 
     /** The finalisation's fixed amount and what is needed to settle it (the charge of a card order). */
     async fixOrderFinal(finalizeId: string, opts?: { aboveAuthorization?: boolean }) {
       const f = await finalizationById(db, finalizeId);
       if (!f) return null;
-      const { finalSatang, order, exceeds } = await fixFinalAmount(db, finalizeId, opts);
+      const fixed = await fixFinalAmount(db, finalizeId, opts);
+      const { finalSatang, order, exceeds } = fixed;
       const payment = await ledgers.paymentById(order.paymentId);
+      const { awaitingApproval } = fixed;
       return {
         finalSatang,
         exceeds: exceeds ?? false,
+        ...(awaitingApproval ? { awaitingApproval } : {}),
         outcome: f.outcome,
         order: viewOf(order),
         apiKeyId: order.apiKeyId,

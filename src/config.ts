@@ -97,6 +97,12 @@ const envSchema = z.object({
   ORDER_LAPSE_ACTION: z.enum(['capture', 'release']).default('capture'),
   /** orders: an unpaid top-up settles the order at what was paid, or cancels it (all refunded) */
   ORDER_TOPUP_EXPIRED: z.enum(['settle', 'cancel']).default('settle'),
+  /** orders: a substitution line raising the price by more than this (THB) waits for the customer's approval */
+  ORDER_APPROVAL_THRESHOLD: z.coerce.number().min(0).max(1_000_000).default(50),
+  /** orders: seconds the customer has to approve or decline; then ORDER_APPROVAL_DEFAULT applies */
+  ORDER_APPROVAL_TIMEOUT_S: positiveInt.max(7 * 86_400).default(1800),
+  /** orders: what a substitution nobody decided in time becomes */
+  ORDER_APPROVAL_DEFAULT: z.enum(['approve', 'decline']).default('decline'),
 
   PUBLIC_BASE_URL: optionalUrl,
   QR_EXPIRY_S: positiveInt.default(900),
@@ -434,6 +440,9 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       lapseSeconds: e.ORDER_AUTH_LAPSE_S,
       lapseAction: e.ORDER_LAPSE_ACTION,
       topUpExpired: e.ORDER_TOPUP_EXPIRED,
+      approvalThresholdSatang: Math.round(e.ORDER_APPROVAL_THRESHOLD * 100),
+      approvalTimeoutSeconds: e.ORDER_APPROVAL_TIMEOUT_S,
+      approvalDefault: e.ORDER_APPROVAL_DEFAULT,
     },
     /** the same administrator alert is e-mailed at most once per window; repeats go into a digest */
     alertWindowSeconds: e.ALERT_WINDOW_S,

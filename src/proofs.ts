@@ -7,7 +7,8 @@
  *  - talat-refund-v1: a refund POST /refund recorded (refund, payment, order, amount);
  *  - talat-start-v1: any workflow start the gateway makes: its type, its id and its WHOLE input
  *    (canonical JSON without the `proof` field), so no field (an expiry, a token) can be changed.
- *  - talat-order-v1: an order step recorded by the gateway (kind, step id, order: src/orders).
+ *  - talat-order-v1: an order step recorded by the gateway (kind, step id, order: src/orders);
+ *    kind `approval`: a customer's decision on a substitution, recorded from its signed link.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -110,7 +111,7 @@ export const paymentOwnerProof = (key: string, workflowType: string, workflowId:
 export interface OrderStepClaim {
   stepId: string;
   orderId: string;
-  kind: 'adjust' | 'finalize';
+  kind: 'adjust' | 'finalize' | 'approval';
 }
 const orderStepFields = (c: OrderStepClaim) => [c.kind, c.stepId, c.orderId];
 export const signOrderStep = (key: string, c: OrderStepClaim): string =>

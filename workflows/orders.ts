@@ -4,8 +4,10 @@
  * and `finalize` are applied one at a time, each on a row the gateway recorded and proved
  * (activities/orders.ts). Finalising captures the final amount and releases the rest (card) or
  * refunds the difference through the refunds ledger (QR); a card final above the authorisation
- * first gets a new authorisation of the difference on the card on file. A durable timer captures or releases an
- * authorisation nobody finalised before it lapses, and alerts when neither works.
+ * first gets a new authorisation of the difference on the card on file. A durable timer captures
+ * or releases an authorisation nobody finalised before it lapses, and alerts when neither works. A
+ * costlier substitution waits for the customer (update `decideApproval`) or its timer
+ * (order-approvals-v1).
  */
 import {
   allHandlersFinished,
@@ -16,10 +18,12 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  startChild,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { PROVIDER_CALL, providerFailureReason } from './provider-call';
-import { ActivityFailureType } from '../src/domain/temporal';
+import { ActivityFailureType, taskQueueOf } from '../src/domain/temporal';
 import {
   chargeUpdate,
   paymentWorkflowId,
@@ -28,12 +32,20 @@ import {
   type QrPaymentWorkflow,
 } from '../src/payments';
 import { OrderIdKey } from '../src/domain/search-attributes';
-import type { PaymentEventStatus } from '../src/webhooks';
+import {
+  orderEventWorkflowId,
+  WebhookWorkflowType,
+  type PaymentEventStatus,
+  type WebhookRetryWorkflow,
+} from '../src/webhooks';
 import {
   adjustUpdate,
+  decideApprovalUpdate,
   finalizeKeys,
   finalizeUpdate,
+  ORDER_APPROVALS_PATCH,
   OrderPatch,
+  type ApprovalWait,
   orderQuery,
   type OrderInput,
   type OrderStatus,
@@ -111,6 +123,43 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     typeof (r as { stepId?: unknown }).stepId === 'string' &&
     typeof (r as { proof?: unknown }).proof === 'string' &&
     (r as { stepId: string }).stepId.length <= 64;
+  /** costlier substitutions waiting for the customer (order-approvals-v1) and those decided */
+  let waiting = 0;
+  const decided = new Set<string>();
+  const tracked = new Set<string>();
+  /** A durable wait for one approval: decided through `decideApproval`, or at its timeout the shop's default. */
+  function awaitApproval(w: ApprovalWait): void {
+    if (tracked.has(w.approvalId)) return; // an adjustment applied again (a copied update): one wait each
+    tracked.add(w.approvalId);
+    waiting++;
+    void (async () => {
+      try {
+        const inTime = await condition(() => decided.has(w.approvalId), `${w.timeoutSeconds} seconds`);
+        if (!inTime) await serial(() => db.timeoutOrderApproval(w.approvalId));
+      } finally {
+        waiting--;
+      }
+    })();
+  }
+
+  /** order.approval_requested to the shop's endpoints: recorded by the activity, attempted by a child. */
+  async function announceApprovals(adjustmentId: string): Promise<void> {
+    const deliveryIds = await db.announceApprovals(adjustmentId);
+    if (deliveryIds.length === 0) return;
+    try {
+      await startChild<WebhookRetryWorkflow>(WebhookWorkflowType.webhookRetry, {
+        workflowId: orderEventWorkflowId(orderId, `approval_requested-${adjustmentId}`),
+        args: [{ deliveryIds, deferred: deliveryIds }],
+        taskQueue: taskQueueOf('webhooks', workflowInfo().taskQueue),
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: [{ key: OrderIdKey, value: orderId }],
+      });
+    } catch (e) {
+      if ((e as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw e; // announced before: once is enough
+    }
+  }
+
   setHandler(orderQuery, () => ({ status }));
   setHandler(adjustUpdate, (req) =>
     serial(async () => {
@@ -119,7 +168,22 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       if (!proven) return notFound;
       const r = await db.applyOrderAdjustment(req.stepId);
       if (r.status === 'rejected') return conflict(`The order is ${r.order.status}: it takes no more adjustments`);
+      const fresh = r.approvals?.filter((w) => !tracked.has(w.approvalId)) ?? [];
+      if (fresh.length && patched(ORDER_APPROVALS_PATCH)) {
+        for (const w of fresh) awaitApproval(w);
+        await announceApprovals(req.stepId);
+      }
       return { ok: true, order: r.order };
+    }),
+  );
+  setHandler(decideApprovalUpdate, (req) =>
+    serial(async () => {
+      if (!wellFormed(req)) return notFound;
+      const proven = await db.checkOrderStep({ kind: 'approval', stepId: req.stepId, orderId, proof: req.proof });
+      if (!proven) return notFound;
+      const order = await db.decideOrderApproval(req.stepId);
+      decided.add(req.stepId);
+      return { ok: true, order };
     }),
   );
   setHandler(finalizeUpdate, (req) =>
@@ -150,6 +214,8 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
           ? `The final amount ${f.finalSatang / 100} THB is above the authorised ${f.order.authorizedSatang / 100} THB`
           : `The final amount ${f.finalSatang / 100} THB is above the ${f.order.paidSatang / 100} THB paid`,
       );
+    if (f.awaitingApproval)
+      return conflict("A substitution waits for the customer's approval: finalize once it is decided or timed out");
     if (f.outcome) return { ok: true, order: f.order };
     status = 'finalizing';
     const out = input.method === 'card' ? await settleCard(finalizeId, f, release) : await settleQr(finalizeId, f);
@@ -467,7 +533,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     if (ended) break;
     if (statusNow() === 'awaiting_topup') continue;
     if (input.method !== 'card') {
-      if (serving === issued && status === 'open') break;
+      if (serving === issued && status === 'open' && waiting === 0) break;
       continue;
     }
     const lapsed = await serial(async () => {

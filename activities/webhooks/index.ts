@@ -12,6 +12,7 @@ import type { Config } from '../../src/config';
 import type { Payment } from '../../src/payments';
 import type { Db } from '../../src/db/knex';
 import { DEFAULT_RETRY_SCHEDULE_S, eventTypesOf, webhookBody, type PaymentStatusEvent } from '../../src/webhooks';
+import { orderEventBody, type OrderEvent } from '../../src/webhooks';
 import type { AttemptResult, KeepTryingAttempt, ReplayOutcome, WebhookReplayInput } from '../../src/webhooks';
 import { newId } from '../../src/ids';
 import type { Logger } from '../../src/logger';
@@ -85,6 +86,42 @@ export interface EventRecords {
   reached(paymentId: string, status: string): Promise<boolean>;
   /** the amount of a succeeded refund of the payment, or undefined */
   refunded(refundId: string, paymentId: string): Promise<number | undefined>;
+}
+
+/**
+ * An order event's deliveries, one per endpoint of the order's key that subscribed to its type by
+ * name (a new event type goes only to endpoints that ask for it: docs/changelog.md "Versioning"),
+ * idempotent per key: the pending ones' ids, for webhookRetryWorkflow to attempt. Called by the orders'
+ * activities (wired in activities/index.ts), which build the event from their own rows.
+ */
+export async function planOrderEventDeliveries(db: Db, e: OrderEvent): Promise<string[]> {
+  const endpoints = (
+    await db('webhook_endpoints')
+      .whereNull('deleted_at')
+      .where({ disabled: false, api_key_id: e.apiKeyId })
+      .select('id', 'event_types')
+  ).filter((r: { event_types: string[] | null }) => r.event_types?.includes(e.type) === true);
+  if (endpoints.length === 0) return [];
+  const ids = endpoints.map((r: { id: string }) => r.id);
+  await db('webhook_deliveries')
+    .insert(
+      ids.map((endpointId: string) => ({
+        id: newId('msg'),
+        endpoint_id: endpointId,
+        payment_id: e.paymentId,
+        order_id: e.orderId,
+        event_status: e.key,
+        payload: JSON.stringify(orderEventBody(e)),
+      })),
+    )
+    .onConflict(['endpoint_id', 'payment_id', 'event_status'])
+    .ignore();
+  const rows = await db('webhook_deliveries')
+    .whereIn('endpoint_id', ids)
+    .where({ payment_id: e.paymentId, event_status: e.key, state: 'pending' })
+    .orderBy('id')
+    .select('id');
+  return rows.map((r: { id: string }) => r.id);
 }
 
 export function createWebhookActivities({

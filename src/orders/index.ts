@@ -44,6 +44,18 @@ export const topUpOrderId = (orderId: string): string => `${orderId}.topup`;
 export const ADJUSTMENT_REASONS = ['out_of_stock', 'substitution', 'weight', 'other'] as const;
 export type AdjustmentReason = (typeof ADJUSTMENT_REASONS)[number];
 
+/** A costlier substitution's approval: waiting for the customer, decided, or decided by the timeout. */
+export const APPROVAL_STATUSES = ['pending', 'approved', 'declined', 'timed_out'] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
+export type ApprovalDecision = 'approve' | 'decline';
+/** patched() id of the approval waits in orderSettlementWorkflow (histories before it have none) */
+export const ORDER_APPROVALS_PATCH = 'order-approvals-v1';
+/** what applying an adjustment asked of the customer: each approval and how long the workflow waits */
+export interface ApprovalWait {
+  approvalId: string;
+  timeoutSeconds: number;
+}
+
 export interface OrderInput {
   orderId: string;
   paymentId: string;
@@ -87,6 +99,8 @@ export type OrderStepOutcome =
 
 export const adjustUpdate = defineUpdate<OrderStepOutcome, [OrderStepRequest]>('adjust');
 export const finalizeUpdate = defineUpdate<OrderStepOutcome, [OrderStepRequest]>('finalize');
+/** the customer's decision on a costlier substitution: the approval row's id and its talat-order-v1 proof */
+export const decideApprovalUpdate = defineUpdate<OrderStepOutcome, [OrderStepRequest]>('decideApproval');
 export const orderQuery = defineQuery<{ status: OrderStatus }>('order');
 
 export type OrderSettlementWorkflow = (input: OrderInput) => Promise<OrderView | { status: OrderStatus }>;

@@ -7,7 +7,15 @@
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
 import type { Mode } from '../domain/mode';
-import type { AdjustmentReason, OrderMethod, OrderStatus, OrderTimelineType, OrderView } from './index';
+import type {
+  AdjustmentReason,
+  ApprovalDecision,
+  ApprovalStatus,
+  OrderMethod,
+  OrderStatus,
+  OrderTimelineType,
+  OrderView,
+} from './index';
 
 export interface Order extends OrderView {
   mode: Mode;
@@ -202,10 +210,88 @@ export async function finalizationOf(db: Db, orderId: string): Promise<Finalizat
   return r ? toFinalization(r) : undefined;
 }
 
+export interface Approval {
+  id: string;
+  orderId: string;
+  adjustmentId: string;
+  lineIndex: number;
+  description: string;
+  amountSatang: number;
+  status: ApprovalStatus;
+  requested: ApprovalDecision | null;
+  counted: boolean | null;
+  expiresAt: Date;
+  decidedAt: Date | null;
+}
+const toApproval = (r: Row): Approval => ({
+  id: String(r.id),
+  orderId: String(r.order_id),
+  adjustmentId: String(r.adjustment_id),
+  lineIndex: Number(r.line_index),
+  description: String(r.description),
+  amountSatang: num(r.amount_satang),
+  status: r.status as ApprovalStatus,
+  requested: (r.requested as ApprovalDecision | null) ?? null,
+  counted: (r.counted as boolean | null) ?? null,
+  expiresAt: r.expires_at as Date,
+  decidedAt: (r.decided_at as Date | null) ?? null,
+});
+
+/** `apr_<32 hex>` as newId makes its ids (src/ids.ts's prefix list left as it is) */
+const approvalId = (): string => `apr_${newId('adj').slice(4)}`;
+
+export async function approvalsOf(db: Db, orderId: string): Promise<Approval[]> {
+  return (await db('order_approvals').where({ order_id: orderId }).orderBy(['created_at', 'line_index'])).map(
+    toApproval,
+  );
+}
+
+export async function approvalById(db: Db, id: string): Promise<Approval | undefined> {
+  const r = await db('order_approvals').where({ id }).first();
+  return r ? toApproval(r) : undefined;
+}
+
+/** The customer's decision as the gateway records it: the first one stands (a second is the same). */
+export async function requestApproval(db: Db, id: string, decision: ApprovalDecision): Promise<Approval> {
+  await db('order_approvals').where({ id, status: 'pending' }).whereNull('requested').update({ requested: decision });
+  return (await approvalById(db, id))!;
+}
+
+/**
+ * The workflow settles a pending approval: the customer's recorded decision, or at the timeout
+ * (none recorded) `timed_out` with the shop's default. A decided one stays as it is.
+ */
+export async function settleApproval(db: Db, id: string, timeout?: { fallback: ApprovalDecision }): Promise<Approval> {
+  return db.transaction(async (trx) => {
+    const a = toApproval(await trx('order_approvals').where({ id }).forUpdate().first());
+    if (a.status !== 'pending' || (!a.requested && !timeout)) return a;
+    const decision = a.requested ?? timeout!.fallback;
+    const status: ApprovalStatus = a.requested ? (a.requested === 'approve' ? 'approved' : 'declined') : 'timed_out';
+    const [u] = await trx('order_approvals')
+      .where({ id })
+      .update({ status, counted: decision === 'approve', decided_at: trx.fn.now() })
+      .returning('*');
+    return toApproval(u);
+  });
+}
+
 // ---- the order activities' writes (each idempotent) ----
 
-/** Apply a pending adjustment while the order is open, else reject it; the row's state afterwards. */
-export async function applyAdjustment(db: Db, id: string): Promise<{ adjustment: Adjustment; order: Order }> {
+/** Which lines of an applied adjustment wait for the customer (orders.approval*: src/config.ts). */
+export interface ApprovalPolicy {
+  thresholdSatang: number;
+  timeoutSeconds: number;
+}
+
+/**
+ * Apply a pending adjustment while the order is open, else reject it; the row's state
+ * afterwards. Applied: each substitution line above the threshold gets its approval row.
+ */
+export async function applyAdjustment(
+  db: Db,
+  id: string,
+  policy?: ApprovalPolicy,
+): Promise<{ adjustment: Adjustment; order: Order; approvals: Approval[] }> {
   return db.transaction(async (trx) => {
     const a = await trx('order_adjustments').where({ id }).forUpdate().first();
     const o = await trx('orders').where({ order_id: a.order_id }).forUpdate().first();
@@ -215,9 +301,28 @@ export async function applyAdjustment(db: Db, id: string): Promise<{ adjustment:
         .where({ id })
         .update(open ? { status: 'applied' } : { status: 'rejected', rejection: `the order is ${o.status}` })
         .returning('*');
-      return { adjustment: toAdjustment(u), order: toOrder(o) };
+      const asking = (u.lines as AdjustmentLine[])
+        .map((l, lineIndex) => ({ l, lineIndex }))
+        .filter(({ l }) => policy && open && l.reason === 'substitution' && l.amountSatang > policy.thresholdSatang);
+      if (asking.length > 0)
+        await trx('order_approvals').insert(
+          asking.map(({ l, lineIndex }) => ({
+            id: approvalId(),
+            order_id: a.order_id,
+            adjustment_id: id,
+            line_index: lineIndex,
+            description: l.description,
+            amount_satang: l.amountSatang,
+            expires_at: trx.raw(`now() + make_interval(secs => ?)`, [policy!.timeoutSeconds]),
+          })),
+        );
+      const approvals = (await trx('order_approvals').where({ adjustment_id: id }).orderBy('line_index')).map(
+        toApproval,
+      );
+      return { adjustment: toAdjustment(u), order: toOrder(o), approvals };
     }
-    return { adjustment: toAdjustment(a), order: toOrder(o) };
+    const approvals = (await trx('order_approvals').where({ adjustment_id: id }).orderBy('line_index')).map(toApproval);
+    return { adjustment: toAdjustment(a), order: toOrder(o), approvals };
   });
 }
 
@@ -230,15 +335,24 @@ export async function fixFinalAmount(
   db: Db,
   finalizeId: string,
   opts: { aboveAuthorization?: boolean } = {},
-): Promise<{ finalSatang: number; order: Order; exceeds?: boolean }> {
+): Promise<{ finalSatang: number; order: Order; exceeds?: boolean; awaitingApproval?: boolean }> {
   return db.transaction(async (trx) => {
     const f = await trx('order_finalizations').where({ id: finalizeId }).forUpdate().first();
     const o = await trx('orders').where({ order_id: f.order_id }).forUpdate().first();
     if (f.final_satang !== null) return { finalSatang: num(f.final_satang), order: toOrder(o) };
+    if (await trx('order_approvals').where({ order_id: f.order_id, status: 'pending' }).first()) {
+      // a substitution waits for the customer: nothing fixed (as above the authorisation)
+      await trx('order_finalizations').where({ id: finalizeId }).delete();
+      return { finalSatang: 0, order: toOrder(o), awaitingApproval: true };
+    }
     const [{ total }] = await trx('order_adjustments')
       .where({ order_id: f.order_id, status: 'applied' })
       .sum({ total: 'total_satang' });
-    const finalSatang = num(o.base_satang) + num(total);
+    // a declined (or timed-out declined) substitution is not in the final amount
+    const [{ uncounted }] = await trx('order_approvals')
+      .where({ order_id: f.order_id, counted: false })
+      .sum({ uncounted: 'amount_satang' });
+    const finalSatang = num(o.base_satang) + num(total) - num(uncounted);
     // a QR order above what was paid takes a top-up; a card order a new authorisation of the
     // difference (aboveAuthorization), else it cannot pass its authorisation
     const limit = o.method === 'card' && !opts.aboveAuthorization ? num(o.authorized_satang) : Number.MAX_SAFE_INTEGER;

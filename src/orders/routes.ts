@@ -1,16 +1,19 @@
 /**
  * Orders API routes (docs/orders.md): POST /orders/{orderId}/adjustments, POST
- * /orders/{orderId}/finalize, GET /orders/{orderId}. Thin: validate (./schemas), call the
- * orders service (./service), shape the {statusCode, body} envelope. The owner check is the
- * service's: another key's order, or none, is 404.
+ * /orders/{orderId}/finalize, GET /orders/{orderId}; the customer's approval page GET and POST
+ * /approvals/{token} (no API key: the signed token opens one approval). Thin: validate
+ * (./schemas), call the orders service (./service). The owner check is the service's.
  */
 import Router from '@koa/router';
+import type { Context } from 'koa';
+import { chooseLang } from '../checkout';
 import type { AppDeps } from '../http/deps';
-import { guards, Id } from '../http/guards';
+import { clockOf, guards, Id } from '../http/guards';
 import { requireApiKey } from '../http/middleware/api-key';
 import { z } from '../http/openapi';
 import { validate } from '../http/validate';
-import { AdjustmentRequest } from './schemas';
+import { approvalPage, type ApprovalPageState } from './approval-page';
+import { AdjustmentRequest, ApprovalDecisionIn } from './schemas';
 import type { OrderService } from './service';
 
 export function orderRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'>, orders: OrderService): Router {
@@ -35,6 +38,53 @@ export function orderRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'>, orde
   r.get('/orders/:orderId', limited, requireApiKey('payments:read'), async (ctx) => {
     const orderId = orderIdOf(ctx.params.orderId);
     ctx.body = { statusCode: 200, body: await orders.orderView(orderId, ctx.state.apiKey!) };
+  });
+
+  const CSP =
+    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+  const page = (
+    ctx: Context,
+    status: number,
+    state: ApprovalPageState,
+    approval?: Parameters<typeof approvalPage>[0]['approval'],
+  ) => {
+    const lang = chooseLang(ctx.query.lang, ctx.get('Accept-Language'));
+    ctx.set('Content-Security-Policy', CSP);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Vary', 'Accept-Language');
+    ctx.set('Content-Language', lang);
+    ctx.status = status;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = approvalPage({
+      lang,
+      state,
+      token: ctx.params.token,
+      merchantName: deps.config.payments.merchantName,
+      approval,
+    });
+  };
+  const clock = clockOf(deps);
+
+  r.get('/approvals/:token', limited, async (ctx) => {
+    const found = await orders.approvalOfLink(ctx.params.token, clock());
+    if (!found.ok) return page(ctx, found.reason === 'expired' ? 410 : 404, found.reason);
+    const a = found.approval;
+    const late = a.status === 'pending' && !a.requested && a.expiresAt.getTime() <= clock();
+    page(ctx, 200, late ? 'late' : a.status, a);
+  });
+
+  r.post('/approvals/:token', limited, async (ctx) => {
+    const { decision } = validate(ApprovalDecisionIn, ctx.request.body);
+    const out = await orders.decideApproval(ctx.params.token, decision, clock());
+    if (!out.ok) return page(ctx, out.reason === 'expired' ? 410 : 404, out.reason);
+    if ('late' in out) return page(ctx, 409, 'late', out.approval);
+    if (!out.recorded) return page(ctx, 200, out.approval.status, out.approval); // decided before: it stands
+    const lang = ctx.query.lang === 'th' || ctx.query.lang === 'en' ? `?lang=${ctx.query.lang}` : '';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 303;
+    ctx.redirect(`/approvals/${encodeURIComponent(ctx.params.token)}${lang}`);
   });
 
   return r;

@@ -5,7 +5,7 @@
 import { envelope, registry, z } from '../http/openapi';
 import { thbToSatang } from '../domain/money';
 import { apiErrors, Id, idempotencyHeader, rateLimitHeaders, security } from '../http/guards';
-import { ADJUSTMENT_REASONS } from './index';
+import { ADJUSTMENT_REASONS, APPROVAL_STATUSES } from './index';
 
 /** A signed THB amount (an adjustment may lower or raise the basket): satang, never 0. */
 const SignedAmount = z
@@ -54,7 +54,29 @@ export const AdjustmentRequest = registry.register(
 );
 export type AdjustmentRequest = z.infer<typeof AdjustmentRequest>;
 
-const Line = z.object({ description: z.string(), amount: z.number(), reason: z.enum(ADJUSTMENT_REASONS) });
+const Line = z.object({
+  description: z.string(),
+  amount: z.number(),
+  reason: z.enum(ADJUSTMENT_REASONS),
+  approval: z
+    .object({
+      approvalId: z.string(),
+      status: z.enum(APPROVAL_STATUSES).openapi({
+        description:
+          'pending: waiting for the customer; approved / declined: their decision; timed_out: nobody decided by expiresAt and ORDER_APPROVAL_DEFAULT applied. A declined line (or one timed out with the default decline) is not in the final amount',
+      }),
+      url: z.string().openapi({
+        description:
+          'the signed page where the customer approves or declines (Thai or English); forward it to the customer (also sent in the webhook order.approval_requested when it exists: see docs/orders.md)',
+      }),
+      expiresAt: z.string(),
+      decidedAt: z.string().nullable(),
+    })
+    .optional()
+    .openapi({
+      description: `present on a line with reason substitution raising the price above ORDER_APPROVAL_THRESHOLD: it waits for the customer's approval`,
+    }),
+});
 
 export const OrderOut = registry.register(
   'Order',
@@ -226,5 +248,67 @@ registry.registerPath({
       content: { 'application/json': { schema: envelope(OrderOut) } },
     },
     ...apiErrors([400, 401, 403, 404, 429]),
+  },
+});
+
+/** The approval page's form (or a JSON body): the customer's decision. */
+export const ApprovalDecisionIn = z
+  .object({ decision: z.enum(['approve', 'decline']) })
+  .strict()
+  .openapi({ example: { decision: 'approve' } });
+
+const ApprovalToken = z.object({
+  token: z.string().openapi({
+    description: "the signed token of an adjustment line's `approval.url`",
+    example: 'apr_5b1d3c0f6a2e4b8c9d7e1f0a2b3c4d5e.tomkcw.hsWihesnW4dBh-IHEzO7OA',
+  }),
+});
+const html = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: z.string(), example: '<!doctype html><html lang="en">…</html>' } },
+});
+registry.registerPath({
+  method: 'get',
+  path: '/approvals/{token}',
+  operationId: 'approvalPage',
+  summary: "A costlier substitution's approval page (HTML; Thai or English by Accept-Language or ?lang=th|en)",
+  description: 'No API key: the signed token opens exactly one approval. See docs/orders.md.',
+  tags: ['orders'],
+  security: [],
+  request: { params: ApprovalToken, query: z.object({ lang: z.enum(['th', 'en']).optional() }) },
+  responses: {
+    200: html('the substitution, its price difference and the approve / decline buttons, or its outcome'),
+    404: html('a link that is not valid (tampered, or no such approval)'),
+    410: html('a link past its expiry'),
+    429: { description: 'too many requests from this address' },
+  },
+});
+registry.registerPath({
+  method: 'post',
+  path: '/approvals/{token}',
+  operationId: 'approvalDecide',
+  summary: "The page's buttons: the customer approves or declines the substitution",
+  description:
+    "Recorded on the approval first, then delivered to the order's workflow with its proof. The first decision stands: a second one changes nothing. The page's buttons post it as a form (`decision=approve`); JSON is taken too.",
+  tags: ['orders'],
+  security: [],
+  request: {
+    params: ApprovalToken,
+    query: z.object({ lang: z.enum(['th', 'en']).optional() }),
+    body: {
+      required: true,
+      content: {
+        'application/json': { schema: ApprovalDecisionIn },
+      },
+    },
+  },
+  responses: {
+    200: html('decided before (or timed out): the page shows the decision that stands; nothing changes'),
+    303: html('the decision recorded: to the approval page, which shows the outcome (Location)'),
+    ...apiErrors([400]),
+    404: html('a link that is not valid (tampered, or no such approval)'),
+    409: html('past the deadline: nothing recorded (the shop default applies)'),
+    410: html('a link past its expiry'),
+    429: { description: 'too many requests from this address' },
   },
 });

@@ -14,11 +14,22 @@ import { scopedPaymentId } from '../ids';
 import { signOrderStep, withStartProof } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import type { OrderScope, PaymentMethod, PaymentStatus } from '../payments';
-import { orderWorkflowId, OrderWorkflowType, type OrderInput, type OrderStepOutcome } from './index';
+import {
+  orderWorkflowId,
+  OrderWorkflowType,
+  type ApprovalDecision,
+  type OrderInput,
+  type OrderStepOutcome,
+} from './index';
+import { signApprovalToken, verifyApprovalToken } from './approval-token';
 import {
   adjustmentsOf,
+  approvalById,
+  approvalsOf,
   cardHoldsOf,
   createOrder,
+  requestApproval,
+  type Approval,
   orderById,
   recordAdjustment,
   recordFinalization,
@@ -256,9 +267,56 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
     return send(o, 'finalize', f.id);
   }
 
+  /** The signed link of an approval page (valid a day past its deadline, to show the outcome). */
+  const approvalUrl = (a: Approval): string =>
+    `${config.publicBaseUrl.replace(/\/+$/, '')}/approvals/${signApprovalToken(config.identity.secret, a.id, a.expiresAt.getTime())}`;
+
+  /** The approval a link opens, or why none (a bad tag and an unknown approval look alike). */
+  async function approvalOfLink(
+    token: string,
+    nowMs: number,
+  ): Promise<{ ok: true; approval: Approval } | { ok: false; reason: 'invalid' | 'expired' }> {
+    const check = verifyApprovalToken(config.identity.secret, token, nowMs);
+    if (!check.ok) return check;
+    const approval = await approvalById(db, check.approvalId);
+    return approval ? { ok: true, approval } : { ok: false, reason: 'invalid' };
+  }
+
+  /**
+   * The customer's decision from the link: recorded on the approval row first (the first decision
+   * stands: a second one is the same), then sent to the order's workflow with its talat-order-v1
+   * proof. Past the deadline nothing is recorded (`late`): the timeout applies the shop's default.
+   */
+  async function decideApproval(token: string, decision: ApprovalDecision, nowMs: number) {
+    const found = await approvalOfLink(token, nowMs);
+    if (!found.ok) return found;
+    let a = found.approval;
+    if (a.status !== 'pending') return { ok: true as const, approval: a, recorded: false };
+    if (!a.requested && a.expiresAt.getTime() <= nowMs)
+      return { ok: true as const, approval: a, recorded: false, late: true };
+    a = await requestApproval(db, a.id, decision);
+    const o = (await orderById(db, a.orderId))!;
+    const proof = signOrderStep(config.results.signingKey, { kind: 'approval', stepId: a.id, orderId: a.orderId });
+    await sendOrderStep(client, { taskQueue, kind: 'approval', request: { stepId: a.id, proof }, input: inputOf(o) });
+    return { ok: true as const, approval: (await approvalById(db, a.id))!, recorded: true };
+  }
+
   async function orderView(orderId: string, key?: ApiKeyInfo): Promise<OrderOut> {
     const o = key ? await ownOrder(orderId, key, false) : (await orderById(db, orderId))!;
     const adjustments = await adjustmentsOf(db, orderId);
+    const approvals = new Map((await approvalsOf(db, orderId)).map((a) => [`${a.adjustmentId}#${a.lineIndex}`, a]));
+    const approvalOut = (a: Approval | undefined) =>
+      a
+        ? {
+            approval: {
+              approvalId: a.id,
+              status: a.status,
+              url: approvalUrl(a),
+              expiresAt: a.expiresAt.toISOString(),
+              decidedAt: a.decidedAt ? a.decidedAt.toISOString() : null,
+            },
+          }
+        : {};
     const topUps = await Promise.all(
       (await topUpsOf(db, orderId)).map(async (t) => {
         const p = await payments.paymentById(t.paymentId);
@@ -293,10 +351,11 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
         adjustmentId: a.id,
         status: a.status,
         amount: satangToThb(a.totalSatang),
-        lines: a.lines.map((l) => ({
+        lines: a.lines.map((l, i) => ({
           description: l.description,
           amount: satangToThb(l.amountSatang),
           reason: l.reason,
+          ...approvalOut(approvals.get(`${a.id}#${i}`)),
         })),
         rejection: a.rejection,
         createdAt: a.createdAt.toISOString(),
@@ -342,7 +401,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
     ];
   }
 
-  return { authorizeCard, adjust, finalize, orderView };
+  return { authorizeCard, adjust, finalize, orderView, approvalOfLink, decideApproval };
 }
 
 export type OrderService = ReturnType<typeof createOrderService>;

@@ -17,6 +17,7 @@ import { chargeUpdate, type PaymentView } from '../payments';
 import { withinDeadline } from '../temporal/calls';
 import {
   adjustUpdate,
+  decideApprovalUpdate,
   finalizeUpdate,
   orderWorkflowId,
   OrderWorkflowType,
@@ -64,17 +65,17 @@ export async function startCardOrder(
   }
 }
 
-/** One step (adjust or finalize) on the order's workflow; 'closed' when the workflow has ended. */
+/** One step (adjust, finalize or a customer's decision) on the order's workflow; 'closed' when it has ended. */
 export async function sendOrderStep(
   client: Client,
-  opts: { taskQueue: string; kind: 'adjust' | 'finalize'; request: OrderStepRequest; input: OrderInput },
+  opts: { taskQueue: string; kind: 'adjust' | 'finalize' | 'approval'; request: OrderStepRequest; input: OrderInput },
 ): Promise<OrderStepOutcome | 'closed'> {
-  const update = opts.kind === 'adjust' ? adjustUpdate : finalizeUpdate;
+  const update = { adjust: adjustUpdate, finalize: finalizeUpdate, approval: decideApprovalUpdate }[opts.kind];
   const updateId = stepUpdateId(opts.request);
   try {
     return await withinDeadline(client, ORDER_STEP_WAIT_MS, () =>
-      // a card order's workflow was started at its authorisation: never started again here
-      opts.input.method === 'card'
+      // a card order's workflow was started at its authorisation, an approval's by its adjustment
+      opts.input.method === 'card' || opts.kind === 'approval'
         ? client.workflow.getHandle(orderWorkflowId(opts.input.orderId)).executeUpdate(update, {
             args: [opts.request],
             updateId,

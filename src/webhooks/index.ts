@@ -60,6 +60,7 @@ export const EVENT_TYPES = [
   'payment.refunded',
   'payment.partially_refunded',
   'payment.authorized',
+  'order.approval_requested',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -73,6 +74,27 @@ export const eventTypesOf = (status: string): string[] => ['payment.status.updat
 /** Whether an endpoint with the filter `filter` (null: every type) receives an event of `status`. */
 export const endpointWants = (filter: readonly string[] | null | undefined, status: string): boolean =>
   !filter || filter.length === 0 || eventTypesOf(status).some((t) => filter.includes(t));
+
+/**
+ * An order's event (not a payment status): `order.approval_requested` (src/orders, docs/orders.md),
+ * one message per `key` and endpoint; `data` is added to the order's ids.
+ */
+export interface OrderEvent {
+  type: 'order.approval_requested';
+  key: string;
+  paymentId: string;
+  orderId: string;
+  mode: Mode;
+  apiKeyId: string;
+  data: Record<string, unknown>;
+}
+export const orderEventBody = (e: OrderEvent) => ({
+  event: e.type,
+  data: { orderId: e.orderId, paymentId: e.paymentId, mode: e.mode, ...e.data },
+  type: e.type,
+});
+/** the retries of an order event's deliveries (webhookRetryWorkflow) */
+export const orderEventWorkflowId = (orderId: string, key: string): string => `webhook-order-${orderId}-${key}`;
 
 // ---- contract ----
 
@@ -149,7 +171,8 @@ export type WebhookDeliveryWorkflow = (event: PaymentStatusEvent) => Promise<Del
 
 /** The deliveries of one event whose first attempt failed: retried after 1 s, 2 s, 4 s, then dead-lettered. */
 export interface WebhookRetryInput {
-  event: PaymentStatusEvent;
+  /** the payment event; absent for an order event's deliveries (only the delivery ids are used) */
+  event?: PaymentStatusEvent;
   deliveryIds: string[];
   /** ms since the epoch when the first attempts began: the 1 s before attempt 2 counts from it */
   firstAttemptAt?: number;

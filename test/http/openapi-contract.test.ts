@@ -457,6 +457,16 @@ describe('live answers', () => {
     expect(
       conforms(await app().post(`/orders/${orderId}/adjustments`).set('X-API-Key', key).send({ lines })).status,
     ).toBe(200);
+    // a costlier substitution: its approval page, and its POST with the documented example body
+    // above ORDER_APPROVAL_THRESHOLD's default 50 THB
+    const sub = [{ description: 'Salmon: a bigger fillet instead', amount: 60, reason: 'substitution' }];
+    const adj = conforms(await app().post(`/orders/${orderId}/adjustments`).set('X-API-Key', key).send({ lines: sub }));
+    const approvalPage = new URL(adj.body.body.adjustments[1].lines[0].approval.url).pathname;
+    expect(conforms(await app().get(approvalPage)).status).toBe(200);
+    expect(conforms(await app().get('/approvals/apr_0.0.0')).status).toBe(404);
+    const decision = requestExample(doc.paths['/approvals/{token}'].post as Json)!.value as object;
+    expect(conforms(await app().post(approvalPage).send(decision)).status).toBe(303);
+    expect(conforms(await app().post(approvalPage).send(decision)).status).toBe(200);
     expect(conforms(await app().post(`/orders/${orderId}/finalize`).set('X-API-Key', key)).status).toBe(200);
     expect(conforms(await app().get(`/orders/${orderId}`).set('X-API-Key', key)).body.body.status).toBe('settled');
     expect(
@@ -751,6 +761,8 @@ const EXAMPLES_NOT_SENT = [
   'POST /reconciliation/{provider}/schedule/unpause',
   // needs an order authorised by this key: the orders block above sends adjustments of its own order
   'POST /orders/{orderId}/adjustments',
+  // needs a live approval link: the orders block above posts the example body to its own
+  'POST /approvals/{token}',
 ].sort();
 
 /** The request example of an operation: the media example, else the first named one, else its schema's. */

@@ -4,7 +4,8 @@
  * refunded) replay against today's code; a tampered one fails. Also counts the events per settled
  * order (docs/orders.md). Record again after an intended, versioned change:
  * RECORD_REPLAY_FIXTURES=orders npx jest test/replay/orders. The card order finalised above its
- * authorisation (order-card-reauth-v1; recorded after it): RECORD_REPLAY_FIXTURES=orders-card-up.
+ * authorisation (order-card-reauth-v1; recorded after it): RECORD_REPLAY_FIXTURES=orders-card-up;
+ * order-approvals-v1's fixture: RECORD_REPLAY_FIXTURES=order-approval.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,12 +19,14 @@ import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
 import { historyFromJson } from '../../src/temporal/history';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { newKey, paidQr, request } from '../payments/support';
+import { registerEndpoint, startReceiver } from '../webhooks/helpers';
 import { createTestStack, provenResult, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 
 const FIXTURES = {
   card: 'order-card.history.json',
   qr: 'order-qr.history.json',
   cardUp: 'order-card-up.history.json',
+  approval: 'order-approval.history.json',
 };
 const fixturePath = (f: string) => path.join(__dirname, f);
 type History = { events: Record<string, unknown>[] };
@@ -148,6 +151,42 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders-card-up') {
   });
 }
 
+/**
+ * order-approvals-v1: a substitution approved on its page, another timed out (declined), each
+ * announced (order.approval_requested to an endpoint), then finalised.
+ */
+if (process.env.RECORD_REPLAY_FIXTURES === 'order-approval') {
+  it('records a QR order with an approved and a timed-out substitution', async () => {
+    const stack = await createTestStack({
+      env: { ORDER_APPROVAL_THRESHOLD: '0', ORDER_APPROVAL_TIMEOUT_S: '3', ORDER_APPROVAL_DEFAULT: 'decline' },
+    });
+    const receiver = await startReceiver(200);
+    try {
+      const { key } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read', 'webhooks:manage'] });
+      // an endpoint: each adjustment with an approval starts the order.approval_requested deliveries
+      await registerEndpoint(stack, key, { url: `${receiver.url}/h`, eventTypes: ['order.approval_requested'] });
+      const api = () => request(stack.app.callback());
+      const qr = await paidQr(stack, key, 300, 'replay-order');
+      const adjust = async (lines: unknown[]) =>
+        (await api().post(`/orders/${qr.orderId}/adjustments`).set('X-API-Key', key).send({ lines })).body.body;
+      const first = await adjust([
+        { description: 'replay substitute', amount: 20, reason: 'substitution' },
+        { description: 'replay line', amount: -50, reason: 'weight' },
+      ]);
+      const { url } = first.adjustments[0].lines[0].approval;
+      expect((await api().post(new URL(url).pathname).send({ decision: 'approve' })).status).toBe(303);
+      await adjust([{ description: 'replay substitute 2', amount: 15, reason: 'substitution' }]);
+      await waitFor(() => stack.db('order_approvals').where({ order_id: qr.orderId, status: 'timed_out' }).first());
+      const fin = await api().post(`/orders/${qr.orderId}/finalize`).set('X-API-Key', key);
+      expect(fin.body.body).toMatchObject({ status: 'settled', finalAmount: 270 });
+      await save(stack, qr.orderId, FIXTURES.approval);
+    } finally {
+      await receiver.stop();
+      await stack.close();
+    }
+  });
+}
+
 describe('recorded order histories replay against the current workflow code', () => {
   beforeAll(() => installTemporalRuntime(testLogger, 'WARN'));
   const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
@@ -170,11 +209,17 @@ describe('recorded order histories replay against the current workflow code', ()
       counts[kind] = h.events.length;
     }
     // docs/orders.md "Measured" quotes these counts: a change of shape must update it
-    expect(counts).toEqual({ card: expect.any(Number), qr: expect.any(Number), cardUp: expect.any(Number) });
+    expect(counts).toEqual({
+      card: expect.any(Number),
+      qr: expect.any(Number),
+      cardUp: expect.any(Number),
+      approval: expect.any(Number),
+    });
     const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'orders.md'), 'utf8');
     expect(doc).toContain(`card order: ${counts.card} events`);
     expect(doc).toContain(`QR order: ${counts.qr} events`);
     expect(doc).toContain(`card order above its authorisation: ${counts.cardUp} events`);
+    expect(doc).toContain(`QR order with two approvals: ${counts.approval} events`);
   });
 
   it('replay without a determinism error', async () => {

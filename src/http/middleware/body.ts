@@ -30,8 +30,8 @@ export const FORM_PATHS: ReadonlySet<string> = new Set(['/cardpayment', '/callba
  * UNSUPPORTED_MEDIA_TYPE before a byte of it is read. Bodiless requests (no Content-Length or 0,
  * no Transfer-Encoding) pass.
  */
-/** HTML pages whose forms post here (the console, a payment link's button): not the JSON API. */
-export const FORM_PAGE_PREFIXES: readonly string[] = ['/console/', '/l/'];
+/** HTML pages whose forms post here (the console, a payment link's button, an approval page): not the JSON API. */
+export const FORM_PAGE_PREFIXES: readonly string[] = ['/console/', '/l/', '/approvals/'];
 const takesForm = (p: string): boolean =>
   FORM_PATHS.has(p.replace(/\/+$/, '')) || FORM_PAGE_PREFIXES.some((pre) => p.startsWith(pre));
 
