@@ -9,7 +9,7 @@ import { newId } from '../ids';
 import type { CallbackProvider } from '../domain/providers';
 import type { PaymentStatus } from '../payments';
 import { orderReference } from '../domain/promptpay';
-import { paymentLookupSql, paymentsOfOrderSql, paymentStatusSql, toPayment, type PaymentRef } from '../payments';
+import { paymentLookupSql, paymentOfOrderSql, paymentStatusSql, toPayment, type PaymentRef } from '../payments';
 
 /** A callback names an order id that several scopes (accounts, modes) use, and nothing that tells them apart. */
 export class AmbiguousOrderError extends Error {
@@ -19,20 +19,6 @@ export class AmbiguousOrderError extends Error {
   ) {
     super(`order id ${orderId} names ${candidates} payments (of different accounts or modes)`);
   }
-}
-
-/**
- * The one payment an order id lookup means (order ids are unique per account and mode only,
- * docs/concepts.md): those of the order that the callback's payment reference names, when it gives
- * one that names any; else all of the order's. Several: AmbiguousOrderError.
- */
-async function onePaymentOfOrder(db: Db, orderId: string, paymentRef?: string): Promise<PaymentRef | undefined> {
-  const { rows } = await db.raw<{ rows: Record<string, unknown>[] }>(paymentsOfOrderSql, [orderId]);
-  const all = rows.map((r) => toPayment(r)!);
-  const named = paymentRef === undefined ? [] : all.filter((p) => paymentMatches(p, paymentRef));
-  const candidates = named.length > 0 ? named : all;
-  if (candidates.length > 1) throw new AmbiguousOrderError(orderId, candidates.length);
-  return candidates[0];
 }
 
 export type { CallbackProvider };
@@ -155,21 +141,32 @@ export async function callbackPayment(
   claim?: Claim,
 ): Promise<{ payment: PaymentRef; receipt: Receipt | null | undefined } | undefined> {
   const byOrder = 'orderId' in by;
-  // by order id: first the one payment it means (several scopes may use it), then by that id
-  const one = byOrder ? await onePaymentOfOrder(deps.db, by.orderId, claim?.paymentRef) : undefined;
-  if (byOrder && !one) return undefined;
-  const lookup = byOrder ? 'id' : 'providerRef';
-  const key = byOrder ? one!.id : by.providerRef;
   const orderId = byOrder ? by.orderId : '';
+  // by order id (unique per account and mode only): the one payment it means, the one the
+  // callback's payment id names when it names one, with the count of candidates (paymentOfOrderSql)
+  const named =
+    byOrder && claim?.paymentRef !== undefined
+      ? paymentMatchesSql(claim.paymentRef, orderId)
+      : { sql: 'false', bindings: [] as (string | boolean)[] };
+  const lookupSql = (columns = '') =>
+    byOrder ? paymentOfOrderSql(named.sql, columns) : paymentLookupSql('providerRef', columns);
+  const lookupBindings = byOrder
+    ? [orderId, ...named.bindings, orderId, ...named.bindings]
+    : [(by as { providerRef: string }).providerRef];
+  const unambiguous = (row: Record<string, unknown> | undefined) => {
+    const n = Number(row?.candidates ?? 1);
+    if (n > 1) throw new AmbiguousOrderError(orderId, n);
+  };
   if (!claim) {
     const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
       `SELECT p.*, ${RECEIPT_COLUMNS}
-         FROM (${paymentLookupSql(lookup)}) p
+         FROM (${lookupSql()}) p
          LEFT JOIN LATERAL (
            SELECT * FROM callback_receipts r WHERE r.provider = ? AND r.payment_id = p.id AND r.status = ? LIMIT 1
          ) r ON true`,
-      [leaseOf(deps), key, provider, status],
+      [leaseOf(deps), ...lookupBindings, provider, status],
     );
+    unambiguous(rows[0]);
     const payment = toPayment(rows[0]);
     return payment && { payment, receipt: receiptOf(rows[0]) };
   }
@@ -188,14 +185,14 @@ export async function callbackPayment(
   // when that commits), so "no receipt seen, none claimed" is a concurrent first delivery.
   const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
     `WITH p AS (
-       ${paymentLookupSql(lookup, `(${checks.map((c) => c.sql).join(' AND ') || 'true'}) AS claim_checks`)}
+       ${lookupSql(`(${checks.map((c) => c.sql).join(' AND ') || 'true'}) AS claim_checks`)}
      ), r AS (
        SELECT r.* FROM callback_receipts r
         WHERE r.provider = ? AND r.payment_id = (SELECT p.id FROM p) AND r.status = ?
      ), c AS (
        ${CLAIM_INSERT}
        SELECT ?::text, ?::text, p.id, p.order_id, ?::text, ?::text, ?::jsonb FROM p
-        WHERE p.claim_checks AND NOT EXISTS (SELECT 1 FROM r)
+        WHERE p.claim_checks AND NOT EXISTS (SELECT 1 FROM r)${byOrder ? ' AND p.candidates = 1' : ''}
        ON CONFLICT (provider, payment_id, status) DO NOTHING
        RETURNING id
      )
@@ -203,7 +200,7 @@ export async function callbackPayment(
        FROM p LEFT JOIN r ON true LEFT JOIN c ON true`,
     [
       ...checks.flatMap((c) => c.bindings),
-      key,
+      ...lookupBindings,
       provider,
       status,
       newId('evt'),
@@ -215,6 +212,7 @@ export async function callbackPayment(
     ],
   );
   const row = rows[0];
+  unambiguous(row);
   const payment = toPayment(row);
   if (!payment) return undefined;
   if (row.claimed_id) {

@@ -392,9 +392,16 @@ export const paymentLookupSql = (by: 'orderId' | 'providerRef' | 'id', columns =
     by === 'orderId' ? 'p.order_id = ?' : by === 'id' ? 'p.id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC'
   } LIMIT 1`;
 
-/** Every payment of an order id across scopes (at most 20, oldest first): a callback that names only the order. */
-export const paymentsOfOrderSql =
-  'SELECT p.* FROM payments p WHERE p.order_id = ? ORDER BY p.created_at, p.id LIMIT 20';
+/**
+ * The payment a callback's order id means, in one row (order ids are unique per account and mode
+ * only): of the order's payments, those `namedSql` (a condition on `p`, with `namedBindings`)
+ * names when it names any, else all; the oldest, with `candidates`, their count (more than one:
+ * ambiguous). Bindings: the order id, namedBindings, the order id, namedBindings.
+ */
+export const paymentOfOrderSql = (namedSql: string, columns = ''): string =>
+  `SELECT p.*${columns ? `, ${columns}` : ''}, count(*) OVER () AS candidates FROM payments p
+    WHERE p.order_id = ? AND (${namedSql} OR NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = ? AND ${namedSql}))
+    ORDER BY p.created_at, p.id LIMIT 1`;
 
 /** A scalar subquery: the status of the payment whose id is the SQL expression `idSql`. */
 export const paymentStatusSql = (idSql: string): string => `(SELECT status FROM payments WHERE id = ${idSql})`;

@@ -65,9 +65,9 @@ describe('GET /payments/{orderId}/timeline', () => {
       orderId,
       paymentId: created.body.body.paymentId,
       status: 'paid',
-      workflowId: `payment-${orderId}`,
+      workflowId: `payment-${created.body.body.paymentId}`,
     });
-    expect(body.temporalWebUrl).toMatch(new RegExp(`/namespaces/default/workflows/payment-${orderId}$`));
+    expect(body.temporalWebUrl).toMatch(new RegExp(`/namespaces/default/workflows/payment-${created.body.body.paymentId}$`));
     const types = body.entries.map((e: { type: string }) => e.type);
     expect(types[0]).toBe('payment.created');
     expect(types).toEqual(

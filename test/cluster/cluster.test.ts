@@ -152,6 +152,7 @@ describe('the cluster', () => {
         body: JSON.stringify({ orderId, userId: 'u-cluster', amount: 12.5, customerId: 'c-cluster' }),
       });
       expect(res.status).toBe(200);
+      const { paymentId } = ((await res.json()) as { body: { paymentId: string } }).body;
       // found by Talat's search attribute on the cluster's SQL visibility
       const client = await connectClient(`127.0.0.1:${frontend}`, 'default', {
         codecKeys: loadConfig({}).temporal.codecKeys,
@@ -174,7 +175,7 @@ describe('the cluster', () => {
       expect(await page.text()).toMatch(/<html/i);
       const settings = await getJson<{ Codec: { Endpoint: string } }>(`${ui}/api/v1/settings`);
       expect(settings.Codec.Endpoint).toBe(`http://127.0.0.1:${ports.balancer}/codec`);
-      const workflowId = `payment-${orderId}`;
+      const workflowId = `payment-${paymentId}`;
       const listed = await getJson<{ executions?: { execution: { workflowId: string } }[] }>(
         `${ui}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`OrderId = "${orderId}"`)}`,
       );
@@ -326,10 +327,11 @@ describe('the cluster', () => {
         body: JSON.stringify({ orderId, userId: 'u-mtls', amount: 12.5, customerId: 'c-mtls' }),
       });
       expect(res.status).toBe(200);
+      const { paymentId } = ((await res.json()) as { body: { paymentId: string } }).body;
       const client = await connectClient(cluster.temporalAddress, 'default', { codecKeys, tls: cluster.tls });
       try {
         // the worker (with its certificate) ran the payment's first step: it is pending, recorded
-        const handle = client.workflow.getHandle(`payment-${orderId}`);
+        const handle = client.workflow.getHandle(`payment-${paymentId}`);
         expect((await handle.describe()).status.name).toBe('RUNNING');
       } finally {
         await client.connection.close();
@@ -338,7 +340,7 @@ describe('the cluster', () => {
       const listed = await getJson<{ executions?: { execution: { workflowId: string } }[] }>(
         `${cluster.uiUrl}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`OrderId = "${orderId}"`)}`,
       );
-      expect(listed.executions?.map((e) => e.execution.workflowId)).toEqual([`payment-${orderId}`]);
+      expect(listed.executions?.map((e) => e.execution.workflowId)).toEqual([`payment-${paymentId}`]);
       // without a client certificate (plain TCP, or TLS trusting the CA but showing none) the frontend refuses
       const call = (tls?: typeof cluster.tls) =>
         connectClient(cluster.temporalAddress, 'default', { codecKeys, tls }).then(async (c) => {

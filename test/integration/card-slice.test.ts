@@ -3,7 +3,6 @@
  * HTTP -> workflow -> activity writes the payment row -> signal -> row and result agree.
  */
 import request from 'supertest';
-import { paymentWorkflowId } from '../../src/payments';
 import { provenResult, uniq, waitFor } from '../support/stack';
 import { useTestStack } from '../support/servers';
 import { paymentHandle } from '../payments/support';
@@ -39,7 +38,7 @@ describe('POST /cardpayment starts a payment workflow', () => {
       status: 'pending',
       method: 'card',
       callback_url: 'https://shop.example/thanks',
-      workflow_id: paymentWorkflowId(orderId),
+      workflow_id: `payment-${res.body.body.paymentId}`,
     });
 
     const handle = await paymentHandle(stack, orderId);

@@ -51,7 +51,7 @@ const BUDGET = {
     gatewayIdle: { statements: [] as string[], transactions: 0 },
   },
   temporal: {
-    'payment-<order>': {
+    'payment-<payment>': {
       events: 12,
       workflowTasks: 2,
       types: [
@@ -232,7 +232,7 @@ it('one paid QR payment costs exactly its budget of statements, transactions, ev
   const temporal: Budget['temporal'] = {};
   for (const id of workflowIds) {
     const { events } = await stack.client.workflow.getHandle(id).fetchHistory();
-    const name = id.replace(orderId, '<order>').replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>');
+    const name = id.replace(orderId, '<order>').replace(/pay_[0-9a-f]{32}/, '<payment>').replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>');
     temporal[name] = {
       events: events?.length ?? 0,
       types: (events ?? []).map((e) => EVENT_TYPE[e.eventType ?? 0].replace('EVENT_TYPE_', '')),
@@ -268,7 +268,7 @@ it('the budget can fail: one statement more, one transaction more or one event m
   expect(more(() => undefined)).toEqual(BUDGET);
   expect(more((b) => b.postgres.worker.statements.push('select payments'))).not.toEqual(BUDGET);
   expect(more((b) => b.postgres.create.transactions++)).not.toEqual(BUDGET);
-  expect(more((b) => b.temporal['payment-<order>'].events++)).not.toEqual(BUDGET);
+  expect(more((b) => b.temporal['payment-<payment>'].events++)).not.toEqual(BUDGET);
 });
 
 it('counts a knex transaction as one, its BEGIN and COMMIT as statements, and labels by verb and tables', async () => {

@@ -12,7 +12,7 @@ import net from 'node:net';
 import { CALL_DEADLINE_GRACE_MS, withinDeadline } from '../../src/temporal/calls';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { fieldSigned, post, resultOf } from '../callbacks/helpers';
-import { newKey, paymentError, request, rowOf } from './support';
+import { newKey, paymentError, paymentWorkflowIdOfOrder, request, rowOf } from './support';
 
 /** A TCP relay to `target` that can be told to hang (accept, never answer) or to refuse. */
 async function relay(target: number) {
@@ -148,6 +148,6 @@ describe.each([
       fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 3, orderId }),
     );
     expect(cb.status).toBe(200);
-    await expect(resultOf(stack, `payment-${orderId}`)).resolves.toMatchObject({ status: 'paid' });
+    await expect(resultOf(stack, await paymentWorkflowIdOfOrder(stack, orderId))).resolves.toMatchObject({ status: 'paid' });
   }, 60_000);
 });
