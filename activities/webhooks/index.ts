@@ -11,7 +11,17 @@ import { Context } from '@temporalio/activity';
 import type { Config } from '../../src/config';
 import type { Payment } from '../../src/payments';
 import type { Db } from '../../src/db/knex';
-import { DEFAULT_RETRY_SCHEDULE_S, endpointWants, webhookBody, type PaymentStatusEvent } from '../../src/webhooks';
+import {
+  DEFAULT_RETRY_SCHEDULE_S,
+  endpointWantsEvent,
+  isOrderEvent,
+  orderEventKey,
+  orderWebhookBody,
+  webhookBody,
+  type OrderEvent,
+  type PaymentStatusEvent,
+  type WebhookEvent,
+} from '../../src/webhooks';
 import type { AttemptResult, KeepTryingAttempt, ReplayOutcome, WebhookReplayInput } from '../../src/webhooks';
 import { newId } from '../../src/ids';
 import type { Logger } from '../../src/logger';
@@ -70,6 +80,11 @@ export interface EventRecords {
   reached(paymentId: string, status: string): Promise<boolean>;
   /** the amount of a succeeded refund of the payment, or undefined */
   refunded(refundId: string, paymentId: string): Promise<number | undefined>;
+  /**
+   * an order step's facts (the body's data) read from the orders slice's rows, or undefined when
+   * the rows do not hold that step of that order, payment, key and mode
+   */
+  orderEvent(e: OrderEvent): Promise<Record<string, unknown> | undefined>;
 }
 
 export function createWebhookActivities({
@@ -193,8 +208,16 @@ export function createWebhookActivities({
     return { ok, ...(res.statusCode !== undefined ? { statusCode: res.statusCode } : {}), ...(error ? { error } : {}) };
   }
 
-  /** Whether the event is one the records hold (see planWebhookDeliveries). */
-  async function recorded(event: PaymentStatusEvent): Promise<boolean> {
+  /** The body of an event the records hold (see planWebhookDeliveries), or undefined. */
+  async function recorded(event: WebhookEvent): Promise<string | undefined> {
+    if (isOrderEvent(event)) {
+      const data = await records.orderEvent(event);
+      return data ? JSON.stringify(orderWebhookBody(event, data)) : undefined;
+    }
+    return (await recordedPayment(event)) ? JSON.stringify(webhookBody(event)) : undefined;
+  }
+
+  async function recordedPayment(event: PaymentStatusEvent): Promise<boolean> {
     const p = await records.payment(event.paymentId);
     if (!p || p.orderId !== event.orderId || p.mode !== event.mode) return false;
     if ((p.apiKeyId ?? undefined) !== (event.apiKeyId ?? undefined)) return false;
@@ -204,7 +227,10 @@ export function createWebhookActivities({
   }
 
   /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */
-  async function plan(event: PaymentStatusEvent): Promise<{ id: string; endpointId: string; attempts: number }[]> {
+  async function plan(
+    event: WebhookEvent,
+    payload: string,
+  ): Promise<{ id: string; endpointId: string; attempts: number }[]> {
     const endpoints = (
       await db('webhook_endpoints')
         .whereNull('deleted_at')
@@ -215,11 +241,14 @@ export function createWebhookActivities({
             : q.where({ public_payments: true, mode: event.mode }),
         )
         .select('id', 'event_types')
-    ).filter((e: { event_types: string[] | null }) => endpointWants(e.event_types, event.status));
+    ).filter((e: { event_types: string[] | null }) => endpointWantsEvent(e.event_types, event));
     if (endpoints.length === 0) return [];
-    const payload = JSON.stringify(webhookBody(event));
-    // each refund is its own message: its key carries the refund id
-    const eventKey = event.refundId ? `${event.status}:${event.refundId}` : event.status;
+    // each refund is its own message: its key carries the refund id; an order step: its type and row
+    const eventKey = isOrderEvent(event)
+      ? orderEventKey(event)
+      : event.refundId
+        ? `${event.status}:${event.refundId}`
+        : event.status;
     await db('webhook_deliveries')
       .insert(
         endpoints.map((e: { id: string }) => ({
@@ -265,21 +294,30 @@ export function createWebhookActivities({
     return undefined;
   }
 
+  function forged(event: WebhookEvent): void {
+    logger.error(
+      {
+        securityEvent: 'webhook_event_forged',
+        paymentId: event.paymentId,
+        status: isOrderEvent(event) ? event.type : event.status,
+      },
+      'security: a webhook event that the records do not hold (forged start); nothing sent',
+    );
+  }
+
   return {
     /**
      * webhookDeliveryWorkflow's plan: only for an event Talat's records hold (the payment, its
      * key, mode, amount and that status in its history; a refund's succeeded row), so a workflow
      * started by hand with a forged event gets no signed message out (docs/security.md).
      */
-    async planWebhookDeliveries(event: PaymentStatusEvent): Promise<string[]> {
-      if (!(await recorded(event))) {
-        logger.error(
-          { securityEvent: 'webhook_event_forged', paymentId: event.paymentId, status: event.status },
-          'security: a webhook event that the records do not hold (forged start); nothing sent',
-        );
+    async planWebhookDeliveries(event: WebhookEvent): Promise<string[]> {
+      const payload = await recorded(event);
+      if (!payload) {
+        forged(event);
         return [];
       }
-      return (await plan(event)).map((d) => d.id);
+      return (await plan(event, payload)).map((d) => d.id);
     },
 
     /**
@@ -293,9 +331,16 @@ export function createWebhookActivities({
      * makes the first attempt itself. So a dead or hanging endpoint holds at most that many
      * payment settle steps, each for at most WEBHOOK_TIMEOUT_MS.
      */
-    async firstWebhookAttempts(event: PaymentStatusEvent): Promise<FirstAttempts> {
+    async firstWebhookAttempts(event: WebhookEvent): Promise<FirstAttempts> {
       const firstAttemptAt = Date.now();
-      const deliveries = await plan(event);
+      // a payment event comes from the payment's own settle step (its row written in the same
+      // activity); an order event is checked against the orders' rows here
+      const payload = isOrderEvent(event) ? await recorded(event) : JSON.stringify(webhookBody(event));
+      if (!payload) {
+        forged(event);
+        return { retry: [], deferred: [], firstAttemptAt };
+      }
+      const deliveries = await plan(event, payload);
       const results = await Promise.all(
         deliveries.map(async (d): Promise<{ id: string; next?: 'retry' | 'deferred' }> => {
           if (d.attempts > 0) return { id: d.id, next: 'retry' };
