@@ -78,7 +78,11 @@ export function listenCommand(program: Command): void {
           void (async () => {
             const body = Buffer.concat(chunks).toString('utf8');
             const valid = verifyWebhook(secret, req.headers, body);
-            let event: { event?: string; data?: { orderId?: string; status?: string; amount?: number } } = {};
+            let event: {
+              event?: string;
+              type?: string;
+              data?: { orderId?: string; status?: string; amount?: number };
+            } = {};
             try {
               event = JSON.parse(body);
             } catch {
@@ -98,7 +102,7 @@ export function listenCommand(program: Command): void {
             process.stdout.write(
               o.json
                 ? `${JSON.stringify(line)}\n`
-                : `${new Date().toISOString()}  payment.${event.data?.status ?? '?'}  order ${event.data?.orderId ?? '?'}  ` +
+                : `${new Date().toISOString()}  ${event.event === 'order.updated' ? event.type : `payment.${event.data?.status ?? '?'}`}  order ${event.data?.orderId ?? '?'}  ` +
                     `amount ${event.data?.amount ?? '?'}  attempt ${attempt}  signature ${line.signature}  ${line.id ?? ''}` +
                     `${fwd ? `  -> ${o.forwardTo} ${fwd.status ?? `failed: ${fwd.error}`}` : ''}\n`,
             );
