@@ -16,6 +16,7 @@ import { verifyRefundProof } from '../src/proofs';
 import {
   insertRefund,
   refundablePayment,
+  refundablePaymentById,
   refundById,
   settleRefund,
   type PaymentsOver,
@@ -81,8 +82,9 @@ export function createRefundActivities({
         amountSatang: refund.amountSatang,
       };
       if (!verifyRefundProof(config.results.signingKey, claim, input.proof)) return { ok: false };
-      const payment = await refundablePayment(db, payments, input.orderId);
-      if (!payment || payment.paymentId !== refund.paymentId) return { ok: false };
+      // the recorded refund's own payment (an order id may be another account's or mode's too)
+      const payment = await refundablePaymentById(db, payments, refund.paymentId);
+      if (!payment || payment.orderId !== input.orderId) return { ok: false };
       return { ok: true, refund, payment };
     },
 

@@ -5,12 +5,11 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { Client as PgClient } from 'pg';
 import { signPayload } from '../src/callbacks/verify';
-import { orderPaymentId } from '../src/ids';
-import { paymentWorkflowId } from '../src/payments';
 import { minimalSignature } from './minimal/app';
 import { percentile } from './steady';
-import { say } from './support';
+import { benchPaymentIds, say } from './support';
 
 export type Side = 'minimal' | 'talat';
 interface Req {
@@ -45,14 +44,46 @@ export interface PgCounters {
 
 /** One stack with both apps on it. */
 export interface AnchorTarget {
-  talat: { base: string; key: string; callbackSecret: string; identitySecret: string };
+  talat: { base: string; key: string; accountId: string; callbackSecret: string; identitySecret: string };
   minimal: { base: string; callbackSecret: string };
   /** statements sent so far by each app's client, when counted */
   statements?: (side: Side) => Promise<number>;
   cpu: () => Cpu;
   pg: () => Promise<PgCounters>;
+  /** pg_stat_statements of the apps' database, when its Postgres preloads it */
+  perStatement?: PerStatement;
   /** "N events, M workflow tasks" of one workflow's history */
   history: (side: Side, workflowId: string) => Promise<string>;
+}
+
+interface PerStatement {
+  reset(): Promise<void>;
+  read(): Promise<{ query: string; calls: number; ms: number }[]>;
+}
+
+/** pg_stat_statements through `stats` (its database's statements), or undefined when not preloaded. */
+export async function perStatementOf(stats: PgClient): Promise<PerStatement | undefined> {
+  try {
+    await stats.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await stats.query('SELECT 1 FROM pg_stat_statements LIMIT 1');
+  } catch (e) {
+    say(`no per-statement figures (pg_stat_statements: ${(e as Error).message})`);
+    return undefined;
+  }
+  return {
+    reset: async () => void (await stats.query('SELECT pg_stat_statements_reset()')),
+    read: async () => {
+      const r = await stats.query(
+        `SELECT query, calls, total_exec_time FROM pg_stat_statements
+          WHERE query NOT ILIKE '%pg_stat%' AND query NOT ILIKE '%pg_current_wal%'`,
+      );
+      return (r.rows as { query: string; calls: string; total_exec_time: number }[]).map((row) => ({
+        query: row.query.replace(/\s+/g, ' ').trim(),
+        calls: Number(row.calls),
+        ms: Number(row.total_exec_time),
+      }));
+    },
+  };
 }
 
 export const CALLBACK_SECRET = 'minimal-callback-secret';
@@ -111,7 +142,7 @@ export async function runRounds(
       };
     }
     const signed = signPayload(t.talat.callbackSecret, {
-      paymentId: orderPaymentId(t.talat.identitySecret, orderId),
+      paymentId: benchPaymentIds(t.talat.identitySecret, t.talat.accountId, orderId).paymentId,
       status: 'success',
       amount: 123.45,
       orderId,
@@ -143,17 +174,28 @@ export async function runRounds(
     minimal: { ...zero(), rates: [] as number[], results: [] as RoundResult[] },
     talat: { ...zero(), rates: [] as number[], results: [] as RoundResult[] },
   };
+  const statementsSeen: Record<Side, Map<string, { calls: number; ms: number }>> = {
+    minimal: new Map(),
+    talat: new Map(),
+  };
   for (let k = 0; k < opts.rounds; k++)
     for (const side of ['minimal', 'talat'] as const) {
       say(`round ${k + 1}/${opts.rounds}: ${side}, ${per} payments at ${opts.connections} concurrent`);
       const pg0 = await t.pg();
       const st0 = (await t.statements?.(side)) ?? 0;
+      await t.perStatement?.reset();
       const cpu0 = t.cpu();
       const r = await round(side, per, opts.connections);
       const cpu1 = t.cpu();
       const st1 = (await t.statements?.(side)) ?? 0;
       await sleep(11_000); // pg_stat_database: the backends' counters reach it when idle (PGSTAT_IDLE_INTERVAL 10 s)
       const pg1 = await t.pg();
+      for (const row of (await t.perStatement?.read()) ?? []) {
+        const seen = statementsSeen[side].get(row.query) ?? { calls: 0, ms: 0 };
+        seen.calls += row.calls;
+        seen.ms += row.ms;
+        statementsSeen[side].set(row.query, seen);
+      }
       if (r.errors) say(`  ${r.errors} errors, first: ${r.firstError}`);
       const s = totals[side];
       const paid = r.webhook.length;
@@ -169,7 +211,10 @@ export async function runRounds(
   const lastOf = (side: Side) => `${prefix}${side}-${seq - (side === 'talat' ? 1 : per + 1)}`;
   const historyOf = {
     minimal: await t.history('minimal', `minimal-${lastOf('minimal')}`),
-    talat: await t.history('talat', paymentWorkflowId(lastOf('talat'))),
+    talat: await t.history(
+      'talat',
+      benchPaymentIds(t.talat.identitySecret, t.talat.accountId, lastOf('talat')).workflowId,
+    ),
   };
   const f = (n: number, d = 1) => n.toFixed(d);
   const lines = [...header, `${opts.payments} QR payments per side in ${opts.rounds} alternating rounds of ${per}`];
@@ -188,6 +233,23 @@ export async function runRounds(
       `${''.padEnd(8)} Postgres per paid: statements ${t.statements ? perPaid(s.statements, 1) : 'n/a'} (client-counted), transactions ${perPaid(s.xacts, 1)}, rows written ${perPaid(s.rows, 1)}, WAL ${perPaid(s.walBytes / 1024, 1)} KiB; Temporal: ${historyOf[side]} (one payment)`,
     );
   }
+  if (t.perStatement)
+    for (const side of ['minimal', 'talat'] as const) {
+      const paid = Math.max(1, totals[side].paid);
+      const rows = [...statementsSeen[side]].sort((a, b) => b[1].calls - a[1].calls);
+      const calls = rows.reduce((n, [, v]) => n + v.calls, 0);
+      const ms = rows.reduce((n, [, v]) => n + v.ms, 0);
+      lines.push(
+        `${side}: pg_stat_statements per paid payment: ${f(calls / paid, 1)} statements, ${f(ms / paid, 3)} ms executing (the round's whole database: its background work too)`,
+        ...rows
+          .filter(([, v]) => v.calls / paid >= 0.05)
+          .slice(0, 15)
+          .map(
+            ([q, v]) =>
+              `  ${f(v.calls / paid, 2).padStart(6)} calls ${f(v.ms / paid, 3).padStart(7)} ms  ${q.slice(0, 110)}`,
+          ),
+      );
+    }
   const ratio = (a: number, b: number) => (b ? (a / b).toFixed(2) : 'n/a');
   const per1 = (s: Side, v: number) => v / Math.max(1, totals[s].paid);
   const cpuPer = (s: Side) => per1(s, totals[s].app + totals[s].postgres + totals[s].temporal);

@@ -8,6 +8,8 @@
  * server on a SQLite file, both apps and their workers in this process, Talat with eager starts).
  * With --cluster: the cluster of `npm run cluster` (four Temporal services on Postgres, one Talat
  * gateway and one worker process, the minimal app in a process of its own, 16 history shards).
+ * On the dev server, pg_stat_statements (preloaded) adds each statement's calls and execution ms
+ * per paid payment, reset before each round.
  */
 import { fork } from 'node:child_process';
 import path from 'node:path';
@@ -22,6 +24,7 @@ import { connectClient } from '../src/temporal/client';
 import {
   CALLBACK_SECRET,
   MINIMAL_HOOK_SECRET,
+  perStatementOf,
   runRounds,
   startDriver,
   type AnchorTarget,
@@ -75,6 +78,7 @@ function devServer(): void {
       scopes: SCOPES,
       temporalFile: true,
       eagerStart: true,
+      statStatements: true,
       env: { CALLBACK_MAX_AGE_S: '3600', QR_EXPIRY_S: '600', WEBHOOK_ALLOW_LOOPBACK: 'on' },
     },
     args,
@@ -99,6 +103,7 @@ function devServer(): void {
         talat: {
           base,
           key,
+          accountId: stack.keyId,
           callbackSecret: config.callbacks.providers.QR.secret,
           identitySecret: config.identity.secret,
         },
@@ -110,6 +115,7 @@ function devServer(): void {
           return { app: (u.user + u.system) / 1000, postgres: s.postgres, temporal: s.temporal };
         },
         pg: () => pgCounters(stats, ['talat', stats.database ?? 'talat']),
+        perStatement: await perStatementOf(stats),
         history: historyOf(stack.temporal.client),
       };
       const lines = await runRounds(target, driver, opts, [
@@ -162,7 +168,7 @@ function cluster(): void {
     });
     stops.push(() => c.stop());
     const db = createDb(c.databaseUrl, { poolMax: 1 });
-    const { key } = await createApiKey(db, { name: 'bench', scopes: SCOPES, mode: 'sandbox' });
+    const { key, id: keyId } = await createApiKey(db, { name: 'bench', scopes: SCOPES, mode: 'sandbox' });
     await db.destroy();
     const driver = await startDriver();
     stops.push(async () => driver.stop());
@@ -215,6 +221,7 @@ function cluster(): void {
       talat: {
         base: c.gatewayUrls[0],
         key,
+        accountId: keyId,
         callbackSecret: config.callbacks.providers.QR.secret,
         identitySecret: config.identity.secret,
       },

@@ -32,6 +32,7 @@ import type { Client } from '@temporalio/client';
 import { loadConfig, type Config } from '../src/config';
 import { createDb, type Db } from '../src/db/knex';
 import { createApiKey } from '../src/http/middleware/api-key';
+import { paymentWorkflowIdOf } from '../src/payments';
 import { startCluster } from '../src/app/cluster';
 import { freePort } from '../src/stack/temporal';
 import { connectClient } from '../src/temporal/client';
@@ -104,7 +105,7 @@ async function measure(o: typeof opts, { base, key, db, config, client, queues }
       body: JSON.stringify({ orderId, userId: 'u-bench', amount: 10, customerId: 'c-bench' }),
     });
     if (res.status !== 200) throw new Error(`POST /qrpayment: ${res.status} ${await res.text()}`);
-    await res.arrayBuffer();
+    return paymentWorkflowIdOf(((await res.json()) as { body: { paymentId: string } }).body.paymentId);
   };
 
   say(`storm: ${o.storm} QR payments to expire in ${o.expiry} s, webhook endpoint ${o.dead} (${deadUrl})`);
@@ -115,8 +116,7 @@ async function measure(o: typeof opts, { base, key, db, config, client, queues }
     Array.from({ length: 16 }, async () => {
       while (next < o.storm) {
         const orderId = `${prefix}storm-${next++}`;
-        stormIds.push(`payment-${orderId}`);
-        await createQr(key, orderId);
+        stormIds.push(await createQr(key, orderId));
       }
     }),
   );
@@ -126,8 +126,7 @@ async function measure(o: typeof opts, { base, key, db, config, client, queues }
   const steadyIds: string[] = [];
   const run = await offerSteadily(o.rate, o.seconds, (i) => {
     const orderId = `${prefix}steady-${i}`;
-    steadyIds.push(`payment-${orderId}`);
-    return createQr(steadyKey, orderId);
+    return createQr(steadyKey, orderId).then((id) => void steadyIds.push(id));
   });
   const loadAfter = loadAverage();
   if (run.firstError) say(`steady: ${run.errors} failed, the first: ${run.firstError}`);

@@ -33,6 +33,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../src/config';
+import { paymentWorkflowIdOf } from '../src/payments';
 import { createDb, migrateLatest } from '../src/db/knex';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { buildCallbacks, sandboxOutcome, type SandboxOutcome } from '../src/simulators/callbacks';
@@ -615,7 +616,8 @@ async function main() {
       for (const l of lost.slice(0, 5)) {
         const orderId = l.split(':')[0];
         try {
-          const h = client.workflow.getHandle(`payment-${orderId}`);
+          const p = created.find((c) => c.orderId === orderId);
+          const h = client.workflow.getHandle(paymentWorkflowIdOf(p?.paymentId ?? orderId));
           const d = await h.describe();
           const events = (await h.fetchHistory()).events ?? [];
           const kinds: Record<string, number> = {};
@@ -645,7 +647,7 @@ async function main() {
       await replayWithBuild(
         temporalAddress,
         config.temporal.codecKeys,
-        old.map((p) => `payment-${p.orderId}`),
+        old.map((p) => paymentWorkflowIdOf(p.paymentId!)),
         await rollBundle!,
       ),
     );
@@ -656,7 +658,7 @@ async function main() {
       await historiesWithPatchMarker(
         temporalAddress,
         config.temporal.codecKeys,
-        after.map((p) => `payment-${p.orderId}`),
+        after.map((p) => paymentWorkflowIdOf(p.paymentId!)),
       )
     ).length;
   }

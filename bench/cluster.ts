@@ -1,5 +1,5 @@
 /**
- * `npm run bench:cluster [-- --levels 4,8,16 --seconds S]`
+ * `npm run bench:cluster [-- --levels 4,8,16 --seconds S --cluster-only]`
  *
  * The cost of a payment on the two engines, in one run on this machine (docs/cluster.md): the
  * Temporal dev server of `npm start` (one process, SQLite in WAL mode) and the cluster of `npm run
@@ -38,6 +38,8 @@ const levelsArg = argv.includes('--levels') ? argv[argv.indexOf('--levels') + 1]
 const levels = levelsArg.split(',').map(Number);
 if (!levels.every((n) => Number.isInteger(n) && n >= 1 && n <= 64)) throw new Error('--levels: whole numbers 1-64');
 const seconds = intArg('--seconds', 20, 120);
+/** `--cluster-only`: skip the dev server's phase (Temporal's WAL per payment is the cluster's figure) */
+const clusterOnly = argv.includes('--cluster-only');
 const QUEUE = 'bench-cluster';
 const ROOT = path.resolve(__dirname, '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -266,7 +268,7 @@ runBounded(15, stopAll, async () => {
   };
 
   // 1. the dev server of `npm start`: each part stopped after its phase, or by stopAll on a failure
-  {
+  if (!clusterOnly) {
     say('starting the dev server stack: Postgres, the Temporal dev server (SQLite, WAL), a gateway and a worker');
     const phase: (() => Promise<unknown>)[] = [];
     const started = <T>(stop: () => Promise<unknown>, value: T): T => {

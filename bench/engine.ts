@@ -37,11 +37,11 @@ import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
 import { signatureHeaders, signPayload } from '../src/callbacks/verify';
-import { orderPaymentId } from '../src/ids';
 import { cpuPerCall, cpuSnapshot, type CpuSnapshot } from './proc-cpu';
 import { percentile, s2sBreakdown, s2sSummary, scheduleToStart } from './steady';
 import { watchWorker } from './worker-watch';
 import {
+  benchPaymentIds,
   flagArg,
   headerLine,
   intArg,
@@ -54,6 +54,7 @@ import {
   say,
   type Stack,
 } from './support';
+import { paymentWorkflowIdOf } from '../src/payments';
 
 const args = () => ({
   payments: intArg('--payments', 400, 5000),
@@ -264,8 +265,8 @@ runBench(
     /** the payments row: its id is what the provider's callback names */
     const paymentRow = async (orderId: string) => {
       for (let i = 0; i < 400; i++) {
-        const row = (await db('payments').where({ order_id: orderId }).first('id', 'provider_ref')) as
-          { id: string; provider_ref: string | null } | undefined;
+        const row = (await db('payments').where({ order_id: orderId }).first('id', 'provider_ref', 'workflow_id')) as
+          { id: string; provider_ref: string | null; workflow_id: string } | undefined;
         if (row) return row;
         await sleep(5);
       }
@@ -336,10 +337,11 @@ runBench(
       const payments = Array.from({ length: opts.rate * opts.seconds }, (_, i) => {
         const orderId = `${prefix}steady-${i}`;
         orderIds.push(orderId);
-        ids.push(`payment-${orderId}`);
+        const own = benchPaymentIds(config.identity.secret, stack.keyId, orderId);
+        ids.push(own.workflowId);
         return {
           create: JSON.stringify({ orderId, userId: 'u-bench', amount: 123.45, customerId: 'c-bench' }),
-          callback: qrCallback(orderId, orderPaymentId(config.identity.secret, orderId)),
+          callback: qrCallback(orderId, own.paymentId),
         };
       });
       const eager = stack.eagerStarting() ? 'eager starts' : 'plain starts';
@@ -429,7 +431,7 @@ runBench(
       await postCallback(body);
       const ok = performance.now();
       latencies.push((await waitArrival(orderId)) - ok);
-      if (i < 5) qrEvents.push(await countEvents(`payment-${orderId}`));
+      if (i < 5) qrEvents.push(await countEvents(paymentWorkflowIdOf(id)));
       if (i === 4) {
         // the close's write is made by the server's visibility queue shortly after the close
         for (let j = 0; j < 100; j++) {
@@ -478,7 +480,7 @@ runBench(
       });
       if (cres.status >= 400) throw new Error(`POST /callback: ${cres.status} ${await cres.text()}`);
       await waitArrival(orderId);
-      cardEvents.push(await countEvents(`payment-${orderId}`));
+      cardEvents.push(await countEvents((await paymentRow(orderId)).workflow_id));
     }
 
     const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : 'n/a');

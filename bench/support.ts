@@ -24,8 +24,16 @@ import { startEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, startEmbeddedTemporal } from '../src/stack/temporal';
 import { clientOnWorkerConnection, connectClient, type TemporalDeps } from '../src/temporal/client';
 import { installTemporalRuntime } from '../src/temporal/runtime';
+import { scopedPaymentId } from '../src/ids';
+import { paymentWorkflowIdOf } from '../src/payments';
 import { QUEUE_KINDS, type QueueKind } from '../src/domain/temporal';
 import { createQueueWorkers } from '../src/app/worker';
+
+/** A sandbox QR payment's id and workflow id, as the gateway derives them for an account's order. */
+export function benchPaymentIds(identitySecret: string, accountId: string, orderId: string) {
+  const paymentId = scopedPaymentId(identitySecret, accountId, 'sandbox', orderId);
+  return { paymentId, workflowId: paymentWorkflowIdOf(paymentId) };
+}
 
 export const say = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 export const ms = (n: number) => `${n.toFixed(1)} ms`;
@@ -79,6 +87,8 @@ export interface Stack {
   base: string;
   /** the sandbox API key */
   key: string;
+  /** its id, its account's id too (a new key is an account of its own) */
+  keyId: string;
   /** stops the workers started with the stack (a second call waits for the first) */
   stopWorker: () => Promise<void>;
   /** starts more workers on the queues (default all three); stopped with the stack */
@@ -112,6 +122,8 @@ export interface StackOptions {
    * (TemporalDeps.eagerStartClient) while one runs; plainly while the workers are stopped
    */
   eagerStart?: boolean;
+  /** preload pg_stat_statements in the benchmark's Postgres (when it ships it): per-statement calls and time */
+  statStatements?: boolean;
   /** false: no worker in this process, as the gateway role (`npm run gateway`) runs (default true: the workers run here, as in `npm start`) */
   worker?: boolean;
 }
@@ -154,6 +166,7 @@ export function runBench<O>(
     env,
     temporalFile,
     eagerStart,
+    statStatements,
     worker = true,
   }: StackOptions): Promise<Stack> {
     say('starting Postgres and the Temporal dev server (own, on free ports)');
@@ -162,6 +175,7 @@ export function runBench<O>(
       dataDir: path.join(dataDir, 'pg'),
       port: await freePort(),
       database: 'talat_bench',
+      statStatements,
     });
     stops.push(() => pg.stop());
     const startServer = async (o: { dbFile?: string; sqlitePragmas?: boolean }) => {
@@ -229,13 +243,14 @@ export function runBench<O>(
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     stops.push(() => new Promise((resolve) => server.close(resolve)));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const { key } = await createApiKey(db, { name: 'bench', scopes, mode: 'sandbox' });
+    const { key, id: keyId } = await createApiKey(db, { name: 'bench', scopes, mode: 'sandbox' });
     return {
       dataDir,
       config,
       db,
       base,
       key,
+      keyId,
       stopWorker,
       startWorker,
       temporal: { address: temporal.address, client, metricsPort: temporal.metricsPort, workerMetricsPort },

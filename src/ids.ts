@@ -19,3 +19,14 @@ export const newId = (prefix: IdPrefix): string => {
  */
 export const orderPaymentId = (secret: string, orderId: string): string =>
   `pay_${createHmac('sha256', secret).update(`talat-payment-id-v1\n${orderId}`).digest('hex').slice(0, 32)}`;
+
+/**
+ * A payment's id since order ids are scoped (docs/concepts.md): the same derivation over the order's
+ * scope (account, mode) too, so two merchants' (or modes') same order id are two payments, two
+ * workflows (payment-<id>), and a retry after an unanswered start still finds the same id.
+ */
+export const scopedPaymentId = (secret: string, accountId: string | null, mode: string, orderId: string): string =>
+  `pay_${createHmac('sha256', secret)
+    .update(`talat-payment-id-v2\n${accountId ?? ''}\n${mode}\n${orderId}`)
+    .digest('hex')
+    .slice(0, 32)}`;

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { createQueueWorkers, type QueueWorkers } from '../src/app/worker';
-import { paymentWorkflowId } from '../src/payments';
+import { paymentWorkflowIdOf } from '../src/payments';
 import { installTemporalRuntime } from '../src/temporal/runtime';
 import { fieldSigned, post } from './callbacks/helpers';
 import { newKey, rowOf } from './payments/support';
@@ -103,7 +103,7 @@ async function pendingQr(amount: number): Promise<Pending> {
     .set('X-API-Key', key)
     .send({ orderId, userId: 'u', amount, customerId: 'c' });
   expect(res.status).toBe(200);
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+  const handle = stack.client.workflow.getHandle(paymentWorkflowIdOf(res.body.body.paymentId as string));
   await waitFor(async () =>
     ((await handle.fetchHistory()).events ?? []).some((e) => e.workflowTaskCompletedEventAttributes) ? true : undefined,
   );

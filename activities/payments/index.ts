@@ -7,13 +7,14 @@ import type { Db } from '../../src/db/knex';
 import { verifyResultProof } from '../../src/result-proof';
 import { verifyStartProof } from '../../src/proofs';
 import type { PaymentStatusEvent } from '../../src/webhooks';
-import { canTransition, isTerminal, paymentWorkflowId, type PaymentStatus } from '../../src/payments';
+import { canTransition, isOwnPaymentWorkflow, isTerminal, type PaymentStatus } from '../../src/payments';
 import type { PaymentRedriveInput } from '../../src/payments';
 import { ActivityFailureType } from '../../src/domain/temporal';
 import type { PaymentResult } from '../../src/payments';
 import type { Logger } from '../../src/logger';
 import {
   applyTransition,
+  applyTransitionIfAgrees,
   attachProviderRef,
   insertPayment,
   type NewPayment,
@@ -86,6 +87,17 @@ export function createPaymentActivities({
   const sameTime = (a: Date | string | null | undefined, b: Date | string | null | undefined) =>
     (a ? new Date(a).getTime() : null) === (b ? new Date(b).getTime() : null);
 
+  /** Whether the start input carries the gateway's talat-start-v1 proof for the calling workflow. */
+  const provenStart = (
+    caller: { workflowId: string; workflowType: string } | undefined,
+    paymentId: string,
+    start: object | undefined,
+  ): caller is { workflowId: string; workflowType: string } =>
+    !!caller &&
+    !!start &&
+    (start as { paymentId?: unknown }).paymentId === paymentId &&
+    verifyStartProof(signingKey, { ...caller, input: start });
+
   /**
    * Whether the calling workflow is the payment's own. Its start carries the gateway's
    * talat-start-v1 proof over its type, id and whole input (expiry and card token included), and
@@ -112,11 +124,7 @@ export function createPaymentActivities({
     const row = await db('payments').where({ id: p.paymentId }).first();
     if (seen) seen.row = !!row;
     const workflowId = caller?.workflowId ?? row?.workflow_id;
-    const proven =
-      !!caller &&
-      !!start &&
-      (start as { paymentId?: unknown }).paymentId === p.paymentId &&
-      verifyStartProof(signingKey, { ...caller, input: start });
+    const proven = provenStart(caller, p.paymentId, start);
     const agrees =
       !!row &&
       row.workflow_id === workflowId &&
@@ -183,7 +191,11 @@ export function createPaymentActivities({
       return { retry: [], rejected: true, status: null };
     }
     const row = await db('payments').where({ id: input.paymentId }).first();
-    if (!row || row.order_id !== input.orderId || row.workflow_id !== paymentWorkflowId(row.order_id))
+    if (
+      !row ||
+      row.order_id !== input.orderId ||
+      !isOwnPaymentWorkflow({ id: row.id, orderId: row.order_id, workflowId: row.workflow_id })
+    )
       return { retry: [], rejected: true, status: null };
     const to: PaymentStatus = r.status === 'success' ? 'paid' : 'failed';
     const reason = `${r.provider}: ${r.status} (re-driven: the payment's workflow had been closed while it was pending)`;
@@ -225,6 +237,17 @@ export function createPaymentActivities({
           return { retry: [], rejected: true };
         }
       }
+      // the fast path (issue 41): a proven start and a row that agrees with it, vouched for by the
+      // transition's own WHERE, one statement; anything else (no row yet, another status, a row
+      // that disagrees) takes the reads below, which decide as before
+      const caller = callerOf();
+      const p = input.payment;
+      if (
+        input.change.paymentId === p.paymentId &&
+        provenStart(caller, p.paymentId, input.start) &&
+        (await applyTransitionIfAgrees(db, input.change, { ...p, workflowId: caller.workflowId }))
+      )
+        return input.event ? webhooks.firstWebhookAttempts(input.event) : { retry: [] };
       const seen: { row?: boolean } = {};
       if (!(await vouched(input.payment, input.start, false, seen)))
         return r ? settleFromRecords(input.change.paymentId, r) : { retry: [], rejected: true };

@@ -13,8 +13,9 @@ import type { Payment } from '../../src/payments';
 import type { Db } from '../../src/db/knex';
 import {
   DEFAULT_RETRY_SCHEDULE_S,
-  endpointWantsEvent,
+  eventTypesOf,
   isOrderEvent,
+  ORDER_EVENT,
   orderEventKey,
   orderWebhookBody,
   webhookBody,
@@ -54,6 +55,21 @@ function signingSecrets(
     secrets.push(openSecret(config.webhooks.secretKey, row.previous_secret_ciphertext));
   }
   return secrets;
+}
+
+/** A delivery and what its attempt needs of its endpoint (attempt(), plan()). */
+interface DeliveryRow {
+  id: string;
+  payload: string;
+  state: string;
+  endpoint_id: string;
+  attempts?: number;
+  url: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext?: string | null;
+  previous_secret_expires_at?: Date | null;
+  deleted_at?: Date | null;
+  disabled?: boolean;
 }
 
 /** An endpoint whose last attempt failed this recently gets no first attempt inside a payment's settle step. */
@@ -122,23 +138,28 @@ export function createWebhookActivities({
     else inlineInFlight.set(endpointId, n);
   };
 
-  /** One signed POST of a delivery's payload, recorded as an attempt. */
-  async function attempt(input: AttemptInput): Promise<AttemptResult> {
-    const row = await db('webhook_deliveries as d')
-      .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .where('d.id', input.deliveryId)
-      .first(
-        'd.id',
-        'd.payload',
-        'd.state',
-        'd.endpoint_id',
-        'e.url',
-        'e.secret_ciphertext',
-        'e.previous_secret_ciphertext',
-        'e.previous_secret_expires_at',
-        'e.deleted_at',
-        'e.disabled',
-      );
+  /**
+   * One signed POST of a delivery's payload, recorded as an attempt. `planned`: the delivery and
+   * its endpoint as plan() returned them (the settle step's first attempt), so not read again.
+   */
+  async function attempt(input: AttemptInput, planned?: DeliveryRow): Promise<AttemptResult> {
+    const row: DeliveryRow | undefined =
+      planned ??
+      (await db('webhook_deliveries as d')
+        .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+        .where('d.id', input.deliveryId)
+        .first(
+          'd.id',
+          'd.payload',
+          'd.state',
+          'd.endpoint_id',
+          'e.url',
+          'e.secret_ciphertext',
+          'e.previous_secret_ciphertext',
+          'e.previous_secret_expires_at',
+          'e.deleted_at',
+          'e.disabled',
+        ));
     if (!row) throw new Error(`no webhook delivery ${input.deliveryId}`);
     if (row.deleted_at) {
       await db('webhook_deliveries')
@@ -226,55 +247,50 @@ export function createWebhookActivities({
     return records.reached(p.id, event.status);
   }
 
-  /** Creates one delivery per receiving endpoint (idempotent) and returns those still pending. */
-  async function plan(
-    event: WebhookEvent,
-    payload: string,
-  ): Promise<{ id: string; endpointId: string; attempts: number }[]> {
-    const endpoints = (
-      await db('webhook_endpoints')
-        .whereNull('deleted_at')
-        .where({ disabled: false })
-        .modify((q) =>
-          event.apiKeyId
-            ? q.where({ api_key_id: event.apiKeyId })
-            : q.where({ public_payments: true, mode: event.mode }),
-        )
-        .select('id', 'event_types')
-    ).filter((e: { event_types: string[] | null }) => endpointWantsEvent(e.event_types, event));
-    if (endpoints.length === 0) return [];
+  /**
+   * Creates one delivery per receiving endpoint (idempotent) and returns those still pending, each
+   * with its endpoint's url and secrets, in ONE statement (issue 41: it was three, and the first
+   * attempt read the delivery and endpoint again). One snapshot: the deliveries this statement
+   * inserts come from its RETURNING, those inserted before from the table; none is in both.
+   */
+  async function plan(event: WebhookEvent, payload: string): Promise<DeliveryRow[]> {
     // each refund is its own message: its key carries the refund id; an order step: its type and row
     const eventKey = isOrderEvent(event)
       ? orderEventKey(event)
       : event.refundId
         ? `${event.status}:${event.refundId}`
         : event.status;
-    await db('webhook_deliveries')
-      .insert(
-        endpoints.map((e: { id: string }) => ({
-          id: newId('msg'),
-          endpoint_id: e.id,
-          payment_id: event.paymentId,
-          order_id: event.orderId,
-          event_status: eventKey,
-          payload,
-        })),
-      )
-      .onConflict(['endpoint_id', 'payment_id', 'event_status'])
-      .ignore();
-    const rows = await db('webhook_deliveries')
-      .whereIn(
-        'endpoint_id',
-        endpoints.map((e: { id: string }) => e.id),
-      )
-      .where({ payment_id: event.paymentId, event_status: eventKey, state: 'pending' })
-      .orderBy('id')
-      .select('id', 'endpoint_id', 'attempts');
-    return rows.map((r: { id: string; endpoint_id: string; attempts: number }) => ({
-      id: r.id,
-      endpointId: String(r.endpoint_id),
-      attempts: Number(r.attempts),
-    }));
+    const types = isOrderEvent(event) ? [ORDER_EVENT, event.type] : eventTypesOf(event.status);
+    const owner = event.apiKeyId
+      ? { sql: 'api_key_id = ?', bindings: [event.apiKeyId] }
+      : { sql: 'public_payments AND mode = ?', bindings: [event.mode] };
+    const { rows } = await db.raw<{ rows: DeliveryRow[] }>(
+      `WITH e AS (
+         SELECT id, url, secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at,
+                deleted_at, disabled
+           FROM webhook_endpoints
+          WHERE deleted_at IS NULL AND NOT disabled AND ${owner.sql}
+            AND (event_types IS NULL OR event_types IN ('null'::jsonb, '[]'::jsonb)
+                 OR jsonb_exists_any(event_types, ?::text[]))
+       ), ins AS (
+         INSERT INTO webhook_deliveries (id, endpoint_id, payment_id, order_id, event_status, payload)
+         SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, ?, ?, ?, ? FROM e
+         ON CONFLICT (endpoint_id, payment_id, event_status) DO NOTHING
+         RETURNING id, endpoint_id, attempts, payload, state
+       ), d AS (
+         SELECT * FROM ins
+         UNION ALL
+         SELECT id, endpoint_id, attempts, payload, state FROM webhook_deliveries
+          WHERE endpoint_id IN (SELECT id FROM e) AND payment_id = ? AND event_status = ? AND state = 'pending'
+       )
+       SELECT d.*, e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at,
+              e.deleted_at, e.disabled
+         FROM d JOIN e ON e.id = d.endpoint_id
+        WHERE d.state = 'pending'
+        ORDER BY d.id`,
+      [...owner.bindings, types, event.paymentId, event.orderId, eventKey, payload, event.paymentId, eventKey],
+    );
+    return rows.map((r) => ({ ...r, endpoint_id: String(r.endpoint_id), attempts: Number(r.attempts) }));
   }
 
   /**
@@ -343,17 +359,17 @@ export function createWebhookActivities({
       const deliveries = await plan(event, payload);
       const results = await Promise.all(
         deliveries.map(async (d): Promise<{ id: string; next?: 'retry' | 'deferred' }> => {
-          if (d.attempts > 0) return { id: d.id, next: 'retry' };
-          if (!takeInlineSlot(d.endpointId)) return { id: d.id, next: 'deferred' };
+          if ((d.attempts ?? 0) > 0) return { id: d.id, next: 'retry' };
+          if (!takeInlineSlot(d.endpoint_id)) return { id: d.id, next: 'deferred' };
           try {
-            const r = await attempt({ deliveryId: d.id, attempt: 1, kind: 'automatic' }).catch((e: Error) => ({
+            const r = await attempt({ deliveryId: d.id, attempt: 1, kind: 'automatic' }, d).catch((e: Error) => ({
               ok: false,
               cancelled: false,
               error: e.message,
             }));
             return { id: d.id, next: !r.ok && !r.cancelled ? 'retry' : undefined };
           } finally {
-            releaseInlineSlot(d.endpointId);
+            releaseInlineSlot(d.endpoint_id);
           }
         }),
       );

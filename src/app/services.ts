@@ -7,7 +7,13 @@ import { clockOf } from '../http/guards';
 import { apiKeyInfoById } from '../http/middleware/api-key';
 import { checkoutUrlOf, checkReturnUrl } from '../checkout/signed-url';
 import { createLinkService, type LinkService } from '../links/service';
-import { createPendingPayment, paymentByOrderId, paymentRecords, paymentsByOrderIds } from '../payments/repository';
+import {
+  createPendingPayment,
+  paymentById,
+  paymentByOrderId,
+  paymentRecords,
+  paymentsByOrderIds,
+} from '../payments/repository';
 import { createOrderService, type OrderService } from '../orders/service';
 import { createPaymentService, type PaymentSliceDeps } from '../payments/service';
 import { refundsOf } from '../refunds/repository';
@@ -52,7 +58,8 @@ export const orderServiceOf = (deps: AppDeps): OrderService =>
     temporal: deps.temporal,
     checkout: { urlOf: (paymentId, expiresAt) => checkoutUrlOf(deps.config, paymentId, expiresAt) },
     payments: {
-      paymentByOrderId: (orderId) => paymentByOrderId(deps.db, orderId),
+      paymentByOrderId: (orderId, scope) => paymentByOrderId(deps.db, orderId, scope),
+      paymentById: (paymentId) => paymentById(deps.db, paymentId),
       createPendingPayment: (row) => createPendingPayment(deps.db, row),
     },
   });

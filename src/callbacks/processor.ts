@@ -19,7 +19,7 @@ import {
   lateResultWorkflowId,
   paymentRedriveWorkflowId,
   paymentResultSignal,
-  paymentWorkflowId,
+  isOwnPaymentWorkflow,
   PaymentWorkflowType,
   type LateResultWorkflow,
   type PaymentRedriveWorkflow,
@@ -299,7 +299,7 @@ async function closed(
       text: `A verified ${cb.provider} ${cb.status} callback found the workflow ${cb.payment.workflowId} closed while the payment was pending. Who closed it: an operator, or someone who reached the Temporal frontend?\n`,
     })
     .catch((err: unknown) => deps.logger.warn({ err }, 'alert not sent'));
-  if (cb.payment.workflowId !== paymentWorkflowId(cb.payment.orderId)) {
+  if (!isOwnPaymentWorkflow(cb.payment)) {
     const retryAfter = 60;
     throw new AppError(
       ErrorCode.SERVICE_UNAVAILABLE,

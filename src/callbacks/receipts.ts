@@ -9,7 +9,31 @@ import { newId } from '../ids';
 import type { CallbackProvider } from '../domain/providers';
 import type { PaymentStatus } from '../payments';
 import { orderReference } from '../domain/promptpay';
-import { paymentLookupSql, paymentStatusSql, toPayment, type PaymentRef } from '../payments';
+import { paymentLookupSql, paymentsOfOrderSql, paymentStatusSql, toPayment, type PaymentRef } from '../payments';
+
+/** A callback names an order id that several scopes (accounts, modes) use, and nothing that tells them apart. */
+export class AmbiguousOrderError extends Error {
+  constructor(
+    readonly orderId: string,
+    readonly candidates: number,
+  ) {
+    super(`order id ${orderId} names ${candidates} payments (of different accounts or modes)`);
+  }
+}
+
+/**
+ * The one payment an order id lookup means (order ids are unique per account and mode only,
+ * docs/concepts.md): those of the order that the callback's payment reference names, when it gives
+ * one that names any; else all of the order's. Several: AmbiguousOrderError.
+ */
+async function onePaymentOfOrder(db: Db, orderId: string, paymentRef?: string): Promise<PaymentRef | undefined> {
+  const { rows } = await db.raw<{ rows: Record<string, unknown>[] }>(paymentsOfOrderSql, [orderId]);
+  const all = rows.map((r) => toPayment(r)!);
+  const named = paymentRef === undefined ? [] : all.filter((p) => paymentMatches(p, paymentRef));
+  const candidates = named.length > 0 ? named : all;
+  if (candidates.length > 1) throw new AmbiguousOrderError(orderId, candidates.length);
+  return candidates[0];
+}
 
 export type { CallbackProvider };
 export type CallbackStatus = 'success' | 'failed' | 'unprocessed';
@@ -131,8 +155,12 @@ export async function callbackPayment(
   claim?: Claim,
 ): Promise<{ payment: PaymentRef; receipt: Receipt | null | undefined } | undefined> {
   const byOrder = 'orderId' in by;
-  const lookup = byOrder ? 'orderId' : 'providerRef';
-  const key = byOrder ? by.orderId : by.providerRef;
+  // by order id: first the one payment it means (several scopes may use it), then by that id
+  const one = byOrder ? await onePaymentOfOrder(deps.db, by.orderId, claim?.paymentRef) : undefined;
+  if (byOrder && !one) return undefined;
+  const lookup = byOrder ? 'id' : 'providerRef';
+  const key = byOrder ? one!.id : by.providerRef;
+  const orderId = byOrder ? by.orderId : '';
   if (!claim) {
     const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
       `SELECT p.*, ${RECEIPT_COLUMNS}
@@ -148,7 +176,7 @@ export async function callbackPayment(
   if (claim.paymentRef !== undefined && !byOrder)
     throw new Error('callbackPayment: a claim with paymentRef needs the order id lookup');
   const checks: { sql: string; bindings: (string | number | boolean)[] }[] = [
-    ...(claim.paymentRef !== undefined ? [paymentMatchesSql(claim.paymentRef, key)] : []),
+    ...(claim.paymentRef !== undefined ? [paymentMatchesSql(claim.paymentRef, orderId)] : []),
     ...(claim.amountSatang !== undefined ? [{ sql: 'p.amount_satang = ?', bindings: [claim.amountSatang] }] : []),
   ];
   // `r` names the payment by a scalar subquery (above: a LATERAL subquery with LIMIT, which the

@@ -20,6 +20,7 @@ import {
   type Outcome,
   type Receipt,
   type StoredResponse,
+  AmbiguousOrderError,
 } from './receipts';
 import { CardCallback, CardTestCallback, SCHEMAS } from './schemas';
 import { handlerRecordFrom } from './records';
@@ -152,6 +153,29 @@ export function callbackRoutes(
     const r = thbToSatang(wire);
     return r.ok ? { ...claim, amountSatang: r.satang } : undefined;
   };
+  /**
+   * callbackPayment, with an order id several accounts or modes use and nothing in the callback
+   * to tell them apart refused (409) and alerted: never delivered to a guess.
+   */
+  const lookup = async (...a: Parameters<typeof callbackPayment> extends [unknown, ...infer R] ? R : never) => {
+    try {
+      return await callbackPayment(processorDeps, ...a);
+    } catch (e) {
+      if (!(e instanceof AmbiguousOrderError)) throw e;
+      logger.warn({ orderId: e.orderId, candidates: e.candidates, provider: a[1] }, 'callback: ambiguous order id');
+      void alerts
+        ?.alert(`callback-ambiguous:${a[1]}:${e.orderId}`, {
+          subject: `Talat: a ${a[1]} callback for order ${e.orderId} was refused: ${e.candidates} payments use it`,
+          text: `${e.message}. The callback named no payment id or reference that tells them apart; ask the provider to send the payment id (docs/concepts.md).`,
+        })
+        .catch(() => undefined);
+      throw new AppError(
+        ErrorCode.CONFLICT,
+        `Order id ${e.orderId} is used by ${e.candidates} payments (other accounts or modes): send the paymentId Talat gave for it`,
+        { orderId: e.orderId },
+      );
+    }
+  };
   const respondGeneral =
     (orderId: string, status: CallbackStatus) => (outcome: Outcome, paymentStatus: PaymentStatus) =>
       generalResponse(orderId, status, outcome, paymentStatus, config.results.latePaymentPolicy);
@@ -173,7 +197,7 @@ export function callbackRoutes(
     if (form.objectId !== undefined || config.production) {
       const c = validate(CardCallback, form);
       status = c.status === 'true' ? 'success' : 'failed';
-      found = await callbackPayment(processorDeps, { providerRef: c.objectId }, 'card', status, claim);
+      found = await lookup({ providerRef: c.objectId }, 'card', status, claim);
       if (!found) throw new AppError(ErrorCode.ORDER_NOT_FOUND, `No payment for charge ${c.objectId}`);
       reference = c.objectId;
       message = c.message || undefined;
@@ -181,7 +205,7 @@ export function callbackRoutes(
       // the development test form (never in production)
       const t = validate(CardTestCallback, form);
       status = t.status === 'success' || t.status === 'true' ? 'success' : 'failed';
-      found = await callbackPayment(processorDeps, { orderId: t.orderId }, 'card', status, withAmount(claim, t.amount));
+      found = await lookup({ orderId: t.orderId }, 'card', status, withAmount(claim, t.amount));
       if (!found) orderNotFound(t.orderId);
       const payment = found.payment;
       await checked(found, () => assertAmount(t.amount, payment));
@@ -221,7 +245,7 @@ export function callbackRoutes(
       const e = valid.value;
       const status: CallbackStatus = e.success === true ? 'success' : e.success === false ? 'failed' : 'unprocessed';
       const claim: Claim = { sourceIp: ctx.state.clientIp ?? 'unknown', request: unwrapped.event };
-      const found = await callbackPayment(processorDeps, { orderId: e.orderId }, provider, status, {
+      const found = await lookup({ orderId: e.orderId }, provider, status, {
         ...claim,
         paymentRef: e.paymentId,
         ...(e.amountSatang > 0 ? { amountSatang: e.amountSatang } : {}),
@@ -274,7 +298,7 @@ export function callbackRoutes(
         c.paymentId !== undefined ? { ...claim, paymentRef: c.paymentId } : claim,
         c.amount,
       );
-      const found = await callbackPayment(processorDeps, { orderId: c.orderId }, provider, c.status, claimChecked);
+      const found = await lookup({ orderId: c.orderId }, provider, c.status, claimChecked);
       if (!found) orderNotFound(c.orderId, c.paymentId);
       const { payment, receipt } = found;
       await checked(found, () => {

@@ -35,6 +35,8 @@ export interface ApiKeyInfo {
   name: string;
   scopes: string[];
   mode: ApiKeyMode;
+  /** the merchant account the key belongs to (api_keys.account_id; absent: the key's own id): scopes order ids */
+  accountId?: string;
 }
 
 export const API_KEY_PATTERN = /^tk_(live|test)_[A-Za-z0-9_-]{40}$/;

@@ -10,10 +10,10 @@ import type { ApiKeyInfo } from '../domain/api-keys';
 import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
-import { orderPaymentId } from '../ids';
+import { scopedPaymentId } from '../ids';
 import { signOrderStep, withStartProof } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
-import type { PaymentMethod, PaymentStatus } from '../payments';
+import type { OrderScope, PaymentMethod, PaymentStatus } from '../payments';
 import { orderWorkflowId, OrderWorkflowType, type OrderInput, type OrderStepOutcome } from './index';
 import {
   adjustmentsOf,
@@ -53,7 +53,9 @@ export interface OrderServiceDeps {
   checkout?: { urlOf(paymentId: string, expiresAt: string): string };
   /** the payments slice's functions (src/payments/repository) */
   payments: {
-    paymentByOrderId(orderId: string): Promise<OrderPayment | undefined>;
+    /** the order's payment in `scope` (order ids of payments are unique per account and mode) */
+    paymentByOrderId(orderId: string, scope: OrderScope): Promise<OrderPayment | undefined>;
+    paymentById(paymentId: string): Promise<OrderPayment | undefined>;
     createPendingPayment(row: {
       paymentId: string;
       orderId: string;
@@ -64,6 +66,7 @@ export interface OrderServiceDeps {
       workflowId: string;
       callbackUrl?: string;
       apiKeyId?: string;
+      accountId?: string | null;
     }): Promise<{ created: boolean; payment: OrderPayment }>;
   };
 }
@@ -78,6 +81,16 @@ export interface CardAuthorization {
 }
 
 const CHARGE_WAIT_MS = 10_000;
+
+/** A key's order scope: its account (each key its own unless linked) and the mode. */
+const scopeOf = (key: ApiKeyInfo, mode: Mode): OrderScope => ({ accountId: key.accountId ?? key.id, mode });
+/** The 409 of an order id another key or mode has an order of: orders share one namespace. */
+const orderTaken = (orderId: string) =>
+  new AppError(
+    ErrorCode.CONFLICT,
+    `Order id ${orderId} is already used by an order (capture=false) of another API key or mode: orders share one order id namespace, use a new order id`,
+    { orderId },
+  );
 
 export function createOrderService({ config, db, temporal, payments, checkout }: OrderServiceDeps) {
   const { client, taskQueue } = temporal;
@@ -97,8 +110,12 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
   async function authorizeCard(req: CardAuthorization, key: ApiKeyInfo, mode: Mode) {
     const held = Math.round((req.amount * (100 + config.orders.authMarginPercent)) / 100);
     const workflowId = orderWorkflowId(req.orderId);
+    // orders share one order id namespace (docs/concepts.md): another key's or mode's order is a 409
+    const existing = await orderById(db, req.orderId);
+    if (existing && (existing.apiKeyId !== key.id || existing.mode !== mode)) throw orderTaken(req.orderId);
+    const scope = scopeOf(key, mode);
     const { payment } = await payments.createPendingPayment({
-      paymentId: orderPaymentId(config.identity.secret, req.orderId),
+      paymentId: scopedPaymentId(config.identity.secret, scope.accountId, mode, req.orderId),
       orderId: req.orderId,
       userId: req.userId,
       method: 'card',
@@ -107,11 +124,20 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
       workflowId,
       callbackUrl: req.callback,
       apiKeyId: key.id,
+      accountId: scope.accountId,
     });
-    if (payment.apiKeyId !== key.id || payment.mode !== mode || payment.workflowId !== workflowId)
-      throw new AppError(ErrorCode.CONFLICT, 'A payment for this order already exists with another amount or method', {
-        orderId: req.orderId,
-      });
+    if (payment.apiKeyId !== key.id)
+      throw new AppError(
+        ErrorCode.CONFLICT,
+        `Order id ${req.orderId} is already used by a payment of another API key of your account in this mode`,
+        { orderId: req.orderId },
+      );
+    if (payment.workflowId !== workflowId)
+      throw new AppError(
+        ErrorCode.CONFLICT,
+        `Order ${req.orderId} already has a payment that is not an authorisation (capture=false): use a new order id`,
+        { orderId: req.orderId, existing: { method: payment.method, amount: satangToThb(payment.amountSatang) } },
+      );
     if (payment.amountSatang !== held && payment.status === 'pending')
       throw new AppError(ErrorCode.CONFLICT, 'A payment for this order already exists with another amount or method', {
         orderId: req.orderId,
@@ -126,6 +152,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
       status: 'authorizing',
       baseSatang: req.amount,
     });
+    if (order.paymentId !== payment.id) throw orderTaken(req.orderId);
     const input: OrderInput = {
       ...inputOf(order),
       card: withStartProof(config.results.signingKey, OrderWorkflowType.order, workflowId, {
@@ -147,7 +174,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
       paymentId: payment.id,
       orderId: req.orderId,
       method: 'card' as const,
-      status: live?.status ?? (await payments.paymentByOrderId(req.orderId))?.status ?? payment.status,
+      status: live?.status ?? (await payments.paymentById(payment.id))?.status ?? payment.status,
       amount: satangToThb(held),
       currency: 'THB' as const,
       chargeId: live?.charge?.id ?? null,
@@ -163,7 +190,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
       if (o.apiKeyId !== key.id || o.mode !== key.mode) throw notFound(orderId);
       return o;
     }
-    const p = await payments.paymentByOrderId(orderId);
+    const p = await payments.paymentByOrderId(orderId, scopeOf(key, key.mode));
     if (!p || p.apiKeyId !== key.id || p.mode !== key.mode) throw notFound(orderId);
     if (!create) throw notFound(orderId);
     if (p.method !== 'qr' || p.status !== 'paid')
@@ -234,7 +261,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
     const adjustments = await adjustmentsOf(db, orderId);
     const topUps = await Promise.all(
       (await topUpsOf(db, orderId)).map(async (t) => {
-        const p = await payments.paymentByOrderId(t.topUpOrderId);
+        const p = await payments.paymentById(t.paymentId);
         const qr = (p?.details as { qr?: { payload?: string } } | undefined)?.qr;
         return {
           paymentId: t.paymentId,
@@ -282,7 +309,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
   /** A card order's authorisations: the first (estimate + margin), and a new one of a final above it. */
   async function authorizationsOf(o: Order): Promise<OrderOut['authorizations']> {
     const holds = await cardHoldsOf(db, o.orderId);
-    const p = await payments.paymentByOrderId(o.orderId);
+    const p = await payments.paymentById(o.paymentId);
     const second = holds.reduce((sum, h) => sum + h.capturedSatang, 0);
     const firstStatus: Record<string, OrderOut['authorizations'][number]['status']> = {
       pending: 'pending',

@@ -40,8 +40,18 @@ export const PaymentWorkflowType = {
 } as const;
 
 // Workflow ids: natural idempotency, one workflow per subject.
-/** the payment of an order: one per order */
+/** the payment of an order as ids were before order ids were scoped (and an order's top-up) */
 export const paymentWorkflowId = (orderId: string): string => `payment-${orderId}`;
+/** a payment's workflow since order ids are scoped: from its own id, stored in payments.workflow_id */
+export const paymentWorkflowIdOf = (paymentId: string): string => `payment-${paymentId}`;
+/** Whether a payment's workflow id is its own payment workflow's (either form), not an order's. */
+export const isOwnPaymentWorkflow = (p: { id: string; orderId: string; workflowId: string }): boolean =>
+  p.workflowId === paymentWorkflowIdOf(p.id) || p.workflowId === paymentWorkflowId(p.orderId);
+/** Where an order id is unique (docs/concepts.md): the key's account (null: a keyless card payment) and the mode. */
+export interface OrderScope {
+  accountId: string | null;
+  mode: Mode;
+}
 /** one late-result resolution per payment and contradicting status */
 export const lateResultWorkflowId = (paymentId: string, status: PaymentResult['status']): string =>
   `late-result-${paymentId}-${status}`;
@@ -187,6 +197,8 @@ export interface Payment {
   providerRef: string | null;
   workflowId: string;
   apiKeyId: string | null;
+  /** the account of the key that created it (null: keyless): with mode and order id, unique */
+  accountId: string | null;
   details: { charge?: { status?: string; authorizeUri?: string | null } } & Record<string, unknown>;
   expiresAt: Date | null;
   createdAt: Date;
@@ -206,7 +218,8 @@ export interface PaymentEvent {
  * paymentRecords (./repository.ts), passed to each slice that declares it by the composition root.
  */
 export interface PaymentRecords {
-  byOrderId(orderId: string): Promise<Payment | undefined>;
+  /** the order's payment in `scope`; without one, the only payment of that order id (undefined when none or several) */
+  byOrderId(orderId: string, scope?: OrderScope): Promise<Payment | undefined>;
   byId(paymentId: string): Promise<Payment | undefined>;
   /** the payment's status and amount, its row locked to the end of the caller's transaction */
   lockForRefund(paymentId: string): Promise<{ status: PaymentStatus; amountSatang: number } | undefined>;
@@ -363,6 +376,7 @@ export const toPayment = (r: Row | undefined): Payment | undefined =>
     providerRef: (r.provider_ref as string | null) ?? null,
     workflowId: String(r.workflow_id),
     apiKeyId: (r.api_key_id as string | null) ?? null,
+    accountId: (r.account_id as string | null) ?? null,
     details: (r.details as Payment['details'] | null) ?? {},
     expiresAt: (r.expires_at as Date | null) ?? null,
     createdAt: r.created_at as Date,
@@ -373,10 +387,14 @@ export const toPayment = (r: Row | undefined): Payment | undefined =>
  * `SELECT p.*, <columns> FROM payments p` of the payment of an order, or the newest with a
  * provider reference: one row named `p`, its lookup key the one binding.
  */
-export const paymentLookupSql = (by: 'orderId' | 'providerRef', columns = ''): string =>
+export const paymentLookupSql = (by: 'orderId' | 'providerRef' | 'id', columns = ''): string =>
   `SELECT p.*${columns ? `, ${columns}` : ''} FROM payments p WHERE ${
-    by === 'orderId' ? 'p.order_id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC'
+    by === 'orderId' ? 'p.order_id = ?' : by === 'id' ? 'p.id = ?' : 'p.provider_ref = ? ORDER BY p.created_at DESC'
   } LIMIT 1`;
+
+/** Every payment of an order id across scopes (at most 20, oldest first): a callback that names only the order. */
+export const paymentsOfOrderSql =
+  'SELECT p.* FROM payments p WHERE p.order_id = ? ORDER BY p.created_at, p.id LIMIT 20';
 
 /** A scalar subquery: the status of the payment whose id is the SQL expression `idSql`. */
 export const paymentStatusSql = (idSql: string): string => `(SELECT status FROM payments WHERE id = ${idSql})`;
@@ -453,6 +471,8 @@ export interface NewPayment {
   customerId?: string;
   callbackUrl?: string;
   apiKeyId?: string;
+  /** the key's account (OrderScope); absent: the key's id (each key its own account unless linked) */
+  accountId?: string | null;
   expiresAt?: string;
   details?: Record<string, unknown>;
 }

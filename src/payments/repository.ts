@@ -8,7 +8,7 @@ import type { Db } from '../db/knex';
 import type { Mode } from '../domain/mode';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from './index';
-import type { NewPayment, Payment, PaymentEvent, PaymentRecords } from './index';
+import type { NewPayment, OrderScope, Payment, PaymentEvent, PaymentRecords } from './index';
 import { settlementRefSql, toPayment, type SettlementRef } from './index';
 
 export type { Payment, PaymentEvent, PaymentRef } from './index';
@@ -16,16 +16,37 @@ export { toPayment } from './index';
 
 type Row = Record<string, unknown>;
 
-export const paymentByOrderId = async (db: Db, orderId: string): Promise<Payment | undefined> =>
-  toPayment(await db('payments').where({ order_id: orderId }).first());
+/** The order's payment in `scope`; without a scope, the only payment of that order id (none when several). */
+export async function paymentByOrderId(db: Db, orderId: string, scope?: OrderScope): Promise<Payment | undefined> {
+  if (scope) return toPayment(await db('payments').where(scopeWhere(orderId, scope)).first());
+  const rows = (await db('payments').where({ order_id: orderId }).limit(2)) as Row[];
+  return rows.length === 1 ? toPayment(rows[0]) : undefined;
+}
+
+/** Every payment of an order id, across scopes (a callback that names only the order id). */
+export const paymentsOfOrderId = async (db: Db, orderId: string): Promise<Payment[]> =>
+  ((await db('payments').where({ order_id: orderId }).orderBy('created_at').limit(20)) as Row[]).map((r) =>
+    toPayment(r)!,
+  );
+
+const scopeWhere = (orderId: string, scope: OrderScope) => (q: import('knex').Knex.QueryBuilder) =>
+  q.where({ order_id: orderId, mode: scope.mode }).andWhereRaw('account_id IS NOT DISTINCT FROM ?', [scope.accountId]);
 
 export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ id }).first());
 
 /** The payments of these order ids (any owner: the caller checks ownership), by order id. */
-export async function paymentsByOrderIds(db: Db, orderIds: string[]): Promise<Map<string, Payment>> {
+export async function paymentsByOrderIds(
+  db: Db,
+  orderIds: string[],
+  scope?: OrderScope,
+): Promise<Map<string, Payment>> {
   if (orderIds.length === 0) return new Map();
-  const rows = (await db('payments').whereIn('order_id', orderIds)) as Row[];
+  const rows = (await db('payments')
+    .whereIn('order_id', orderIds)
+    .modify((q) => {
+      if (scope) q.where({ mode: scope.mode }).andWhereRaw('account_id IS NOT DISTINCT FROM ?', [scope.accountId]);
+    })) as Row[];
   return new Map(rows.map((r) => [String(r.order_id), toPayment(r)!]));
 }
 
@@ -60,7 +81,7 @@ export async function listPayments(db: Db, f: PaymentFilter): Promise<Page<Payme
 
 /** The payments slice's records as the other slices take them (PaymentRecords). */
 export const paymentRecords = (db: Db): PaymentRecords => ({
-  byOrderId: (orderId) => paymentByOrderId(db, orderId),
+  byOrderId: (orderId, scope) => paymentByOrderId(db, orderId, scope),
   byId: (paymentId) => paymentById(db, paymentId),
   async lockForRefund(paymentId) {
     const p = await db('payments').where({ id: paymentId }).forUpdate().first('status', 'amount_satang');
@@ -127,9 +148,9 @@ export interface StatusChange {
 const insertPendingSql = (unique: 'id' | 'order_id', orElseExisting: boolean) => `
   WITH ins AS (
     INSERT INTO payments (id, order_id, user_id, method, amount_satang, status, mode, customer_id,
-                          callback_url, api_key_id, workflow_id, expires_at, details)
-    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?::jsonb)
-    ON CONFLICT (${unique}) DO NOTHING
+                          callback_url, api_key_id, account_id, workflow_id, expires_at, details)
+    VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?::jsonb)
+    ON CONFLICT ${unique === 'id' ? '(id)' : '(account_id, mode, order_id)'} DO NOTHING
     RETURNING *
   ), ev AS (
     INSERT INTO payment_events (payment_id, from_status, to_status, reason)
@@ -139,9 +160,15 @@ const insertPendingSql = (unique: 'id' | 'order_id', orElseExisting: boolean) =>
     orElseExisting
       ? `
   UNION ALL
-  SELECT p.*, false AS created FROM payments p WHERE p.${unique} = ? AND NOT EXISTS (SELECT 1 FROM ins)`
+  SELECT p.*, false AS created FROM payments p WHERE ${
+    unique === 'id' ? 'p.id = ?' : 'p.account_id IS NOT DISTINCT FROM ? AND p.mode = ? AND p.order_id = ?'
+  } AND NOT EXISTS (SELECT 1 FROM ins)`
       : ''
   }`;
+
+/** A new payment's account: the one given, else its key's id (a key is its own account unless linked). */
+const accountOf = (input: NewPayment): string | null =>
+  input.accountId !== undefined ? input.accountId : (input.apiKeyId ?? null);
 
 async function insertPending(
   db: Db,
@@ -159,11 +186,13 @@ async function insertPending(
     input.customerId ?? null,
     input.callbackUrl ?? null,
     input.apiKeyId ?? null,
+    accountOf(input),
     input.workflowId,
     input.expiresAt ?? null,
     JSON.stringify(input.details ?? {}),
   ];
-  if (orElseExisting) values.push(unique === 'id' ? input.paymentId : input.orderId);
+  if (orElseExisting)
+    values.push(...(unique === 'id' ? [input.paymentId] : [accountOf(input), input.mode, input.orderId]));
   const { rows } = await db.raw<{ rows: (Row & { created: boolean })[] }>(
     insertPendingSql(unique, orElseExisting),
     values,
@@ -186,7 +215,8 @@ export async function insertPayment(db: Db, input: NewPayment): Promise<void> {
 export async function createPendingPayment(db: Db, input: NewPayment): Promise<{ created: boolean; payment: Payment }> {
   const row = await insertPending(db, input, 'order_id', true);
   if (row) return { created: row.created, payment: toPayment(row)! };
-  return { created: false, payment: toPayment(await db('payments').where({ order_id: input.orderId }).first())! };
+  const scope = { accountId: accountOf(input), mode: input.mode };
+  return { created: false, payment: toPayment(await db('payments').where(scopeWhere(input.orderId, scope)).first())! };
 }
 
 /** Undo createPendingPayment when the workflow could not be started (nothing else refers to the row yet). */
@@ -217,30 +247,65 @@ export async function attachProviderRef(
     });
 }
 
+/** The facts a payment's own workflow holds of its row (the settle step's vouching, issue 38). */
+export interface RowFacts {
+  workflowId: string;
+  orderId: string;
+  amountSatang: number;
+  mode: string;
+  apiKeyId?: string | null;
+}
+
+/**
+ * The guarded update and its history event in ONE statement (a data-modifying CTE is atomic on
+ * its own: no BEGIN/COMMIT round trips); the event is written only when the update matched, and
+ * with `facts` only on a row that agrees with every one of them. The method when it matched.
+ */
+async function transitionStatement(db: Db, change: StatusChange, facts?: RowFacts): Promise<string | undefined> {
+  if (!canTransition(change.from, change.to)) throw new Error(`illegal transition ${change.from} -> ${change.to}`);
+  const agrees = facts
+    ? ` AND workflow_id = ? AND order_id = ? AND amount_satang = ? AND mode = ?
+        AND api_key_id IS NOT DISTINCT FROM ?::text`
+    : '';
+  const { rows } = await db.raw<{ rows: { method: string | null }[] }>(
+    `WITH updated AS (
+       UPDATE payments SET status = ?, updated_at = now() WHERE id = ? AND status = ?${agrees} RETURNING method
+     ), event AS (
+       INSERT INTO payment_events (payment_id, from_status, to_status, reason)
+       SELECT ?, ?, ?, ? FROM updated
+     )
+     SELECT (SELECT method FROM updated) AS method`,
+    [
+      change.to,
+      change.paymentId,
+      change.from,
+      ...(facts ? [facts.workflowId, facts.orderId, facts.amountSatang, facts.mode, facts.apiKeyId ?? null] : []),
+      change.paymentId,
+      change.from,
+      change.to,
+      change.reason,
+    ],
+  );
+  const method = rows[0]?.method;
+  if (method) paymentTransitions.inc({ method, to: change.to });
+  return method ?? undefined;
+}
+
+/**
+ * The settle step's fast path (issue 41): the transition only on a row that agrees with the
+ * workflow's `facts`, in one statement with no read before it. False when nothing matched (no
+ * such row, another status, or a row that disagrees): the caller then reads the row and decides.
+ */
+export const applyTransitionIfAgrees = async (db: Db, change: StatusChange, facts: RowFacts): Promise<boolean> =>
+  (await transitionStatement(db, change, facts)) !== undefined;
+
 /**
  * Apply a transition decided by the workflow; guarded on the current status, so a retry is a
  * no-op. Resolves to the row's status afterwards: `change.to` (or a later status) when this
  * transition is, or was before, applied; another one when a different transition won.
  */
 export async function applyTransition(db: Db, change: StatusChange): Promise<PaymentStatus> {
-  if (!canTransition(change.from, change.to)) throw new Error(`illegal transition ${change.from} -> ${change.to}`);
-  // The guarded update and its history event in ONE statement (a data-modifying CTE is atomic on
-  // its own: no BEGIN/COMMIT round trips); the event is written only when the update matched.
-  const { rows } = await db.raw<{ rows: { method: string | null }[] }>(
-    `WITH updated AS (
-       UPDATE payments SET status = ?, updated_at = now() WHERE id = ? AND status = ? RETURNING method
-     ), event AS (
-       INSERT INTO payment_events (payment_id, from_status, to_status, reason)
-       SELECT ?, ?, ?, ? FROM updated
-     )
-     SELECT (SELECT method FROM updated) AS method`,
-    [change.to, change.paymentId, change.from, change.paymentId, change.from, change.to, change.reason],
-  );
-  const method = rows[0]?.method;
-  if (method) {
-    paymentTransitions.inc({ method, to: change.to });
-    return change.to;
-  }
+  if (await transitionStatement(db, change)) return change.to;
   // Not from `change.from` (any more): what the row says now. A statement of its own, so that it
   // sees what a concurrent transition committed (the statement above read the row as it was when
   // it began, though its update waited for that transition's lock and then found no match).

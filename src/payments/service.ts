@@ -11,14 +11,15 @@ import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
-import { paymentWorkflowId, PaymentWorkflowType, settlementView, type PaymentView } from './index';
-import { orderPaymentId } from '../ids';
+import { paymentWorkflowIdOf, PaymentWorkflowType, settlementView, type OrderScope, type PaymentView } from './index';
+import { scopedPaymentId } from '../ids';
 import { withStartProof } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { withinDeadline } from '../temporal/calls';
 import {
   ForeignExecutionError,
   ownerProof,
+  paymentMemoOf,
   startCardPayment,
   startPaymentWorkflow,
   type PaymentMemo,
@@ -46,9 +47,9 @@ import type {
 
 /** How long POST /cardpayment waits for the charge to exist at the provider before answering without it. */
 
-/** The 409s of an order id that has a payment: another caller's (key or mode), or one's own with other details. */
+/** The 409s of an order id that has a payment in the caller's scope: another key of the account's, or one's own with other details. */
 const takenByAnother = (orderId: string) =>
-  `Order id ${orderId} is already used by a payment of another API key or mode: order ids are one namespace across keys and modes (docs/concepts.md)`;
+  `Order id ${orderId} is already used by a payment of another API key of your account in this mode: order ids are unique per account and mode (docs/concepts.md)`;
 const otherDetails = (orderId: string, method: string, amount: string) =>
   `Order ${orderId} already has a payment of ${amount} THB by ${method}: use the same amount and method to get it, or a new order id`;
 /** The 409 of an order id whose workflow id is held by an execution this gateway did not start. */
@@ -85,7 +86,19 @@ export interface PaymentServiceDeps extends PaymentSliceDeps {
 /** the input with the proof of its start (talat-start-v1): the worker acts only on what it vouches for */
 function proven<T extends object>(d: PaymentServiceDeps, type: string, p: Payment, input: T) {
   const { config } = d;
-  return withStartProof(config.results.signingKey, type, paymentWorkflowId(p.orderId), input);
+  return withStartProof(config.results.signingKey, type, p.workflowId, input);
+}
+
+/** The caller's order scope (docs/concepts.md): its key's account, none for a keyless card payment; and the mode. */
+export const scopeOfKey = (key: ApiKeyInfo | undefined, mode: Mode): OrderScope => ({
+  accountId: key ? (key.accountId ?? key.id) : null,
+  mode,
+});
+
+/** A new payment's id and workflow id, from its order scope: unique, and no outsider can guess either. */
+function scopedIds(d: PaymentServiceDeps, scope: OrderScope, orderId: string) {
+  const paymentId = scopedPaymentId(d.config.identity.secret, scope.accountId, scope.mode, orderId);
+  return { paymentId, workflowId: paymentWorkflowIdOf(paymentId), accountId: scope.accountId };
 }
 /** the memo with the proof that marks the execution as the gateway's own (adopted only then) */
 function owned(d: PaymentServiceDeps, type: string, memo: PaymentMemo): PaymentMemo {
@@ -97,9 +110,10 @@ function owned(d: PaymentServiceDeps, type: string, memo: PaymentMemo): PaymentM
 async function recordedCardView(
   d: PaymentServiceDeps,
   orderId: string,
+  scope: OrderScope,
 ): Promise<Pick<PaymentView, 'status' | 'charge' | 'failureReason'> | undefined> {
   const { db } = d;
-  const p = await paymentByOrderId(db, orderId);
+  const p = await paymentByOrderId(db, orderId, scope);
   if (!p) return undefined;
   const reason = await lastTransitionReason(db, p.id);
   return {
@@ -132,8 +146,8 @@ async function createOrFind<T>(
   const { db } = d;
   const { created, payment } = await createPendingPayment(db, row);
   if (!created) {
-    // order ids are one namespace (providers call back by order id alone): another caller learns
-    // that the id is taken, and nothing of the payment
+    // order ids are unique per account and mode: another key of the same account learns that
+    // the id is taken, and nothing of the payment
     if ((payment.apiKeyId ?? null) !== (key?.id ?? null) || payment.mode !== row.mode)
       throw new AppError(ErrorCode.CONFLICT, takenByAnother(row.orderId), { orderId: row.orderId });
     if (payment.amountSatang !== row.amountSatang || payment.method !== row.method)
@@ -166,14 +180,14 @@ async function createCardPayment(
 ): Promise<CardPaymentCreated> {
   const { config } = d;
   const { client, taskQueue } = d.temporal;
+  const scope = scopeOfKey(key, mode);
   const row: NewPayment = {
-    paymentId: orderPaymentId(config.identity.secret, req.orderId),
+    ...scopedIds(d, scope, req.orderId),
     orderId: req.orderId,
     userId: req.userId,
     method: 'card',
     amountSatang: req.amount,
     mode,
-    workflowId: paymentWorkflowId(req.orderId),
     callbackUrl: req.callback,
     apiKeyId: key?.id,
   };
@@ -182,6 +196,7 @@ async function createCardPayment(
       taskQueue,
       waitMs: CARD_CHARGE_WAIT_MS,
       memo: owned(d, PaymentWorkflowType.card, {
+        workflowId: p.workflowId,
         paymentId: p.id,
         orderId: p.orderId,
         method: 'card',
@@ -203,7 +218,7 @@ async function createCardPayment(
       }),
     }),
   );
-  const view = launched === 'closed' ? await recordedCardView(d, req.orderId) : launched;
+  const view = launched === 'closed' ? await recordedCardView(d, req.orderId, scope) : launched;
   return {
     paymentId: payment.id,
     orderId: req.orderId,
@@ -242,13 +257,12 @@ async function createQrPayment(
   if (req.returnUrl) checkout.checkReturnUrl(req.returnUrl);
   const qr = qrPayload(d, req.orderId, req.amount, req.ref2);
   const row: NewPayment = {
-    paymentId: orderPaymentId(config.identity.secret, req.orderId),
+    ...scopedIds(d, scopeOfKey(key, key.mode), req.orderId),
     orderId: req.orderId,
     userId: req.userId,
     method: 'qr',
     amountSatang: req.amount,
     mode: key.mode,
-    workflowId: paymentWorkflowId(req.orderId),
     customerId: req.customerId,
     apiKeyId: key.id,
     expiresAt: new Date(clock() + config.payments.qrExpirySeconds * 1000).toISOString(),
@@ -297,6 +311,7 @@ async function createQrPayment(
         }),
       },
       memo: owned(d, PaymentWorkflowType.qr, {
+        workflowId: p.workflowId,
         paymentId: p.id,
         orderId: p.orderId,
         method: 'qr',
@@ -329,7 +344,11 @@ async function paymentStatus(d: PaymentServiceDeps, orderId: string, key: ApiKey
   const { db, refunds: refundLedger } = d;
   const { client } = d.temporal;
   const notFound = () => new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
-  const p = await paymentByOrderId(db, orderId);
+  const scope = scopeOfKey(key, key.mode);
+  // the caller's own payment of the order; else a keyless card payment of that order in its mode
+  const p =
+    (await paymentByOrderId(db, orderId, scope)) ??
+    (await paymentByOrderId(db, orderId, { accountId: null, mode: key.mode }));
   if (p) {
     if (p.mode !== key.mode || (p.apiKeyId !== null && p.apiKeyId !== key.id)) throw notFound();
     const history = await paymentHistory(db, p.id);
@@ -362,13 +381,14 @@ async function paymentStatus(d: PaymentServiceDeps, orderId: string, key: ApiKey
   // Started a moment ago, its first activity not run yet: the workflow is still pending.
   const desc = await withinDeadline(client, 5_000, async () => {
     try {
-      return await client.workflow.getHandle(paymentWorkflowId(orderId)).describe();
+      const { workflowId } = scopedIds(d, scope, orderId);
+      return await client.workflow.getHandle(workflowId).describe();
     } catch (e) {
       if (e instanceof WorkflowNotFoundError) return undefined;
       throw e;
     }
   });
-  const memo = desc?.memo as Partial<PaymentMemo> | undefined;
+  const memo = desc ? paymentMemoOf(desc.memo) : undefined;
   if (!desc || !memo?.paymentId || desc.status.name !== 'RUNNING') throw notFound();
   if (memo.mode !== key.mode || ((memo.apiKeyId ?? null) !== null && memo.apiKeyId !== key.id)) throw notFound();
   const at = desc.startTime.toISOString();

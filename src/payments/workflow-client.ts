@@ -1,6 +1,6 @@
 /**
  * Starting payment workflows from the gateway, with these idempotency rules:
- * one workflow per order (id payment-<orderId>); the same order and amount again returns the
+ * one workflow per payment (id payments.workflow_id); the same order and amount again returns the
  * existing payment; another amount or method (or another caller) is a 409 CONFLICT.
  */
 import {
@@ -29,6 +29,8 @@ import { paymentOwnerProof } from '../proofs';
 
 /** What the gateway can learn about a payment from Temporal alone (workflow memo). */
 export interface PaymentMemo {
+  /** the execution's id (payments.workflow_id); absent: payment-<orderId>, as before ids were scoped */
+  workflowId?: string;
   paymentId: string;
   orderId: string;
   method: PaymentMethod;
@@ -44,11 +46,24 @@ export interface PaymentMemo {
 }
 
 /**
+ * The memo as Temporal keeps it: the whole PaymentMemo in ONE field (issue 41: each field is a
+ * payload the codec seals on its own, and the memo is rewritten with the execution's state at
+ * every workflow task: one field is one seal, not ten). Executions started before kept one
+ * field per memo key: paymentMemoOf reads both.
+ */
+export const PAYMENT_MEMO_FIELD = 'payment';
+export const paymentMemoOf = (memo: Record<string, unknown> | undefined): Partial<PaymentMemo> =>
+  ((memo?.[PAYMENT_MEMO_FIELD] as Partial<PaymentMemo> | undefined) ?? memo ?? {}) as Partial<PaymentMemo>;
+
+/**
  * What marks an execution as the gateway's own: talat-start-v1 over its type, id and the facts a
  * retry of the same request repeats (payment, order, amount, method, mode, key); kept in the memo.
  */
 export const ownerProof = (key: string, type: string, m: PaymentMemo): string =>
-  paymentOwnerProof(key, type, paymentWorkflowId(m.orderId), m);
+  paymentOwnerProof(key, type, workflowIdOf(m), m);
+
+/** The payment's workflow id: the row's (memo.workflowId), else the one derived from its order (older callers). */
+const workflowIdOf = (m: PaymentMemo): string => m.workflowId ?? paymentWorkflowId(m.orderId);
 
 /** The payment's id is held by an execution the gateway did not start (started by hand at the frontend). */
 export class ForeignExecutionError extends Error {
@@ -69,9 +84,9 @@ const FAMILY: Record<string, string[]> = {
  * memo names the payment id (derived from IDENTITY_SECRET: no outsider knows it in advance).
  */
 async function assertOwnExecution(client: Client, type: string, memo: PaymentMemo): Promise<void> {
-  const workflowId = paymentWorkflowId(memo.orderId);
+  const workflowId = workflowIdOf(memo);
   const d = await client.workflow.getHandle(workflowId).describe();
-  const found = (d.memo ?? {}) as { startProof?: unknown; paymentId?: unknown };
+  const found = paymentMemoOf(d.memo) as { startProof?: unknown; paymentId?: unknown };
   const own =
     (FAMILY[type] ?? [type]).includes(d.type) &&
     (found.startProof === undefined ? found.paymentId === memo.paymentId : found.startProof === memo.startProof);
@@ -95,8 +110,8 @@ const startOptions = (taskQueue: string, memo: PaymentMemo, conflict: 'FAIL' | '
   ({
     taskQueue,
     workflowTaskTimeout: PAYMENT_WORKFLOW_TASK_TIMEOUT,
-    workflowId: paymentWorkflowId(memo.orderId),
-    memo: { ...memo },
+    workflowId: workflowIdOf(memo),
+    memo: { [PAYMENT_MEMO_FIELD]: memo },
     workflowIdConflictPolicy: conflict,
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     typedSearchAttributes: [

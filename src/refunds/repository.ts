@@ -16,7 +16,9 @@ import type { PaymentMethod, PaymentRecords, PaymentStatus } from '../payments';
  * The payments slice's records over a database or a transaction (paymentRecords): what a refund
  * reads and writes of its payment, in the refund's own transaction. Wired by the composition root.
  */
-export type PaymentsOver = (db: Db) => Pick<PaymentRecords, 'byOrderId' | 'lockForRefund' | 'addRefunded' | 'amounts'>;
+export type PaymentsOver = (
+  db: Db,
+) => Pick<PaymentRecords, 'byOrderId' | 'byId' | 'lockForRefund' | 'addRefunded' | 'amounts'>;
 
 export interface RefundablePayment {
   paymentId: string;
@@ -41,12 +43,25 @@ export interface RefundRow {
   updatedAt: Date;
 }
 
+/** The order's payment when only one payment uses the order id (refund workflows before refund-record-v1). */
 export async function refundablePayment(
   db: Db,
   payments: PaymentsOver,
   orderId: string,
 ): Promise<RefundablePayment | null> {
-  const p = await payments(db).byOrderId(orderId);
+  return refundableOf(await payments(db).byOrderId(orderId));
+}
+
+/** The payment `paymentId` (a recorded refund's): whatever other account or mode uses its order id. */
+export async function refundablePaymentById(
+  db: Db,
+  payments: PaymentsOver,
+  paymentId: string,
+): Promise<RefundablePayment | null> {
+  return refundableOf(await payments(db).byId(paymentId));
+}
+
+function refundableOf(p: Awaited<ReturnType<PaymentRecords['byId']>>): RefundablePayment | null {
   if (!p) return null;
   return {
     paymentId: p.id,

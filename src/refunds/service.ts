@@ -16,6 +16,7 @@ import type { TemporalDeps } from '../temporal/client';
 import { executeRefund } from './workflow-client';
 import { recordRefundRequest, type PaymentsOver } from './repository';
 import type { RefundCreated, RefundRequest } from './schemas';
+import type { OrderScope } from '../payments';
 
 /** Who may refund a payment: its creating key; a keyless one, a key with the operator scope refunds:public. */
 export const mayRefund = (p: { mode: string; apiKeyId: string | null }, key: ApiKeyInfo): boolean =>
@@ -35,7 +36,12 @@ export function createRefundService({ db, temporal, config, payments }: RefundSe
     key: ApiKeyInfo,
     idempotencyKey: string | undefined,
   ): Promise<RefundCreated> {
-    const p = await payments(db).byOrderId(req.orderId);
+    // the caller's payment of the order (order ids are unique per account and mode), else a
+    // keyless card payment of it in the caller's mode (refunded with refunds:public only)
+    const scope: OrderScope = { accountId: key.accountId ?? key.id, mode: key.mode };
+    const p =
+      (await payments(db).byOrderId(req.orderId, scope)) ??
+      (await payments(db).byOrderId(req.orderId, { accountId: null, mode: key.mode }));
     if (!p || !mayRefund(p, key)) {
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${req.orderId}`, { orderId: req.orderId });
     }

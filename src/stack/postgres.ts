@@ -127,6 +127,8 @@ export async function startEmbeddedPostgres(opts: {
   port: number;
   database: string;
   log?: (msg: string) => void;
+  /** preload pg_stat_statements when this Postgres ships it (calls and time per statement); a server already running keeps its settings */
+  statStatements?: boolean;
 }): Promise<EmbeddedPostgres> {
   const bin = findPostgresBin();
   ensureOsUser();
@@ -150,7 +152,11 @@ export async function startEmbeddedPostgres(opts: {
       `Stop that process, choose another port with PG_PORT, or set DATABASE_URL to use that server on purpose.`,
     );
     const logFile = path.join(pgdata, 'server.log');
-    const serverOpts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${pgdata} -c max_connections=200 -c fsync=on`;
+    const preload =
+      opts.statStatements && fs.existsSync(path.join(bin, '..', 'lib', 'pg_stat_statements.so'))
+        ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=top'
+        : '';
+    const serverOpts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${pgdata} -c max_connections=200 -c fsync=on${preload}`;
     runPg(path.join(bin, 'pg_ctl'), ['-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverOpts, 'start']);
     startedByUs = true;
   } else {

@@ -125,12 +125,6 @@ export function orderWebhookBody(e: OrderEvent, data: Record<string, unknown>) {
 /** What an endpoint's `eventTypes` may hold: the payment events and the order events. */
 export const SUBSCRIBABLE_EVENT_TYPES = [...EVENT_TYPES, ORDER_EVENT, ...ORDER_EVENT_TYPES] as const;
 
-/** Whether an endpoint with the filter `filter` (null: every type) receives this event. */
-export const endpointWantsEvent = (filter: readonly string[] | null | undefined, e: WebhookEvent): boolean =>
-  isOrderEvent(e)
-    ? !filter || filter.length === 0 || filter.includes(ORDER_EVENT) || filter.includes(e.type)
-    : endpointWants(filter, e.status);
-
 // ---- contract ----
 
 /**

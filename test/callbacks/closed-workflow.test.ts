@@ -6,7 +6,7 @@
 import request from 'supertest';
 import type { Client } from '@temporalio/client';
 import { paidOrderWorkflowId, type PaidOrderOutcome } from '../../src/callbacks';
-import { paymentRedriveWorkflowId, paymentWorkflowId } from '../../src/payments';
+import { paymentRedriveWorkflowId, paymentWorkflowIdOf } from '../../src/payments';
 import { orderWorkflowId } from '../../src/orders';
 import { createQueueWorkers } from '../../src/app/worker';
 import { createTestStack, outsiderTemporalClient, provenResult, uniq, type TestStack } from '../support/stack';
@@ -60,7 +60,7 @@ it('the re-drive is durable before the 200: a worker down at the callback settle
       .send({ orderId, userId: 'u', amount: 12, customerId: 'c' });
     expect(created.status).toBe(200);
     const paymentId = created.body.body.paymentId as string;
-    await raw.workflow.getHandle(paymentWorkflowId(orderId)).terminate('closed by hand');
+    await raw.workflow.getHandle(paymentWorkflowIdOf(paymentId)).terminate('closed by hand');
     const sent = fieldSigned(gateway.config, 'QR', { paymentId, status: 'success', amount: 12, orderId });
     const res = await post(gateway.app, '/qrcallback', sent);
     expect(res.status).toBe(200);
@@ -129,7 +129,7 @@ describe('a raw paymentRedriveWorkflow start (the door)', () => {
   it('without a result proof, or with one made for another payment, settles nothing', async () => {
     const p = await pendingQr();
     const other = await pendingQr();
-    await raw.workflow.getHandle(paymentWorkflowId(p.orderId)).terminate('closed by hand');
+    await raw.workflow.getHandle(paymentWorkflowIdOf(p.paymentId)).terminate('closed by hand');
     const forged = [
       { status: 'success', provider: 'qr', receiptId: 'evt_forged' },
       provenResult(stack.config, other.paymentId, { status: 'success', provider: 'qr' }),
@@ -147,7 +147,7 @@ describe('a raw paymentRedriveWorkflow start (the door)', () => {
     }
     expect(await statusOf(stack, p.paymentId)).toBe('pending');
     await raw.workflow
-      .getHandle(paymentWorkflowId(other.orderId))
+      .getHandle(paymentWorkflowIdOf(other.paymentId))
       .terminate('test over')
       .catch(() => undefined);
   });

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
-import { paymentWorkflowId } from '../../src/payments';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { dataConverterOf } from '../../src/temporal/codec';
 import { paidQr } from '../payments/support';
 import { createTestStack, type TestStack } from '../support/stack';
@@ -32,16 +32,16 @@ afterAll(() => stack?.close());
 const fixture = (file: string) => path.join(ROOT, 'test', 'replay', file);
 
 describe('talat replay of histories on Temporal', () => {
-  let orderId: string;
+  let paymentId: string;
   beforeAll(async () => {
-    orderId = (await paidQr(stack, (await apiKey(stack)).key, 120)).orderId;
+    paymentId = (await paidQr(stack, (await apiKey(stack)).key, 120)).paymentId;
   });
 
   it('--workflow-id and --since with --task-queue: a payment of this build replays, exit 0', async () => {
-    const byId = await talat(['replay', '--workflow-id', paymentWorkflowId(orderId)], temporal);
+    const byId = await talat(['replay', '--workflow-id', paymentWorkflowIdOf(paymentId)], temporal);
     expect(byId).toEqual({
       code: 0,
-      stdout: `ok    ${paymentWorkflowId(orderId)} (qrPaymentWorkflowV2)\n1 replayed, 0 non-deterministic\n`,
+      stdout: `ok    ${paymentWorkflowIdOf(paymentId)} (qrPaymentWorkflowV2)\n1 replayed, 0 non-deterministic\n`,
       stderr: '',
     });
     const recent = await talat(['replay', '--since', '1h', '--task-queue', stack.taskQueue, '--json'], temporal);
@@ -51,7 +51,7 @@ describe('talat replay of histories on Temporal', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(lines.at(-1)).toEqual({ replayed: 1, failed: 0 });
-    expect(lines[0]).toMatchObject({ workflowId: paymentWorkflowId(orderId), ok: true });
+    expect(lines[0]).toMatchObject({ workflowId: paymentWorkflowIdOf(paymentId), ok: true });
   });
 
   it('a history recorded by other code under the same type: exit 1, FAIL and the reason', async () => {

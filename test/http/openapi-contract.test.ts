@@ -20,7 +20,7 @@ import { cardPayment, fieldSigned, headerSigned, post as postCallback } from '..
 import { objectStoreEnv, testPublisher } from '../objectstore/helpers';
 import { ALL_SCOPES, newKey, paidQr, rowOf, waitFor } from '../payments/support';
 import { binary, IN_SEASON } from '../storefront/helpers';
-import { paymentWorkflowId } from '../../src/payments';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { orderWorkflowId } from '../../src/orders';
 import { createTestStack, provenResult, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import { startReceiver, type Receiver } from '../webhooks/helpers';
@@ -391,7 +391,7 @@ describe('live answers', () => {
     conforms(await app().get(`/checkout/${token}/qr.png`).parse(binary));
     conforms(await app().get('/checkout/not-a-token'));
     conforms(await app().get('/checkout/not-a-token/events'));
-    const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+    const handle = stack.client.workflow.getHandle(paymentWorkflowIdOf(qr.body.body.paymentId as string));
     await handle.signal(
       'paymentResult',
       provenResult(stack.config, qr.body.body.paymentId as string, { status: 'success', provider: 'qr' }),
@@ -809,7 +809,7 @@ describe('the documented examples', () => {
     const qr = await sendExample('POST', '/qrpayment');
     expect(qr.body.body).toMatchObject({ orderId: 'ORD-2001', status: 'pending' });
     await sendExample('GET', '/checkstatus/{orderId}');
-    const handle = stack.client.workflow.getHandle(paymentWorkflowId('ORD-2001'));
+    const handle = stack.client.workflow.getHandle(paymentWorkflowIdOf(qr.body.body.paymentId as string));
     await handle.signal(
       'paymentResult',
       provenResult(stack.config, qr.body.body.paymentId as string, { status: 'success', provider: 'qr' }),

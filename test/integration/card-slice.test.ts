@@ -6,6 +6,7 @@ import request from 'supertest';
 import { paymentWorkflowId } from '../../src/payments';
 import { provenResult, uniq, waitFor } from '../support/stack';
 import { useTestStack } from '../support/servers';
+import { paymentHandle } from '../payments/support';
 
 const stack = useTestStack();
 
@@ -41,7 +42,7 @@ describe('POST /cardpayment starts a payment workflow', () => {
       workflow_id: paymentWorkflowId(orderId),
     });
 
-    const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+    const handle = await paymentHandle(stack, orderId);
     const desc = await handle.describe();
     expect(desc.searchAttributes).toMatchObject({ OrderId: [orderId], PaymentMethod: ['card'] });
 
@@ -71,7 +72,7 @@ describe('POST /cardpayment starts a payment workflow', () => {
       statusCode: 409,
       body: { error: expect.any(String), code: 'CONFLICT', details: expect.objectContaining({ orderId }) },
     });
-    await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, orderId)).terminate('test cleanup');
   });
 
   it.each([

@@ -5,7 +5,6 @@
  * reusable links, expiry, deactivation and the signed webhook of a link's payment.
  */
 import request from 'supertest';
-import { paymentWorkflowId } from '../../src/payments';
 import { linkIdOfOrder } from '../../src/links';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { gatewayWith, newKey, paymentError, rowOf, webhookWitness } from '../payments/support';
@@ -37,7 +36,7 @@ const visit = async (url: string, app = stack.app) => {
 };
 const pay = async (orderId: string) => {
   const row = await waitFor(() => rowOf(stack.db, orderId));
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+  const handle = stack.client.workflow.getHandle(String(row.workflow_id));
   await handle.signal('paymentResult', provenResult(stack.config, row.id, { status: 'success', provider: 'qr' }));
   await handle.result();
 };

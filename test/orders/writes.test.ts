@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { orderWorkflowId } from '../../src/orders';
-import { paymentWorkflowId } from '../../src/payments';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { createTestStack, provenResult, statementsOf, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, request } from '../payments/support';
 
@@ -68,7 +68,7 @@ it('a paid QR order, adjusted once and finalised with a refund', async () => {
       .post('/qrpayment')
       .set('X-API-Key', key)
       .send({ orderId, userId: 'u', amount: 300, customerId: 'c' });
-    const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+    const handle = stack.client.workflow.getHandle(paymentWorkflowIdOf(created.body.body.paymentId));
     await handle.signal(
       'paymentResult',
       provenResult(stack.config, created.body.body.paymentId, { status: 'success', provider: 'qr' }),

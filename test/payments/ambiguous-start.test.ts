@@ -6,11 +6,11 @@
  * the first id), and that payment stayed pending for ever. The payment id is now derived from the
  * order, so the retry's row carries the id the workflow holds, and the payment settles.
  */
+import { orderPaymentId, scopedPaymentId } from '../../src/ids';
 import { removeUnstartedPayment } from '../../src/payments/repository';
-import { orderPaymentId } from '../../src/ids';
-import { paymentWorkflowId } from '../../src/payments';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { newKey, request, rowOf } from './support';
+import { paymentHandle } from './support';
 
 let stack: TestStack;
 let key: string;
@@ -29,7 +29,7 @@ it('a retry after an undone row whose workflow did start gets the same payment i
   const first = await post(body);
   expect(first.status).toBe(200);
   const paymentId = first.body.body.paymentId as string;
-  expect(paymentId).toBe(orderPaymentId(stack.config.identity.secret, orderId));
+  expect(paymentId).toMatch(/^pay_[0-9a-f]{32}$/);
 
   // what the gateway does when the start call fails though the workflow was in fact started
   await removeUnstartedPayment(stack.db, paymentId);
@@ -39,15 +39,20 @@ it('a retry after an undone row whose workflow did start gets the same payment i
   expect(retry.status).toBe(200);
   expect(retry.body.body.paymentId).toBe(paymentId);
 
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+  const handle = await paymentHandle(stack, orderId);
   await handle.signal('paymentResult', provenResult(stack.config, paymentId, { status: 'success', provider: 'qr' }));
   await expect(handle.result()).resolves.toEqual({ paymentId, orderId, status: 'paid' });
   expect((await rowOf(stack.db, orderId)).status).toBe('paid');
 });
 
-it('payment ids are the form of any other id, differ per order and per secret', () => {
-  const a = orderPaymentId('secret-one-0000000000000000000000000', 'ORD-1');
+it('payment ids are the form of any other id, differ per order, scope and secret', () => {
+  const s1 = 'secret-one-0000000000000000000000000';
+  const a = scopedPaymentId(s1, 'key_a', 'live', 'ORD-1');
   expect(a).toMatch(/^pay_[0-9a-f]{32}$/);
-  expect(orderPaymentId('secret-one-0000000000000000000000000', 'ORD-2')).not.toBe(a);
-  expect(orderPaymentId('secret-two-0000000000000000000000000', 'ORD-1')).not.toBe(a);
+  expect(scopedPaymentId(s1, 'key_a', 'live', 'ORD-2')).not.toBe(a);
+  expect(scopedPaymentId(s1, 'key_b', 'live', 'ORD-1')).not.toBe(a);
+  expect(scopedPaymentId(s1, 'key_a', 'sandbox', 'ORD-1')).not.toBe(a);
+  expect(scopedPaymentId(s1, null, 'live', 'ORD-1')).not.toBe(a);
+  expect(scopedPaymentId('secret-two-0000000000000000000000000', 'key_a', 'live', 'ORD-1')).not.toBe(a);
+  expect(orderPaymentId(s1, 'ORD-1')).not.toBe(a);
 });

@@ -3,10 +3,10 @@
  * (the sandbox simulator, or a live provider at CARD_PROVIDER_URL), its id is kept as provider_ref,
  * refused charges fail the payment, a charge decided at once settles it, a silent provider expires it.
  */
-import { paymentWorkflowId } from '../../src/payments';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { startFakeBank, type FakeBank } from './fake-bank';
 import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf, webhookWitness } from './support';
+import { paymentHandle } from './support';
 
 let stack: TestStack;
 let provider: FakeBank; // a scripted live card provider
@@ -63,7 +63,7 @@ describe('sandbox (public, simulators on)', () => {
       return_uri: 'https://pay.talat.example/callback',
       metadata: { orderId, paymentId },
     });
-    await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, orderId)).terminate('test cleanup');
   });
 
   it('a declined card fails the payment at once and emits the webhook', async () => {
@@ -76,7 +76,7 @@ describe('sandbox (public, simulators on)', () => {
       chargeId: null,
       failureReason: expect.stringMatching(/declined/),
     });
-    const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+    const handle = await paymentHandle(stack, orderId);
     await expect(handle.result()).resolves.toMatchObject({ status: 'failed' });
     const row = await rowOf(stack.db, orderId);
     expect(row.status).toBe('failed');
@@ -100,7 +100,7 @@ describe('sandbox (public, simulators on)', () => {
     const res = await pay({ orderId, userId: 'u', amount: '1', token: 'tok_visa' }, k.key);
     expect(res.status).toBe(200);
     expect(await rowOf(stack.db, orderId)).toMatchObject({ api_key_id: k.id, mode: 'sandbox' });
-    await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, orderId)).terminate('test cleanup');
   });
 
   it('a key without payments:write is refused even on the public endpoint', async () => {
@@ -141,7 +141,7 @@ describe('live (CARD_PROVIDER_URL)', () => {
       mode: 'live',
       details: { charge: { authorizeUri: 'https://3ds.example/a/1' } },
     });
-    await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, orderId)).terminate('test cleanup');
   });
 
   it('a charge the provider decides at once settles the payment without a callback', async () => {
@@ -169,7 +169,7 @@ describe('live (CARD_PROVIDER_URL)', () => {
     const refused = await pay({ orderId: uniq('card'), userId: 'u', amount: '5', token: 'tokn_bad' }, k.key);
     expect(refused.body.body).toMatchObject({ status: 'failed', failureReason: expect.stringContaining('bad token') });
     expect(provider.requests).toHaveLength(1);
-    await stack.client.workflow.getHandle(paymentWorkflowId(retried.body.body.orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, retried.body.body.orderId)).terminate('test cleanup');
   });
 });
 
@@ -208,7 +208,7 @@ describe('timeout', () => {
       .type('form')
       .send({ orderId, userId: 'u', amount: '5', token: 'tok_visa' });
     expect(res.body.body.status).toBe('pending');
-    const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+    const handle = await paymentHandle(stack, orderId);
     await expect(handle.result()).resolves.toMatchObject({ status: 'expired' });
     const row = await rowOf(stack.db, orderId);
     expect(row.status).toBe('expired');

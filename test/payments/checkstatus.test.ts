@@ -2,10 +2,10 @@
  * GET /checkstatus/{orderId}: the record the payment's workflow keeps (row + events), agreeing
  * with the workflow's own view; who may see which payment; errors.
  */
-import { paymentWorkflowId } from '../../src/payments';
 import type { PaymentView } from '../../src/payments';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { gatewayWith, newKey, paymentError, request, rowOf, waitFor } from './support';
+import { paymentHandle } from './support';
 
 let stack: TestStack;
 let key: { id: string; key: string };
@@ -51,7 +51,7 @@ describe('GET /checkstatus/{orderId}', () => {
     });
     expect(pending.headers['x-ratelimit-limit']).toBeDefined();
 
-    const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+    const handle = await paymentHandle(stack, orderId);
     await handle.signal(
       'paymentResult',
       provenResult(stack.config, created.body.body.paymentId, {
@@ -89,7 +89,7 @@ describe('GET /checkstatus/{orderId}', () => {
     });
     const live = await newKey(stack.db, { scopes: ['payments:read'], mode: 'live' });
     expect((await check(orderId, live.key)).status).toBe(404);
-    await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, orderId)).terminate('test cleanup');
   });
 
   it("another key does not see a key's payments (404, not 403)", async () => {
@@ -103,7 +103,7 @@ describe('GET /checkstatus/{orderId}', () => {
     const res = await check(orderId, other.key);
     expect(res.status).toBe(404);
     expect(res.body).toEqual(paymentError('NOT_FOUND', { orderId }));
-    await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, orderId)).terminate('test cleanup');
   });
 
   it('404 NOT_FOUND for an unknown order, 400 INVALID_INPUT for a malformed id', async () => {
@@ -141,6 +141,6 @@ describe('before the workflow has run at all', () => {
     expect((await request(idle.callback()).get(`/checkstatus/${orderId}`).set('X-API-Key', stranger.key)).status).toBe(
       404,
     );
-    await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, orderId)).terminate('test cleanup');
   });
 });

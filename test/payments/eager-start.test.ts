@@ -5,10 +5,10 @@
  * payment for a repeated request, paid by its callback.
  */
 import type { Client } from '@temporalio/client';
-import { paymentWorkflowId } from '../../src/payments';
 import { fieldSigned, post as postCallback } from '../callbacks/helpers';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { newKey, request, rowOf } from './support';
+import { paymentHandle } from './support';
 
 let stack: TestStack;
 let key: string;
@@ -49,11 +49,11 @@ it('starts the payment workflow eagerly on the local worker; the payment is the 
     fieldSigned(stack.config, 'QR', { paymentId: row.id, status: 'success', amount: 10.5, orderId }),
   );
   expect(cb.status).toBe(200);
-  await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result()).resolves.toEqual({
+  await expect((await paymentHandle(stack, orderId)).result()).resolves.toEqual({
     paymentId: row.id,
     orderId,
     status: 'paid',
   });
-  const { events } = await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).fetchHistory();
+  const { events } = await (await paymentHandle(stack, orderId)).fetchHistory();
   expect(events?.filter((e) => e.eventType === 1 /* WorkflowExecutionStarted */)).toHaveLength(1);
 });

@@ -4,10 +4,10 @@
  * a 5xx releases the key; keys are scoped per API key.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { paymentWorkflowId } from '../../src/payments';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { bankUser, startFakeBank, type FakeBank } from './fake-bank';
 import { newKey, paymentError, request } from './support';
+import { paymentHandle } from './support';
 
 let stack: TestStack;
 let bank: FakeBank;
@@ -42,13 +42,11 @@ describe('POST /qrpayment with Idempotency-Key', () => {
     expect(reused.status).toBe(422);
     expect(reused.body).toEqual(paymentError('IDEMPOTENCY_KEY_REUSED', { idempotencyKey: idem }));
     expect(reused.body.statusCode).toBe(422);
-    await expect(stack.client.workflow.getHandle(paymentWorkflowId(otherOrder)).describe()).rejects.toBeInstanceOf(
-      WorkflowNotFoundError,
-    );
+    await expect((await paymentHandle(stack, otherOrder)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 
     // a quoted structured-field string is the same key
     expect((await post(body, `"${idem}"`)).headers['idempotent-replayed']).toBe('true');
-    await stack.client.workflow.getHandle(paymentWorkflowId(body.orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, body.orderId)).terminate('test cleanup');
   });
 
   it('replays a 4xx answer too, and scopes keys per API key', async () => {
@@ -81,7 +79,7 @@ describe('POST /qrpayment with Idempotency-Key', () => {
       .send(good);
     expect(other.status).toBe(200);
     expect(other.headers['idempotent-replayed']).toBeUndefined();
-    await stack.client.workflow.getHandle(paymentWorkflowId(good.orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, good.orderId)).terminate('test cleanup');
   });
 
   it('rejects a malformed key with INVALID_INPUT naming the header', async () => {
@@ -119,7 +117,7 @@ describe('POST /cardpayment (public) with Idempotency-Key', () => {
       .set('Idempotency-Key', idem)
       .send({ ...body, amount: '98.00' });
     expect(changed.status).toBe(422);
-    await stack.client.workflow.getHandle(paymentWorkflowId(body.orderId)).terminate('test cleanup');
+    await (await paymentHandle(stack, body.orderId)).terminate('test cleanup');
   });
 });
 

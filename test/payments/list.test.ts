@@ -1,8 +1,8 @@
 /** GET /payments on the real stack: the key's own payments, newest first, filters, cursor pagination. */
-import { paymentWorkflowId } from '../../src/payments';
 import { provenResult, uniq } from '../support/stack';
 import { useTestStack } from '../support/servers';
 import { newKey, request, rowOf, waitFor } from './support';
+import { paymentHandle } from './support';
 
 const stack = useTestStack();
 
@@ -24,7 +24,7 @@ it("lists the key's own payments newest first, filtered by status, method and cr
     await waitFor(() => rowOf(stack.db, orderId));
     orders.push(orderId);
   }
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(orders[1]));
+  const handle = await paymentHandle(stack, orders[1]);
   const { id: paid } = await rowOf(stack.db, orders[1]);
   await handle.signal('paymentResult', provenResult(stack.config, paid, { status: 'success', provider: 'qr' }));
   await handle.result();
@@ -71,6 +71,5 @@ it("lists the key's own payments newest first, filtered by status, method and cr
   expect((await api().get('/payments').set('X-API-Key', other)).body.body.payments).toEqual([]);
   expect((await list('?status=nope')).status).toBe(400);
   expect((await list('?limit=0')).status).toBe(400);
-  for (const o of [orders[0], orders[2]])
-    await stack.client.workflow.getHandle(paymentWorkflowId(o)).terminate('test cleanup');
+  for (const o of [orders[0], orders[2]]) await (await paymentHandle(stack, o)).terminate('test cleanup');
 });

@@ -4,7 +4,8 @@ import type { ApiKeyMode } from '../../src/domain/api-keys';
 import type { Db } from '../../src/db/knex';
 import { createApp } from '../../src/app/app';
 import { createApiKey } from '../../src/http/middleware/api-key';
-import { paymentWorkflowId } from '../../src/payments';
+import { scopedPaymentId } from '../../src/ids';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { provenResult, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 
 export const ALL_SCOPES = [
@@ -109,9 +110,24 @@ export async function paidQr(
     .send({ orderId, userId: 'u', amount, customerId: 'c' });
   expect(created.status).toBe(200);
   await waitFor(() => rowOf(stack.db, orderId));
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+  const handle = await paymentHandle(stack, orderId);
   const paymentId = created.body.body.paymentId as string;
   await handle.signal('paymentResult', provenResult(stack.config, paymentId, { status: 'success', provider: 'qr' }));
   await handle.result();
   return { orderId, paymentId };
 }
+
+/** The workflow id of an order's payment as the gateway stored it (payment-<paymentId>); payment-<orderId> when there is no row. */
+export async function paymentWorkflowIdOfOrder(stack: TestStack, orderId: string): Promise<string> {
+  const row = await stack.db('payments').where({ order_id: orderId }).first('workflow_id');
+  return row ? String(row.workflow_id) : `payment-${orderId}`;
+}
+export const paymentHandle = async (stack: TestStack, orderId: string) =>
+  stack.client.workflow.getHandle(await paymentWorkflowIdOfOrder(stack, orderId));
+/** The workflow id the gateway gives a new payment of a key's order (an insider who knows IDENTITY_SECRET can derive it). */
+export const derivedPaymentWorkflowId = (
+  config: TestStack['config'],
+  key: { id: string },
+  mode: ApiKeyMode,
+  orderId: string,
+): string => paymentWorkflowIdOf(scopedPaymentId(config.identity.secret, key.id, mode, orderId));

@@ -6,7 +6,7 @@
  * and both tell the winner's status.
  */
 import type { Db } from '../../src/db/knex';
-import { applyTransition, insertPayment } from '../../src/payments/repository';
+import { applyTransition, applyTransitionIfAgrees, insertPayment } from '../../src/payments/repository';
 import { statementsOf, uniq, workerDb } from '../support/stack';
 import { eventsOf } from './support';
 
@@ -77,4 +77,35 @@ it('of two racing transitions exactly one is applied, and both tell its status',
     expect(await statusOf(id)).toBe('expired');
     expect(await eventsOf(db, id)).toEqual(['pending', 'expired']);
   }
+});
+
+it("the settle step's fast path transitions only a row that agrees with every fact, in one statement", async () => {
+  const id = await pendingPayment();
+  const row = await db('payments').where({ id }).first();
+  const facts = {
+    workflowId: row.workflow_id as string,
+    orderId: row.order_id as string,
+    amountSatang: 500,
+    mode: 'sandbox',
+    apiKeyId: undefined,
+  };
+  const paid = { paymentId: id, from: 'pending' as const, to: 'paid' as const, reason: 'QR: success' };
+  // each fact wrong in turn: nothing written
+  for (const wrong of [
+    { workflowId: 'payment-other' },
+    { orderId: 'other' },
+    { amountSatang: 501 },
+    { mode: 'live' },
+    { apiKeyId: 'key_other' },
+  ])
+    expect(await applyTransitionIfAgrees(db, paid, { ...facts, ...wrong })).toBe(false);
+  expect(await statusOf(id)).toBe('pending');
+  expect(await eventsOf(db, id)).toEqual(['pending']);
+  const { sql, result } = await statementsOf(db, () => applyTransitionIfAgrees(db, paid, facts));
+  expect(result).toBe(true);
+  expect(sql).toHaveLength(1);
+  expect(await eventsOf(db, id)).toEqual(['pending', 'paid']);
+  // again (a retried step): no match, the caller's slow path decides
+  expect(await applyTransitionIfAgrees(db, paid, facts)).toBe(false);
+  expect(await eventsOf(db, id)).toEqual(['pending', 'paid']);
 });

@@ -4,10 +4,11 @@
  * not replaced, by the gateway's start (USE_EXISTING on the workflow id, whatever its type).
  */
 import { WorkflowIdReusePolicy } from '@temporalio/client';
-import { paymentWorkflowId, PaymentWorkflowType, type PaymentOutcome, type QrPaymentInput } from '../../src/payments';
+import { paymentWorkflowIdOf, PaymentWorkflowType, type PaymentOutcome, type QrPaymentInput } from '../../src/payments';
 import { workflowInput } from '../callbacks/helpers';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { newKey, request, rowOf } from './support';
+import { paymentHandle } from './support';
 
 let stack: TestStack;
 let key: string;
@@ -25,7 +26,7 @@ it('a v1 QR payment in flight: the gateway finds it (same run, v1 type), and it 
   const body = { orderId, userId: 'u-v1', amount: 12.5, customerId: 'c-v1' };
   const first = await create(body);
   expect(first.status).toBe(200);
-  const workflowId = paymentWorkflowId(orderId);
+  const workflowId = paymentWorkflowIdOf(first.body.body.paymentId as string);
   const input = await workflowInput<QrPaymentInput>(stack, workflowId);
   // the same payment as a v1 execution would have begun it before the upgrade
   await stack.client.workflow.getHandle(workflowId).terminate('replaced by a v1 execution for the test');
@@ -70,7 +71,7 @@ it('a new QR payment runs the v2 type, with no patch marker and no TemporalChang
   const orderId = uniq('v2');
   const res = await create({ orderId, userId: 'u-v2', amount: 3, customerId: 'c-v2' });
   expect(res.status).toBe(200);
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+  const handle = await paymentHandle(stack, orderId);
   expect((await handle.describe()).type).toBe(PaymentWorkflowType.qr);
   await handle.signal(
     'paymentResult',

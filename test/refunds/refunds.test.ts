@@ -4,12 +4,12 @@
  * provider failure, an idempotent retry, GET /checkstatus with refunds, and the webhook of each
  * refund verified with the official standardwebhooks library, also during a secret rotation.
  */
-import { paymentWorkflowId } from '../../src/payments';
 import { refundsWorkflowId } from '../../src/refunds';
 import { cardPayment } from '../callbacks/helpers';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
 import { registerEndpoint, startReceiver, verifiesWithStandardWebhooks, type Receiver } from '../webhooks/helpers';
 import { eventsOf, newKey, paidQr as paidQrWith, paymentError, request, rowOf, waitFor } from '../payments/support';
+import { paymentHandle } from '../payments/support';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -133,7 +133,7 @@ describe('POST /refund', () => {
     expect(pending.status).toBe(409);
     expect(pending.body).toEqual(paymentError('CONFLICT', { status: 'pending' }));
     expect(await stack.db('refunds').where({ order_id: pendingOrder })).toEqual([]);
-    await stack.client.workflow.getHandle(paymentWorkflowId(pendingOrder)).terminate('test cleanup');
+    await (await paymentHandle(stack, pendingOrder)).terminate('test cleanup');
 
     expect((await refund({ orderId: uniq('none') })).status).toBe(404);
     const other = (await newKey(stack.db, { scopes: ['payments:write'] })).key;

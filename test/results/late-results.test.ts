@@ -10,7 +10,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { lateResultWorkflowId, paymentWorkflowId, type LateResultOutcome } from '../../src/payments';
+import { lateResultWorkflowId, paymentWorkflowIdOf, type LateResultOutcome } from '../../src/payments';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createEndpoint } from '../../src/webhooks/endpoints';
 import { fieldSigned, headerSigned, post } from '../callbacks/helpers';
@@ -56,7 +56,7 @@ async function qrPayment(stack: TestStack, amount = 64.25, key = keys.get(stack)
 }
 
 const settled = (stack: TestStack, p: Payment) =>
-  stack.client.workflow.getHandle(paymentWorkflowId(p.orderId)).result() as Promise<{ status: string }>;
+  stack.client.workflow.getHandle(paymentWorkflowIdOf(p.paymentId)).result() as Promise<{ status: string }>;
 const qrCallback = (stack: TestStack, p: Payment, status: 'success' | 'failed') =>
   post(
     stack.app,
@@ -222,7 +222,7 @@ describe('LATE_PAYMENT_POLICY=refund (default)', () => {
       const p = await qrPayment(refund, 20, owner.key);
       await waitFor(async () => slow.requests > 0, 20_000, 'the expired webhook attempt');
       await refund.client.workflow
-        .getHandle(paymentWorkflowId(p.orderId))
+        .getHandle(paymentWorkflowIdOf(p.paymentId))
         .signal(
           'paymentResult',
           provenResult(refund.config, p.paymentId, { status: 'success', provider: 'qr', reference: 'txn-race' }),
@@ -234,7 +234,7 @@ describe('LATE_PAYMENT_POLICY=refund (default)', () => {
           payment_status: 'expired',
           resolution: 'refunded',
           reference: 'txn-race',
-          handled_by: paymentWorkflowId(p.orderId),
+          handled_by: paymentWorkflowIdOf(p.paymentId),
         }),
       ]);
       expect(await refund.db('refunds').where({ payment_id: p.paymentId }).pluck('status')).toEqual(['succeeded']);

@@ -7,12 +7,13 @@
  * security event; the payment keeps waiting for its real result.
  */
 import request from 'supertest';
-import { paymentWorkflowId, PaymentWorkflowType, type PaymentView } from '../../src/payments';
+import { PaymentWorkflowType, type PaymentView } from '../../src/payments';
 import { createEndpoint } from '../../src/webhooks/endpoints';
 import { fieldSigned, post } from '../callbacks/helpers';
 import { newKey, rowOf } from '../payments/support';
 import { capturingLogger, createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { startReceiver, type Receiver } from '../webhooks/helpers';
+import { paymentHandle } from '../payments/support';
 
 jest.setTimeout(120_000);
 
@@ -54,7 +55,7 @@ const webhooksOf = (orderId: string) =>
  */
 async function signalRejected(orderId: string, result: unknown): Promise<void> {
   const before = forgeries().length;
-  await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal('paymentResult', result as never);
+  await (await paymentHandle(stack, orderId)).signal('paymentResult', result as never);
   await waitFor(
     async () => forgeries().length > before || (await rowOf(stack.db, orderId)).status !== 'pending',
     20_000,
@@ -65,7 +66,7 @@ async function signalRejected(orderId: string, result: unknown): Promise<void> {
 }
 
 async function stillPending(orderId: string, paymentId: string): Promise<void> {
-  const view = await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).query<PaymentView>('payment');
+  const view = await (await paymentHandle(stack, orderId)).query<PaymentView>('payment');
   expect(view.status).toBe('pending');
   expect((await rowOf(stack.db, orderId)).status).toBe('pending');
   expect(await stack.db('payment_events').where({ payment_id: paymentId }).pluck('to_status')).toEqual(['pending']);
@@ -89,7 +90,7 @@ it('a signal sent straight to Temporal without a proof leaves the payment pendin
     fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 42.5, orderId }),
   );
   expect(res.body).toMatchObject({ statusCode: 200, body: { message: 'Callback processed' } });
-  await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result()).resolves.toMatchObject({
+  await expect((await paymentHandle(stack, orderId)).result()).resolves.toMatchObject({
     status: 'paid',
   });
   await waitFor(async () => webhooksOf(orderId).length > 0, 20_000, 'the paid webhook');
@@ -115,14 +116,14 @@ it('a valid proof replayed for another payment, or for the other status, or a ma
     expect(line).not.toContain(forAsuccess.proof);
     expect(line).not.toContain(forBfailed.proof);
   }
-  for (const o of [a, b]) await stack.client.workflow.getHandle(paymentWorkflowId(o.orderId)).terminate('test done');
+  for (const o of [a, b]) await (await paymentHandle(stack, o.orderId)).terminate('test done');
 });
 
 it('a late-result workflow started straight through Temporal changes nothing without a proof, or with a true proof and a false payment status', async () => {
   const { orderId, paymentId } = await qrPayment();
   const proven = provenResult(stack.config, paymentId, { status: 'success', provider: 'qr' });
-  await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).signal('paymentResult', proven);
-  await expect(stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result()).resolves.toMatchObject({
+  await (await paymentHandle(stack, orderId)).signal('paymentResult', proven);
+  await expect((await paymentHandle(stack, orderId)).result()).resolves.toMatchObject({
     status: 'paid',
   });
   const start = (id: string, result: unknown) =>

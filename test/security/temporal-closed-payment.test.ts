@@ -10,7 +10,7 @@ import { createTestStack, outsiderTemporalClient, uniq, waitFor, type TestStack 
 import { fieldSigned, post, receiptsOf } from '../callbacks/helpers';
 import { request } from '../payments/support';
 import { apiKey, registerEndpoint, startReceiver, type Receiver } from '../webhooks/helpers';
-import { paymentWorkflowId, type QrPaymentInput } from '../../src/payments';
+import { paymentWorkflowIdOf, type QrPaymentInput } from '../../src/payments';
 
 let stack: TestStack;
 let raw: Client;
@@ -63,7 +63,7 @@ async function expectPaidEverywhere(p: Awaited<ReturnType<typeof pendingPayment>
 describe('a pending payment whose workflow was closed by hand', () => {
   it('terminated with the raw client: the signed success callback still makes it paid, webhook and all', async () => {
     const p = await pendingPayment();
-    await raw.workflow.getHandle(paymentWorkflowId(p.orderId)).terminate('attacker');
+    await raw.workflow.getHandle(paymentWorkflowIdOf(p.paymentId)).terminate('attacker');
     const sent = successCallback(p);
     const res = await post(stack.app, '/qrcallback', sent);
     expect(res.status).toBe(200);
@@ -82,7 +82,7 @@ describe('a pending payment whose workflow was closed by hand', () => {
 
   it('terminated, squatted under its id with forged input, terminated again: still paid', async () => {
     const p = await pendingPayment();
-    const id = paymentWorkflowId(p.orderId);
+    const id = paymentWorkflowIdOf(p.paymentId);
     const history = await stack.client.workflow.getHandle(id).fetchHistory();
     const payloads = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads!;
     const input = await decodeFromPayloadsAtIndex<QrPaymentInput>(

@@ -7,10 +7,10 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { createTestStack, outsiderTemporalClient, uniq, waitFor, type TestStack } from '../support/stack';
 import { fieldSigned, post } from '../callbacks/helpers';
-import { newKey, paymentError, request } from '../payments/support';
+import { derivedPaymentWorkflowId, newKey, paymentError, request } from '../payments/support';
 import { startReceiver } from '../webhooks/helpers';
 import { createEndpoint } from '../../src/webhooks/endpoints';
-import { paymentWorkflowId, type QrPaymentInput } from '../../src/payments';
+import { paymentWorkflowIdOf, type QrPaymentInput } from '../../src/payments';
 import { taskQueueOf } from '../../src/domain/temporal';
 
 let stack: TestStack;
@@ -50,7 +50,7 @@ describe('payment starts: the proof covers the whole input', () => {
     const key = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
     const { res, orderId } = await qrPayment(key.key);
     expect(res.status).toBe(200);
-    const id = paymentWorkflowId(orderId);
+    const id = paymentWorkflowIdOf(res.body.body.paymentId as string);
     const input = await startInputOf<QrPaymentInput>(id);
     await raw.workflow.getHandle(id).terminate('squat');
     const forged = await raw.workflow.start('qrPaymentWorkflowV2', {
@@ -69,7 +69,7 @@ describe('a paid customer is confirmed, whichever execution holds the id', () =>
     const key = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
     const { res, orderId } = await qrPayment(key.key);
     expect(res.status).toBe(200);
-    const id = paymentWorkflowId(orderId);
+    const id = paymentWorkflowIdOf(res.body.body.paymentId as string);
     const input = await startInputOf<QrPaymentInput>(id);
     await raw.workflow.getHandle(id).terminate('squat');
     await raw.workflow.start('qrPaymentWorkflowV2', {
@@ -98,7 +98,7 @@ describe('the gateway adopts only its own executions', () => {
     const orderId = uniq('sec-squat');
     await raw.workflow.start('qrPaymentWorkflowV2', {
       taskQueue: stack.taskQueue,
-      workflowId: paymentWorkflowId(orderId),
+      workflowId: derivedPaymentWorkflowId(stack.config, key, 'sandbox', orderId),
       args: [
         {
           paymentId: 'pay_squat',
@@ -125,7 +125,7 @@ describe('the gateway adopts only its own card executions', () => {
     const orderId = uniq('sec-squat-card');
     await raw.workflow.start('cardPaymentWorkflowV2', {
       taskQueue: stack.taskQueue,
-      workflowId: paymentWorkflowId(orderId),
+      workflowId: derivedPaymentWorkflowId(stack.config, key, 'sandbox', orderId),
       args: [
         {
           paymentId: 'pay_squat',
@@ -199,7 +199,7 @@ describe('webhook resend', () => {
       );
       const { res, orderId } = await qrPayment(key.key);
       expect(res.status).toBe(200);
-      await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).terminate('test: no result');
+      await stack.client.workflow.getHandle(paymentWorkflowIdOf(res.body.body.paymentId)).terminate('test: no result');
       const messageId = `wh_${uniq('m')}`;
       await stack.db('webhook_deliveries').insert({
         id: messageId,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { createTestStack, outsiderTemporalClient, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
-import { paymentWorkflowId } from '../../src/payments';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { newKey, request, webhookWitness } from '../payments/support';
 
 let stack: TestStack;
@@ -72,7 +72,7 @@ it('a forged webhookKeepTryingWorkflow start (a message that is not a retrying d
       .set('X-API-Key', key.key)
       .send({ orderId, userId: 'u', amount: 13, customerId: 'c' });
     await stack.client.workflow
-      .getHandle(paymentWorkflowId(orderId))
+      .getHandle(paymentWorkflowIdOf(created.body.body.paymentId))
       .signal(
         'paymentResult',
         provenResult(stack.config, created.body.body.paymentId, { status: 'success', provider: 'qr', reference: 't' }),

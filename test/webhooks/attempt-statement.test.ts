@@ -44,14 +44,27 @@ it('a delivered first attempt is recorded in one statement, without a transactio
   expect(result.retry).toEqual([]);
   expect(up.log.filter((r) => r.body.includes(event.orderId))).toHaveLength(1);
   expect(sql.join(';')).not.toMatch(/\b(BEGIN|COMMIT)\b/i);
-  // the plan (endpoints, deliveries, the pending ones), the delivery read, the record
-  expect(sql).toHaveLength(5);
+  // the plan (endpoints, deliveries, the pending ones with their endpoints) and the record (issue 41: was 5)
+  expect(sql).toHaveLength(2);
   const d = await stack.db('webhook_deliveries').where({ payment_id: event.paymentId }).first();
   expect(d).toMatchObject({ state: 'delivered', attempts: 1, last_status_code: 200, last_error: null });
   expect(d.delivered_at).not.toBeNull();
   const attempts = await stack.db('webhook_attempts').where({ delivery_id: d.id });
   expect(attempts).toHaveLength(1);
   expect(attempts[0]).toMatchObject({ attempt: 1, kind: 'automatic', status_code: 200, error: null });
+});
+
+it('the one-statement plan is idempotent: a settle step again plans no second delivery and posts nothing', async () => {
+  const event = await paidEventTo(down.url);
+  const a = activities();
+  const first = await a.firstWebhookAttempts(event);
+  expect(first.retry).toHaveLength(1);
+  const again = await a.firstWebhookAttempts(event);
+  // attempted before: left to the retries, not attempted twice
+  expect(again).toMatchObject({ retry: first.retry, deferred: [] });
+  expect(await stack.db('webhook_deliveries').where({ payment_id: event.paymentId }).pluck('id')).toEqual(first.retry);
+  expect(down.log.filter((r) => r.body.includes(event.orderId))).toHaveLength(1);
+  expect(first.retry[0]).toMatch(/^msg_[0-9a-f]{32}$/);
 });
 
 it('a failed attempt is recorded with its error and leaves the delivery pending', async () => {

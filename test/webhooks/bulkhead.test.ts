@@ -7,7 +7,7 @@
  * defers the first attempt to an endpoint that just failed.
  */
 import request from 'supertest';
-import { paymentWorkflowId } from '../../src/payments';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { taskQueueOf } from '../../src/domain/temporal';
 import { webhookDeliveryWorkflowId, WebhookWorkflowType } from '../../src/webhooks';
 import { createActivities } from '../../activities';
@@ -47,7 +47,7 @@ it('a payment settles with only the payments worker; its webhook waits on the we
   expect(res.status).toBe(200);
   const paymentId = res.body.body.paymentId as string;
 
-  const payment = stack.client.workflow.getHandle(paymentWorkflowId(orderId));
+  const payment = stack.client.workflow.getHandle(paymentWorkflowIdOf(paymentId));
   await payment.signal(
     'paymentResult',
     provenResult(stack.config, paymentId, { status: 'success', provider: 'qr', reference: 'txn-blk' }),

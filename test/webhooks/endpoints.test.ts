@@ -5,7 +5,7 @@
  * failed message since a time in a background workflow.
  */
 import request from 'supertest';
-import { paymentWorkflowId } from '../../src/payments';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { webhookRecoverWorkflowId } from '../../src/webhooks';
 import { fieldSigned, post, waitFor } from '../callbacks/helpers';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
@@ -40,7 +40,7 @@ async function paidQr(key: string, status: 'success' | 'failed' = 'success') {
     fieldSigned(stack.config, 'QR', { paymentId, status, amount: 42.5, orderId }),
   );
   expect(cb.status).toBe(200);
-  await stack.client.workflow.getHandle(paymentWorkflowId(orderId)).result();
+  await stack.client.workflow.getHandle(paymentWorkflowIdOf(paymentId)).result();
   // the payment workflow made the first attempts itself; wait until none of its deliveries is still pending (retries)
   await waitFor(
     async () =>

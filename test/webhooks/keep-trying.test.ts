@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { DEFAULT_RETRY_SCHEDULE_S, EVENT_TYPES, webhookBody, webhookKeepTryingWorkflowId } from '../../src/webhooks';
-import { paymentWorkflowId } from '../../src/payments';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { STEPS_PER_RUN } from '../../workflows/webhooks/keep-trying';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
@@ -92,7 +92,7 @@ describe('on the real stack', () => {
     expect(res.status).toBe(200);
     const paymentId = res.body.body.paymentId as string;
     await stack.client.workflow
-      .getHandle(paymentWorkflowId(orderId))
+      .getHandle(paymentWorkflowIdOf(paymentId))
       .signal(
         'paymentResult',
         provenResult(stack.config, paymentId, { status: 'success', provider: 'qr', reference: `txn-${orderId}` }),

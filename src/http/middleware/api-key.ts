@@ -48,6 +48,7 @@ interface ApiKeyRow {
   mode: ApiKeyMode;
   created_at: Date;
   revoked_at: Date | null;
+  account_id?: string;
 }
 
 export async function createApiKey(
@@ -91,7 +92,9 @@ export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
 /** A key by its id, as a verified key would look (undefined when unknown or revoked): for a key's stored objects. */
 export async function apiKeyInfoById(db: Db, id: string): Promise<ApiKeyInfo | undefined> {
   const row = await db('api_keys').where({ id }).whereNull('revoked_at').first<ApiKeyRow | undefined>();
-  return row ? { id: row.id, name: row.name, scopes: row.scopes, mode: row.mode } : undefined;
+  return row
+    ? { id: row.id, name: row.name, scopes: row.scopes, mode: row.mode, accountId: row.account_id }
+    : undefined;
 }
 
 /** A lookup that needs no database: no key, or one that cannot be a key. */
@@ -103,10 +106,11 @@ export async function lookupApiKey(db: Db, presented: string | undefined): Promi
   if (known) return known;
   const row = await db('api_keys')
     .where({ key_hash: hashApiKey(presented!) })
-    .first<ApiKeyRow | undefined>('id', 'name', 'scopes', 'mode', 'revoked_at');
+    .first<ApiKeyRow | undefined>('id', 'name', 'scopes', 'mode', 'revoked_at', 'account_id');
   if (!row) return { status: 'invalid' };
   if (row.revoked_at) return { status: 'revoked' };
-  return { status: 'valid', key: { id: row.id, name: row.name, scopes: row.scopes, mode: row.mode } };
+  const key = { id: row.id, name: row.name, scopes: row.scopes, mode: row.mode, accountId: row.account_id };
+  return { status: 'valid', key };
 }
 
 export type KeyLookups = ((presented: string | undefined) => Promise<KeyLookup>) & {
