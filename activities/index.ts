@@ -19,6 +19,8 @@ import { markReceiptConflict } from '../src/callbacks/receipts';
 import { createWebhookRecoveryActivities } from './webhooks/recovery';
 import { instrumentActivities } from './instrument';
 import { createOrderActivities } from './orders';
+import { orderEventData } from '../src/orders/repository';
+import { checkoutUrlOf } from '../src/checkout/signed-url';
 
 export interface ActivityDeps {
   db: Db;
@@ -38,6 +40,17 @@ export function createActivities(deps: ActivityDeps) {
     payment: (id) => payments.byId(id),
     reached: (id, status) => payments.reached(id, status),
     refunded: (refundId, paymentId) => succeededRefundAmount(deps.db, refundId, paymentId),
+    orderEvent: (e) =>
+      orderEventData(deps.db, e, async (id) => {
+        const p = await paymentById(deps.db, id);
+        if (!p) return undefined;
+        const expiresAt = p.expiresAt ? p.expiresAt.toISOString() : null;
+        return {
+          qrPayload: (p.details as { qr?: { payload?: string } } | undefined)?.qr?.payload ?? null,
+          expiresAt,
+          checkoutUrl: expiresAt ? checkoutUrlOf(deps.config, id, expiresAt) : null,
+        };
+      }),
   };
   const webhooks = createWebhookActivities({ ...deps, records });
   const card = createCardProviderActivities(deps);

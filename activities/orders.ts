@@ -49,7 +49,7 @@ import { cardHoldsOf, recordCardHold, updateCardHold, type CardHold } from '../s
 import { adjustmentsOf } from '../src/orders/repository';
 import { verifyOrderStepProof, withStartProof } from '../src/proofs';
 import { signApprovalToken } from '../src/orders/approval-token';
-import type { OrderEvent } from '../src/webhooks';
+import type { ApprovalRequestEvent } from '../src/webhooks';
 
 export interface OrderStepCheck {
   kind: 'adjust' | 'finalize' | 'approval';
@@ -97,7 +97,7 @@ export function createOrderActivities(deps: {
   };
   ledgers: OrderLedgers;
   /** the webhooks slice's deliveries of an order event (activities/webhooks: planOrderEventDeliveries) */
-  webhooks: { planOrderEvent(e: OrderEvent): Promise<string[]> };
+  webhooks: { planOrderEvent(e: ApprovalRequestEvent): Promise<string[]> };
 }) {
   const { db, config, logger, card, ledgers, webhooks } = deps;
   const callerWorkflowId = (): string | undefined => {

@@ -35,6 +35,8 @@ import { OrderIdKey } from '../src/domain/search-attributes';
 import {
   orderEventWorkflowId,
   WebhookWorkflowType,
+  type OrderEvent,
+  type OrderEventType,
   type PaymentEventStatus,
   type WebhookRetryWorkflow,
 } from '../src/webhooks';
@@ -54,7 +56,7 @@ import {
 } from '../src/orders';
 import { paymentMachine } from './payments';
 import { v2Patches } from './patches';
-import { emitPaymentStatusUpdated } from './webhooks';
+import { emitPaymentStatusUpdated, retryWebhookDeliveries } from './webhooks';
 
 /** The order's Postgres steps as local activities (docs/orders.md says why), retried with back-off. */
 const db = proxyLocalActivities<Activities>({
@@ -117,6 +119,31 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       v2Patches,
     );
 
+  /** order-webhooks-v1: the order's events, each sent after the ones before it (awaited at the end) */
+  let outbox: Promise<void> = Promise.resolve();
+  const orderEvent = (type: OrderEventType, ref?: string): void => {
+    if (!patched(OrderPatch.webhooks)) return;
+    const event: OrderEvent = {
+      kind: 'order',
+      type,
+      orderId,
+      paymentId: input.paymentId,
+      ...(ref ? { ref } : {}),
+      timestamp: new Date().toISOString(),
+      mode: input.mode,
+      apiKeyId: input.apiKeyId,
+    };
+    // first attempts here (the per-endpoint bulkhead), retries in a webhookRetryWorkflow child
+    outbox = outbox.then(async () => {
+      const { retry, deferred, firstAttemptAt } = await db.firstWebhookAttempts(event);
+      try {
+        await retryWebhookDeliveries(event, retry, firstAttemptAt, deferred, v2Patches);
+      } catch (e) {
+        if ((e as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw e;
+      }
+    });
+  };
+
   const wellFormed = (r: unknown): r is { stepId: string; proof: string } =>
     typeof r === 'object' &&
     r !== null &&
@@ -168,6 +195,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       if (!proven) return notFound;
       const r = await db.applyOrderAdjustment(req.stepId);
       if (r.status === 'rejected') return conflict(`The order is ${r.order.status}: it takes no more adjustments`);
+      orderEvent('order.adjusted', req.stepId);
       const fresh = r.approvals?.filter((w) => !tracked.has(w.approvalId)) ?? [];
       if (fresh.length && patched(ORDER_APPROVALS_PATCH)) {
         for (const w of fresh) awaitApproval(w);
@@ -278,6 +306,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     status = view.status;
     // the event's amount is the payments row's: the captured amount, or the authorised one released
     await webhook(to, captured > 0 ? captured : f.order.authorizedSatang);
+    if (captured < f.order.authorizedSatang) orderEvent('order.released');
     return { ok: true, order: view };
   }
 
@@ -407,6 +436,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       const { start } = await db.prepareTopUp({ orderId, finalizeId, amountSatang: -diff });
       status = 'awaiting_topup';
       topUp = { finalizeId, start, paidSatang: f.order.paidSatang };
+      orderEvent('order.topup_pending', start.paymentId);
       const view = await db.orderView(orderId);
       return view ? { ok: true, order: view } : notFound;
     }
@@ -441,6 +471,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     await serial(async () => {
       const paid = out.status === 'paid';
       await db.settleOrderTopUp({ orderId, paymentId: t.start.paymentId, paid });
+      orderEvent(paid ? 'order.topup_paid' : 'order.topup_expired', t.start.paymentId);
       let view: OrderView;
       if (paid)
         view = await db.settleQrOrder({
@@ -514,6 +545,8 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     if (m.view.status !== 'authorized') {
       status = 'failed';
       await db.orderStatus({ orderId, status, reason: m.view.failureReason ?? `the payment is ${m.view.status}` });
+      orderEvent('order.failed');
+      await outbox;
       return { status };
     }
     last = await db.orderAuthorized({ orderId, authorizedSatang: input.card.amountSatang });
@@ -551,5 +584,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     if (lapsed && done(status)) break;
   }
   await condition(() => serving === issued && allHandlersFinished());
+  if (done(status)) orderEvent(`order.${status}` as OrderEventType);
+  await outbox;
   return last ?? { status };
 }

@@ -11,8 +11,20 @@ import { Context } from '@temporalio/activity';
 import type { Config } from '../../src/config';
 import type { Payment } from '../../src/payments';
 import type { Db } from '../../src/db/knex';
-import { DEFAULT_RETRY_SCHEDULE_S, eventTypesOf, webhookBody, type PaymentStatusEvent } from '../../src/webhooks';
-import { orderEventBody, type OrderEvent } from '../../src/webhooks';
+import {
+  DEFAULT_RETRY_SCHEDULE_S,
+  eventTypesOf,
+  isOrderEvent,
+  ORDER_EVENT,
+  orderEventKey,
+  orderWebhookBody,
+  webhookBody,
+  approvalRequestBody,
+  type ApprovalRequestEvent,
+  type OrderEvent,
+  type PaymentStatusEvent,
+  type WebhookEvent,
+} from '../../src/webhooks';
 import type { AttemptResult, KeepTryingAttempt, ReplayOutcome, WebhookReplayInput } from '../../src/webhooks';
 import { newId } from '../../src/ids';
 import type { Logger } from '../../src/logger';
@@ -86,6 +98,11 @@ export interface EventRecords {
   reached(paymentId: string, status: string): Promise<boolean>;
   /** the amount of a succeeded refund of the payment, or undefined */
   refunded(refundId: string, paymentId: string): Promise<number | undefined>;
+  /**
+   * an order step's facts (the body's data) read from the orders slice's rows, or undefined when
+   * the rows do not hold that step of that order, payment, key and mode
+   */
+  orderEvent(e: OrderEvent): Promise<Record<string, unknown> | undefined>;
 }
 
 /**
@@ -94,7 +111,7 @@ export interface EventRecords {
  * idempotent per key: the pending ones' ids, for webhookRetryWorkflow to attempt. Called by the orders'
  * activities (wired in activities/index.ts), which build the event from their own rows.
  */
-export async function planOrderEventDeliveries(db: Db, e: OrderEvent): Promise<string[]> {
+export async function planOrderEventDeliveries(db: Db, e: ApprovalRequestEvent): Promise<string[]> {
   const endpoints = (
     await db('webhook_endpoints')
       .whereNull('deleted_at')
@@ -111,7 +128,7 @@ export async function planOrderEventDeliveries(db: Db, e: OrderEvent): Promise<s
         payment_id: e.paymentId,
         order_id: e.orderId,
         event_status: e.key,
-        payload: JSON.stringify(orderEventBody(e)),
+        payload: JSON.stringify(approvalRequestBody(e)),
       })),
     )
     .onConflict(['endpoint_id', 'payment_id', 'event_status'])
@@ -250,8 +267,16 @@ export function createWebhookActivities({
     return { ok, ...(res.statusCode !== undefined ? { statusCode: res.statusCode } : {}), ...(error ? { error } : {}) };
   }
 
-  /** Whether the event is one the records hold (see planWebhookDeliveries). */
-  async function recorded(event: PaymentStatusEvent): Promise<boolean> {
+  /** The body of an event the records hold (see planWebhookDeliveries), or undefined. */
+  async function recorded(event: WebhookEvent): Promise<string | undefined> {
+    if (isOrderEvent(event)) {
+      const data = await records.orderEvent(event);
+      return data ? JSON.stringify(orderWebhookBody(event, data)) : undefined;
+    }
+    return (await recordedPayment(event)) ? JSON.stringify(webhookBody(event)) : undefined;
+  }
+
+  async function recordedPayment(event: PaymentStatusEvent): Promise<boolean> {
     const p = await records.payment(event.paymentId);
     if (!p || p.orderId !== event.orderId || p.mode !== event.mode) return false;
     if ((p.apiKeyId ?? undefined) !== (event.apiKeyId ?? undefined)) return false;
@@ -266,10 +291,14 @@ export function createWebhookActivities({
    * attempt read the delivery and endpoint again). One snapshot: the deliveries this statement
    * inserts come from its RETURNING, those inserted before from the table; none is in both.
    */
-  async function plan(event: PaymentStatusEvent): Promise<DeliveryRow[]> {
-    const payload = JSON.stringify(webhookBody(event));
-    // each refund is its own message: its key carries the refund id
-    const eventKey = event.refundId ? `${event.status}:${event.refundId}` : event.status;
+  async function plan(event: WebhookEvent, payload: string): Promise<DeliveryRow[]> {
+    // each refund is its own message: its key carries the refund id; an order step: its type and row
+    const eventKey = isOrderEvent(event)
+      ? orderEventKey(event)
+      : event.refundId
+        ? `${event.status}:${event.refundId}`
+        : event.status;
+    const types = isOrderEvent(event) ? [ORDER_EVENT, event.type] : eventTypesOf(event.status);
     const owner = event.apiKeyId
       ? { sql: 'api_key_id = ?', bindings: [event.apiKeyId] }
       : { sql: 'public_payments AND mode = ?', bindings: [event.mode] };
@@ -297,16 +326,7 @@ export function createWebhookActivities({
          FROM d JOIN e ON e.id = d.endpoint_id
         WHERE d.state = 'pending'
         ORDER BY d.id`,
-      [
-        ...owner.bindings,
-        eventTypesOf(event.status),
-        event.paymentId,
-        event.orderId,
-        eventKey,
-        payload,
-        event.paymentId,
-        eventKey,
-      ],
+      [...owner.bindings, types, event.paymentId, event.orderId, eventKey, payload, event.paymentId, eventKey],
     );
     return rows.map((r) => ({ ...r, endpoint_id: String(r.endpoint_id), attempts: Number(r.attempts) }));
   }
@@ -328,21 +348,30 @@ export function createWebhookActivities({
     return undefined;
   }
 
+  function forged(event: WebhookEvent): void {
+    logger.error(
+      {
+        securityEvent: 'webhook_event_forged',
+        paymentId: event.paymentId,
+        status: isOrderEvent(event) ? event.type : event.status,
+      },
+      'security: a webhook event that the records do not hold (forged start); nothing sent',
+    );
+  }
+
   return {
     /**
      * webhookDeliveryWorkflow's plan: only for an event Talat's records hold (the payment, its
      * key, mode, amount and that status in its history; a refund's succeeded row), so a workflow
      * started by hand with a forged event gets no signed message out (docs/security.md).
      */
-    async planWebhookDeliveries(event: PaymentStatusEvent): Promise<string[]> {
-      if (!(await recorded(event))) {
-        logger.error(
-          { securityEvent: 'webhook_event_forged', paymentId: event.paymentId, status: event.status },
-          'security: a webhook event that the records do not hold (forged start); nothing sent',
-        );
+    async planWebhookDeliveries(event: WebhookEvent): Promise<string[]> {
+      const payload = await recorded(event);
+      if (!payload) {
+        forged(event);
         return [];
       }
-      return (await plan(event)).map((d) => d.id);
+      return (await plan(event, payload)).map((d) => d.id);
     },
 
     /**
@@ -356,9 +385,16 @@ export function createWebhookActivities({
      * makes the first attempt itself. So a dead or hanging endpoint holds at most that many
      * payment settle steps, each for at most WEBHOOK_TIMEOUT_MS.
      */
-    async firstWebhookAttempts(event: PaymentStatusEvent): Promise<FirstAttempts> {
+    async firstWebhookAttempts(event: WebhookEvent): Promise<FirstAttempts> {
       const firstAttemptAt = Date.now();
-      const deliveries = await plan(event);
+      // a payment event comes from the payment's own settle step (its row written in the same
+      // activity); an order event is checked against the orders' rows here
+      const payload = isOrderEvent(event) ? await recorded(event) : JSON.stringify(webhookBody(event));
+      if (!payload) {
+        forged(event);
+        return { retry: [], deferred: [], firstAttemptAt };
+      }
+      const deliveries = await plan(event, payload);
       const results = await Promise.all(
         deliveries.map(async (d): Promise<{ id: string; next?: 'retry' | 'deferred' }> => {
           if ((d.attempts ?? 0) > 0) return { id: d.id, next: 'retry' };

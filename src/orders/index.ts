@@ -27,9 +27,10 @@ export type OrderStatus =
 
 /**
  * `patched()` ids of orderSettlementWorkflow (recorded histories keep their path):
- * cardReauth: a card final above the authorisation gets a new authorisation of the difference.
+ * cardReauth: a card final above the authorisation gets a new authorisation of the difference;
+ * webhooks: each step is also an order.* webhook event (docs/webhooks.md).
  */
-export const OrderPatch = { cardReauth: 'order-card-reauth-v1' } as const;
+export const OrderPatch = { cardReauth: 'order-card-reauth-v1', webhooks: 'order-webhooks-v1' } as const;
 /** The provider Idempotency-Keys of a finalisation's steps at the card provider. */
 export const finalizeKeys = (finalizeId: string) => ({
   capture: `${finalizeId}.capture`,

@@ -606,3 +606,89 @@ export async function orderStory(db: Db, orderId: string): Promise<OrderStoryEnt
     });
   return out;
 }
+
+/** An order step as the webhooks name it (src/webhooks OrderEvent, kept structural here). */
+export interface OrderStepEvent {
+  type: string;
+  orderId: string;
+  paymentId: string;
+  ref?: string;
+  mode: Mode;
+  apiKeyId?: string;
+}
+/** What a top-up's payment shows the customer (the payments slice's row, the checkout's link). */
+export type TopUpPaymentView = (
+  paymentId: string,
+) => Promise<{ qrPayload: string | null; expiresAt: string | null; checkoutUrl: string | null } | undefined>;
+
+/**
+ * The body's data of an order step's webhook, read from the order's rows; undefined unless the
+ * rows hold that step of that order, payment, key and mode (a forged event signs nothing).
+ */
+export async function orderEventData(
+  db: Db,
+  e: OrderStepEvent,
+  topUpPayment: TopUpPaymentView,
+): Promise<Record<string, unknown> | undefined> {
+  const o = await db('orders').where({ order_id: e.orderId }).first();
+  if (!o || o.payment_id !== e.paymentId || o.mode !== e.mode || String(o.api_key_id) !== (e.apiKeyId ?? ''))
+    return undefined;
+  const baht = (v: unknown) => num(v) / 100;
+  const authorized = num(o.authorized_satang);
+  const captured = num(o.captured_satang);
+  if (e.type === 'order.adjusted') {
+    const applied = await db('order_adjustments')
+      .where({ order_id: e.orderId, status: 'applied' })
+      .orderBy([{ column: 'created_at' }, 'id']);
+    const at = applied.findIndex((a: Row) => a.id === e.ref);
+    if (at < 0) return undefined;
+    const a = applied[at];
+    const running = applied.slice(0, at + 1).reduce((s: number, r: Row) => s + num(r.total_satang), num(o.base_satang));
+    return {
+      adjustmentId: a.id,
+      amount: baht(a.total_satang),
+      lines: (a.lines as AdjustmentLine[]).map((l) => ({
+        description: l.description,
+        amount: l.amountSatang / 100,
+        reason: l.reason,
+      })),
+      estimateAmount: baht(o.base_satang),
+      runningTotal: running / 100,
+    };
+  }
+  if (e.type === 'order.released') {
+    const f = await db('order_finalizations').where({ order_id: e.orderId }).first();
+    const released = authorized - Math.min(captured, authorized);
+    if (o.method !== 'card' || !['captured', 'expired', 'failed'].includes(f?.outcome) || released <= 0)
+      return undefined;
+    return {
+      authorizedAmount: baht(authorized),
+      capturedAmount: baht(captured),
+      releasedAmount: released / 100,
+      voided: captured === 0,
+    };
+  }
+  if (e.type.startsWith('order.topup_')) {
+    const t = await db('order_topups')
+      .where({ order_id: e.orderId, payment_id: e.ref ?? '' })
+      .first();
+    const want = e.type.slice('order.topup_'.length);
+    if (!t || (want !== 'pending' && t.status !== want)) return undefined;
+    const topUp = { paymentId: t.payment_id, orderId: t.topup_order_id, amount: baht(t.amount_satang) };
+    if (want !== 'pending') return { topUp: { ...topUp, status: t.status } };
+    const p = await topUpPayment(String(t.payment_id));
+    return { topUp: { ...topUp, qrPayload: null, expiresAt: null, checkoutUrl: null, ...p } };
+  }
+  if (e.type !== `order.${o.status}` || !['settled', 'short', 'failed', 'attention'].includes(o.status))
+    return undefined;
+  return {
+    status: o.status,
+    statusReason: o.status_reason ?? null,
+    estimateAmount: baht(o.base_satang),
+    authorizedAmount: baht(authorized),
+    capturedAmount: baht(captured),
+    paidAmount: baht(o.paid_satang),
+    refundedAmount: baht(o.refunded_satang),
+    finalAmount: o.final_satang === null ? null : baht(o.final_satang),
+  };
+}

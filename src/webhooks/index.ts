@@ -76,10 +76,10 @@ export const endpointWants = (filter: readonly string[] | null | undefined, stat
   !filter || filter.length === 0 || eventTypesOf(status).some((t) => filter.includes(t));
 
 /**
- * An order's event (not a payment status): `order.approval_requested` (src/orders, docs/orders.md),
+ * An approval request (not a payment status): `order.approval_requested` (src/orders, docs/orders.md),
  * one message per `key` and endpoint; `data` is added to the order's ids.
  */
-export interface OrderEvent {
+export interface ApprovalRequestEvent {
   type: 'order.approval_requested';
   key: string;
   paymentId: string;
@@ -88,13 +88,64 @@ export interface OrderEvent {
   apiKeyId: string;
   data: Record<string, unknown>;
 }
-export const orderEventBody = (e: OrderEvent) => ({
+export const approvalRequestBody = (e: ApprovalRequestEvent) => ({
   event: e.type,
   data: { orderId: e.orderId, paymentId: e.paymentId, mode: e.mode, ...e.data },
   type: e.type,
 });
 /** the retries of an order event's deliveries (webhookRetryWorkflow) */
 export const orderEventWorkflowId = (orderId: string, key: string): string => `webhook-order-${orderId}-${key}`;
+
+/**
+ * An order's steps (issue 37, order-webhooks-v1): a sibling of payment.status.updated, the same
+ * signing, deliveries, retries and dead letters. `event` is `order.updated`, `type` the step;
+ * `data` is read from the orders slice's rows when the deliveries are planned, never taken from
+ * the workflow's input, so a forged start signs nothing the records do not hold.
+ */
+export const ORDER_EVENT = 'order.updated' as const;
+export const ORDER_EVENT_TYPES = [
+  'order.adjusted',
+  'order.released',
+  'order.topup_pending',
+  'order.topup_paid',
+  'order.topup_expired',
+  'order.settled',
+  'order.short',
+  'order.failed',
+  'order.attention',
+] as const;
+export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
+
+export interface OrderEvent {
+  kind: 'order';
+  type: OrderEventType;
+  orderId: string;
+  /** the order's payment (its deliveries are keyed on it) */
+  paymentId: string;
+  /** the step's own row: the adjustment's id, the top-up's payment id; none for the order's end */
+  ref?: string;
+  /** ISO 8601 UTC time of the step */
+  timestamp: string;
+  mode: Mode;
+  apiKeyId?: string;
+}
+export type WebhookEvent = PaymentStatusEvent | OrderEvent;
+export const isOrderEvent = (e: WebhookEvent): e is OrderEvent => (e as OrderEvent).kind === 'order';
+
+/** The deliveries' key of an order event (webhook_deliveries.event_status): one message per step. */
+export const orderEventKey = (e: Pick<OrderEvent, 'type' | 'ref'>): string => (e.ref ? `${e.type}:${e.ref}` : e.type);
+
+/** The body of an order event: the envelope's fields first, then the step's own. */
+export function orderWebhookBody(e: OrderEvent, data: Record<string, unknown>) {
+  return {
+    event: ORDER_EVENT,
+    type: e.type,
+    data: { orderId: e.orderId, paymentId: e.paymentId, timestamp: e.timestamp, mode: e.mode, ...data },
+  };
+}
+
+/** What an endpoint's `eventTypes` may hold: the payment events and the order events. */
+export const SUBSCRIBABLE_EVENT_TYPES = [...EVENT_TYPES, ORDER_EVENT, ...ORDER_EVENT_TYPES] as const;
 
 // ---- contract ----
 
@@ -122,6 +173,11 @@ export const WebhookWorkflowType = {
 export const webhookDeliveryWorkflowId = (paymentId: string, status: PaymentEventStatus, refundId?: string): string =>
   refundId ? `webhook-${paymentId}-${status}-${refundId}` : `webhook-${paymentId}-${status}`;
 /** one replay of a dead letter at a time (a second request joins the running one) */
+/** the delivery workflow of any event: a payment's status (as above), or an order's step */
+export const webhookEventWorkflowId = (e: WebhookEvent): string =>
+  isOrderEvent(e)
+    ? `webhook-${e.paymentId}-${orderEventKey(e)}`
+    : webhookDeliveryWorkflowId(e.paymentId, e.status, e.refundId);
 export const webhookReplayWorkflowId = (deadLetterId: string): string => `webhook-replay-${deadLetterId}`;
 /** one resend of a message at a time (a second request joins the running one) */
 export const webhookResendWorkflowId = (messageId: string): string => `webhook-resend-${messageId}`;
@@ -167,12 +223,12 @@ export interface WebhookReplayInput {
 }
 export type ReplayOutcome = AttemptResult & { status: 'dead' | 'delivered' };
 
-export type WebhookDeliveryWorkflow = (event: PaymentStatusEvent) => Promise<DeliveryOutcome[]>;
+export type WebhookDeliveryWorkflow = (event: WebhookEvent) => Promise<DeliveryOutcome[]>;
 
 /** The deliveries of one event whose first attempt failed: retried after 1 s, 2 s, 4 s, then dead-lettered. */
 export interface WebhookRetryInput {
-  /** the payment event; absent for an order event's deliveries (only the delivery ids are used) */
-  event?: PaymentStatusEvent;
+  /** the event; absent for an approval request's deliveries (only the delivery ids are used) */
+  event?: WebhookEvent;
   deliveryIds: string[];
   /** ms since the epoch when the first attempts began: the 1 s before attempt 2 counts from it */
   firstAttemptAt?: number;

@@ -9,7 +9,7 @@ import type { Mode } from '../domain/mode';
 import Router from '@koa/router';
 import type { AppDeps } from '../http/deps';
 import { AppError, ErrorCode } from '../domain/errors';
-import { DEFAULT_RETRY_SCHEDULE_S, EVENT_TYPES, RETRY_SCHEDULE_LIMITS } from './index';
+import { DEFAULT_RETRY_SCHEDULE_S, RETRY_SCHEDULE_LIMITS, SUBSCRIBABLE_EVENT_TYPES } from './index';
 import { taskQueueOf } from '../domain/temporal';
 import {
   webhookRecoverWorkflowId,
@@ -44,9 +44,9 @@ import { apiErrors, clockOf, guards, rateLimitHeaders, security } from '../http/
 
 const SCOPE = 'webhooks:manage';
 
-const EventTypes = z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).nullable().openapi({
+const EventTypes = z.array(z.enum(SUBSCRIBABLE_EVENT_TYPES)).max(SUBSCRIBABLE_EVENT_TYPES.length).nullable().openapi({
   description:
-    'event types to receive: payment.status.updated (every status) or one status (payment.paid, payment.refunded, ...); null or [] = every type',
+    'event types to receive: payment.status.updated (every status) or one status (payment.paid, payment.refunded, ...), order.updated (every order step) or one step (order.adjusted, order.settled, ...); null or [] = every type',
 });
 const L = RETRY_SCHEDULE_LIMITS;
 const RetrySchedule = z

@@ -104,13 +104,23 @@ describe('talat listen and talat trigger', () => {
       .map(
         (l) =>
           JSON.parse(l) as {
+            event?: string;
+            type?: string;
             signature: string;
             attempt?: number;
             state?: string;
             data: { status: string };
             forwarded: { status: number };
           },
-      );
+      )
+      .filter((l) => l.event !== 'order.updated');
+  /** The order events listen printed for `orderId`, their types. */
+  const orderTypesOf = (orderId: string) =>
+    listen
+      .stdout()
+      .split('\n')
+      .filter((l) => l.includes(`"orderId":"${orderId}"`) && l.includes('"order.updated"'))
+      .map((l) => JSON.parse(l) as { type: string; signature: string; forwarded: { status: number } });
 
   it.each([
     ['payment.paid', ['paid']],
@@ -165,6 +175,27 @@ describe('talat listen and talat trigger', () => {
       30_000,
     );
     for (const line of linesOf(out.orderId))
+      expect(line).toMatchObject({ signature: 'valid', forwarded: { status: 200 } });
+  });
+
+  it.each([
+    ['order.settled', ['order.adjusted', 'order.released', 'order.settled'], 'settled'],
+    ['order.topup_paid', ['order.adjusted', 'order.topup_pending', 'order.topup_paid', 'order.settled'], 'settled'],
+    ['order.topup_pending', ['order.adjusted', 'order.topup_pending'], 'awaiting_topup'],
+  ])('trigger %s: listen prints the order events %j, signed', async (event, types, status) => {
+    const r = await talat(['trigger', event, '--json', '--timeout', '30'], api);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.stringContaining('created') });
+    const out = JSON.parse(r.stdout) as { orderId: string; order: { status: string } };
+    expect(out.order.status).toBe(status);
+    await waitForOutput(
+      () =>
+        orderTypesOf(out.orderId)
+          .map((l) => l.type)
+          .join(','),
+      new RegExp(`^${types.join(',')}`),
+      30_000,
+    );
+    for (const line of orderTypesOf(out.orderId))
       expect(line).toMatchObject({ signature: 'valid', forwarded: { status: 200 } });
   });
 

@@ -5,7 +5,9 @@
  * order (docs/orders.md). Record again after an intended, versioned change:
  * RECORD_REPLAY_FIXTURES=orders npx jest test/replay/orders. The card order finalised above its
  * authorisation (order-card-reauth-v1; recorded after it): RECORD_REPLAY_FIXTURES=orders-card-up;
- * order-approvals-v1's fixture: RECORD_REPLAY_FIXTURES=order-approval.
+ * order-approvals-v1's fixture: RECORD_REPLAY_FIXTURES=order-approval. The card and QR flows
+ * again after order-webhooks-v1 (the order.* events, an endpoint registered):
+ * RECORD_REPLAY_FIXTURES=orders-webhooks.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,6 +29,8 @@ const FIXTURES = {
   qr: 'order-qr.history.json',
   cardUp: 'order-card-up.history.json',
   approval: 'order-approval.history.json',
+  cardWebhooks: 'order-card-webhooks.history.json',
+  qrWebhooks: 'order-qr-webhooks.history.json',
 };
 const fixturePath = (f: string) => path.join(__dirname, f);
 type History = { events: Record<string, unknown>[] };
@@ -187,6 +191,52 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'order-approval') {
   });
 }
 
+if (process.env.RECORD_REPLAY_FIXTURES === 'orders-webhooks') {
+  it('records the card and QR orders again with their order.* webhook events (order-webhooks-v1)', async () => {
+    const stack = await createTestStack();
+    const receiver = await startReceiver(200);
+    try {
+      const { key } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read', 'webhooks:manage'] });
+      await registerEndpoint(stack, key, { url: receiver.url });
+      const api = () => request(stack.app.callback());
+      const card = uniq('replay-order-wh');
+      const res = await api()
+        .post('/cardpayment')
+        .type('form')
+        .set('X-API-Key', key)
+        .send({ orderId: card, userId: 'u-replay', amount: '500', token: 'tok_visa', capture: 'false' });
+      await stack.client.workflow
+        .getHandle(orderWorkflowId(card))
+        .signal(
+          'paymentResult',
+          provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
+        );
+      await waitFor(() => stack.db('orders').where({ order_id: card, status: 'open' }).first());
+      for (const amount of [-45.5, 12.25])
+        await api()
+          .post(`/orders/${card}/adjustments`)
+          .set('X-API-Key', key)
+          .send({ lines: [{ description: 'replay line', amount, reason: 'weight' }] });
+      expect((await api().post(`/orders/${card}/finalize`).set('X-API-Key', key)).body.body.status).toBe('settled');
+      await save(stack, card, FIXTURES.cardWebhooks);
+
+      const qr = await paidQr(stack, key, 300, 'replay-order-wh');
+      await api()
+        .post(`/orders/${qr.orderId}/adjustments`)
+        .set('X-API-Key', key)
+        .send({ lines: [{ description: 'replay line', amount: -20, reason: 'out_of_stock' }] });
+      expect((await api().post(`/orders/${qr.orderId}/finalize`).set('X-API-Key', key)).body.body.status).toBe(
+        'settled',
+      );
+      await save(stack, qr.orderId, FIXTURES.qrWebhooks);
+      expect(receiver.log.filter((r) => r.body.includes('"event":"order.updated"'))).toHaveLength(6);
+    } finally {
+      await stack.close();
+      await receiver.stop();
+    }
+  });
+}
+
 describe('recorded order histories replay against the current workflow code', () => {
   beforeAll(() => installTemporalRuntime(testLogger, 'WARN'));
   const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
@@ -214,12 +264,32 @@ describe('recorded order histories replay against the current workflow code', ()
       qr: expect.any(Number),
       cardUp: expect.any(Number),
       approval: expect.any(Number),
+      cardWebhooks: expect.any(Number),
+      qrWebhooks: expect.any(Number),
     });
     const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'orders.md'), 'utf8');
     expect(doc).toContain(`card order: ${counts.card} events`);
     expect(doc).toContain(`QR order: ${counts.qr} events`);
     expect(doc).toContain(`card order above its authorisation: ${counts.cardUp} events`);
     expect(doc).toContain(`QR order with two approvals: ${counts.approval} events`);
+    expect(doc).toContain(`card order with its order events: ${counts.cardWebhooks} events`);
+    expect(doc).toContain(`QR order with its order events: ${counts.qrWebhooks} events`);
+    // the histories recorded after order-webhooks-v1 carry its marker; those before do not
+    const marked = (f: string) =>
+      load(f).events.some((e) => {
+        const m = e.markerRecordedEventAttributes as
+          { markerName: string; details: { 'patch-data': { payloads: { data: string }[] } } } | undefined;
+        if (m?.markerName !== 'core_patch') return false;
+        const data = Buffer.from(m.details['patch-data'].payloads[0].data, 'base64').toString();
+        return (JSON.parse(data) as { id: string }).id === 'order-webhooks-v1';
+      });
+    expect([FIXTURES.card, FIXTURES.qr, FIXTURES.cardUp, FIXTURES.approval].map(marked)).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
+    expect([FIXTURES.cardWebhooks, FIXTURES.qrWebhooks].map(marked)).toEqual([true, true]);
   });
 
   it('replay without a determinism error', async () => {

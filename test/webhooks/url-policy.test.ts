@@ -326,7 +326,12 @@ describe('through the API and the attempt activity', () => {
       config: stack.config,
       logger: testLogger,
       resolve,
-      records: { payment: async () => undefined, reached: async () => false, refunded: async () => undefined },
+      records: {
+        payment: async () => undefined,
+        reached: async () => false,
+        refunded: async () => undefined,
+        orderEvent: async () => undefined,
+      },
     });
     const errors: (string | undefined)[] = [];
     for (const url of [`http://127.0.0.1:${closed}/`, `http://127.0.0.1:${pgPort}/`, 'http://10.0.0.1/']) {

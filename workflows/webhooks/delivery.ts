@@ -14,7 +14,7 @@ import { patched, proxyActivities, sleep } from '@temporalio/workflow';
 import { Patch } from '../../src/domain/temporal';
 import { keepTrying } from './keep-trying';
 import type { Activities } from '../../activities';
-import type { PaymentStatusEvent } from '../../src/webhooks';
+import type { WebhookEvent } from '../../src/webhooks';
 import {
   WEBHOOK_RETRY_DELAYS_MS,
   type AttemptResult,
@@ -67,7 +67,7 @@ async function deliver(deliveryId: string, from = 1, firstAttemptAt?: number): P
   return { deliveryId, state: 'dead', attempts, deadLetterId };
 }
 
-export async function webhookDeliveryWorkflow(event: PaymentStatusEvent): Promise<DeliveryOutcome[]> {
+export async function webhookDeliveryWorkflow(event: WebhookEvent): Promise<DeliveryOutcome[]> {
   const deliveryIds = await planWebhookDeliveries(event);
   return Promise.all(deliveryIds.map((id) => deliver(id)));
 }

@@ -8,19 +8,19 @@
  * asking: `has`, workflows/patches.ts). Children carry the OrderId search attribute.
  */
 import { ParentClosePolicy, startChild, workflowInfo } from '@temporalio/workflow';
-import type { PaymentStatusEvent } from '../../src/webhooks';
+import type { PaymentStatusEvent, WebhookEvent } from '../../src/webhooks';
 import { OrderIdKey } from '../../src/domain/search-attributes';
 import { Patch, taskQueueOf } from '../../src/domain/temporal';
 import {
-  webhookDeliveryWorkflowId,
+  webhookEventWorkflowId,
   WebhookWorkflowType,
   type WebhookDeliveryWorkflow,
   type WebhookRetryWorkflow,
 } from '../../src/webhooks';
 import { askPatched, type HasPatch } from '../patches';
 
-const childOptions = (event: PaymentStatusEvent, has: HasPatch) => ({
-  workflowId: webhookDeliveryWorkflowId(event.paymentId, event.status, event.refundId),
+const childOptions = (event: WebhookEvent, has: HasPatch) => ({
+  workflowId: webhookEventWorkflowId(event),
   parentClosePolicy: ParentClosePolicy.ABANDON,
   workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
   ...(has(Patch.bulkhead) ? { taskQueue: taskQueueOf('webhooks', workflowInfo().taskQueue) } : {}),
@@ -39,7 +39,7 @@ export async function emitPaymentStatusUpdated(event: PaymentStatusEvent, has: H
  * the first attempts the settle step left to the webhooks queue (`deferred`).
  */
 export async function retryWebhookDeliveries(
-  event: PaymentStatusEvent,
+  event: WebhookEvent,
   failed: string[],
   firstAttemptAt?: number,
   deferred: string[] = [],

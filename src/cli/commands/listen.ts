@@ -11,7 +11,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
-import { EVENT_TYPES } from '../../webhooks';
+import { SUBSCRIBABLE_EVENT_TYPES } from '../../webhooks';
 import { verifyWebhook } from '../../webhooks/signing';
 import { apiOf, withApiOptions, type ApiOptions } from '../api';
 import { CliError, usage } from '../context';
@@ -57,7 +57,10 @@ export function listenCommand(program: Command): void {
       .description('receive the webhooks of your API key here, check their signature and forward them'),
   )
     .option('--forward-to <url>', 'POST each webhook on to this URL (your handler), signature headers included')
-    .option('--events <types>', `comma-separated event types (default every one): ${EVENT_TYPES.join(', ')}`)
+    .option(
+      '--events <types>',
+      `comma-separated event types (default every one): ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}`,
+    )
     .option('--port <port>', 'the local receiver port on 127.0.0.1 (0: any free one)', '0')
     .option('--json', 'print one JSON object per webhook (and one when ready)')
     .action(async (o: Opts) => {
@@ -75,7 +78,11 @@ export function listenCommand(program: Command): void {
           void (async () => {
             const body = Buffer.concat(chunks).toString('utf8');
             const valid = verifyWebhook(secret, req.headers, body);
-            let event: { event?: string; data?: { orderId?: string; status?: string; amount?: number } } = {};
+            let event: {
+              event?: string;
+              type?: string;
+              data?: { orderId?: string; status?: string; amount?: number };
+            } = {};
             try {
               event = JSON.parse(body);
             } catch {
@@ -95,7 +102,7 @@ export function listenCommand(program: Command): void {
             process.stdout.write(
               o.json
                 ? `${JSON.stringify(line)}\n`
-                : `${new Date().toISOString()}  payment.${event.data?.status ?? '?'}  order ${event.data?.orderId ?? '?'}  ` +
+                : `${new Date().toISOString()}  ${event.event === 'order.updated' ? event.type : `payment.${event.data?.status ?? '?'}`}  order ${event.data?.orderId ?? '?'}  ` +
                     `amount ${event.data?.amount ?? '?'}  attempt ${attempt}  signature ${line.signature}  ${line.id ?? ''}` +
                     `${fwd ? `  -> ${o.forwardTo} ${fwd.status ?? `failed: ${fwd.error}`}` : ''}\n`,
             );

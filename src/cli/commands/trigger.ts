@@ -7,7 +7,11 @@
  * the key's webhook endpoints (e.g. `talat listen`) receive the real event. Orders
  * (docs/orders.md): `payment.authorized` (a card held with capture=false; `--finalize` then
  * captures the picked basket: payment.paid) and `payment.partially_refunded` (a paid QR order
- * finalised below what was paid: the difference refunded).
+ * finalised below what was paid: the difference refunded). The order's own events (docs/webhooks.md
+ * "Order events"): `order.adjusted`, `order.released`, `order.settled` (a card order adjusted down
+ * and finalised), `order.failed` (its capture declined), `order.topup_pending`, `order.topup_paid`,
+ * `order.topup_expired` (a paid QR order finalised above what was paid: its top-up left to expire,
+ * paid, or waited for until it expired).
  */
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
@@ -23,6 +27,15 @@ export const TRIGGERS = {
   'payment.refunded': { amount: 120, status: 'paid', refund: true },
   'payment.authorized': { amount: 100, status: 'authorized', order: 'card' },
   'payment.partially_refunded': { amount: 120, status: 'paid', order: 'qr' },
+  'order.adjusted': { amount: 100, status: 'authorized', order: 'card', finalize: 12.5 },
+  'order.released': { amount: 100, status: 'authorized', order: 'card', finalize: 12.5 },
+  'order.settled': { amount: 100, status: 'authorized', order: 'card', finalize: 12.5 },
+  // 99.98 THB captured: the sandbox provider declines a capture ending in .98
+  'order.failed': { amount: 100, status: 'authorized', order: 'card', finalize: 0.02 },
+  // a top-up ending in .03 THB gets no callback (it expires); .00 is paid
+  'order.topup_pending': { amount: 120, status: 'paid', order: 'qr', topUp: 20.03, until: 'awaiting_topup' },
+  'order.topup_paid': { amount: 120, status: 'paid', order: 'qr', topUp: 20, until: 'settled' },
+  'order.topup_expired': { amount: 120, status: 'paid', order: 'qr', topUp: 20.03, until: 'settled' },
 } as const;
 /** The order triggers' adjustment: one line out of stock, so the final amount is below the estimate. */
 const PICKED = { description: 'talat trigger: an item out of stock', reason: 'out_of_stock' } as const;
@@ -85,11 +98,22 @@ export function triggerCommand(program: Command): void {
           throw usage(
             'trigger makes sandbox payments only: give a sandbox key (tk_test_..., `talat apikey create --sandbox`)',
           );
-        const t: { amount: number; status: string; refund?: boolean; order?: 'card' | 'qr' } =
-          TRIGGERS[event as Trigger];
-        if (o.finalize && t.order !== 'card') throw usage('--finalize goes with payment.authorized only');
+        const t: {
+          amount: number;
+          status: string;
+          refund?: boolean;
+          order?: 'card' | 'qr';
+          finalize?: number;
+          topUp?: number;
+          until?: string;
+        } = TRIGGERS[event as Trigger];
+        if (o.finalize && event !== 'payment.authorized') throw usage('--finalize goes with payment.authorized only');
         const orderId = o.orderId ?? `trg-${randomBytes(4).toString('hex')}`;
-        if (t.order === 'card') return authorizeCard(api, orderId, t.amount, timeoutMs, o);
+        if (t.order === 'card')
+          return authorizeCard(api, orderId, t.amount, timeoutMs, {
+            ...o,
+            ...(t.finalize ? { finalize: true, down: t.finalize } : {}),
+          });
         const created = await api<Status>('POST', '/qrpayment', {
           orderId,
           userId: 'talat-trigger',
@@ -102,6 +126,7 @@ export function triggerCommand(program: Command): void {
         if (t.status === 'expired')
           process.stderr.write(`waiting for it to expire at ${created.expiresAt} (QR_EXPIRY_S of the stack)\n`);
         const payment = await waitForStatus(api, orderId, t.status, deadline);
+        if (t.order === 'qr' && t.topUp) return finalizeUp(api, payment, t.topUp, t.until!, timeoutMs, o);
         if (t.order === 'qr') return finalizeDown(api, payment, timeoutMs, o);
         if (!t.refund) {
           output(o.json, payment, () => `payment ${payment.paymentId} of order ${orderId} is ${payment.status}`);
@@ -133,7 +158,7 @@ async function authorizeCard(
   orderId: string,
   estimate: number,
   timeoutMs: number,
-  o: { json?: boolean; finalize?: boolean },
+  o: { json?: boolean; finalize?: boolean; down?: number },
 ): Promise<void> {
   const created = await api<Status>('POST', '/cardpayment', {
     orderId,
@@ -154,8 +179,12 @@ async function authorizeCard(
     if (Date.now() > deadline) throw new CliError(`order ${orderId} did not open by the deadline`);
     await new Promise((r) => setTimeout(r, 300));
   }
-  await adjustDown(api, orderId, 12.5);
+  await adjustDown(api, orderId, o.down ?? 12.5);
   const order = await finalizeOrder(api, orderId);
+  if (order.status === 'failed') {
+    output(o.json, { ...held, order }, () => `order ${orderId} failed: its capture was declined, the hold released`);
+    return;
+  }
   const paid = await waitForStatus(api, orderId, 'paid', Date.now() + timeoutMs);
   output(
     o.json,
@@ -179,4 +208,29 @@ async function finalizeDown(api: Api, payment: Status, timeoutMs: number, o: { j
     () =>
       `payment ${after.paymentId} of order ${orderId} was paid ${payment.amount} THB; finalised at ${order.finalAmount} THB, 20 THB refunded`,
   );
+}
+
+/** A paid QR payment as an order, `topUp` THB more picked, finalised: a top-up, waited for until the order is `until`. */
+async function finalizeUp(
+  api: Api,
+  payment: Status,
+  topUp: number,
+  until: string,
+  timeoutMs: number,
+  o: { json?: boolean },
+): Promise<void> {
+  const { orderId } = payment;
+  await api('POST', `/orders/${encodeURIComponent(orderId)}/adjustments`, {
+    lines: [{ description: 'talat trigger: a heavier item', reason: 'weight', amount: topUp }],
+  });
+  let order = await finalizeOrder(api, orderId);
+  const expiresAt = (order as OrderOut & { topUps?: { expiresAt: string | null }[] }).topUps?.[0]?.expiresAt;
+  const deadline = (until === 'settled' && expiresAt ? Date.parse(expiresAt) : Date.now()) + timeoutMs;
+  process.stderr.write(`order ${orderId}: a top-up of ${topUp} THB is due; waiting for the order to be ${until}\n`);
+  while (order.status !== until) {
+    if (Date.now() > deadline) throw new CliError(`order ${orderId} is ${order.status}, not ${until}, by the deadline`);
+    await new Promise((r) => setTimeout(r, 500));
+    order = await api<OrderOut>('GET', `/orders/${encodeURIComponent(orderId)}`);
+  }
+  output(o.json, { ...payment, order }, () => `order ${orderId} is ${order.status} (a top-up of ${topUp} THB)`);
 }

@@ -4,7 +4,7 @@
  * once: by create and by rotate.
  */
 import type { Command } from 'commander';
-import { EVENT_TYPES } from '../../webhooks';
+import { SUBSCRIBABLE_EVENT_TYPES } from '../../webhooks';
 import { apiOf, withApiOptions, type ApiOptions } from '../api';
 import { output } from '../context';
 
@@ -58,7 +58,10 @@ export function webhooksCommand(program: Command): void {
 
   withApiOptions(endpoints.command('create').description('register an endpoint; its secret is shown only now'))
     .requiredOption('--url <url>', 'where the webhooks are POSTed (https in production)')
-    .option('--events <types>', `comma-separated event types (default every one): ${EVENT_TYPES.join(', ')}`)
+    .option(
+      '--events <types>',
+      `comma-separated event types (default every one): ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}`,
+    )
     .option('--description <text>', 'what the endpoint is')
     .option('--json', 'print the endpoint and its secret as JSON')
     .action(async (o: ApiOptions & { url: string; events?: string; description?: string; json?: boolean }) => {
