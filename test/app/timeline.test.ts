@@ -67,7 +67,9 @@ describe('GET /payments/{orderId}/timeline', () => {
       status: 'paid',
       workflowId: `payment-${created.body.body.paymentId}`,
     });
-    expect(body.temporalWebUrl).toMatch(new RegExp(`/namespaces/default/workflows/payment-${created.body.body.paymentId}$`));
+    expect(body.temporalWebUrl).toMatch(
+      new RegExp(`/namespaces/default/workflows/payment-${created.body.body.paymentId}$`),
+    );
     const types = body.entries.map((e: { type: string }) => e.type);
     expect(types[0]).toBe('payment.created');
     expect(types).toEqual(

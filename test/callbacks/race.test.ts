@@ -48,7 +48,9 @@ it('a signed QR callback sent the moment /qrpayment answered 200 finds its payme
   expect(statuses.filter((s) => s !== 200)).toEqual([]);
   // and each of them is paid, once
   for (const orderId of orders.slice(0, 10))
-    await expect(resultOf(stack, await paymentWorkflowIdOfOrder(stack, orderId))).resolves.toMatchObject({ status: 'paid' });
+    await expect(resultOf(stack, await paymentWorkflowIdOfOrder(stack, orderId))).resolves.toMatchObject({
+      status: 'paid',
+    });
 });
 
 it('a signed card callback sent the moment /cardpayment answered 200 finds its charge, 20 times out of 20', async () => {

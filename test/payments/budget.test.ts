@@ -232,7 +232,10 @@ it('one paid QR payment costs exactly its budget of statements, transactions, ev
   const temporal: Budget['temporal'] = {};
   for (const id of workflowIds) {
     const { events } = await stack.client.workflow.getHandle(id).fetchHistory();
-    const name = id.replace(orderId, '<order>').replace(/pay_[0-9a-f]{32}/, '<payment>').replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>');
+    const name = id
+      .replace(orderId, '<order>')
+      .replace(/pay_[0-9a-f]{32}/, '<payment>')
+      .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>');
     temporal[name] = {
       events: events?.length ?? 0,
       types: (events ?? []).map((e) => EVENT_TYPE[e.eventType ?? 0].replace('EVENT_TYPE_', '')),

@@ -148,6 +148,8 @@ describe.each([
       fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 3, orderId }),
     );
     expect(cb.status).toBe(200);
-    await expect(resultOf(stack, await paymentWorkflowIdOfOrder(stack, orderId))).resolves.toMatchObject({ status: 'paid' });
+    await expect(resultOf(stack, await paymentWorkflowIdOfOrder(stack, orderId))).resolves.toMatchObject({
+      status: 'paid',
+    });
   }, 60_000);
 });
