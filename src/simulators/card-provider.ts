@@ -1,16 +1,11 @@
 /**
  * The sandbox card provider: the charge API activities/payments/card-provider.ts calls, on loopback
- * in the worker, charges in Postgres (sim_card_charges). Tokens: containing `declined` -> 402
- * card_declined; `invalid` or not starting with `tok` -> 400 invalid_card; else a pending charge,
- * decided by a signed callback. The same Idempotency-Key returns the same charge. Refunds: POST
- * /charges/{id}/refunds {amount} with an Idempotency-Key (a retry is the same refund); .99 THB is
- * declined (402 refund_declined); an unknown charge is 404. Authorisations (capture=false): POST
- * /charges/{id}/capture {amount} captures part or all once per Idempotency-Key (sim_card_captures:
- * a retry is the same capture), releasing the rest; POST /charges/{id}/reverse voids it. A capture
- * of an amount ending in .98 THB is declined (402 capture_declined), a void of a charge of .97 THB
- * too (402 void_declined). A charge on the card on file of an earlier charge: POST /charges
- * {amount, currency, source_charge, capture: false} (no token; no customer step): successful at
- * once, or 402 card_declined when the amount ends in .96 THB; an unknown source charge is 404.
+ * in the worker, charges in Postgres (sim_card_charges). Tokens: `declined` -> 402, `invalid` or
+ * not `tok...` -> 400, else a pending charge decided by a signed callback; one Idempotency-Key,
+ * one charge. Refunds (POST /charges/{id}/refunds; .99 THB declined), captures of part or all of
+ * an authorisation once per Idempotency-Key (sim_card_captures; .98 THB declined), voids (POST
+ * /charges/{id}/reverse; .97 THB declined), and charges on the card on file of an earlier charge
+ * (source_charge, capture=false; .96 THB declined); docs/orders.md "Sandbox" has the order rules.
  */
 import Router from '@koa/router';
 import type Koa from 'koa';

@@ -1,17 +1,11 @@
 /**
- * `talat trigger payment.paid | payment.failed | payment.expired | payment.refunded` (`refund`: an
- * alias of payment.refunded), the webhook event types' names: a sandbox QR payment
- * through the real payment API (a sandbox key: tk_test_...), its amount chosen by the sandbox
- * rules (README "Sandbox providers": .00 paid, .01 failed, .03 no callback, so expired after
- * QR_EXPIRY_S), then waits until it reaches that state (refund: paid, then refunded in full), so
- * the key's webhook endpoints (e.g. `talat listen`) receive the real event. Orders
- * (docs/orders.md): `payment.authorized` (a card held with capture=false; `--finalize` then
- * captures the picked basket: payment.paid) and `payment.partially_refunded` (a paid QR order
- * finalised below what was paid: the difference refunded). The order's own events (docs/webhooks.md
- * "Order events"): `order.adjusted`, `order.released`, `order.settled` (a card order adjusted down
- * and finalised), `order.failed` (its capture declined), `order.topup_pending`, `order.topup_paid`,
- * `order.topup_expired` (a paid QR order finalised above what was paid: its top-up left to expire,
- * paid, or waited for until it expired).
+ * `talat trigger <event>`: a sandbox payment or order through the real payment API (a sandbox key,
+ * tk_test_...), its amounts chosen by the sandbox rules (docs/commands.md lists each event and how
+ * it is reached), then a wait until it reaches that state, so the key's webhook endpoints (e.g.
+ * `talat listen`) receive the real event: payment.paid | failed | expired | refunded (`refund`:
+ * an alias) | authorized [--finalize] | partially_refunded, and the order events of
+ * docs/webhooks.md "Order events" (order.adjusted, order.released, order.settled, order.failed,
+ * order.topup_pending, order.topup_paid, order.topup_expired).
  */
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
