@@ -661,7 +661,9 @@ export async function orderEventData(
     };
   }
   if (e.type === 'order.approval_requested') {
-    const a = await db('order_adjustments').where({ id: e.ref ?? '', order_id: e.orderId, status: 'applied' }).first();
+    const a = await db('order_adjustments')
+      .where({ id: e.ref ?? '', order_id: e.orderId, status: 'applied' })
+      .first();
     const waits = a
       ? (await db('order_approvals').where({ adjustment_id: a.id }).orderBy('line_index')).map(toApproval)
       : [];
