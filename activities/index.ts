@@ -13,7 +13,7 @@ import { createLateResultActivities } from './payments/late-results';
 import { createPaymentActivities } from './payments';
 import { createRefundActivities } from './refunds';
 import { createReconciliationActivities } from './reconciliation';
-import { createWebhookActivities, planOrderEventDeliveries, type EventRecords } from './webhooks';
+import { createWebhookActivities, type EventRecords } from './webhooks';
 import { recordRefundRequest, succeededRefundAmount } from '../src/refunds/repository';
 import { markReceiptConflict } from '../src/callbacks/receipts';
 import { createWebhookRecoveryActivities } from './webhooks/recovery';
@@ -21,6 +21,7 @@ import { instrumentActivities } from './instrument';
 import { createOrderActivities } from './orders';
 import { orderEventData } from '../src/orders/repository';
 import { checkoutUrlOf } from '../src/checkout/signed-url';
+import { approvalLinkOf } from '../src/orders/approval-token';
 
 export interface ActivityDeps {
   db: Db;
@@ -41,16 +42,21 @@ export function createActivities(deps: ActivityDeps) {
     reached: (id, status) => payments.reached(id, status),
     refunded: (refundId, paymentId) => succeededRefundAmount(deps.db, refundId, paymentId),
     orderEvent: (e) =>
-      orderEventData(deps.db, e, async (id) => {
-        const p = await paymentById(deps.db, id);
-        if (!p) return undefined;
-        const expiresAt = p.expiresAt ? p.expiresAt.toISOString() : null;
-        return {
-          qrPayload: (p.details as { qr?: { payload?: string } } | undefined)?.qr?.payload ?? null,
-          expiresAt,
-          checkoutUrl: expiresAt ? checkoutUrlOf(deps.config, id, expiresAt) : null,
-        };
-      }),
+      orderEventData(
+        deps.db,
+        e,
+        async (id) => {
+          const p = await paymentById(deps.db, id);
+          if (!p) return undefined;
+          const expiresAt = p.expiresAt ? p.expiresAt.toISOString() : null;
+          return {
+            qrPayload: (p.details as { qr?: { payload?: string } } | undefined)?.qr?.payload ?? null,
+            expiresAt,
+            checkoutUrl: expiresAt ? checkoutUrlOf(deps.config, id, expiresAt) : null,
+          };
+        },
+        (id, expiresAtMs) => approvalLinkOf(deps.config.publicBaseUrl, deps.config.identity.secret, id, expiresAtMs),
+      ),
   };
   const webhooks = createWebhookActivities({ ...deps, records });
   const card = createCardProviderActivities(deps);
@@ -77,7 +83,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createOrderActivities({
       ...deps,
       card,
-      webhooks: { planOrderEvent: (e) => planOrderEventDeliveries(deps.db, e) },
       ledgers: {
         createPendingPayment: (p) => createPendingPayment(deps.db, p),
         paymentById: (id) => paymentById(deps.db, id),

@@ -22,7 +22,6 @@ import {
   adjustmentById,
   applyAdjustment,
   approvalById,
-  approvalsOf,
   settleApproval,
   finalizationById,
   finalizationOf,
@@ -48,8 +47,6 @@ import { recordTopUp, settleTopUp, type TopUp } from '../src/orders/repository';
 import { cardHoldsOf, recordCardHold, updateCardHold, type CardHold } from '../src/orders/repository';
 import { adjustmentsOf } from '../src/orders/repository';
 import { verifyOrderStepProof, withStartProof } from '../src/proofs';
-import { signApprovalToken } from '../src/orders/approval-token';
-import type { ApprovalRequestEvent } from '../src/webhooks';
 
 export interface OrderStepCheck {
   kind: 'adjust' | 'finalize' | 'approval';
@@ -96,10 +93,8 @@ export function createOrderActivities(deps: {
     }): Promise<{ id: string; status: string }>;
   };
   ledgers: OrderLedgers;
-  /** the webhooks slice's deliveries of an order event (activities/webhooks: planOrderEventDeliveries) */
-  webhooks: { planOrderEvent(e: ApprovalRequestEvent): Promise<string[]> };
 }) {
-  const { db, config, logger, card, ledgers, webhooks } = deps;
+  const { db, config, logger, card, ledgers } = deps;
   const callerWorkflowId = (): string | undefined => {
     try {
       return Context.current().info.workflowExecution?.workflowId;
@@ -197,42 +192,6 @@ export function createOrderActivities(deps: {
       if (!a || !own(a.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
       await settleApproval(db, approvalId);
       return viewOf((await orderById(db, a.orderId))!);
-    },
-
-    /**
-     * order.approval_requested for each approval of an adjustment, its link built here (not in the
-     * workflow's history): the deliveries to attempt (webhookRetryWorkflow).
-     */
-    async announceApprovals(adjustmentId: string): Promise<string[]> {
-      const approvals = (await approvalsOf(db, (await adjustmentById(db, adjustmentId))?.orderId ?? '')).filter(
-        (a) => a.adjustmentId === adjustmentId,
-      );
-      const o = approvals.length ? await orderById(db, approvals[0].orderId) : undefined;
-      if (!o || !own(o.orderId)) return [];
-      const base = config.publicBaseUrl.replace(/\/+$/, '');
-      const ids: string[] = [];
-      for (const a of approvals)
-        ids.push(
-          ...(await webhooks.planOrderEvent({
-            type: 'order.approval_requested',
-            key: `approval_requested:${a.id}`,
-            paymentId: o.paymentId,
-            orderId: o.orderId,
-            mode: o.mode,
-            apiKeyId: o.apiKeyId,
-            data: {
-              approvalId: a.id,
-              adjustmentId: a.adjustmentId,
-              description: a.description,
-              amount: a.amountSatang / 100,
-              currency: 'THB',
-              url: `${base}/approvals/${signApprovalToken(config.identity.secret, a.id, a.expiresAt.getTime())}`,
-              expiresAt: a.expiresAt.toISOString(),
-              timestamp: new Date().toISOString(),
-            },
-          })),
-        );
-      return ids;
     },
 
     /** Nobody decided in time: the recorded decision if one arrived, else the shop's default (timed_out). */

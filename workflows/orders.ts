@@ -18,12 +18,10 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
-  startChild,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { PROVIDER_CALL, providerFailureReason } from './provider-call';
-import { ActivityFailureType, taskQueueOf } from '../src/domain/temporal';
+import { ActivityFailureType } from '../src/domain/temporal';
 import {
   chargeUpdate,
   paymentWorkflowId,
@@ -32,14 +30,7 @@ import {
   type QrPaymentWorkflow,
 } from '../src/payments';
 import { OrderIdKey } from '../src/domain/search-attributes';
-import {
-  orderEventWorkflowId,
-  WebhookWorkflowType,
-  type OrderEvent,
-  type OrderEventType,
-  type PaymentEventStatus,
-  type WebhookRetryWorkflow,
-} from '../src/webhooks';
+import { type OrderEvent, type OrderEventType, type PaymentEventStatus } from '../src/webhooks';
 import {
   adjustUpdate,
   decideApprovalUpdate,
@@ -169,24 +160,6 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     })();
   }
 
-  /** order.approval_requested to the shop's endpoints: recorded by the activity, attempted by a child. */
-  async function announceApprovals(adjustmentId: string): Promise<void> {
-    const deliveryIds = await db.announceApprovals(adjustmentId);
-    if (deliveryIds.length === 0) return;
-    try {
-      await startChild<WebhookRetryWorkflow>(WebhookWorkflowType.webhookRetry, {
-        workflowId: orderEventWorkflowId(orderId, `approval_requested-${adjustmentId}`),
-        args: [{ deliveryIds, deferred: deliveryIds }],
-        taskQueue: taskQueueOf('webhooks', workflowInfo().taskQueue),
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [{ key: OrderIdKey, value: orderId }],
-      });
-    } catch (e) {
-      if ((e as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw e; // announced before: once is enough
-    }
-  }
-
   setHandler(orderQuery, () => ({ status }));
   setHandler(adjustUpdate, (req) =>
     serial(async () => {
@@ -199,7 +172,8 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
       const fresh = r.approvals?.filter((w) => !tracked.has(w.approvalId)) ?? [];
       if (fresh.length && patched(ORDER_APPROVALS_PATCH)) {
         for (const w of fresh) awaitApproval(w);
-        await announceApprovals(req.stepId);
+        // its links are signed when the deliveries are planned (activity side), never in this history
+        orderEvent('order.approval_requested', req.stepId);
       }
       return { ok: true, order: r.order };
     }),

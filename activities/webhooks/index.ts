@@ -19,8 +19,6 @@ import {
   orderEventKey,
   orderWebhookBody,
   webhookBody,
-  approvalRequestBody,
-  type ApprovalRequestEvent,
   type OrderEvent,
   type PaymentStatusEvent,
   type WebhookEvent,
@@ -103,42 +101,6 @@ export interface EventRecords {
    * the rows do not hold that step of that order, payment, key and mode
    */
   orderEvent(e: OrderEvent): Promise<Record<string, unknown> | undefined>;
-}
-
-/**
- * An order event's deliveries, one per endpoint of the order's key that subscribed to its type by
- * name (a new event type goes only to endpoints that ask for it: docs/changelog.md "Versioning"),
- * idempotent per key: the pending ones' ids, for webhookRetryWorkflow to attempt. Called by the orders'
- * activities (wired in activities/index.ts), which build the event from their own rows.
- */
-export async function planOrderEventDeliveries(db: Db, e: ApprovalRequestEvent): Promise<string[]> {
-  const endpoints = (
-    await db('webhook_endpoints')
-      .whereNull('deleted_at')
-      .where({ disabled: false, api_key_id: e.apiKeyId })
-      .select('id', 'event_types')
-  ).filter((r: { event_types: string[] | null }) => r.event_types?.includes(e.type) === true);
-  if (endpoints.length === 0) return [];
-  const ids = endpoints.map((r: { id: string }) => r.id);
-  await db('webhook_deliveries')
-    .insert(
-      ids.map((endpointId: string) => ({
-        id: newId('msg'),
-        endpoint_id: endpointId,
-        payment_id: e.paymentId,
-        order_id: e.orderId,
-        event_status: e.key,
-        payload: JSON.stringify(approvalRequestBody(e)),
-      })),
-    )
-    .onConflict(['endpoint_id', 'payment_id', 'event_status'])
-    .ignore();
-  const rows = await db('webhook_deliveries')
-    .whereIn('endpoint_id', ids)
-    .where({ payment_id: e.paymentId, event_status: e.key, state: 'pending' })
-    .orderBy('id')
-    .select('id');
-  return rows.map((r: { id: string }) => r.id);
 }
 
 export function createWebhookActivities({

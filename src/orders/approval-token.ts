@@ -19,6 +19,10 @@ export function signApprovalToken(secret: string, approvalId: string, expiresAtM
   return `${approvalId}.${exp}.${tagOf(keyOf(secret), approvalId, exp)}`;
 }
 
+/** The signed link of an approval's page under `baseUrl`. */
+export const approvalLinkOf = (baseUrl: string, secret: string, approvalId: string, expiresAtMs: number): string =>
+  `${baseUrl.replace(/\/+$/, '')}/approvals/${signApprovalToken(secret, approvalId, expiresAtMs)}`;
+
 export type ApprovalTokenCheck = { ok: true; approvalId: string } | { ok: false; reason: 'invalid' | 'expired' };
 
 /** The approval a token names, if its tag is right and it has not expired at `nowMs`. */

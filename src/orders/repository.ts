@@ -621,6 +621,9 @@ export type TopUpPaymentView = (
   paymentId: string,
 ) => Promise<{ qrPayload: string | null; expiresAt: string | null; checkoutUrl: string | null } | undefined>;
 
+/** The signed link of an approval's page (built with the identity secret, outside the workflow). */
+export type ApprovalLink = (approvalId: string, expiresAtMs: number) => string;
+
 /**
  * The body's data of an order step's webhook, read from the order's rows; undefined unless the
  * rows hold that step of that order, payment, key and mode (a forged event signs nothing).
@@ -629,6 +632,7 @@ export async function orderEventData(
   db: Db,
   e: OrderStepEvent,
   topUpPayment: TopUpPaymentView,
+  approvalLink?: ApprovalLink,
 ): Promise<Record<string, unknown> | undefined> {
   const o = await db('orders').where({ order_id: e.orderId }).first();
   if (!o || o.payment_id !== e.paymentId || o.mode !== e.mode || String(o.api_key_id) !== (e.apiKeyId ?? ''))
@@ -654,6 +658,26 @@ export async function orderEventData(
       })),
       estimateAmount: baht(o.base_satang),
       runningTotal: running / 100,
+    };
+  }
+  if (e.type === 'order.approval_requested') {
+    const a = await db('order_adjustments')
+      .where({ id: e.ref ?? '', order_id: e.orderId, status: 'applied' })
+      .first();
+    const waits = a
+      ? (await db('order_approvals').where({ adjustment_id: a.id }).orderBy('line_index')).map(toApproval)
+      : [];
+    if (!waits.length || !approvalLink) return undefined;
+    return {
+      adjustmentId: a.id,
+      approvals: waits.map((w) => ({
+        approvalId: w.id,
+        description: w.description,
+        amount: w.amountSatang / 100,
+        status: w.status,
+        url: approvalLink(w.id, w.expiresAt.getTime()),
+        expiresAt: w.expiresAt.toISOString(),
+      })),
     };
   }
   if (e.type === 'order.released') {

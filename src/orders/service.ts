@@ -21,7 +21,7 @@ import {
   type OrderInput,
   type OrderStepOutcome,
 } from './index';
-import { signApprovalToken, verifyApprovalToken } from './approval-token';
+import { approvalLinkOf, verifyApprovalToken } from './approval-token';
 import {
   adjustmentsOf,
   approvalById,
@@ -269,7 +269,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
 
   /** The signed link of an approval page (valid a day past its deadline, to show the outcome). */
   const approvalUrl = (a: Approval): string =>
-    `${config.publicBaseUrl.replace(/\/+$/, '')}/approvals/${signApprovalToken(config.identity.secret, a.id, a.expiresAt.getTime())}`;
+    approvalLinkOf(config.publicBaseUrl, config.identity.secret, a.id, a.expiresAt.getTime());
 
   /** The approval a link opens, or why none (a bad tag and an unknown approval look alike). */
   async function approvalOfLink(

@@ -60,7 +60,6 @@ export const EVENT_TYPES = [
   'payment.refunded',
   'payment.partially_refunded',
   'payment.authorized',
-  'order.approval_requested',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -74,27 +73,6 @@ export const eventTypesOf = (status: string): string[] => ['payment.status.updat
 /** Whether an endpoint with the filter `filter` (null: every type) receives an event of `status`. */
 export const endpointWants = (filter: readonly string[] | null | undefined, status: string): boolean =>
   !filter || filter.length === 0 || eventTypesOf(status).some((t) => filter.includes(t));
-
-/**
- * An approval request (not a payment status): `order.approval_requested` (src/orders, docs/orders.md),
- * one message per `key` and endpoint; `data` is added to the order's ids.
- */
-export interface ApprovalRequestEvent {
-  type: 'order.approval_requested';
-  key: string;
-  paymentId: string;
-  orderId: string;
-  mode: Mode;
-  apiKeyId: string;
-  data: Record<string, unknown>;
-}
-export const approvalRequestBody = (e: ApprovalRequestEvent) => ({
-  event: e.type,
-  data: { orderId: e.orderId, paymentId: e.paymentId, mode: e.mode, ...e.data },
-  type: e.type,
-});
-/** the retries of an order event's deliveries (webhookRetryWorkflow) */
-export const orderEventWorkflowId = (orderId: string, key: string): string => `webhook-order-${orderId}-${key}`;
 
 /**
  * An order's steps (issue 37, order-webhooks-v1): a sibling of payment.status.updated, the same
@@ -113,6 +91,8 @@ export const ORDER_EVENT_TYPES = [
   'order.short',
   'order.failed',
   'order.attention',
+  /** a costlier substitution waits for the customer: ref is the adjustment, data its approvals and links */
+  'order.approval_requested',
 ] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
@@ -227,8 +207,7 @@ export type WebhookDeliveryWorkflow = (event: WebhookEvent) => Promise<DeliveryO
 
 /** The deliveries of one event whose first attempt failed: retried after 1 s, 2 s, 4 s, then dead-lettered. */
 export interface WebhookRetryInput {
-  /** the event; absent for an approval request's deliveries (only the delivery ids are used) */
-  event?: WebhookEvent;
+  event: WebhookEvent;
   deliveryIds: string[];
   /** ms since the epoch when the first attempts began: the 1 s before attempt 2 counts from it */
   firstAttemptAt?: number;

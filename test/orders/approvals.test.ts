@@ -2,9 +2,10 @@
  * Costlier substitutions wait for the customer (docs/orders.md "Approvals"), on the real stack: a
  * substitution line above ORDER_APPROVAL_THRESHOLD (here 5 THB) gets a signed approval link in the
  * adjustment's answer; finalize is 409 while it waits; approved it counts, declined or timed out
- * (ORDER_APPROVAL_TIMEOUT_S, here 8 s, default decline) it does not; order.approval_requested
- * carries the link. The page: a second decision changes nothing; tampered, foreign and expired
- * links are refused; the workflow's decideApproval update without the gateway's proof decides nothing.
+ * (ORDER_APPROVAL_TIMEOUT_S, here 8 s, default decline) it does not; the order event
+ * order.approval_requested carries the links (signed outside the workflow's history). The page: a
+ * second decision changes nothing; tampered, foreign and expired links are refused; the
+ * workflow's decideApproval update without the gateway's proof decides nothing.
  */
 import type { Client } from '@temporalio/client';
 import { loadConfig } from '../../src/config';
@@ -159,49 +160,96 @@ describe('the customer approves or declines a costlier substitution', () => {
   });
 });
 
-describe('order.approval_requested', () => {
-  it("carries the approval's link to the endpoint subscribed to it, signed; not to one without", async () => {
+/** Every payload of a workflow's history in clear (decrypted as Temporal Web's codec endpoint would). */
+async function historyInClear(workflowId: string): Promise<string> {
+  const { AesGcmCodec } = await import('../../src/temporal/codec');
+  const codec = new AesGcmCodec(stack.config.temporal.codecKeys);
+  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+  const payloads: unknown[] = [];
+  const walk = (v: unknown): void => {
+    if (!v || typeof v !== 'object') return;
+    if (v instanceof Uint8Array) return;
+    const o = v as { data?: unknown; metadata?: unknown };
+    if (o.data instanceof Uint8Array && o.metadata && typeof o.metadata === 'object') payloads.push(v);
+    else for (const x of Object.values(v)) walk(x);
+  };
+  walk(history.events);
+  const clear = await Promise.all(payloads.map((p) => codec.decode([p as never]).catch(() => [p as never])));
+  return clear.map(([p]) => Buffer.from((p as { data: Uint8Array }).data).toString('utf8')).join('\n');
+}
+
+describe('order.approval_requested: one of the order events (order.updated)', () => {
+  it('carries the links; subscribers of it, of order.updated and endpoints without a filter get it', async () => {
     const ep = await registerEndpoint(stack, key, {
       url: `${receiver.url}/approvals`,
       eventTypes: ['order.approval_requested'],
     });
     const every = await registerEndpoint(stack, key, { url: `${receiver.url}/every` });
+    const steps = await registerEndpoint(stack, key, { url: `${receiver.url}/steps`, eventTypes: ['order.updated'] });
+    const adjusted = await registerEndpoint(stack, key, {
+      url: `${receiver.url}/adjusted`,
+      eventTypes: ['order.adjusted'],
+    });
     const { orderId, approval } = await waitingOrder([costlier, lighter]);
     const hook = await waitFor(
-      async () => receiver.log.find((r) => r.body.includes(approval.approvalId)),
+      async () => receiver.log.find((r) => r.path.endsWith('/approvals') && r.body.includes(approval.approvalId)),
       20_000,
       'order.approval_requested',
     );
     expect(verifiesWithStandardWebhooks(hook, ep.secret)).toBe(true);
     const body = JSON.parse(hook.body);
+    const { adjustment_id: adjustmentId } = await stack
+      .db('order_approvals')
+      .where({ id: approval.approvalId })
+      .first('adjustment_id');
+    expect(Object.keys(body)).toEqual(['event', 'type', 'data']);
     expect(body).toMatchObject({
-      event: 'order.approval_requested',
+      event: 'order.updated',
       type: 'order.approval_requested',
       data: {
         orderId,
-        approvalId: approval.approvalId,
-        description: costlier.description,
-        amount: 12,
-        currency: 'THB',
-        url: approval.url,
-        expiresAt: approval.expiresAt,
+        paymentId: expect.stringMatching(/^pay_/),
+        mode: 'sandbox',
+        timestamp: expect.any(String),
+        adjustmentId,
+        approvals: [
+          {
+            approvalId: approval.approvalId,
+            description: costlier.description,
+            amount: 12,
+            status: 'pending',
+            url: approval.url,
+            expiresAt: approval.expiresAt,
+          },
+        ],
       },
     });
     // the link from the webhook opens the page
-    expect((await api().get(pathOf(body.data.url))).status).toBe(200);
-    // the subscribed endpoint takes only this type: none of the order's payment events reached it
+    expect((await api().get(pathOf(body.data.approvals[0].url))).status).toBe(200);
+    // the subscribed endpoint takes only this type: none of the order's other events reached it
     expect(receiver.log.filter((r) => r.path.endsWith('/approvals') && r.body.includes(orderId))).toHaveLength(1);
-    // an endpoint without a filter gets no new event type (planned at once with the one above)
+    // one message per endpoint and adjustment, planned with the order's other events' rule
     const planned = await stack
       .db('webhook_deliveries')
-      .where({ order_id: orderId })
-      .whereLike('event_status', 'approval_requested:%')
+      .where({ order_id: orderId, event_status: `order.approval_requested:${adjustmentId}` })
       .select('endpoint_id');
-    expect(planned.map((d) => d.endpoint_id)).toEqual([ep.id]);
-    expect(receiver.log.some((r) => r.path.endsWith('/every') && r.body.includes('order.approval_requested'))).toBe(
+    expect(planned.map((d) => String(d.endpoint_id)).sort()).toEqual([ep.id, every.id, steps.id].map(String).sort());
+    for (const path of ['/every', '/steps'])
+      await waitFor(
+        async () => receiver.log.find((r) => r.path.endsWith(path) && r.body.includes(approval.approvalId)),
+        20_000,
+        `order.approval_requested at ${path}`,
+      );
+    expect(receiver.log.some((r) => r.path.endsWith('/adjusted') && r.body.includes('order.approval_requested'))).toBe(
       false,
     );
-    await request(stack.app.callback()).delete(`/webhooks/endpoints/${every.id}`).set('X-API-Key', key);
+    // the signed link is in no payload of the order's workflow history, decrypted
+    const token = pathOf(approval.url).split('/')[2];
+    const history = await historyInClear(orderWorkflowId(orderId));
+    expect(history).toContain(adjustmentId);
+    expect(history).not.toContain(token);
+    for (const e of [ep, every, steps, adjusted])
+      await request(stack.app.callback()).delete(`/webhooks/endpoints/${e.id}`).set('X-API-Key', key);
   });
 });
 
