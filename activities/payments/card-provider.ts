@@ -44,42 +44,47 @@ export function createCardProviderActivities({ config, sandbox }: { config: Conf
     liveUrlVar: 'CARD_PROVIDER_URL',
   });
 
+  /** POST /charges once per idempotency key: the charge, or CardRejected on a 4xx. */
+  async function postCharge(mode: Mode, idempotencyKey: string, body: Record<string, unknown>): Promise<Charge> {
+    const base = await baseUrl(mode);
+    const headers: Record<string, string> = { 'idempotency-key': idempotencyKey };
+    if (mode === 'live' && config.payments.cardProviderKey)
+      headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
+    let reply: HttpReply;
+    try {
+      reply = await httpJson(`${base}/charges`, {
+        method: 'POST',
+        headers,
+        timeoutMs: config.payments.providerTimeoutMs,
+        body,
+      });
+    } catch (e) {
+      throw new Error(`card provider unreachable: ${(e as Error).message}`);
+    }
+    const got = expectSuccess(reply, ActivityFailureType.CardRejected, 'card provider').body as {
+      id?: unknown;
+      status?: unknown;
+      authorize_uri?: unknown;
+    };
+    if (typeof got?.id !== 'string' || !got.id) throw new Error('card provider answered without a charge id');
+    return {
+      id: got.id,
+      status: typeof got.status === 'string' ? got.status : 'pending',
+      authorizeUri: typeof got.authorize_uri === 'string' ? got.authorize_uri : null,
+    };
+  }
+
   return {
     async createCardCharge(input: CreateChargeInput): Promise<Charge> {
-      const base = await baseUrl(input.mode);
-      const headers: Record<string, string> = { 'idempotency-key': input.paymentId };
-      if (input.mode === 'live' && config.payments.cardProviderKey)
-        headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
-      let reply: HttpReply;
-      try {
-        reply = await httpJson(`${base}/charges`, {
-          method: 'POST',
-          headers,
-          timeoutMs: config.payments.providerTimeoutMs,
-          body: {
-            amount: input.amountSatang,
-            currency: 'THB',
-            card: input.token,
-            return_uri: input.returnUri,
-            description: `Order ${input.orderId}`,
-            metadata: { orderId: input.orderId, paymentId: input.paymentId },
-            ...(input.capture === false ? { capture: false } : {}),
-          },
-        });
-      } catch (e) {
-        throw new Error(`card provider unreachable: ${(e as Error).message}`);
-      }
-      const body = expectSuccess(reply, ActivityFailureType.CardRejected, 'card provider').body as {
-        id?: unknown;
-        status?: unknown;
-        authorize_uri?: unknown;
-      };
-      if (typeof body?.id !== 'string' || !body.id) throw new Error('card provider answered without a charge id');
-      return {
-        id: body.id,
-        status: typeof body.status === 'string' ? body.status : 'pending',
-        authorizeUri: typeof body.authorize_uri === 'string' ? body.authorize_uri : null,
-      };
+      return postCharge(input.mode, input.paymentId, {
+        amount: input.amountSatang,
+        currency: 'THB',
+        card: input.token,
+        return_uri: input.returnUri,
+        description: `Order ${input.orderId}`,
+        metadata: { orderId: input.orderId, paymentId: input.paymentId },
+        ...(input.capture === false ? { capture: false } : {}),
+      });
     },
 
     /** A new authorisation (capture=false) on the card on file of `sourceChargeId`, once per idempotency key. */
@@ -90,34 +95,14 @@ export function createCardProviderActivities({ config, sandbox }: { config: Conf
       mode: Mode;
       idempotencyKey: string;
     }): Promise<Charge> {
-      const base = await baseUrl(input.mode);
-      const headers: Record<string, string> = { 'idempotency-key': input.idempotencyKey };
-      if (input.mode === 'live' && config.payments.cardProviderKey)
-        headers.authorization = `Bearer ${config.payments.cardProviderKey}`;
-      let reply: HttpReply;
-      try {
-        reply = await httpJson(`${base}/charges`, {
-          method: 'POST',
-          headers,
-          timeoutMs: config.payments.providerTimeoutMs,
-          body: {
-            amount: input.amountSatang,
-            currency: 'THB',
-            source_charge: input.sourceChargeId,
-            capture: false,
-            description: `Order ${input.orderId}: the difference above the authorisation`,
-            metadata: { orderId: input.orderId },
-          },
-        });
-      } catch (e) {
-        throw new Error(`card provider unreachable: ${(e as Error).message}`);
-      }
-      const body = expectSuccess(reply, ActivityFailureType.CardRejected, 'card provider').body as {
-        id?: unknown;
-        status?: unknown;
-      };
-      if (typeof body?.id !== 'string' || !body.id) throw new Error('card provider answered without a charge id');
-      return { id: body.id, status: typeof body.status === 'string' ? body.status : 'pending', authorizeUri: null };
+      return postCharge(input.mode, input.idempotencyKey, {
+        amount: input.amountSatang,
+        currency: 'THB',
+        source_charge: input.sourceChargeId,
+        capture: false,
+        description: `Order ${input.orderId}: the difference above the authorisation`,
+        metadata: { orderId: input.orderId },
+      });
     },
 
     /** POST /charges/{id}/capture {amount}, or POST /charges/{id}/reverse (void): 4xx is CardRejected. */

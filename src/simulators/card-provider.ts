@@ -90,6 +90,22 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
       ctx.body = { object: 'error', code: 'invalid_card', message: 'the card token is not valid' };
       return;
     }
+    ctx.body = chargeOut(
+      await insertCharge(ctx, c, {
+        token: c.card.slice(0, 12),
+        status: 'pending',
+        return_uri: c.return_uri ?? null,
+        metadata: c.metadata ?? {},
+      }),
+    );
+  });
+
+  /** The charge of this request's Idempotency-Key: inserted, or the one a retry inserted before. */
+  async function insertCharge(
+    ctx: Koa.Context,
+    c: z.infer<typeof ChargeIn>,
+    own: { token: string; status: string; return_uri: string | null; metadata: object },
+  ): Promise<ChargeRow> {
     const idem = ctx.get('Idempotency-Key') || null;
     const inserted = await db('sim_card_charges')
       .insert({
@@ -97,19 +113,15 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
         idempotency_key: idem,
         amount_satang: c.amount,
         currency: c.currency.toUpperCase(),
-        token: c.card.slice(0, 12),
-        status: 'pending',
-        return_uri: c.return_uri ?? null,
-        metadata: JSON.stringify(c.metadata ?? {}),
+        ...own,
+        metadata: JSON.stringify(own.metadata),
         capture: c.capture ?? true,
       })
       .onConflict('idempotency_key')
       .ignore()
       .returning<ChargeRow[]>('*');
-    ctx.body = chargeOut(
-      inserted[0] ?? (await db('sim_card_charges').where({ idempotency_key: idem }).first<ChargeRow>()),
-    );
-  });
+    return inserted[0] ?? (await db('sim_card_charges').where({ idempotency_key: idem }).first<ChargeRow>());
+  }
 
   /** A charge on the card of `source`: decided at once (no 3-D Secure for a merchant-initiated charge). */
   async function chargeOnFile(ctx: Koa.Context, c: z.infer<typeof ChargeIn>, source: string) {
@@ -124,24 +136,14 @@ export function createCardProviderSimulator({ db }: { db: Db }): Koa {
       ctx.body = { object: 'error', code: 'card_declined', message: 'the card on file was declined' };
       return;
     }
-    const idem = ctx.get('Idempotency-Key') || null;
-    const inserted = await db('sim_card_charges')
-      .insert({
-        id: `chrg_test_${randomBytes(12).toString('hex')}`,
-        idempotency_key: idem,
-        amount_satang: c.amount,
-        currency: c.currency.toUpperCase(),
+    ctx.body = chargeOut(
+      await insertCharge(ctx, c, {
         token: src.token,
         status: 'successful',
         return_uri: null,
-        metadata: JSON.stringify({ ...(c.metadata ?? {}), sourceCharge: source }),
-        capture: c.capture ?? true,
-      })
-      .onConflict('idempotency_key')
-      .ignore()
-      .returning<ChargeRow[]>('*');
-    const row = inserted[0] ?? (await db('sim_card_charges').where({ idempotency_key: idem }).first<ChargeRow>());
-    ctx.body = chargeOut(row);
+        metadata: { ...(c.metadata ?? {}), sourceCharge: source },
+      }),
+    );
   }
 
   r.post('/charges/:id/refunds', async (ctx) => {
