@@ -4,6 +4,7 @@
  * checkout. The checkout page's stylesheet and icon are reused (same origin).
  */
 import type { Lang } from '../checkout';
+import { escapeHtml as esc, smallPage } from '../http/small-page';
 
 const STRINGS = {
   en: {
@@ -38,8 +39,6 @@ const STRINGS = {
 
 export type LinkPageState = 'active' | 'paid' | 'expired' | 'deactivated' | 'owner' | 'invalid';
 
-const esc = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 const baht = (satang: number, lang: Lang): string =>
   new Intl.NumberFormat(lang === 'th' ? 'th-TH' : 'en-GB', { style: 'currency', currency: 'THB' }).format(satang / 100);
 
@@ -52,7 +51,6 @@ export function linkPage(d: {
   amountSatang?: number;
 }): string {
   const t = STRINGS[d.lang];
-  const other: Lang = d.lang === 'th' ? 'en' : 'th';
   const facts =
     d.description !== undefined && d.amountSatang !== undefined
       ? `<dl class="facts">
@@ -65,20 +63,13 @@ export function linkPage(d: {
     d.state === 'active'
       ? `<form method="post" action="/l/${esc(d.code ?? '')}?lang=${d.lang}"><button id="pay" class="button" type="submit">${esc(t.pay)}</button></form>`
       : `<p id="status" class="status" role="status">${esc(t[d.state])}</p>${d.state === 'paid' ? '' : `<p>${esc(t.help)}</p>`}`;
-  return `<!doctype html>
-<html lang="${d.lang}"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${esc(t.title)} · ${esc(d.merchantName)}</title>
-<link rel="icon" href="/checkout/assets/icon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/checkout/assets/checkout.css">
-</head><body>
-<main class="checkout" data-status="${d.state}">
-<nav class="lang"><a href="?lang=${other}" hreflang="${other}" lang="${other}">${esc(t.otherLang)}</a></nav>
-<h1>${esc(t.title)}</h1>
-${facts}
-${body}
-</main>
-</body></html>
-`;
+  return smallPage({
+    lang: d.lang,
+    title: t.title,
+    merchantName: d.merchantName,
+    state: d.state,
+    otherLangLabel: t.otherLang,
+    facts,
+    body,
+  });
 }

@@ -7,6 +7,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { chooseLang } from '../checkout';
+import { sendSmallPage } from '../http/small-page';
 import type { AppDeps } from '../http/deps';
 import { apiErrors, guards, idempotencyHeader, rateLimitHeaders, security } from '../http/guards';
 import { requireApiKey } from '../http/middleware/api-key';
@@ -15,9 +16,6 @@ import { validate } from '../http/validate';
 import { linkPage, type LinkPageState } from './page';
 import { PaymentLinkIn, PaymentLinkList, PaymentLinkOut, PaymentLinkQuery } from './schemas';
 import type { LinkService } from './service';
-
-const CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const ok = <T extends z.ZodTypeAny>(status: number, body: T, description: string) => ({
   [status]: {
@@ -127,15 +125,12 @@ export function linkRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'> & { li
     shown?: { code: string; description: string; amountSatang: number },
   ) => {
     const lang = chooseLang(ctx.query.lang, ctx.get('Accept-Language'));
-    ctx.set('Content-Security-Policy', CSP);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Vary', 'Accept-Language');
-    ctx.set('Content-Language', lang);
-    ctx.status = status;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = linkPage({ merchantName: deps.config.payments.merchantName, ...shown, lang, state });
+    sendSmallPage(
+      ctx,
+      status,
+      lang,
+      linkPage({ merchantName: deps.config.payments.merchantName, ...shown, lang, state }),
+    );
   };
   const statusOf = (state: LinkPageState) => (state === 'expired' || state === 'deactivated' ? 410 : 200);
 

@@ -4,6 +4,7 @@
  * The checkout page's stylesheet and icon are reused (same origin), as the payment link page does.
  */
 import type { Lang } from '../checkout';
+import { escapeHtml as esc, smallPage } from '../http/small-page';
 import type { ApprovalStatus } from './index';
 
 const STRINGS = {
@@ -52,8 +53,6 @@ const STRINGS = {
 /** what the page shows: an approval's state, or why the link opens none */
 export type ApprovalPageState = ApprovalStatus | 'late' | 'invalid' | 'expired';
 
-const esc = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 const baht = (satang: number, lang: Lang): string =>
   `+${new Intl.NumberFormat(lang === 'th' ? 'th-TH' : 'en-GB', { style: 'currency', currency: 'THB' }).format(satang / 100)}`;
 const when = (d: Date, lang: Lang): string =>
@@ -71,7 +70,6 @@ export function approvalPage(d: {
   approval?: { description: string; amountSatang: number; expiresAt: Date; counted: boolean | null };
 }): string {
   const t = STRINGS[d.lang];
-  const other: Lang = d.lang === 'th' ? 'en' : 'th';
   const a = d.approval;
   const facts = a
     ? `<p>${esc(t.intro)}</p>
@@ -90,20 +88,13 @@ ${d.state === 'pending' ? `<div><dt>${esc(t.deadline)}</dt><dd id="deadline">${e
 <form method="post" action="${action}"><input type="hidden" name="decision" value="approve"><button id="approve" class="button" type="submit">${esc(t.approve)}</button></form>
 <form method="post" action="${action}"><input type="hidden" name="decision" value="decline"><button id="decline" class="button secondary" type="submit">${esc(t.decline)}</button></form>`
       : `<p id="status" class="status" role="status">${esc(message)}</p>${a ? '' : `<p>${esc(t.help)}</p>`}`;
-  return `<!doctype html>
-<html lang="${d.lang}"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${esc(t.title)} · ${esc(d.merchantName)}</title>
-<link rel="icon" href="/checkout/assets/icon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/checkout/assets/checkout.css">
-</head><body>
-<main class="checkout" data-status="${d.state}">
-<nav class="lang"><a href="?lang=${other}" hreflang="${other}" lang="${other}">${esc(t.otherLang)}</a></nav>
-<h1>${esc(t.title)}</h1>
-${facts}
-${body}
-</main>
-</body></html>
-`;
+  return smallPage({
+    lang: d.lang,
+    title: t.title,
+    merchantName: d.merchantName,
+    state: d.state,
+    otherLangLabel: t.otherLang,
+    facts,
+    body,
+  });
 }

@@ -7,6 +7,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { chooseLang } from '../checkout';
+import { sendSmallPage } from '../http/small-page';
 import type { AppDeps } from '../http/deps';
 import { clockOf, guards, Id } from '../http/guards';
 import { requireApiKey } from '../http/middleware/api-key';
@@ -40,8 +41,6 @@ export function orderRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'>, orde
     ctx.body = { statusCode: 200, body: await orders.orderView(orderId, ctx.state.apiKey!) };
   });
 
-  const CSP =
-    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
   const page = (
     ctx: Context,
     status: number,
@@ -49,21 +48,12 @@ export function orderRoutes(deps: Pick<AppDeps, 'clock' | 'config' | 'db'>, orde
     approval?: Parameters<typeof approvalPage>[0]['approval'],
   ) => {
     const lang = chooseLang(ctx.query.lang, ctx.get('Accept-Language'));
-    ctx.set('Content-Security-Policy', CSP);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Vary', 'Accept-Language');
-    ctx.set('Content-Language', lang);
-    ctx.status = status;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = approvalPage({
+    sendSmallPage(
+      ctx,
+      status,
       lang,
-      state,
-      token: ctx.params.token,
-      merchantName: deps.config.payments.merchantName,
-      approval,
-    });
+      approvalPage({ lang, state, token: ctx.params.token, merchantName: deps.config.payments.merchantName, approval }),
+    );
   };
   const clock = clockOf(deps);
 
