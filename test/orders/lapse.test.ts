@@ -4,25 +4,13 @@
  * released (release); when the release fails too, the order is `attention` and an alert is logged.
  * An unpaid top-up (QR_EXPIRY_S) ends the order as ORDER_TOPUP_EXPIRED says: settle or cancel.
  */
-import { orderWorkflowId } from '../../src/orders';
-import { capturingLogger, createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
+import { capturingLogger, createTestStack, waitFor, type TestStack } from '../support/stack';
+import { holdCard } from './support';
 import { newKey, paidQr, request } from '../payments/support';
 
 async function authorise(stack: TestStack, key: string, estimate: number) {
-  const orderId = uniq('ol');
-  const res = await request(stack.app.callback())
-    .post('/cardpayment')
-    .type('form')
-    .set('X-API-Key', key)
-    .send({ orderId, userId: 'u-1', amount: String(estimate), token: 'tok_test_visa', capture: 'false' });
-  expect(res.status).toBe(200);
-  await stack.client.workflow
-    .getHandle(orderWorkflowId(orderId))
-    .signal(
-      'paymentResult',
-      provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
-    );
-  return { orderId, chargeId: res.body.body.chargeId as string };
+  const { orderId, chargeId } = await holdCard(stack, key, estimate, 'ol');
+  return { orderId, chargeId };
 }
 
 const orderOf = async (stack: TestStack, key: string, orderId: string) =>

@@ -4,8 +4,8 @@
  * ends in .96 THB), then both captured; declined: the first captured in full, the order `short`
  * with an alert and the paid webhook. Repeated and concurrent finalize authorise and capture once.
  */
-import { orderWorkflowId } from '../../src/orders';
-import { capturingLogger, createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
+import { capturingLogger, createTestStack, uniq, waitFor, type TestStack } from '../support/stack';
+import { holdCard } from './support';
 import { newKey, request } from '../payments/support';
 import { registerEndpoint, startReceiver, type Receiver } from '../webhooks/helpers';
 
@@ -50,21 +50,9 @@ async function chargesOf(firstChargeId: string) {
 }
 
 async function authorisedCard(estimate: number) {
-  const orderId = uniq('ou');
-  const res = await api()
-    .post('/cardpayment')
-    .type('form')
-    .set('X-API-Key', key)
-    .send({ orderId, userId: 'u-1', amount: String(estimate), token: 'tok_test_visa', capture: 'false' });
-  expect(res.status).toBe(200);
-  await stack.client.workflow
-    .getHandle(orderWorkflowId(orderId))
-    .signal(
-      'paymentResult',
-      provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
-    );
+  const { orderId, chargeId } = await holdCard(stack, key, estimate, 'ou');
   await waitFor(async () => (await orderOf(orderId)).status === 'open', 20_000, 'order open');
-  return { orderId, chargeId: res.body.body.chargeId as string };
+  return { orderId, chargeId };
 }
 
 it('above the authorisation: a new authorisation of the difference, both captured; GET /orders shows both', async () => {

@@ -4,9 +4,9 @@
  * pending and paid, settled) in the API and the staff console, and /checkstatus and GET /payments with the authorisation's state
  * and a top-up's order.
  */
-import { orderWorkflowId } from '../../src/orders';
 import { paymentWorkflowId } from '../../src/payments';
-import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
+import { createTestStack, provenResult, waitFor, type TestStack } from '../support/stack';
+import { holdCard } from './support';
 import { newKey, paidQr, request } from '../payments/support';
 import { signIn } from '../console/support';
 
@@ -36,19 +36,7 @@ const orderEntries = async (orderId: string, k = key) => {
 };
 
 async function authorisedCard(estimate: number) {
-  const orderId = uniq('ov');
-  const res = await api()
-    .post('/cardpayment')
-    .type('form')
-    .set('X-API-Key', key)
-    .send({ orderId, userId: 'u-1', amount: String(estimate), token: 'tok_test_visa', capture: 'false' });
-  expect(res.status).toBe(200);
-  await stack.client.workflow
-    .getHandle(orderWorkflowId(orderId))
-    .signal(
-      'paymentResult',
-      provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
-    );
+  const { orderId } = await holdCard(stack, key, estimate, 'ov');
   const order = async () => (await api().get(`/orders/${orderId}`).set('X-API-Key', key)).body.body;
   await waitFor(async () => (await order()).status === 'open', 20_000, 'order open');
   return orderId;
