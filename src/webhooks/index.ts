@@ -70,10 +70,6 @@ export const eventTypeOf = (status: PaymentEventStatus) =>
 /** The event types a payment.status.updated event of `status` matches. */
 export const eventTypesOf = (status: string): string[] => ['payment.status.updated', `payment.${status}`];
 
-/** Whether an endpoint with the filter `filter` (null: every type) receives an event of `status`. */
-export const endpointWants = (filter: readonly string[] | null | undefined, status: string): boolean =>
-  !filter || filter.length === 0 || eventTypesOf(status).some((t) => filter.includes(t));
-
 /**
  * An order's steps (issue 37, order-webhooks-v1): a sibling of payment.status.updated, the same
  * signing, deliveries, retries and dead letters. `event` is `order.updated`, `type` the step;
