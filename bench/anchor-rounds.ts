@@ -54,11 +54,13 @@ export interface AnchorTarget {
   perStatement?: PerStatement;
   /** "N events, M workflow tasks" of one workflow's history */
   history: (side: Side, workflowId: string) => Promise<string>;
+  /** a CPU profile of this process's main thread around each measured round (`--cpu-profile DIR`) */
+  profile?: { start(): Promise<void>; stop(name: string): Promise<void> };
 }
 
 interface PerStatement {
   reset(): Promise<void>;
-  read(): Promise<{ query: string; calls: number; ms: number }[]>;
+  read(): Promise<{ query: string; calls: number; ms: number; planMs: number }[]>;
 }
 
 /** pg_stat_statements through `stats` (its database's statements), or undefined when not preloaded. */
@@ -74,13 +76,15 @@ export async function perStatementOf(stats: PgClient): Promise<PerStatement | un
     reset: async () => void (await stats.query('SELECT pg_stat_statements_reset()')),
     read: async () => {
       const r = await stats.query(
-        `SELECT query, calls, total_exec_time FROM pg_stat_statements
+        `SELECT query, calls, total_exec_time, total_plan_time FROM pg_stat_statements
           WHERE query NOT ILIKE '%pg_stat%' AND query NOT ILIKE '%pg_current_wal%'`,
       );
-      return (r.rows as { query: string; calls: string; total_exec_time: number }[]).map((row) => ({
+      type Row = { query: string; calls: string; total_exec_time: number; total_plan_time: number };
+      return (r.rows as Row[]).map((row) => ({
         query: row.query.replace(/\s+/g, ' ').trim(),
         calls: Number(row.calls),
         ms: Number(row.total_exec_time),
+        planMs: Number(row.total_plan_time),
       }));
     },
   };
@@ -174,7 +178,7 @@ export async function runRounds(
     minimal: { ...zero(), rates: [] as number[], results: [] as RoundResult[] },
     talat: { ...zero(), rates: [] as number[], results: [] as RoundResult[] },
   };
-  const statementsSeen: Record<Side, Map<string, { calls: number; ms: number }>> = {
+  const statementsSeen: Record<Side, Map<string, { calls: number; ms: number; planMs: number }>> = {
     minimal: new Map(),
     talat: new Map(),
   };
@@ -184,16 +188,19 @@ export async function runRounds(
       const pg0 = await t.pg();
       const st0 = (await t.statements?.(side)) ?? 0;
       await t.perStatement?.reset();
+      await t.profile?.start();
       const cpu0 = t.cpu();
       const r = await round(side, per, opts.connections);
       const cpu1 = t.cpu();
+      await t.profile?.stop(`${side}-round-${k + 1}`);
       const st1 = (await t.statements?.(side)) ?? 0;
       await sleep(11_000); // pg_stat_database: the backends' counters reach it when idle (PGSTAT_IDLE_INTERVAL 10 s)
       const pg1 = await t.pg();
       for (const row of (await t.perStatement?.read()) ?? []) {
-        const seen = statementsSeen[side].get(row.query) ?? { calls: 0, ms: 0 };
+        const seen = statementsSeen[side].get(row.query) ?? { calls: 0, ms: 0, planMs: 0 };
         seen.calls += row.calls;
         seen.ms += row.ms;
+        seen.planMs += row.planMs;
         statementsSeen[side].set(row.query, seen);
       }
       if (r.errors) say(`  ${r.errors} errors, first: ${r.firstError}`);
@@ -239,14 +246,15 @@ export async function runRounds(
       const rows = [...statementsSeen[side]].sort((a, b) => b[1].calls - a[1].calls);
       const calls = rows.reduce((n, [, v]) => n + v.calls, 0);
       const ms = rows.reduce((n, [, v]) => n + v.ms, 0);
+      const planMs = rows.reduce((n, [, v]) => n + v.planMs, 0);
       lines.push(
-        `${side}: pg_stat_statements per paid payment: ${f(calls / paid, 1)} statements, ${f(ms / paid, 3)} ms executing (the round's whole database: its background work too)`,
+        `${side}: pg_stat_statements per paid payment: ${f(calls / paid, 1)} statements, ${f(ms / paid, 3)} ms executing, ${f(planMs / paid, 3)} ms planning (the round's whole database: its background work too)`,
         ...rows
           .filter(([, v]) => v.calls / paid >= 0.05)
           .slice(0, 15)
           .map(
             ([q, v]) =>
-              `  ${f(v.calls / paid, 2).padStart(6)} calls ${f(v.ms / paid, 3).padStart(7)} ms  ${q.slice(0, 110)}`,
+              `  ${f(v.calls / paid, 2).padStart(6)} calls ${f(v.ms / paid, 3).padStart(7)} ms ${f(v.planMs / paid, 3).padStart(6)} plan  ${q.slice(0, 100)}`,
           ),
       );
     }

@@ -9,7 +9,8 @@
  * With --cluster: the cluster of `npm run cluster` (four Temporal services on Postgres, one Talat
  * gateway and one worker process, the minimal app in a process of its own, 16 history shards).
  * On the dev server, pg_stat_statements (preloaded) adds each statement's calls and execution ms
- * per paid payment, reset before each round.
+ * per paid payment, reset before each round; `--cpu-profile DIR` writes the main thread's CPU
+ * profile of each round there (summarised by `npx tsx bench/profile-summary.ts FILE`).
  */
 import { fork } from 'node:child_process';
 import path from 'node:path';
@@ -32,7 +33,7 @@ import {
 } from './anchor-rounds';
 import { clusterPorts } from './cluster-support';
 import { startMinimal } from './minimal/app';
-import { cpuSnapshot, treesMs } from './proc-cpu';
+import { cpuSnapshot, mainThreadProfiler, treesMs } from './proc-cpu';
 import { benchData, flagArg, headerLine, intArg, loadAverage, runBench, runBounded, say, type Stack } from './support';
 
 const args = () => ({
@@ -40,6 +41,11 @@ const args = () => ({
   connections: intArg('--connections', 16, 256),
   rounds: intArg('--rounds', 2, 10),
 });
+/** `--cpu-profile DIR` (dev server): both apps share the main thread, each round is profiled alone */
+const profileDir = () => {
+  const i = process.argv.indexOf('--cpu-profile');
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
 const SCOPES = ['payments:write', 'payments:read', 'webhooks:manage'];
 
 /** pg_stat_database over `databases` and the server's WAL position */
@@ -77,7 +83,7 @@ function devServer(): void {
       taskQueue: 'bench-anchor',
       scopes: SCOPES,
       temporalFile: true,
-      eagerStart: true,
+      eagerStart: process.env.BENCH_EAGER !== "off",
       statStatements: true,
       env: { CALLBACK_MAX_AGE_S: '3600', QR_EXPIRY_S: '600', WEBHOOK_ALLOW_LOOPBACK: 'on' },
     },
@@ -117,6 +123,7 @@ function devServer(): void {
         pg: () => pgCounters(stats, ['talat', stats.database ?? 'talat']),
         perStatement: await perStatementOf(stats),
         history: historyOf(stack.temporal.client),
+        profile: profileDir() ? mainThreadProfiler(profileDir()!) : undefined,
       };
       const lines = await runRounds(target, driver, opts, [
         headerLine('anchor (Talat against the minimal app)', opts.connections, load),

@@ -6,6 +6,7 @@
  * machine, CPU per call is steadier than calls per second.
  */
 import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 
 /** clock ticks per second of /proc's times (CLK_TCK; 100 on Linux everywhere in practice) */
@@ -107,4 +108,21 @@ export function cpuPerCall(a: CpuSnapshot, b: CpuSnapshot, calls: number): strin
 export function treesMs(pids: Record<string, number | undefined>): Record<string, number> {
   const procs = allProcesses();
   return Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, pid ? treeMs(procs, pid) : NaN]));
+}
+
+/** `--cpu-profile DIR`: this process's main thread profiled around each round, one .cpuprofile per round. */
+export function mainThreadProfiler(dir: string) {
+  const session = new Session();
+  session.connect();
+  fs.mkdirSync(dir, { recursive: true });
+  return {
+    async start() {
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    },
+    async stop(name: string) {
+      const { profile } = await session.post('Profiler.stop');
+      fs.writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    },
+  };
 }

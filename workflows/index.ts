@@ -8,7 +8,7 @@ import type * as orders from '../src/orders';
 import { paidOrderProcessingWorkflow } from './callbacks';
 import { bankRequestWorkflow } from './bank';
 import { cardPaymentWorkflow, cardPaymentWorkflowV2 } from './payments/card';
-import { qrPaymentWorkflow, qrPaymentWorkflowV2 } from './payments/qr';
+import { qrPaymentWorkflow, qrPaymentWorkflowV2, qrPaymentWorkflowV3 } from './payments/qr';
 import { webhookDeliveryWorkflow, webhookReplayWorkflow, webhookRetryWorkflow } from './webhooks/delivery';
 import { webhookRecoverWorkflow, webhookResendWorkflow } from './webhooks/recovery';
 import { webhookKeepTryingWorkflow } from './webhooks/keep-trying';
@@ -30,6 +30,7 @@ export {
   webhookKeepTryingWorkflow,
   qrPaymentWorkflow,
   qrPaymentWorkflowV2,
+  qrPaymentWorkflowV3,
   bankRequestWorkflow,
   orderRefundsWorkflow,
   lateResultWorkflow,
@@ -53,6 +54,7 @@ export type RegisteredWorkflows = {
     cardPaymentWorkflowV2: payments.CardPaymentWorkflow;
     qrPaymentWorkflow: payments.QrPaymentWorkflow;
     qrPaymentWorkflowV2: payments.QrPaymentWorkflow;
+    qrPaymentWorkflowV3: payments.QrPaymentWorkflow;
     bankRequestWorkflow: bank.BankRequestWorkflow;
     paidOrderProcessingWorkflow: callbacks.PaidOrderProcessingWorkflow;
     webhookDeliveryWorkflow: webhooks.WebhookDeliveryWorkflow;
@@ -72,6 +74,7 @@ const registered: RegisteredWorkflows = {
   cardPaymentWorkflowV2,
   qrPaymentWorkflow,
   qrPaymentWorkflowV2,
+  qrPaymentWorkflowV3,
   bankRequestWorkflow,
   paidOrderProcessingWorkflow,
   webhookDeliveryWorkflow,

@@ -30,6 +30,7 @@ import { postWebhook } from '../../src/webhooks/http';
 import type { Resolver } from '../../src/resolver';
 import { openSecret } from '../../src/webhooks/secret-box';
 import { webhookHeaders } from '../../src/webhooks/signing';
+import { prepared } from '../../src/db/prepared';
 
 export interface AttemptInput {
   deliveryId: string;
@@ -192,7 +193,8 @@ export function createWebhookActivities({
     const error = res.error ?? (ok ? undefined : `HTTP ${res.statusCode}`);
     // the attempt and the delivery's counters in ONE statement (a data-modifying CTE is atomic on
     // its own: no BEGIN/COMMIT round trips)
-    await db.raw(
+    await prepared(
+      db,
       `WITH attempt AS (
          INSERT INTO webhook_attempts (delivery_id, attempt, kind, started_at, duration_ms, status_code, error)
          VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -264,7 +266,8 @@ export function createWebhookActivities({
     const owner = event.apiKeyId
       ? { sql: 'api_key_id = ?', bindings: [event.apiKeyId] }
       : { sql: 'public_payments AND mode = ?', bindings: [event.mode] };
-    const { rows } = await db.raw<{ rows: DeliveryRow[] }>(
+    const { rows } = await prepared<DeliveryRow>(
+      db,
       `WITH e AS (
          SELECT id, url, secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at,
                 deleted_at, disabled

@@ -31,6 +31,7 @@ import { memoizeRouteMatching, routerMiddleware } from '../http/route-match';
 import { latePaymentRoutes } from '../payments/late-payments';
 import { checkoutRoutes } from '../checkout/routes';
 import { paymentRecords } from '../payments/repository';
+import { resultDelivery } from '../payments/workflow-client';
 import { refundRoutes } from '../refunds/routes';
 import { branchExists, productsAt } from '../storefront/cost-catalog';
 import { reconciliationRoutes } from '../reconciliation/routes';
@@ -91,7 +92,7 @@ export function createApp(deps: AppDeps): Koa {
     orderRoutes(deps, orders),
     timelineRoutes(deps),
     latePaymentRoutes(deps),
-    callbackRoutes({ ...deps, notifier, alerts, payments }),
+    callbackRoutes({ ...deps, notifier, alerts, payments, deliverResult: resultDelivery(deps) }),
     webhookRoutes(deps),
     costRoutes({
       ...deps,

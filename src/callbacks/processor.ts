@@ -88,6 +88,8 @@ export interface ProcessorDeps extends ReceiptDeps {
   duplicateWaitMs?: number;
   /** the administrator's alerts (a pending payment found with its workflow closed) */
   alerts?: AlertThrottle;
+  /** how a result reaches the payment's workflow (the payments slice's resultDelivery); a signal when absent */
+  deliverResult?: (p: PaymentRef, result: PaymentResult) => Promise<void>;
 }
 
 const SIGNAL_TIMEOUT_MS = 5_000;
@@ -373,16 +375,19 @@ async function conflict(
 
 /** True when the signal reached the running payment workflow; false when it had ended. */
 async function signal(deps: ProcessorDeps, cb: VerifiedCallback, result: PaymentResult): Promise<boolean> {
-  const handle = deps.client.workflow.getHandle(cb.payment.workflowId);
+  const deliver =
+    deps.deliverResult ??
+    ((p: PaymentRef, r: PaymentResult) => deps.client.workflow.getHandle(p.workflowId).signal(paymentResultSignal, r));
   try {
     await withTemporal(() =>
       deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () =>
-        handle.signal(paymentResultSignal, result),
+        deliver(cb.payment, result),
       ),
     );
     return true;
   } catch (e) {
-    if (e instanceof WorkflowNotFoundError) {
+    // ended: not found for a signal; for a signal-with-start, an ended execution under the id
+    if (e instanceof WorkflowNotFoundError || e instanceof WorkflowExecutionAlreadyStartedError) {
       // the payment workflow has ended (or was closed by hand): the caller reads the row
       deps.logger.warn(
         { provider: cb.provider, paymentId: cb.payment.id, status: cb.status, paymentStatus: cb.payment.status },

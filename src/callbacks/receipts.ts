@@ -10,6 +10,7 @@ import type { CallbackProvider } from '../domain/providers';
 import type { PaymentStatus } from '../payments';
 import { orderReference } from '../domain/promptpay';
 import { paymentLookupSql, paymentOfOrderSql, paymentStatusSql, toPayment, type PaymentRef } from '../payments';
+import { prepared } from '../db/prepared';
 
 /** A callback names an order id that several scopes (accounts, modes) use, and nothing that tells them apart. */
 export class AmbiguousOrderError extends Error {
@@ -183,7 +184,8 @@ export async function callbackPayment(
   // One statement, one snapshot: `r` cannot see a receipt committed after the statement began.
   // The INSERT's ON CONFLICT can (it waits for a concurrent insert of the key and does nothing
   // when that commits), so "no receipt seen, none claimed" is a concurrent first delivery.
-  const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
+  const { rows } = await prepared(
+    deps.db,
     `WITH p AS (
        ${lookupSql(`(${checks.map((c) => c.sql).join(' AND ') || 'true'}) AS claim_checks`)}
      ), r AS (
@@ -294,7 +296,8 @@ export async function finishReceipt(
     id,
     ...unless,
   ];
-  const { rows } = await db.raw<{ rows: unknown[] }>(
+  const { rows } = await prepared(
+    db,
     record ? `WITH finished AS (${update}), recorded AS (${record.sql}) SELECT id FROM finished` : update,
     record ? [...bindings, ...record.bindings] : bindings,
   );

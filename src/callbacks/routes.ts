@@ -10,7 +10,7 @@ import type { AppDeps } from '../http/deps';
 import { rawBodyOf } from '../http/middleware/body';
 import type { Notifier } from '../notifier';
 import type { PaymentRecords, PaymentRef } from '../payments';
-import { processCallback, releaseClaim } from './processor';
+import { processCallback, releaseClaim, type ProcessorDeps } from './processor';
 import {
   callbackPayment,
   paymentMatches,
@@ -122,6 +122,8 @@ export function callbackRoutes(
     notifier: Notifier;
     alerts?: AlertThrottle;
     payments: Pick<PaymentRecords, 'byOrderId'>;
+    /** how a result reaches the payment's workflow (the payments slice's resultDelivery) */
+    deliverResult?: ProcessorDeps['deliverResult'];
   },
 ): Router {
   const r = new Router();
@@ -135,6 +137,7 @@ export function callbackRoutes(
     duplicateWaitMs: config.callbacks.duplicateWaitMs,
     deliveryLeaseMs: config.callbacks.deliveryLeaseMs,
     alerts,
+    deliverResult: deps.deliverResult,
   };
   /**
    * The route's own checks of the payment its lookup found (the claim made the same ones in SQL):

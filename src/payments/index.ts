@@ -30,6 +30,14 @@ export const PaymentWorkflowType = {
    */
   card: 'cardPaymentWorkflowV2',
   qr: 'qrPaymentWorkflowV2',
+  /**
+   * v3, the QR payment the gateway starts (issue 41): started with a start delay that ends at the
+   * QR's expiry, so no workflow task runs until the provider's result comes (a signal-with-start,
+   * which ends the delay) or the expiry: one workflow task and no timer per paid payment. Its
+   * row's details.workflowType names it: its results go by signal-with-start (deliverResult).
+   * `qr` stays what the orders' top-ups start (child workflows have no start delay).
+   */
+  qrDelayed: 'qrPaymentWorkflowV3',
   /** the payment workflows' first type: executions started before v2, which still replay */
   cardV1: 'cardPaymentWorkflow',
   qrV1: 'qrPaymentWorkflow',
@@ -199,8 +207,12 @@ export interface Payment {
   apiKeyId: string | null;
   /** the account of the key that created it (null: keyless): with mode and order id, unique */
   accountId: string | null;
-  details: { charge?: { status?: string; authorizeUri?: string | null } } & Record<string, unknown>;
+  details: { charge?: { status?: string; authorizeUri?: string | null }; workflowType?: string } & Record<
+    string,
+    unknown
+  >;
   expiresAt: Date | null;
+  customerId?: string;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -379,6 +391,7 @@ export const toPayment = (r: Row | undefined): Payment | undefined =>
     accountId: (r.account_id as string | null) ?? null,
     details: (r.details as Payment['details'] | null) ?? {},
     expiresAt: (r.expires_at as Date | null) ?? null,
+    customerId: (r.customer_id as string | null) ?? undefined,
     createdAt: r.created_at as Date,
     updatedAt: r.updated_at as Date,
   };

@@ -10,6 +10,7 @@ import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from './index';
 import type { NewPayment, OrderScope, Payment, PaymentEvent, PaymentRecords } from './index';
 import { settlementRefSql, toPayment, type SettlementRef } from './index';
+import { prepared } from '../db/prepared';
 
 export type { Payment, PaymentEvent, PaymentRef } from './index';
 export { toPayment } from './index';
@@ -193,10 +194,7 @@ async function insertPending(
   ];
   if (orElseExisting)
     values.push(...(unique === 'id' ? [input.paymentId] : [accountOf(input), input.mode, input.orderId]));
-  const { rows } = await db.raw<{ rows: (Row & { created: boolean })[] }>(
-    insertPendingSql(unique, orElseExisting),
-    values,
-  );
+  const { rows } = await prepared<Row & { created: boolean }>(db, insertPendingSql(unique, orElseExisting), values);
   return rows[0];
 }
 
@@ -267,7 +265,8 @@ async function transitionStatement(db: Db, change: StatusChange, facts?: RowFact
     ? ` AND workflow_id = ? AND order_id = ? AND amount_satang = ? AND mode = ?
         AND api_key_id IS NOT DISTINCT FROM ?::text`
     : '';
-  const { rows } = await db.raw<{ rows: { method: string | null }[] }>(
+  const { rows } = await prepared<{ method: string | null }>(
+    db,
     `WITH updated AS (
        UPDATE payments SET status = ?, updated_at = now() WHERE id = ? AND status = ?${agrees} RETURNING method
      ), event AS (

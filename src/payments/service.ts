@@ -11,14 +11,22 @@ import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
 import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
-import { paymentWorkflowIdOf, PaymentWorkflowType, settlementView, type OrderScope, type PaymentView } from './index';
+import {
+  paymentWorkflowIdOf,
+  PaymentWorkflowType,
+  settlementView,
+  type OrderScope,
+  type PaymentView,
+} from './index';
 import { scopedPaymentId } from '../ids';
 import { withStartProof } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
 import { withinDeadline } from '../temporal/calls';
 import {
   ForeignExecutionError,
-  ownerProof,
+  ownedMemo,
+  qrStartOf,
+  storedQr,
   paymentMemoOf,
   startCardPayment,
   startPaymentWorkflow,
@@ -84,7 +92,7 @@ export interface PaymentServiceDeps extends PaymentSliceDeps {
 }
 
 /** the input with the proof of its start (talat-start-v1): the worker acts only on what it vouches for */
-function proven<T extends object>(d: PaymentServiceDeps, type: string, p: Payment, input: T) {
+function proven<T extends object>(d: Pick<PaymentServiceDeps, 'config'>, type: string, p: Payment, input: T) {
   const { config } = d;
   return withStartProof(config.results.signingKey, type, p.workflowId, input);
 }
@@ -101,9 +109,8 @@ function scopedIds(d: PaymentServiceDeps, scope: OrderScope, orderId: string) {
   return { paymentId, workflowId: paymentWorkflowIdOf(paymentId), accountId: scope.accountId };
 }
 /** the memo with the proof that marks the execution as the gateway's own (adopted only then) */
-function owned(d: PaymentServiceDeps, type: string, memo: PaymentMemo): PaymentMemo {
-  const { config } = d;
-  return { ...memo, startProof: ownerProof(config.results.signingKey, type, memo) };
+function owned(d: Pick<PaymentServiceDeps, 'config'>, type: string, memo: PaymentMemo): PaymentMemo {
+  return ownedMemo(d.config.results.signingKey, type, memo);
 }
 
 /** The card view of a payment whose workflow has ended: its record is final. */
@@ -269,61 +276,15 @@ async function createQrPayment(
     details: {
       qr: { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, ...(qr.billerId ? { billerId: qr.billerId } : {}) },
       ...(req.returnUrl ? { returnUrl: req.returnUrl } : {}),
+      workflowType: PaymentWorkflowType.qrDelayed,
     },
   };
-  const qrOf = (p: Payment) => {
-    const stored = (p.details as { qr?: { payload?: string; crc?: string; ref1?: string; billerId?: string } }).qr;
-    return stored?.payload
-      ? {
-          payload: stored.payload,
-          crc: stored.crc ?? stored.payload.slice(-4),
-          ref1: stored.ref1 ?? qr.ref1,
-          billerId: stored.billerId,
-        }
-      : { payload: qr.payload, crc: qr.crc, ref1: qr.ref1, billerId: qr.billerId };
-  };
-  const qrInput = (p: Payment) => {
-    const q = qrOf(p);
-    return {
-      payload: q.payload,
-      crc: q.crc,
-      promptPayId: config.payments.promptPayId,
-      ...(q.billerId ? { billerId: q.billerId, ref1: q.ref1 } : {}),
-    };
-  };
-  const expiresAtOf = (p: Payment) => (p.expiresAt ? p.expiresAt.toISOString() : row.expiresAt!);
+  const start = (p: Payment) => qrStartOf(config, p, req.customerId, qr);
   const { payment } = await createOrFind(d, row, key, (p) =>
-    startPaymentWorkflow(client, {
-      taskQueue,
-      eagerStartClient: temporal.eagerStartClient,
-      start: {
-        type: PaymentWorkflowType.qr,
-        input: proven(d, PaymentWorkflowType.qr, p, {
-          paymentId: p.id,
-          orderId: p.orderId,
-          userId: p.userId,
-          customerId: req.customerId,
-          amountSatang: p.amountSatang,
-          mode: p.mode,
-          apiKeyId: p.apiKeyId ?? undefined,
-          expiresAt: expiresAtOf(p),
-          qr: qrInput(p),
-        }),
-      },
-      memo: owned(d, PaymentWorkflowType.qr, {
-        workflowId: p.workflowId,
-        paymentId: p.id,
-        orderId: p.orderId,
-        method: 'qr',
-        amountSatang: p.amountSatang,
-        mode: p.mode,
-        apiKeyId: p.apiKeyId,
-        qrPayload: qrOf(p).payload,
-        qrCrc: qrOf(p).crc,
-        expiresAt: expiresAtOf(p),
-      }),
-    }),
+    startPaymentWorkflow(client, { taskQueue, eagerStartClient: temporal.eagerStartClient, ...start(p) }),
   );
+  const expiresAtOf = (p: Payment) => (p.expiresAt ? p.expiresAt.toISOString() : row.expiresAt!);
+  const qrOf = (p: Payment) => storedQr(p, qr);
   const { payload, crc, ref1 } = qrOf(payment);
   return {
     paymentId: payment.id,

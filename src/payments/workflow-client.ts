@@ -16,16 +16,20 @@ import type { PaymentMethod } from './index';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
 import {
   chargeUpdate,
+  paymentResultSignal,
   paymentWorkflowId,
   PaymentWorkflowType,
   type CardPaymentInput,
   type CardPaymentWorkflow,
+  type Payment,
+  type PaymentResult,
   type PaymentView,
   type QrPaymentInput,
   type QrPaymentWorkflow,
 } from './index';
 import { TEMPORAL_CALL_TIMEOUT_MS, withinDeadline } from '../temporal/calls';
-import { paymentOwnerProof } from '../proofs';
+import { paymentOwnerProof, withStartProof } from '../proofs';
+import type { Config } from '../config';
 
 /** What the gateway can learn about a payment from Temporal alone (workflow memo). */
 export interface PaymentMemo {
@@ -61,6 +65,11 @@ export const paymentMemoOf = (memo: Record<string, unknown> | undefined): Partia
  */
 export const ownerProof = (key: string, type: string, m: PaymentMemo): string =>
   paymentOwnerProof(key, type, workflowIdOf(m), m);
+/** `m` with the proof that marks the execution as the gateway's own (adopted only then) */
+export const ownedMemo = (key: string, type: string, m: PaymentMemo): PaymentMemo => ({
+  ...m,
+  startProof: ownerProof(key, type, m),
+});
 
 /** The payment's workflow id: the row's (memo.workflowId), else the one derived from its order (older callers). */
 const workflowIdOf = (m: PaymentMemo): string => m.workflowId ?? paymentWorkflowId(m.orderId);
@@ -74,6 +83,7 @@ export class ForeignExecutionError extends Error {
 
 /** The types an execution of this payment may have: the one started now, or its v1 (begun before v2). */
 const FAMILY: Record<string, string[]> = {
+  [PaymentWorkflowType.qrDelayed]: [PaymentWorkflowType.qrDelayed, PaymentWorkflowType.qr, PaymentWorkflowType.qrV1],
   [PaymentWorkflowType.qr]: [PaymentWorkflowType.qr, PaymentWorkflowType.qrV1],
   [PaymentWorkflowType.card]: [PaymentWorkflowType.card, PaymentWorkflowType.cardV1],
 };
@@ -96,7 +106,7 @@ async function assertOwnExecution(client: Client, type: string, memo: PaymentMem
 /** Which payment workflow to start, with its typed input. */
 export type PaymentStart =
   | { type: typeof PaymentWorkflowType.card; input: CardPaymentInput }
-  | { type: typeof PaymentWorkflowType.qr; input: QrPaymentInput };
+  | { type: typeof PaymentWorkflowType.qr | typeof PaymentWorkflowType.qrDelayed; input: QrPaymentInput };
 
 /**
  * A payment's workflow task timeout: when a worker dies in the middle of a task (say, during the
@@ -140,14 +150,17 @@ export async function startPaymentWorkflow(
     eagerStartClient?: Client;
   },
 ): Promise<void> {
-  const client = opts.eagerStartClient ?? plainClient;
+  const { start } = opts;
+  // a delayed start has no first task to hand out eagerly
+  const delayed = start.type === PaymentWorkflowType.qrDelayed;
+  const client = (delayed ? undefined : opts.eagerStartClient) ?? plainClient;
   await withinDeadline(client, TEMPORAL_CALL_TIMEOUT_MS, async () => {
     try {
       const options = {
         ...startOptions(opts.taskQueue, opts.memo, 'FAIL'),
-        requestEagerStart: !!opts.eagerStartClient,
+        requestEagerStart: client !== plainClient,
+        ...(delayed ? { startDelay: Math.max(1, Date.parse(start.input.expiresAt) - Date.now()) } : {}),
       };
-      const { start } = opts;
       if (start.type === PaymentWorkflowType.card)
         await client.workflow.start<CardPaymentWorkflow>(start.type, { ...options, args: [start.input] });
       else await client.workflow.start<QrPaymentWorkflow>(start.type, { ...options, args: [start.input] });
@@ -155,6 +168,36 @@ export async function startPaymentWorkflow(
       if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
       await assertOwnExecution(plainClient, opts.start.type, opts.memo);
     }
+  });
+}
+
+/**
+ * A provider's result to the payment's workflow: `paymentResult` signalled; for a delayed-start
+ * QR payment (details.workflowType) by signal-with-start of its own start, which ends the start
+ * delay (a plain signal would wait for it). REJECT_DUPLICATE: a payment whose workflow has ended
+ * is not started again (WorkflowExecutionAlreadyStartedError, like WorkflowNotFoundError: ended);
+ * one never started is started as the gateway starts it.
+ */
+export async function deliverPaymentResult(
+  client: Client,
+  opts: {
+    taskQueue: string;
+    payment: Payment;
+    result: PaymentResult;
+    start: () => { start: PaymentStart; memo: PaymentMemo };
+  },
+): Promise<void> {
+  const { payment: p, result } = opts;
+  if (p.method !== 'qr' || p.details.workflowType !== PaymentWorkflowType.qrDelayed) {
+    await client.workflow.getHandle(p.workflowId).signal(paymentResultSignal, result);
+    return;
+  }
+  const { start, memo } = opts.start();
+  await client.workflow.signalWithStart<QrPaymentWorkflow, [PaymentResult]>(start.type, {
+    ...startOptions(opts.taskQueue, memo, 'USE_EXISTING'),
+    args: [start.input as QrPaymentInput],
+    signal: paymentResultSignal,
+    signalArgs: [result],
   });
 }
 
@@ -195,3 +238,80 @@ export async function startCardPayment(
   await assertOwnExecution(client, PaymentWorkflowType.card, opts.memo);
   return view;
 }
+
+export type QrFacts = { payload: string; crc: string; ref1: string; billerId?: string };
+
+/** The QR a payment row holds (details.qr), else `fallback` (a row written before it held one). */
+export function storedQr(p: Payment, fallback?: QrFacts): QrFacts {
+  const stored = (p.details as { qr?: Partial<QrFacts> }).qr;
+  if (!stored?.payload) {
+    if (!fallback) throw new Error(`payment ${p.id} holds no QR`);
+    return fallback;
+  }
+  return {
+    payload: stored.payload,
+    crc: stored.crc ?? stored.payload.slice(-4),
+    ref1: stored.ref1 ?? fallback?.ref1 ?? '',
+    ...(stored.billerId ? { billerId: stored.billerId } : {}),
+  };
+}
+
+/**
+ * A QR payment's start from its row: the workflow type the row names (details.workflowType), its
+ * input with the start's proof, and the memo with the owner's proof. The gateway's start, and the
+ * signal-with-start of a result (deliverResult), are built by this one function.
+ */
+export function qrStartOf(config: Config, p: Payment, customerId?: string, fallback?: QrFacts) {
+  const key = config.results.signingKey;
+  const q = storedQr(p, fallback);
+  const type =
+    p.details.workflowType === PaymentWorkflowType.qrDelayed ? PaymentWorkflowType.qrDelayed : PaymentWorkflowType.qr;
+  const expiresAt = p.expiresAt!.toISOString();
+  return {
+    start: {
+      type,
+      input: withStartProof(key, type, p.workflowId, {
+        paymentId: p.id,
+        orderId: p.orderId,
+        userId: p.userId,
+        customerId,
+        amountSatang: p.amountSatang,
+        mode: p.mode,
+        apiKeyId: p.apiKeyId ?? undefined,
+        expiresAt,
+        qr: {
+          payload: q.payload,
+          crc: q.crc,
+          promptPayId: config.payments.promptPayId,
+          ...(q.billerId ? { billerId: q.billerId, ref1: q.ref1 } : {}),
+        },
+      }),
+    },
+    memo: ownedMemo(key, type, {
+      workflowId: p.workflowId,
+      paymentId: p.id,
+      orderId: p.orderId,
+      method: 'qr',
+      amountSatang: p.amountSatang,
+      mode: p.mode,
+      apiKeyId: p.apiKeyId,
+      qrPayload: q.payload,
+      qrCrc: q.crc,
+      expiresAt,
+    }),
+  };
+}
+
+/**
+ * How a provider's result reaches a payment's workflow (the callbacks' deliverResult): a signal;
+ * for a delayed-start QR payment a signal-with-start of its own start, which ends the delay.
+ */
+export const resultDelivery =
+  (d: { config: Config; temporal: { client: Client; taskQueue: string } }) =>
+  (p: Payment, result: PaymentResult): Promise<void> =>
+    deliverPaymentResult(d.temporal.client, {
+      taskQueue: d.temporal.taskQueue,
+      payment: p,
+      result,
+      start: () => qrStartOf(d.config, p, p.customerId),
+    });

@@ -154,7 +154,7 @@ export async function startEmbeddedPostgres(opts: {
     const logFile = path.join(pgdata, 'server.log');
     const preload =
       opts.statStatements && fs.existsSync(path.join(bin, '..', 'lib', 'pg_stat_statements.so'))
-        ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=top'
+        ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=top -c pg_stat_statements.track_planning=on'
         : '';
     const serverOpts = `-p ${port} -c listen_addresses=127.0.0.1 -k ${pgdata} -c max_connections=200 -c fsync=on${preload}`;
     runPg(path.join(bin, 'pg_ctl'), ['-D', pgdata, '-l', logFile, '-w', '-t', '60', '-o', serverOpts, 'start']);

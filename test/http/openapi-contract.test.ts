@@ -24,6 +24,7 @@ import { paymentWorkflowIdOf } from '../../src/payments';
 import { orderWorkflowId } from '../../src/orders';
 import { createTestStack, provenResult, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import { startReceiver, type Receiver } from '../webhooks/helpers';
+import { resultAware } from '../payments/support';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -391,7 +392,10 @@ describe('live answers', () => {
     conforms(await app().get(`/checkout/${token}/qr.png`).parse(binary));
     conforms(await app().get('/checkout/not-a-token'));
     conforms(await app().get('/checkout/not-a-token/events'));
-    const handle = stack.client.workflow.getHandle(paymentWorkflowIdOf(qr.body.body.paymentId as string));
+    const handle = resultAware(
+      stack,
+      stack.client.workflow.getHandle(paymentWorkflowIdOf(qr.body.body.paymentId as string)),
+    );
     await handle.signal(
       'paymentResult',
       provenResult(stack.config, qr.body.body.paymentId as string, { status: 'success', provider: 'qr' }),
@@ -821,7 +825,10 @@ describe('the documented examples', () => {
     const qr = await sendExample('POST', '/qrpayment');
     expect(qr.body.body).toMatchObject({ orderId: 'ORD-2001', status: 'pending' });
     await sendExample('GET', '/checkstatus/{orderId}');
-    const handle = stack.client.workflow.getHandle(paymentWorkflowIdOf(qr.body.body.paymentId as string));
+    const handle = resultAware(
+      stack,
+      stack.client.workflow.getHandle(paymentWorkflowIdOf(qr.body.body.paymentId as string)),
+    );
     await handle.signal(
       'paymentResult',
       provenResult(stack.config, qr.body.body.paymentId as string, { status: 'success', provider: 'qr' }),

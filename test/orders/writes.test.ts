@@ -10,6 +10,7 @@ import { orderWorkflowId } from '../../src/orders';
 import { paymentWorkflowIdOf } from '../../src/payments';
 import { createTestStack, provenResult, statementsOf, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, request } from '../payments/support';
+import { resultAware } from '../payments/support';
 
 let stack: TestStack;
 let key: string;
@@ -68,7 +69,10 @@ it('a paid QR order, adjusted once and finalised with a refund', async () => {
       .post('/qrpayment')
       .set('X-API-Key', key)
       .send({ orderId, userId: 'u', amount: 300, customerId: 'c' });
-    const handle = stack.client.workflow.getHandle(paymentWorkflowIdOf(created.body.body.paymentId));
+    const handle = resultAware(
+      stack,
+      stack.client.workflow.getHandle(paymentWorkflowIdOf(created.body.body.paymentId)),
+    );
     await handle.signal(
       'paymentResult',
       provenResult(stack.config, created.body.body.paymentId, { status: 'success', provider: 'qr' }),

@@ -84,7 +84,7 @@ describe('POST /qrpayment', () => {
     });
     expect(row.expires_at.toISOString()).toBe(res.body.body.expiresAt);
     const desc = await (await paymentHandle(stack, orderId)).describe();
-    expect(desc.type).toBe(PaymentWorkflowType.qr);
+    expect(desc.type).toBe(PaymentWorkflowType.qrDelayed);
     expect(desc.searchAttributes).toMatchObject({
       OrderId: [orderId],
       PaymentMethod: ['qr'],

@@ -89,13 +89,15 @@ describe('one gateway, concurrent requests on one key', () => {
   it('a failed statement fails every request of its batch; the next batch is sent again', async () => {
     const clock = testClock();
     let calls = 0;
-    const failing = {
-      raw: (...args: Parameters<Db['raw']>) => {
-        calls++;
-        if (calls === 2) return Promise.reject(new Error('connection lost'));
-        return stack.db.raw(...args);
-      },
-    } as unknown as Db;
+    // the limiter's statement takes a connection of db.client (src/db/prepared.ts): the second fails
+    const real = stack.db.client as { acquireConnection(): Promise<unknown> };
+    const client = Object.create(real) as typeof real;
+    client.acquireConnection = () => {
+      calls++;
+      if (calls === 2) return Promise.reject(new Error('connection lost'));
+      return real.acquireConnection();
+    };
+    const failing = { client, isTransaction: false } as unknown as Db;
     const limiter = limiterOn(clock.now, 100, 1000, failing);
     const bucket = `key:${uniq('k')}`;
     clock.set(clock.start + 200);

@@ -5,7 +5,9 @@ import type { Db } from '../../src/db/knex';
 import { createApp } from '../../src/app/app';
 import { createApiKey } from '../../src/http/middleware/api-key';
 import { scopedPaymentId } from '../../src/ids';
-import { paymentWorkflowIdOf } from '../../src/payments';
+import { paymentWorkflowIdOf, toPayment, type PaymentResult } from '../../src/payments';
+import { resultDelivery } from '../../src/payments/workflow-client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { provenResult, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 
 export const ALL_SCOPES = [
@@ -123,7 +125,36 @@ export async function paymentWorkflowIdOfOrder(stack: TestStack, orderId: string
   return row ? String(row.workflow_id) : `payment-${orderId}`;
 }
 export const paymentHandle = async (stack: TestStack, orderId: string) =>
-  stack.client.workflow.getHandle(await paymentWorkflowIdOfOrder(stack, orderId));
+  resultAware(stack, stack.client.workflow.getHandle(await paymentWorkflowIdOfOrder(stack, orderId)));
+
+/**
+ * `handle` whose signal('paymentResult', r) goes as the callback API sends a result
+ * (resultDelivery: signal-with-start for a delayed-start QR payment, whose plain signals wait out
+ * its start delay); an ended workflow is WorkflowNotFoundError, as for a signal. Anything else is
+ * the handle's own.
+ */
+export function resultAware<H extends WorkflowHandle>(stack: TestStack, handle: H): H {
+  const deliver = resultDelivery({
+    config: stack.config,
+    temporal: { client: stack.client, taskQueue: stack.taskQueue },
+  });
+  return new Proxy(handle, {
+    get(target, prop, receiver) {
+      if (prop !== 'signal') return Reflect.get(target, prop, receiver) as unknown;
+      return async (def: string | { name: string }, ...args: unknown[]) => {
+        const name = typeof def === 'string' ? def : def.name;
+        const row =
+          name === 'paymentResult' && (await stack.db('payments').where({ workflow_id: target.workflowId }).first());
+        if (!row) return target.signal(def as string, ...args);
+        await deliver(toPayment(row)!, args[0] as PaymentResult).catch((e: unknown) => {
+          throw e instanceof WorkflowExecutionAlreadyStartedError
+            ? new WorkflowNotFoundError('ended', target.workflowId, undefined)
+            : e;
+        });
+      };
+    },
+  });
+}
 /** The workflow id the gateway gives a new payment of a key's order (an insider who knows IDENTITY_SECRET can derive it). */
 export const derivedPaymentWorkflowId = (
   config: TestStack['config'],

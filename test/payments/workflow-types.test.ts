@@ -67,12 +67,12 @@ it('a v1 QR payment in flight: the gateway finds it (same run, v1 type), and it 
   expect(history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(1);
 });
 
-it('a new QR payment runs the v2 type, with no patch marker and no TemporalChangeVersion upsert', async () => {
+it('a new QR payment runs the v3 type (v2 with a delayed start), with no patch marker and no TemporalChangeVersion upsert', async () => {
   const orderId = uniq('v2');
   const res = await create({ orderId, userId: 'u-v2', amount: 3, customerId: 'c-v2' });
   expect(res.status).toBe(200);
   const handle = await paymentHandle(stack, orderId);
-  expect((await handle.describe()).type).toBe(PaymentWorkflowType.qr);
+  expect((await handle.describe()).type).toBe(PaymentWorkflowType.qrDelayed);
   await handle.signal(
     'paymentResult',
     provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'qr', reference: 'txn-v2' }),

@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { createTestStack, outsiderTemporalClient, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { paymentWorkflowIdOf } from '../../src/payments';
 import { newKey, request, webhookWitness } from '../payments/support';
+import { resultAware } from '../payments/support';
 
 let stack: TestStack;
 let raw: Client;
@@ -71,12 +72,10 @@ it('a forged webhookKeepTryingWorkflow start (a message that is not a retrying d
       .post('/qrpayment')
       .set('X-API-Key', key.key)
       .send({ orderId, userId: 'u', amount: 13, customerId: 'c' });
-    await stack.client.workflow
-      .getHandle(paymentWorkflowIdOf(created.body.body.paymentId))
-      .signal(
-        'paymentResult',
-        provenResult(stack.config, created.body.body.paymentId, { status: 'success', provider: 'qr', reference: 't' }),
-      );
+    await resultAware(stack, stack.client.workflow.getHandle(paymentWorkflowIdOf(created.body.body.paymentId))).signal(
+      'paymentResult',
+      provenResult(stack.config, created.body.body.paymentId, { status: 'success', provider: 'qr', reference: 't' }),
+    );
     const letter: { id: string; delivery_id: string } = await waitFor(
       () =>
         stack

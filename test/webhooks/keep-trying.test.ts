@@ -13,6 +13,7 @@ import { paymentWorkflowIdOf } from '../../src/payments';
 import { STEPS_PER_RUN } from '../../workflows/webhooks/keep-trying';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { apiKey, registerEndpoint, startReceiver, type Receiver } from './helpers';
+import { resultAware } from '../payments/support';
 
 const root = path.join(__dirname, '../..');
 
@@ -91,12 +92,10 @@ describe('on the real stack', () => {
       .send({ orderId, userId: 'u-kt', amount, customerId: 'c-kt' });
     expect(res.status).toBe(200);
     const paymentId = res.body.body.paymentId as string;
-    await stack.client.workflow
-      .getHandle(paymentWorkflowIdOf(paymentId))
-      .signal(
-        'paymentResult',
-        provenResult(stack.config, paymentId, { status: 'success', provider: 'qr', reference: `txn-${orderId}` }),
-      );
+    await resultAware(stack, stack.client.workflow.getHandle(paymentWorkflowIdOf(paymentId))).signal(
+      'paymentResult',
+      provenResult(stack.config, paymentId, { status: 'success', provider: 'qr', reference: `txn-${orderId}` }),
+    );
     return { orderId, paymentId };
   }
 

@@ -188,7 +188,7 @@ export function paymentMachine(
    * and an open timer ends with it: no TimerCanceled event); a result whose proof does not
    * verify is skipped and the wait goes on (result-proof-v1).
    */
-  async function awaitResult(timeoutMs: number, expiredReason: string): Promise<PaymentOutcome> {
+  async function awaitResult(timeoutMs: number, expiredReason: string, delayedStart = false): Promise<PaymentOutcome> {
     if (!lean) {
       const arrived = await condition(() => queue.length > 0, Math.max(1, timeoutMs));
       if (arrived) await settleResult(queue.shift()!);
@@ -196,10 +196,19 @@ export function paymentMachine(
       return finish();
     }
     let expired = false;
-    void sleep(Math.max(1, timeoutMs)).then(() => {
-      expired = true;
-    });
+    let timer = false;
+    const deadline = Date.now() + timeoutMs;
+    const startTimer = () => {
+      timer = true;
+      void sleep(Math.max(1, deadline - Date.now())).then(() => {
+        expired = true;
+      });
+    };
+    // a delayed start (v3) begins with its result or at its expiry: a timer only to wait on
+    if (!delayedStart) startTimer();
+    else if (queue.length === 0 && timeoutMs <= 0) expired = true;
     for (;;) {
+      if (!timer && !expired && queue.length === 0) startTimer();
       await condition(() => queue.length > 0 || expired);
       if (queue.length === 0) {
         await settle('expired', expiredReason);

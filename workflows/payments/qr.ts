@@ -7,10 +7,19 @@ import type { PaymentOutcome, QrPaymentInput } from '../../src/payments';
 import { paymentMachine } from './machine';
 import { v2Patches, askPatched, type HasPatch } from '../patches';
 
-async function qrPayment(input: QrPaymentInput, has: HasPatch): Promise<PaymentOutcome> {
+async function qrPayment(input: QrPaymentInput, has: HasPatch, delayedStart = false): Promise<PaymentOutcome> {
   const m = paymentMachine(input, 'qr', has);
   await m.record({ expiresAt: input.expiresAt, details: { qr: { payload: input.qr.payload, crc: input.qr.crc } } });
-  return m.awaitResult(Date.parse(input.expiresAt) - Date.now(), 'QR code expired unpaid');
+  return m.awaitResult(Date.parse(input.expiresAt) - Date.now(), 'QR code expired unpaid', delayedStart);
+}
+
+/**
+ * v3 (PaymentWorkflowType.qrDelayed, what the gateway starts): v2's changes, started with a start
+ * delay until the expiry. Its first task comes with the result (signal-with-start) or at the
+ * expiry; the expiry timer is started only when it still has to wait.
+ */
+export async function qrPaymentWorkflowV3(input: QrPaymentInput): Promise<PaymentOutcome> {
+  return qrPayment(input, v2Patches, true);
 }
 
 /** v2 (PaymentWorkflowType.qr, what the gateway starts): every patch, no marker (workflows/patches.ts). */

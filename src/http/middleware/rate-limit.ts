@@ -13,6 +13,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { clientAddress, compileCidrs, formatAddress } from '../ip';
 import type { Db } from '../../db/knex';
 import { AppError, ErrorCode } from '../../domain/errors';
+import { prepared } from '../../db/prepared';
 
 export type Clock = () => number;
 
@@ -47,26 +48,29 @@ export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: numb
   // sees the row as it was, so s0/m0 (the counts in the current windows before this batch) and k
   // are spelled out where needed. Values other than the bucket are integers computed here,
   // inlined after validation. RETURNING sees only the new row: `admitted` carries k out.
-  const upsert = (secWindow: number, minWindow: number, n: number) => {
-    for (const v of [secWindow, minWindow, n])
-      if (!Number.isSafeInteger(v) || v < 0) throw new Error(`rate limit: not a count or window: ${v}`);
-    if (n < 1) throw new Error('rate limit: an empty batch');
-    const s0 = `(CASE WHEN EXCLUDED.sec_window <= rl.sec_window THEN rl.sec_count ELSE 0 END)`;
-    const m0 = `(CASE WHEN EXCLUDED.min_window <= rl.min_window THEN rl.min_count ELSE 0 END)`;
-    const k = `LEAST(${n}, GREATEST(0, ${perSecond} - ${s0}), GREATEST(0, ${perMinute} - ${m0}))`;
-    const first = Math.min(n, perSecond, perMinute); // k of a new row
-    return `
+  // one text for every batch (a prepared statement): the windows and counts are its bindings
+  const s0 = `(CASE WHEN EXCLUDED.sec_window <= rl.sec_window THEN rl.sec_count ELSE 0 END)`;
+  const m0 = `(CASE WHEN EXCLUDED.min_window <= rl.min_window THEN rl.min_count ELSE 0 END)`;
+  const k = `LEAST(?::bigint, GREATEST(0, ?::bigint - ${s0}), GREATEST(0, ?::bigint - ${m0}))`;
+  const UPSERT = `
       INSERT INTO rate_limits AS rl (bucket, sec_window, sec_count, min_window, min_count, allowed, admitted, updated_at)
-      VALUES (?, ${secWindow}, ${first}, ${minWindow}, ${first}, ${first === n}, ${first}, now())
+      VALUES (?, ?::bigint, ?::int, ?::bigint, ?::int, ?::boolean, ?::int, now())
       ON CONFLICT (bucket) DO UPDATE SET
         sec_window = GREATEST(rl.sec_window, EXCLUDED.sec_window),
         min_window = GREATEST(rl.min_window, EXCLUDED.min_window),
         sec_count = ${s0} + ${k},
         min_count = ${m0} + ${k},
-        allowed = ${k} = ${n},
+        allowed = ${k} = ?::bigint,
         admitted = ${k},
         updated_at = now()
       RETURNING sec_window, sec_count, min_window, min_count, admitted`;
+  const upsert = (bucket: string, secWindow: number, minWindow: number, n: number) => {
+    for (const v of [secWindow, minWindow, n])
+      if (!Number.isSafeInteger(v) || v < 0) throw new Error(`rate limit: not a count or window: ${v}`);
+    if (n < 1) throw new Error('rate limit: an empty batch');
+    const first = Math.min(n, perSecond, perMinute); // k of a new row
+    const kb = [n, perSecond, perMinute];
+    return [bucket, secWindow, first, minWindow, first, first === n, first, ...kb, ...kb, ...kb, n, ...kb];
   };
 
   type Counted = {
@@ -122,9 +126,10 @@ export function createRateLimiter(opts: { db: Db; clock?: Clock; perSecond: numb
       }
       if (block) refused.delete(bucket);
       const n = batch.length;
-      const { rows } = await db.raw<{ rows: (Counted & { admitted: number })[] }>(
-        upsert(Math.floor(now / 1000), Math.floor(now / 60_000), n),
-        [bucket],
+      const { rows } = await prepared<Counted & { admitted: number }>(
+        db,
+        UPSERT,
+        upsert(bucket, Math.floor(now / 1000), Math.floor(now / 60_000), n),
       );
       const { admitted: k, ...after } = rows[0];
       // the i-th admitted request (0-based) saw the counts before the batch plus i + 1
