@@ -83,7 +83,7 @@ function devServer(): void {
       taskQueue: 'bench-anchor',
       scopes: SCOPES,
       temporalFile: true,
-      eagerStart: process.env.BENCH_EAGER !== "off",
+      eagerStart: process.env.BENCH_EAGER !== 'off',
       statStatements: true,
       env: { CALLBACK_MAX_AGE_S: '3600', QR_EXPIRY_S: '600', WEBHOOK_ALLOW_LOOPBACK: 'on' },
     },

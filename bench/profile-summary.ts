@@ -25,7 +25,12 @@ function packageOf(url: string, fn: string): string {
   if (m) return m[1];
   if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
   const own = /\/(src|activities|workflows|bench)\//.exec(url);
-  if (own && OWN.test(url)) return `talat ${url.slice(own.index + 1).split('/').slice(0, 2).join('/')}`;
+  if (own && OWN.test(url))
+    return `talat ${url
+      .slice(own.index + 1)
+      .split('/')
+      .slice(0, 2)
+      .join('/')}`;
   return url.split('/').slice(-1)[0];
 }
 
@@ -61,7 +66,10 @@ export function summarise(p: Profile, top = 25): string[] {
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
-      .map(([k, us]) => `  ${(us / 1000).toFixed(1).padStart(8)} ms ${((100 * us) / total).toFixed(1).padStart(5)} %  ${k}`);
+      .map(
+        ([k, us]) =>
+          `  ${(us / 1000).toFixed(1).padStart(8)} ms ${((100 * us) / total).toFixed(1).padStart(5)} %  ${k}`,
+      );
   return [
     `${(total / 1000).toFixed(0)} ms sampled`,
     'self time by package:',

@@ -37,7 +37,11 @@ function statementOf(sql: string, generation = 0): { name: string; text: string;
 /** A prepared plan whose result columns changed under it (a migration while running). */
 const staleCachedPlan = (e: unknown) => /cached plan must not change result type/.test(String((e as Error)?.message));
 
-export async function prepared<R = Record<string, unknown>>(db: Db, sql: string, bindings: unknown[]): Promise<{ rows: R[] }> {
+export async function prepared<R = Record<string, unknown>>(
+  db: Db,
+  sql: string,
+  bindings: unknown[],
+): Promise<{ rows: R[] }> {
   // identifier bindings (??) are knex's to expand: such a text goes through db.raw
   if (sql.includes('??')) return (await db.raw(sql, bindings as never)) as unknown as { rows: R[] };
   const client = db.client as unknown as KnexClient;

@@ -39,7 +39,9 @@ it("emits knex's query events (what the budget test and the benchmarks count)", 
   expect(sql).toEqual([`SELECT n FROM ${table} WHERE id = ?`]);
   const errors: unknown[] = [];
   db.on('query-error', (e) => errors.push(e));
-  await expect(prepared(db, `INSERT INTO ${table} (id, n) VALUES (?, ?)`, ['a', 9])).rejects.toMatchObject({ code: '23505' });
+  await expect(prepared(db, `INSERT INTO ${table} (id, n) VALUES (?, ?)`, ['a', 9])).rejects.toMatchObject({
+    code: '23505',
+  });
   expect(errors).toHaveLength(1);
 });
 
