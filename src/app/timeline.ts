@@ -125,7 +125,7 @@ export async function orderTimeline(
         webhookRowsOfPayment(db, p.id),
         refundRowsOfPayment(db, p.id),
         exceptionsOfPayment(db, p.id),
-        orderStory(db, p.order_id),
+        orderStory(db, p.order_id, p.id),
       ]);
 
     // a keyless payment is seen by every key of its mode: only the viewer's own endpoints' deliveries

@@ -7,7 +7,7 @@ import request from 'supertest';
 import type { Client } from '@temporalio/client';
 import { paidOrderWorkflowId, type PaidOrderOutcome } from '../../src/callbacks';
 import { paymentRedriveWorkflowId, paymentWorkflowIdOf } from '../../src/payments';
-import { orderWorkflowId } from '../../src/orders';
+import { orderWorkflowOf } from '../orders/support';
 import { createQueueWorkers } from '../../src/app/worker';
 import { createTestStack, outsiderTemporalClient, provenResult, uniq, type TestStack } from '../support/stack';
 import { newKey } from '../payments/support';
@@ -101,7 +101,7 @@ it("an order's pending payment whose order workflow was terminated: 503 with Ret
   expect(res.status).toBe(200);
   const paymentId = res.body.body.paymentId as string;
   const row = await waitFor(() => stack.db('payments').where({ id: paymentId }).whereNotNull('provider_ref').first());
-  await raw.workflow.getHandle(orderWorkflowId(orderId)).terminate('closed by hand');
+  await raw.workflow.getHandle(await orderWorkflowOf(stack.db, orderId)).terminate('closed by hand');
   const amount = Number(row.amount_satang) / 100;
   const cb = await post(
     stack.app,

@@ -2,10 +2,11 @@
  * Order ids are unique per account and mode (docs/concepts.md): two merchants, and one merchant in
  * sandbox and live, use the same order id end to end (create, callback paid, webhooks, checkstatus,
  * refund); another key reads nothing of them; a callback that names only a shared order id is
- * refused; orders (capture=false) keep one namespace; the migration keeps existing rows.
+ * refused; orders (capture=false) are scoped too; the migration keeps existing rows.
  */
 import { Client } from 'pg';
 import { createDb, migrationSource, type Db } from '../../src/db/knex';
+import { migrateDownThrough } from '../support/migrations';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { createTestStack, testDatabaseUrl, uniq, waitFor, type TestStack } from '../support/stack';
 import { fieldSigned, headerSigned, post } from '../callbacks/helpers';
@@ -207,10 +208,12 @@ describe('two merchants and two modes, one order id: webhooks and refunds', () =
   });
 });
 
-describe('orders (capture=false) keep one order id namespace', () => {
-  it("another key's authorisation of an order id with an order is a 409 that says so, and leaves nothing", async () => {
+describe('orders (capture=false) are scoped the same way (test/orders/order-scope.test.ts end to end)', () => {
+  it("another account's authorisation of an order id is its own order; another key of the account is a 409 that says so", async () => {
     const a = await newKey(stack.db);
     const b = await newKey(stack.db);
+    const a2 = await newKey(stack.db);
+    await stack.db('api_keys').where({ id: a2.id }).update({ account_id: a.id });
     const orderId = uniq('ORD-2005');
     const authorize = (key: string) =>
       api()
@@ -219,11 +222,14 @@ describe('orders (capture=false) keep one order id namespace', () => {
         .set('X-API-Key', key)
         .send({ orderId, userId: 'u', amount: '100', token: 'tok_test', capture: 'false' });
     expect((await authorize(a.key)).status).toBe(200);
-    const other = await authorize(b.key);
-    expect(other.status).toBe(409);
-    expect(JSON.stringify(other.body)).toMatch(/orders share one order id namespace/);
-    expect(await stack.db('payments').where({ order_id: orderId }).pluck('api_key_id')).toEqual([a.id]);
-    expect(await stack.db('orders').where({ order_id: orderId }).pluck('api_key_id')).toEqual([a.id]);
+    expect((await authorize(b.key)).status).toBe(200);
+    const sameAccount = await authorize(a2.key);
+    expect(sameAccount.status).toBe(409);
+    expect(sameAccount.body.body.error).toMatch(/another API key of your account in this mode/);
+    const orders = await stack.db('orders').where({ order_id: orderId }).orderBy('created_at');
+    expect(orders.map((o) => o.api_key_id)).toEqual([a.id, b.id]);
+    for (const o of orders) expect(o.workflow_id).toBe(`order-${o.payment_id}`);
+    expect(await stack.db('payments').where({ order_id: orderId }).pluck('api_key_id')).toHaveLength(2);
   });
 });
 
@@ -242,7 +248,8 @@ describe('migration 20261128090000_order_id_scope on a database with rows', () =
 
   it('backfills accounts and replaces the global unique order id with (account, mode, order id)', async () => {
     await db.migrate.latest({ migrationSource });
-    await db.migrate.down({ migrationSource }); // back to the schema before it
+    // back to the schema before it (later migrations undone first)
+    await migrateDownThrough(db, '20261128090000_order_id_scope');
     const row = (id: string, key: string | null, mode = 'live') => ({
       id,
       order_id: 'ORD-OLD',

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { KeyRing } from '../../src/key-ring';
-import { orderWorkflowId } from '../../src/orders';
+import { orderWorkflowOf } from '../orders/support';
 import { findTemporalCli } from '../../src/stack/temporal';
 import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
 import { historyFromJson } from '../../src/temporal/history';
@@ -59,14 +59,14 @@ async function decrypted(node: unknown, keys: KeyRing): Promise<unknown> {
 }
 
 async function save(stack: TestStack, orderId: string, file: string) {
-  await stack.client.workflow.getHandle(orderWorkflowId(orderId)).result();
+  await stack.client.workflow.getHandle(await orderWorkflowOf(stack.db, orderId)).result();
   const json = spawnSync(
     findTemporalCli(process.env.TEMPORAL_CLI_PATH),
     [
       'workflow',
       'show',
       '--workflow-id',
-      orderWorkflowId(orderId),
+      await orderWorkflowOf(stack.db, orderId),
       '--address',
       process.env.TALAT_TEST_TEMPORAL_ADDRESS!,
       '--namespace',
@@ -94,7 +94,7 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders') {
         .set('X-API-Key', key)
         .send({ orderId: card, userId: 'u-replay', amount: '500', token: 'tok_visa', capture: 'false' });
       await stack.client.workflow
-        .getHandle(orderWorkflowId(card))
+        .getHandle(await orderWorkflowOf(stack.db, card))
         .signal(
           'paymentResult',
           provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
@@ -136,7 +136,7 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders-card-up') {
         .set('X-API-Key', key)
         .send({ orderId: card, userId: 'u-replay', amount: '500', token: 'tok_visa', capture: 'false' });
       await stack.client.workflow
-        .getHandle(orderWorkflowId(card))
+        .getHandle(await orderWorkflowOf(stack.db, card))
         .signal(
           'paymentResult',
           provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
@@ -211,7 +211,7 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders-webhooks') {
         .set('X-API-Key', key)
         .send({ orderId: card, userId: 'u-replay', amount: '500', token: 'tok_visa', capture: 'false' });
       await stack.client.workflow
-        .getHandle(orderWorkflowId(card))
+        .getHandle(await orderWorkflowOf(stack.db, card))
         .signal(
           'paymentResult',
           provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
