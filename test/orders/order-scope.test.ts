@@ -3,7 +3,8 @@
  * and by one merchant's sandbox and live key, end to end over HTTP on the real stack: card orders
  * (capture=false) authorised, adjusted and captured; QR orders finalised above (a top-up paid by
  * its callback) and below (the difference refunded). Each merchant's webhooks carry only its own
- * order, GET /orders answers each its own, another merchant's key gets 404. Also migration
+ * order, GET /orders answers each its own, another merchant's key gets 404; a workflow started
+ * under the guessable order-<orderId> acts on no order. Also migration
  * 20261128093900_orders_scoped on a database with rows.
  */
 import { Client } from 'pg';
@@ -236,6 +237,41 @@ it('one QR order id of two merchants: one finalised above (its top-up paid by ca
   expect(orderEventsAt(liveA, orderId)).toEqual([]);
   await noOrderFor(outsider, orderId);
   await noOrderFor(liveA, orderId); // merchant A's live key: no order of that id in live
+});
+
+it('a workflow started under the guessable order-<orderId> is no order: its lapse and updates act on nothing', async () => {
+  const orderId = uniq('ORD-2003');
+  const res = await api()
+    .post('/cardpayment')
+    .type('form')
+    .set('X-API-Key', merchantA.key)
+    .send({ orderId, userId: 'u-1', amount: '100', token: 'tok_test_visa', capture: 'false' });
+  const paymentId = res.body.body.paymentId as string;
+  await stack.client.workflow
+    .getHandle(orderWorkflowIdOf(paymentId))
+    .signal('paymentResult', provenResult(stack.config, paymentId, { status: 'success', provider: 'card' }));
+  await waitFor(async () => (await getOrder(merchantA, orderId)).body.body.status === 'open', 20_000, 'open');
+  // the order's lapse is due (its own workflow's timer is not): only the order's workflow may act on it
+  await stack
+    .db('orders')
+    .where({ payment_id: paymentId })
+    .update({ lapses_at: new Date(Date.now() - 1000) });
+  // a client with the codec (an outsider's plain client is refused before any activity runs)
+  const input = { orderId, paymentId, method: 'card', mode: 'sandbox', apiKeyId: merchantA.id };
+  const forged = await stack.client.workflow.start('orderSettlementWorkflow', {
+    taskQueue: stack.taskQueue,
+    workflowId: `order-${orderId}`,
+    args: [{ ...input, lapseSeconds: 1, lapseAction: 'capture' }],
+  });
+  const out = await forged
+    .executeUpdate('finalize', { args: [{ stepId: `fin_${uniq('x')}`, proof: '1'.repeat(64) }] })
+    .catch((e: Error) => ({ error: e.message }));
+  expect(out).toMatchObject({ ok: false, code: 'NOT_FOUND' });
+  await new Promise((r) => setTimeout(r, 3000)); // two lapses of the forged workflow
+  await forged.terminate('test over');
+  expect(await stack.db('order_finalizations').where({ order_id: orderId })).toHaveLength(0);
+  expect(await stack.db('sim_card_captures').where({ charge_id: res.body.body.chargeId })).toHaveLength(0);
+  expect((await getOrder(merchantA, orderId)).body.body).toMatchObject({ status: 'open', capturedAmount: 0 });
 });
 
 describe('migration 20261128093900_orders_scoped on a database with rows', () => {
