@@ -1,13 +1,13 @@
 /**
- * orderSettlementWorkflow (id order-<paymentId>, or order-<orderId> before the scope): an order settled on what was picked. A card order
- * is authorised here first (the payment machine, success = `authorized`); then updates `adjust`
- * and `finalize` are applied one at a time, each on a row the gateway recorded and proved
- * (activities/orders.ts). Finalising captures the final amount and releases the rest (card) or
- * refunds the difference through the refunds ledger (QR); a card final above the authorisation
- * first gets a new authorisation of the difference on the card on file. A durable timer captures
- * or releases an authorisation nobody finalised before it lapses, and alerts when neither works. A
- * costlier substitution waits for the customer (update `decideApproval`) or its timer
- * (order-approvals-v1).
+ * orderSettlementWorkflow (id order-<paymentId>; order-<orderId> for orders made before order ids
+ * were scoped): an order settled on what was picked. A card order is authorised here first (the
+ * payment machine, success = `authorized`); then updates `adjust` and `finalize` are applied one
+ * at a time, each on a row the gateway recorded and proved (activities/orders.ts). Finalising
+ * captures the final amount and releases the rest (card) or refunds the difference through the
+ * refunds ledger (QR); a card final above the authorisation first gets a new authorisation of the
+ * difference on the card on file. A durable timer captures or releases an authorisation nobody
+ * finalised before it lapses, and alerts when neither works. A costlier substitution waits for the
+ * customer (update `decideApproval`) or its timer (order-approvals-v1).
  */
 import {
   allHandlersFinished,
