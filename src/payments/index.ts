@@ -222,6 +222,12 @@ export interface PaymentRecords {
   /** the order's payment in `scope`; without one, the only payment of that order id (undefined when none or several) */
   byOrderId(orderId: string, scope?: OrderScope): Promise<Payment | undefined>;
   byId(paymentId: string): Promise<Payment | undefined>;
+  /**
+   * the payment of the order id that `named` (our payment id or the provider's reference) names,
+   * whatever other accounts or modes use the order id; without one, the only payment of that
+   * order id (undefined when none or several)
+   */
+  byOrderNamed(orderId: string, named: string): Promise<Payment | undefined>;
   /** the payment's status and amount, its row locked to the end of the caller's transaction */
   lockForRefund(paymentId: string): Promise<{ status: PaymentStatus; amountSatang: number } | undefined>;
   /**

@@ -9,7 +9,7 @@ import type { Mode } from '../domain/mode';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from './index';
 import type { NewPayment, OrderScope, Payment, PaymentEvent, PaymentRecords } from './index';
-import { settlementRefSql, toPayment, type SettlementRef } from './index';
+import { paymentOfOrderSql, settlementRefSql, toPayment, type SettlementRef } from './index';
 
 export type { Payment, PaymentEvent, PaymentRef } from './index';
 export { toPayment } from './index';
@@ -83,6 +83,18 @@ export async function listPayments(db: Db, f: PaymentFilter): Promise<Page<Payme
 export const paymentRecords = (db: Db): PaymentRecords => ({
   byOrderId: (orderId, scope) => paymentByOrderId(db, orderId, scope),
   byId: (paymentId) => paymentById(db, paymentId),
+  async byOrderNamed(orderId, named) {
+    const namedSql = '(p.id = ? OR p.provider_ref = ?)';
+    const { rows } = await db.raw<{ rows: Row[] }>(paymentOfOrderSql(namedSql), [
+      orderId,
+      named,
+      named,
+      orderId,
+      named,
+      named,
+    ]);
+    return rows[0] && Number(rows[0].candidates) === 1 ? toPayment(rows[0]) : undefined;
+  },
   async lockForRefund(paymentId) {
     const p = await db('payments').where({ id: paymentId }).forUpdate().first('status', 'amount_satang');
     return p && { status: p.status, amountSatang: Number(p.amount_satang) };
