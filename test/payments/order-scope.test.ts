@@ -253,7 +253,13 @@ describe('migration 20261128090000_order_id_scope on a database with rows', () =
 
   it('backfills accounts and replaces the global unique order id with (account, mode, order id)', async () => {
     await db.migrate.latest({ migrationSource });
-    await db.migrate.down({ migrationSource }); // back to the schema before it
+    // back to the schema before it (undoing any later migration first)
+    const applied = async () =>
+      ((await db.migrate.list({ migrationSource }))[0] as ({ name: string } | string)[]).map((m) =>
+        typeof m === 'string' ? m : m.name,
+      );
+    while ((await applied()).some((n) => n.startsWith('20261128090000_order_id_scope')))
+      await db.migrate.down({ migrationSource });
     const row = (id: string, key: string | null, mode = 'live') => ({
       id,
       order_id: 'ORD-OLD',
