@@ -1,5 +1,5 @@
 /**
- * Migration 20261128093900_paid_orders_per_payment on a database with rows: paid_orders keyed by
+ * Migration 20261128094000_paid_orders_per_payment on a database with rows: paid_orders keyed by
  * (order id, payment id), so two payments of one order id have a row each; down refuses while an
  * order id has two rows, and restores the key on order id alone once it has one.
  */
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => db.destroy());
 
-const MIGRATION = '20261128093900_paid_orders_per_payment';
+const MIGRATION = '20261128094000_paid_orders_per_payment';
 const applied = async () =>
   ((await db.migrate.list({ migrationSource }))[0] as ({ name: string } | string)[]).map((m) =>
     typeof m === 'string' ? m : m.name,
