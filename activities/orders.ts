@@ -36,7 +36,7 @@ import {
   type QrPaymentInput,
 } from '../src/payments';
 import type { RecordedRefund, RefundRequestDecision } from '../src/refunds';
-import { billPaymentPayload, orderReference, promptPayPayload } from '../src/domain/promptpay';
+import { billPaymentPayload, paymentReference, promptPayPayload } from '../src/domain/promptpay';
 import { scopedPaymentId } from '../src/ids';
 import { recordTopUp, settleTopUp, topUpsOf, type TopUp } from '../src/orders/repository';
 import { cardHoldsOf, recordCardHold, updateCardHold, type CardHold } from '../src/orders/repository';
@@ -405,12 +405,13 @@ export function createOrderActivities(deps: {
       const base = await ledgers.paymentById(o.paymentId);
       const topOrder = topUpOrderId(o.orderId);
       const { billerId, promptPayId, merchantName, merchantCity } = config.payments;
-      const ref1 = orderReference(topOrder);
+      const paymentId = scopedPaymentId(config.identity.secret, o.accountId, o.mode, topOrder);
+      // the top-up's reference is its own payment's (unique), as for any new QR payment
+      const ref1 = paymentReference(paymentId);
       const tags = { merchantName, merchantCity, referenceLabel: ref1, amountSatang: input.amountSatang };
       const qr = billerId
         ? billPaymentPayload({ billerId, ref1, ...tags })
         : promptPayPayload({ id: promptPayId, ...tags });
-      const paymentId = scopedPaymentId(config.identity.secret, o.accountId, o.mode, topOrder);
       const { payment } = await ledgers.createPendingPayment({
         paymentId,
         orderId: topOrder,

@@ -114,7 +114,7 @@ export async function orderTimeline(
 ): Promise<Timeline> {
   const webBase = config.temporal.address ? undefined : `http://127.0.0.1:${config.temporal.uiPort}`;
   {
-    const p = await paymentRowByOrder(db, orderId);
+    const p = await paymentRowByOrder(db, orderId, { apiKeyId: key.id, mode: key.mode });
     if (!p || p.mode !== key.mode || (p.api_key_id !== null && p.api_key_id !== key.id))
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
     // one read per slice that holds part of the story, side by side

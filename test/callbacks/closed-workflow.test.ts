@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import type { Client } from '@temporalio/client';
-import { paidOrderWorkflowId, type PaidOrderOutcome } from '../../src/callbacks';
+import { paidPaymentWorkflowId, type PaidOrderOutcome } from '../../src/callbacks';
 import { paymentRedriveWorkflowId, paymentWorkflowIdOf } from '../../src/payments';
 import { orderWorkflowOf } from '../orders/support';
 import { createQueueWorkers } from '../../src/app/worker';
@@ -42,7 +42,9 @@ it("the wallet handler's paid order confirms though the payment's workflow was t
   );
   expect(cb.status).toBe(200);
   expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ outcome: 'redriven' })]);
-  const outcome = (await stack.client.workflow.getHandle(paidOrderWorkflowId(p.orderId)).result()) as PaidOrderOutcome;
+  const outcome = (await stack.client.workflow
+    .getHandle(paidPaymentWorkflowId(p.paymentId))
+    .result()) as PaidOrderOutcome;
   expect(outcome).toMatchObject({ status: 'confirmed', paymentId: p.paymentId });
   expect(await statusOf(stack, p.paymentId)).toBe('paid');
 });
