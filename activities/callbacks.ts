@@ -23,17 +23,18 @@ export interface PaidOrderRecord {
   body: string;
 }
 
-export function createCallbackActivities({ db, payments }: { db: Db; payments: Pick<PaymentRecords, 'byOrderId'> }) {
+export function createCallbackActivities({ db, payments }: { db: Db; payments: Pick<PaymentRecords, 'byOrderNamed'> }) {
   return {
-    async loadOrderPayment(orderId: string): Promise<OrderPayment | null> {
-      const p = await payments.byOrderId(orderId);
+    async loadOrderPayment(orderId: string, paymentId?: string): Promise<OrderPayment | null> {
+      const p = await payments.byOrderNamed(orderId, paymentId ?? '');
       return p ? { id: p.id, providerRef: p.providerRef, status: p.status, amountSatang: p.amountSatang } : null;
     },
 
     /**
-     * One row per order. A decision about a post that names the order's payment (Talat's record:
-     * paymentMismatch) replaces a rejection and records the payment's own user; any other decision
-     * is written only when the order has no row yet. A confirmed row is final; a retry changes nothing.
+     * One row per payment of an order id (order ids are unique per account and mode only). A decision
+     * about a post that names a payment of its order (Talat's record: paymentMismatch) replaces that
+     * payment's rejection and records the payment's own user; any other decision is written only
+     * when its (order, payment) has no row yet. A confirmed row is final; a retry changes nothing.
      */
     async recordPaidOrder(rec: PaidOrderRecord): Promise<void> {
       let body: unknown;
@@ -42,29 +43,37 @@ export function createCallbackActivities({ db, payments }: { db: Db; payments: P
       } catch {
         body = rec.body;
       }
-      const payment = await payments.byOrderId(rec.orderId);
       const unwrapped = unwrapHandlerBody(body);
       const event = unwrapped.ok ? validateHandlerBody(unwrapped.body) : undefined;
+      const payment = await payments.byOrderNamed(rec.orderId, event?.ok ? event.value.paymentId : '');
       const verified =
         payment !== undefined && event?.ok === true && paymentMismatch(event.value, payment) === undefined;
-      const insert = db('paid_orders')
-        .insert({
-          order_id: rec.orderId,
-          payment_id: rec.paymentId,
-          user_id: verified ? payment.userId : rec.userId,
-          amount_satang: rec.amountSatang,
-          status: rec.status,
-          reason: rec.reason,
-          source: rec.source,
-          workflow_id: rec.workflowId,
-          body: JSON.stringify(body),
-        })
-        .onConflict('order_id');
-      if (!verified) await insert.ignore();
-      else
-        await insert
-          .merge(['payment_id', 'user_id', 'amount_satang', 'status', 'reason', 'workflow_id', 'body', 'created_at'])
+      const row = {
+        order_id: rec.orderId,
+        payment_id: rec.paymentId,
+        user_id: verified ? payment.userId : rec.userId,
+        amount_satang: rec.amountSatang,
+        status: rec.status,
+        reason: rec.reason,
+        source: rec.source,
+        workflow_id: rec.workflowId,
+        body: JSON.stringify(body),
+      };
+      if (verified)
+        await db('paid_orders')
+          .insert(row)
+          .onConflict(['order_id', 'payment_id'])
+          .merge(['user_id', 'amount_satang', 'status', 'reason', 'workflow_id', 'body', 'created_at'])
           .where('paid_orders.status', 'rejected');
+      else {
+        // any other decision: only while the order id has no row at all (a forged post adds none after)
+        const cols = Object.keys(row);
+        await db.raw(
+          `INSERT INTO paid_orders (${cols.join(', ')}) SELECT ${cols.map((c) => (c === 'amount_satang' ? '?::bigint' : c === 'body' ? '?::jsonb' : '?::text')).join(', ')}
+            WHERE NOT EXISTS (SELECT 1 FROM paid_orders WHERE order_id = ?) ON CONFLICT DO NOTHING`,
+          [...Object.values(row), rec.orderId],
+        );
+      }
     },
   };
 }

@@ -10,14 +10,7 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
 import { ActivityFailureType } from '../src/domain/temporal';
-import {
-  finalizeKeys,
-  orderWorkflowId,
-  topUpOrderId,
-  type ApprovalWait,
-  type OrderStatus,
-  type OrderView,
-} from '../src/orders';
+import { finalizeKeys, topUpOrderId, type ApprovalWait, type OrderStatus, type OrderView } from '../src/orders';
 import {
   adjustmentById,
   applyAdjustment,
@@ -26,13 +19,15 @@ import {
   finalizationById,
   finalizationOf,
   fixFinalAmount,
-  orderById,
+  orderByKey,
+  orderByWorkflowId,
   recordFinalization,
+  type Order,
   updateOrder,
   viewOf,
 } from '../src/orders/repository';
 import {
-  paymentWorkflowId,
+  paymentWorkflowIdOf,
   PaymentWorkflowType,
   type HoldOperationInput,
   type NewPayment,
@@ -41,9 +36,9 @@ import {
   type QrPaymentInput,
 } from '../src/payments';
 import type { RecordedRefund, RefundRequestDecision } from '../src/refunds';
-import { billPaymentPayload, orderReference, promptPayPayload } from '../src/domain/promptpay';
-import { orderPaymentId } from '../src/ids';
-import { recordTopUp, settleTopUp, type TopUp } from '../src/orders/repository';
+import { billPaymentPayload, paymentReference, promptPayPayload } from '../src/domain/promptpay';
+import { scopedPaymentId } from '../src/ids';
+import { recordTopUp, settleTopUp, topUpsOf, type TopUp } from '../src/orders/repository';
 import { cardHoldsOf, recordCardHold, updateCardHold, type CardHold } from '../src/orders/repository';
 import { adjustmentsOf } from '../src/orders/repository';
 import { verifyOrderStepProof, withStartProof } from '../src/proofs';
@@ -102,16 +97,31 @@ export function createOrderActivities(deps: {
       return undefined;
     }
   };
-  /** Only the order's own workflow (order-<orderId>) acts on an order. */
-  const own = (orderId: string) => {
+  /**
+   * Only the order's own workflow acts on an order: the order whose stored workflow id is the
+   * caller's (order ids are scoped, so the order id alone names no order), and of this order id.
+   */
+  const mine = async (orderId: string): Promise<Order | undefined> => {
     const caller = callerWorkflowId();
-    return caller === undefined || caller === orderWorkflowId(orderId);
+    const o = caller === undefined ? undefined : await orderByWorkflowId(db, caller);
+    return o && o.orderId === orderId ? o : undefined;
+  };
+  const notMine = () => ApplicationFailure.nonRetryable('not the order of this workflow');
+  const mineOrFail = async (orderId: string): Promise<Order> => {
+    const o = await mine(orderId);
+    if (!o) throw notMine();
+    return o;
+  };
+  /** whether the row of this order key (orders.payment_id) is the calling workflow's order's */
+  const ownKey = async (orderKey: string): Promise<boolean> => {
+    const caller = callerWorkflowId();
+    return caller !== undefined && (await orderByWorkflowId(db, caller))?.paymentId === orderKey;
   };
 
   /** The reasons of the applied adjustment lines that raised the order, in first-seen order. */
-  const raisedBy = async (orderId: string): Promise<string[]> => [
+  const raisedBy = async (orderKey: string): Promise<string[]> => [
     ...new Set(
-      (await adjustmentsOf(db, orderId))
+      (await adjustmentsOf(db, orderKey))
         .filter((a) => a.status === 'applied')
         .flatMap((a) => a.lines.filter((l) => l.amountSatang > 0).map((l) => l.reason)),
     ),
@@ -127,9 +137,11 @@ export function createOrderActivities(deps: {
           : s.kind === 'approval'
             ? await approvalById(db, s.stepId)
             : await finalizationById(db, s.stepId);
+      const o = await mine(s.orderId);
       const ok =
-        own(s.orderId) &&
+        o !== undefined &&
         row?.orderId === s.orderId &&
+        row.orderKey === o.paymentId &&
         verifyOrderStepProof(
           config.results.signingKey,
           { kind: s.kind, stepId: s.stepId, orderId: s.orderId },
@@ -144,16 +156,16 @@ export function createOrderActivities(deps: {
     },
 
     async orderView(orderId: string): Promise<OrderView | null> {
-      const o = await orderById(db, orderId);
+      const o = await mine(orderId);
       return o ? viewOf(o) : null;
     },
 
     /** The card was authorised: the order opens; its lapse is counted from now (the worker's clock). */
     async orderAuthorized(input: { orderId: string; authorizedSatang: number }): Promise<OrderView> {
-      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const o = await mineOrFail(input.orderId);
       const lapsesAt = new Date(Date.now() + config.orders.lapseSeconds * 1000).toISOString();
       return viewOf(
-        await updateOrder(db, input.orderId, {
+        await updateOrder(db, o.paymentId, {
           status: 'open',
           authorizedSatang: input.authorizedSatang,
           lapsesAt,
@@ -162,12 +174,14 @@ export function createOrderActivities(deps: {
     },
 
     async orderStatus(input: { orderId: string; status: OrderStatus; reason: string }): Promise<OrderView> {
-      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
-      return viewOf(await updateOrder(db, input.orderId, { status: input.status, statusReason: input.reason }));
+      const o = await mineOrFail(input.orderId);
+      return viewOf(await updateOrder(db, o.paymentId, { status: input.status, statusReason: input.reason }));
     },
 
     /** Applied: the costlier substitutions that wait for the customer, each with the seconds left to decide. */
     async applyOrderAdjustment(adjustmentId: string) {
+      const row = await adjustmentById(db, adjustmentId);
+      if (!row || !(await ownKey(row.orderKey))) throw notMine();
       const { adjustment, order, approvals } = await applyAdjustment(db, adjustmentId, {
         thresholdSatang: config.orders.approvalThresholdSatang,
         timeoutSeconds: config.orders.approvalTimeoutSeconds,
@@ -189,15 +203,15 @@ export function createOrderActivities(deps: {
     /** The customer's decision the gateway recorded on the approval row (proven first by checkOrderStep). */
     async decideOrderApproval(approvalId: string): Promise<OrderView> {
       const a = await approvalById(db, approvalId);
-      if (!a || !own(a.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      if (!a || !(await ownKey(a.orderKey))) throw notMine();
       await settleApproval(db, approvalId);
-      return viewOf((await orderById(db, a.orderId))!);
+      return viewOf((await orderByKey(db, a.orderKey))!);
     },
 
     /** Nobody decided in time: the recorded decision if one arrived, else the shop's default (timed_out). */
     async timeoutOrderApproval(approvalId: string): Promise<void> {
       const a = await approvalById(db, approvalId);
-      if (!a || !own(a.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      if (!a || !(await ownKey(a.orderKey))) throw notMine();
       await settleApproval(db, approvalId, { fallback: config.orders.approvalDefault });
     },
 
@@ -227,27 +241,27 @@ export function createOrderActivities(deps: {
      * would), only when lapses_at has passed and the order is still open; else null.
      */
     async lapseFinalization(orderId: string): Promise<string | null> {
-      if (!own(orderId)) return null;
-      const o = await orderById(db, orderId);
+      const o = await mine(orderId);
       if (!o || o.status !== 'open' || !o.lapsesAt || o.lapsesAt.getTime() > Date.now()) return null;
-      return (await recordFinalization(db, orderId)).id;
+      return (await recordFinalization(db, o)).id;
     },
 
     async orderFinalizationOf(orderId: string): Promise<string | null> {
-      return (await finalizationOf(db, orderId))?.id ?? null;
+      const o = await mine(orderId);
+      return o ? ((await finalizationOf(db, o.paymentId))?.id ?? null) : null;
     },
 
     /** Capture (part of) or void the card authorisation at the provider, once per idempotency key. */
     async orderHold(kind: 'capture' | 'void', input: HoldOperationInput & { orderId: string }) {
-      if (!own(input.orderId))
+      if (!(await mine(input.orderId)))
         throw ApplicationFailure.nonRetryable('not the order of this workflow', ActivityFailureType.CardRejected);
       return card.holdOperation(kind, input);
     },
 
     /** A card final above the authorisation: the new authorisation's row, before the provider is asked. */
     async recordOrderCardHold(input: { orderId: string; finalizeId: string; amountSatang: number }): Promise<CardHold> {
-      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
-      return recordCardHold(db, input);
+      const o = await mineOrFail(input.orderId);
+      return recordCardHold(db, { ...input, orderKey: o.paymentId });
     },
 
     /**
@@ -261,8 +275,9 @@ export function createOrderActivities(deps: {
       chargeId: string;
       mode: HoldOperationInput['mode'];
     }) {
-      const hold = (await cardHoldsOf(db, input.orderId)).find((h) => h.finalizeId === input.finalizeId);
-      if (!own(input.orderId) || !hold)
+      const o = await mine(input.orderId);
+      const hold = o && (await cardHoldsOf(db, o.paymentId)).find((h) => h.finalizeId === input.finalizeId);
+      if (!hold)
         throw ApplicationFailure.nonRetryable(
           'no recorded authorisation of this order',
           ActivityFailureType.CardRejected,
@@ -286,7 +301,9 @@ export function createOrderActivities(deps: {
       capturedSatang?: number;
       failureReason?: string;
     }): Promise<CardHold> {
-      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const o = await mineOrFail(input.orderId);
+      const hold = (await cardHoldsOf(db, o.paymentId)).find((h) => h.finalizeId === input.finalizeId);
+      if (!hold) throw notMine();
       return updateCardHold(db, input.finalizeId, {
         status: input.status,
         chargeId: input.chargeId,
@@ -307,7 +324,7 @@ export function createOrderActivities(deps: {
       /** logged as an error line with alert: order_settlement (the order is short) */
       alert?: string;
     }): Promise<OrderView> {
-      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const o = await mineOrFail(input.orderId);
       if (input.alert) logger.error({ alert: 'order_settlement', orderId: input.orderId }, input.alert);
       await ledgers.settleAuthorization({
         paymentId: input.paymentId,
@@ -318,7 +335,7 @@ export function createOrderActivities(deps: {
       return viewOf(
         await updateOrder(
           db,
-          input.orderId,
+          o.paymentId,
           {
             status: input.status,
             statusReason: input.reason,
@@ -339,8 +356,7 @@ export function createOrderActivities(deps: {
       finalizeId: string;
       amountSatang: number;
     }): Promise<RecordedRefund> {
-      const o = await orderById(db, input.orderId);
-      if (!o || !own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const o = await mineOrFail(input.orderId);
       const r = await ledgers.recordRefund({
         paymentId: o.paymentId,
         orderId: o.orderId,
@@ -362,11 +378,11 @@ export function createOrderActivities(deps: {
       outcome: string;
       finalSatang?: number;
     }): Promise<OrderView> {
-      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const o = await mineOrFail(input.orderId);
       return viewOf(
         await updateOrder(
           db,
-          input.orderId,
+          o.paymentId,
           {
             status: input.status,
             statusReason: input.reason,
@@ -380,40 +396,44 @@ export function createOrderActivities(deps: {
 
     /**
      * A QR order finalised above what was paid: the top-up's payments row (its own order id,
-     * `<orderId>.topup`, and QR of the difference) and its order_topups row, both idempotent;
-     * returns the QR payment workflow's input (the order workflow runs it as a child).
+     * `<orderId>.topup` in the order's account and mode, a scoped payment id, and QR of the
+     * difference) and its order_topups row, both idempotent; returns the QR payment workflow's
+     * input and id (payments.workflow_id: the order workflow runs it as a child).
      */
     async prepareTopUp(input: { orderId: string; finalizeId: string; amountSatang: number }) {
-      const o = await orderById(db, input.orderId);
-      if (!o || !own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const o = await mineOrFail(input.orderId);
       const base = await ledgers.paymentById(o.paymentId);
       const topOrder = topUpOrderId(o.orderId);
       const { billerId, promptPayId, merchantName, merchantCity } = config.payments;
-      const ref1 = orderReference(topOrder);
+      const paymentId = scopedPaymentId(config.identity.secret, o.accountId, o.mode, topOrder);
+      // the top-up's reference is its own payment's (unique), as for any new QR payment
+      const ref1 = paymentReference(paymentId);
       const tags = { merchantName, merchantCity, referenceLabel: ref1, amountSatang: input.amountSatang };
       const qr = billerId
         ? billPaymentPayload({ billerId, ref1, ...tags })
         : promptPayPayload({ id: promptPayId, ...tags });
       const { payment } = await ledgers.createPendingPayment({
-        paymentId: orderPaymentId(config.identity.secret, topOrder),
+        paymentId,
         orderId: topOrder,
         userId: base?.userId ?? 'unknown',
         method: 'qr',
         amountSatang: input.amountSatang,
         mode: o.mode,
-        workflowId: paymentWorkflowId(topOrder),
+        workflowId: paymentWorkflowIdOf(paymentId),
         apiKeyId: o.apiKeyId,
+        accountId: o.accountId,
         expiresAt: new Date(Date.now() + config.payments.qrExpirySeconds * 1000).toISOString(),
         details: {
           qr: { payload: qr.payload, crc: qr.crc, ref1 },
           topUpOf: o.orderId,
           // what the checkout page says the top-up is for: the reasons of the lines that cost more
-          purpose: { kind: 'order_topup', orderId: o.orderId, reasons: await raisedBy(o.orderId) },
+          purpose: { kind: 'order_topup', orderId: o.orderId, reasons: await raisedBy(o.paymentId) },
         },
       });
       const topUp: TopUp = await recordTopUp(db, {
         paymentId: payment.id,
         orderId: o.orderId,
+        orderKey: o.paymentId,
         topUpOrderId: topOrder,
         finalizeId: input.finalizeId,
         amountSatang: payment.amountSatang,
@@ -422,7 +442,7 @@ export function createOrderActivities(deps: {
       const start: QrPaymentInput = withStartProof(
         config.results.signingKey,
         PaymentWorkflowType.qr,
-        paymentWorkflowId(topOrder),
+        payment.workflowId,
         {
           paymentId: payment.id,
           orderId: topOrder,
@@ -434,20 +454,22 @@ export function createOrderActivities(deps: {
           qr: { payload: stored.payload, crc: stored.crc, promptPayId, ...(billerId ? { billerId, ref1 } : {}) },
         },
       );
-      return { topUp, start };
+      return { topUp, start, workflowId: payment.workflowId };
     },
 
     /** The top-up's payment ended: paid (the order's paid amount grows) or not. */
     async settleOrderTopUp(input: { orderId: string; paymentId: string; paid: boolean }): Promise<OrderView> {
-      if (!own(input.orderId)) throw ApplicationFailure.nonRetryable('not the order of this workflow');
+      const o = await mineOrFail(input.orderId);
+      if (!(await topUpsOf(db, o.paymentId)).some((t) => t.paymentId === input.paymentId)) throw notMine();
       await settleTopUp(db, input.paymentId, input.paid);
-      return viewOf((await orderById(db, input.orderId))!);
+      return viewOf((await orderByKey(db, o.paymentId))!);
     },
 
     /** Neither capture nor release worked: the order needs a person (logged as an error, status attention). */
     async alertOrder(input: { orderId: string; message: string }): Promise<void> {
       logger.error({ alert: 'order_settlement', orderId: input.orderId }, input.message);
-      await updateOrder(db, input.orderId, { status: 'attention', statusReason: input.message });
+      const o = await mineOrFail(input.orderId);
+      await updateOrder(db, o.paymentId, { status: 'attention', statusReason: input.message });
     },
   };
 }

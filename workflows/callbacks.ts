@@ -1,6 +1,6 @@
 /**
- * paidOrderProcessingWorkflow (id paid-order-<orderId>; a post that does not name the order's
- * payment runs apart, see src/callbacks/wallet-handler.ts): the asynchronous processing of a paid
+ * paidOrderProcessingWorkflow (id paid-order-<paymentId>; a post that does not name a payment of
+ * its order runs apart, see src/callbacks/wallet-handler.ts): the asynchronous processing of a paid
  * wallet order that the wallet handler starts, fire and forget, with the full request body.
  *
  * The wallet handler is public (the contract), so its body alone never makes an order paid: the order
@@ -63,7 +63,9 @@ export async function paidOrderProcessingWorkflow(input: PaidOrderInput): Promis
     return { orderId: event.orderId, paymentId: payment?.id ?? event.paymentId, status, reason };
   };
 
-  let payment = await loadOrderPayment(event.orderId);
+  // the payment the post names, whatever other accounts or modes use its order id (a run recorded
+  // before gave the order id alone: same command, the activity then finds the order's only payment)
+  let payment = await loadOrderPayment(event.orderId, event.paymentId);
   if (!payment) return decide('rejected', 'no payment exists for this order');
   const mismatch = paymentMismatch(event, payment);
   if (mismatch) return decide('rejected', mismatch, payment);
@@ -73,7 +75,7 @@ export async function paidOrderProcessingWorkflow(input: PaidOrderInput): Promis
   while (payment.status === 'pending' && Date.now() < deadline) {
     await sleep(Math.min(wait, deadline - Date.now()));
     wait = Math.min(wait * 2, MAX_POLL_MS);
-    payment = (await loadOrderPayment(event.orderId))!;
+    payment = (await loadOrderPayment(event.orderId, event.paymentId))!;
   }
   if (payment.status === 'paid') return decide('confirmed', 'payment confirmed paid', payment);
   return decide(

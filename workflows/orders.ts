@@ -1,13 +1,13 @@
 /**
- * orderSettlementWorkflow (id order-<orderId>): an order settled on what was picked. A card order
- * is authorised here first (the payment machine, success = `authorized`); then updates `adjust`
- * and `finalize` are applied one at a time, each on a row the gateway recorded and proved
- * (activities/orders.ts). Finalising captures the final amount and releases the rest (card) or
- * refunds the difference through the refunds ledger (QR); a card final above the authorisation
- * first gets a new authorisation of the difference on the card on file. A durable timer captures
- * or releases an authorisation nobody finalised before it lapses, and alerts when neither works. A
- * costlier substitution waits for the customer (update `decideApproval`) or its timer
- * (order-approvals-v1).
+ * orderSettlementWorkflow (id order-<paymentId>; order-<orderId> for orders made before order ids
+ * were scoped): an order settled on what was picked. A card order is authorised here first (the
+ * payment machine, success = `authorized`); then updates `adjust` and `finalize` are applied one
+ * at a time, each on a row the gateway recorded and proved (activities/orders.ts). Finalising
+ * captures the final amount and releases the rest (card) or refunds the difference through the
+ * refunds ledger (QR); a card final above the authorisation first gets a new authorisation of the
+ * difference on the card on file. A durable timer captures or releases an authorisation nobody
+ * finalised before it lapses, and alerts when neither works. A costlier substitution waits for the
+ * customer (update `decideApproval`) or its timer (order-approvals-v1).
  */
 import {
   allHandlersFinished,
@@ -72,7 +72,7 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
   let status: OrderStatus = input.card ? 'authorizing' : 'open';
   let last: OrderView | undefined;
   /** a top-up due (set by a QR finalisation above what was paid; the main loop runs it) */
-  let topUp: { finalizeId: string; start: QrPaymentInput; paidSatang: number } | undefined;
+  let topUp: { finalizeId: string; start: QrPaymentInput; paidSatang: number; workflowId?: string } | undefined;
   let issued = 0;
   let serving = 0;
   /** one step at a time, in arrival order */
@@ -407,9 +407,9 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
   async function settleQr(finalizeId: string, f: Finalized): Promise<OrderStepOutcome> {
     const diff = f.order.paidSatang - f.finalSatang;
     if (diff < 0) {
-      const { start } = await db.prepareTopUp({ orderId, finalizeId, amountSatang: -diff });
+      const { start, workflowId } = await db.prepareTopUp({ orderId, finalizeId, amountSatang: -diff });
       status = 'awaiting_topup';
-      topUp = { finalizeId, start, paidSatang: f.order.paidSatang };
+      topUp = { finalizeId, start, paidSatang: f.order.paidSatang, workflowId };
       orderEvent('order.topup_pending', start.paymentId);
       const view = await db.orderView(orderId);
       return view ? { ok: true, order: view } : notFound;
@@ -433,10 +433,14 @@ export async function orderSettlementWorkflow(input: OrderInput): Promise<OrderV
     return { ok: true, order: view };
   }
 
-  /** The top-up's QR payment, run as a child (payment-<orderId>.topup); then the order settles as the shop chose. */
+  /**
+   * The top-up's QR payment, run as a child (its payments row's workflow id, payment-<paymentId>;
+   * a history recorded before the activity answered one keeps payment-<orderId>.topup); then the
+   * order settles as the shop chose.
+   */
   async function runTopUp(t: NonNullable<typeof topUp>): Promise<void> {
     const out = await executeChild<QrPaymentWorkflow>(PaymentWorkflowType.qr, {
-      workflowId: paymentWorkflowId(t.start.orderId),
+      workflowId: t.workflowId ?? paymentWorkflowId(t.start.orderId),
       args: [t.start],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',

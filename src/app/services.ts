@@ -46,7 +46,7 @@ export const linkServiceOf = (deps: AppDeps): LinkService =>
     config: deps.config,
     clock: clockOf(deps),
     createQrPayment: paymentServiceOf(deps).createQrPayment,
-    paymentsByOrderIds: (ids) => paymentsByOrderIds(deps.db, ids),
+    paymentsByOrderIds: (ids, owner) => paymentsByOrderIds(deps.db, ids, owner),
     keyById: (id) => apiKeyInfoById(deps.db, id),
   });
 

@@ -114,7 +114,7 @@ export async function orderTimeline(
 ): Promise<Timeline> {
   const webBase = config.temporal.address ? undefined : `http://127.0.0.1:${config.temporal.uiPort}`;
   {
-    const p = await paymentRowByOrder(db, orderId);
+    const p = await paymentRowByOrder(db, orderId, { apiKeyId: key.id, mode: key.mode });
     if (!p || p.mode !== key.mode || (p.api_key_id !== null && p.api_key_id !== key.id))
       throw new AppError(ErrorCode.NOT_FOUND, `No payment for order ${orderId}`, { orderId });
     // one read per slice that holds part of the story, side by side
@@ -125,7 +125,7 @@ export async function orderTimeline(
         webhookRowsOfPayment(db, p.id),
         refundRowsOfPayment(db, p.id),
         exceptionsOfPayment(db, p.id),
-        orderStory(db, p.order_id),
+        orderStory(db, p.order_id, p.id),
       ]);
 
     // a keyless payment is seen by every key of its mode: only the viewer's own endpoints' deliveries

@@ -15,8 +15,14 @@ import type { CallbackProvider } from '../domain/providers';
  */
 export const CallbackWorkflowType = { paidOrder: 'paidOrderProcessingWorkflow' } as const;
 
-/** one paid-order processing per order */
+/** the prefix of a post's processing that names no payment of its order (unmatchedPaidOrderWorkflowId) */
 export const paidOrderWorkflowId = (orderId: string): string => `paid-order-${orderId}`;
+
+/**
+ * one paid-order processing per payment: order ids are unique per account and mode only
+ * (docs/concepts.md), so the payment's (unique) id names it; before, paid-order-<orderId>
+ */
+export const paidPaymentWorkflowId = (paymentId: string): string => `paid-order-${paymentId}`;
 
 export interface PaidOrderInput {
   /** the full request body of the wallet handler, as received (JSON text) */

@@ -9,7 +9,15 @@ import { newId } from '../ids';
 import type { CallbackProvider } from '../domain/providers';
 import type { PaymentStatus } from '../payments';
 import { orderReference } from '../domain/promptpay';
-import { paymentLookupSql, paymentOfOrderSql, paymentStatusSql, toPayment, type PaymentRef } from '../payments';
+import {
+  paymentLookupSql,
+  paymentOfOrderSql,
+  paymentStatusSql,
+  qrReferenceOf,
+  qrReferenceSql,
+  toPayment,
+  type PaymentRef,
+} from '../payments';
 import { prepared } from '../db/prepared';
 
 /** A callback names an order id that several scopes (accounts, modes) use, and nothing that tells them apart. */
@@ -48,21 +56,21 @@ export interface ReceiptKey {
 
 /**
  * A provider may name the payment by our id or by the reference we gave it: the charge id, or for
- * a QR payment the order reference in its QR (bill payment Ref1, tag 62 reference label).
+ * a QR payment the reference in its QR (bill payment Ref1, tag 62 reference label), as stored.
  */
 export const paymentMatches = (p: PaymentRef, given: string): boolean =>
   given === p.id ||
   (p.providerRef !== null && given === p.providerRef) ||
-  (p.method === 'qr' && given === orderReference(p.orderId));
+  (p.method === 'qr' && given === qrReferenceOf(p));
 
 /**
  * paymentMatches as SQL, over the payments row `p` of the order `orderId` (the callback's lookup
  * claims its receipt only for a payment the route then accepts): the same three ways, kept here
  * beside it so the two stay one rule.
  */
-export const paymentMatchesSql = (given: string, orderId: string): { sql: string; bindings: (string | boolean)[] } => ({
-  sql: "(p.id = ? OR p.provider_ref = ? OR (p.method = 'qr' AND ?::boolean))",
-  bindings: [given, given, given === orderReference(orderId)],
+export const paymentMatchesSql = (given: string, orderId: string): { sql: string; bindings: string[] } => ({
+  sql: `(p.id = ? OR p.provider_ref = ? OR (p.method = 'qr' AND ${qrReferenceSql} = ?))`,
+  bindings: [given, given, orderReference(orderId), given],
 });
 
 /** How long a receipt may stay unfinished before a duplicate takes its delivery over (its gateway died). */

@@ -121,7 +121,7 @@ export function callbackRoutes(
   deps: Pick<AppDeps, 'alerts' | 'clock' | 'config' | 'db' | 'logger' | 'notifier' | 'temporal'> & {
     notifier: Notifier;
     alerts?: AlertThrottle;
-    payments: Pick<PaymentRecords, 'byOrderId'>;
+    payments: Pick<PaymentRecords, 'byOrderId' | 'byOrderNamed'>;
     /** how a result reaches the payment's workflow (the payments slice's resultDelivery) */
     deliverResult?: ProcessorDeps['deliverResult'];
   },

@@ -3,9 +3,9 @@
  *  (1) parse the body, (2) validate orderId, paymentId, success, userId, (3) append the wallet
  *  callback record, (4) when success is boolean true, start paid-order processing with the full
  *  body (fire and forget: only the start is awaited, so it is durable), (5) answer.
- * Public, so a post decides nothing alone: one that names the order's payment (Talat's record)
- * runs as paid-order-<orderId>; any other runs apart (unmatchedPaidOrderWorkflowId) and can
- * neither hold that id nor replace the order's paid_orders row (activities/callbacks.ts).
+ * Public, so a post decides nothing alone: one that names a payment of its order (Talat's record)
+ * runs as paid-order-<paymentId>; any other runs apart (unmatchedPaidOrderWorkflowId) and can
+ * neither hold that id nor replace the payment's paid_orders row (activities/callbacks.ts).
  * Any failure answers HTTP 500 {success: false, error, message: 'Failed to process wallet
  * callback'}, logged, reported to the error tracker and e-mailed; none of those changes the 500.
  */
@@ -15,6 +15,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import {
   paidOrderWorkflowId,
+  paidPaymentWorkflowId,
   CallbackWorkflowType,
   type PaidOrderInput,
   type PaidOrderProcessingWorkflow,
@@ -44,7 +45,7 @@ export const unmatchedPaidOrderWorkflowId = (orderId: string, rawBody: string): 
 
 export interface WalletHandlerDeps {
   db: Db;
-  payments: Pick<PaymentRecords, 'byOrderId'>;
+  payments: Pick<PaymentRecords, 'byOrderNamed'>;
   client: Client;
   /** the payments queue: paid-order processing runs on its background queue (taskQueueOf) */
   taskQueue: string;
@@ -116,17 +117,20 @@ export async function handleWalletCallback(
 }
 
 /**
- * Step 4. A post that names the order's payment runs as the order's own paid-order-<orderId>:
- * it joins the run deciding; after a rejection (that run may still be e-mailing) it decides again,
- * from the payment's state now; confirmed is final. Any other post runs apart, once per body.
+ * Step 4. A post that names a payment of its order (by id or provider reference, whatever other
+ * accounts or modes use the order id) runs as that payment's own paid-order-<paymentId>: it joins
+ * the run deciding; after a rejection (that run may still be e-mailing) it decides again, from
+ * the payment's state now; confirmed is final. Any other post runs apart, once per body.
  */
 async function startProcessing(deps: WalletHandlerDeps, e: HandlerEvent, rawBody: string): Promise<void> {
-  let matched: boolean;
+  let matched: string | undefined;
   let decided: string | undefined;
   try {
-    const payment = await deps.payments.byOrderId(e.orderId);
-    matched = payment !== undefined && paymentMismatch(e, payment) === undefined;
-    if (matched) decided = (await deps.db('paid_orders').where({ order_id: e.orderId }).first('status'))?.status;
+    const payment = await deps.payments.byOrderNamed(e.orderId, e.paymentId);
+    matched = payment !== undefined && paymentMismatch(e, payment) === undefined ? payment.id : undefined;
+    if (matched)
+      decided = (await deps.db('paid_orders').where({ order_id: e.orderId, payment_id: matched }).first('status'))
+        ?.status;
   } catch (err) {
     throw new WalletFailure('Could not start paid-order processing', err);
   }
@@ -140,7 +144,7 @@ async function startProcessing(deps: WalletHandlerDeps, e: HandlerEvent, rawBody
     await withinDeadline(deps.client, TEMPORAL_CALL_TIMEOUT_MS, () =>
       deps.client.workflow.start<PaidOrderProcessingWorkflow>(CallbackWorkflowType.paidOrder, {
         taskQueue: taskQueueOf('background', deps.taskQueue),
-        workflowId: matched ? paidOrderWorkflowId(e.orderId) : unmatchedPaidOrderWorkflowId(e.orderId, rawBody),
+        workflowId: matched ? paidPaymentWorkflowId(matched) : unmatchedPaidOrderWorkflowId(e.orderId, rawBody),
         args: [input],
         ...(matched
           ? {

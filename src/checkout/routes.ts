@@ -13,8 +13,7 @@ import type { Context } from 'koa';
 import type { AppDeps } from '../http/deps';
 import { clockOf } from '../http/guards';
 import { registry, z } from '../http/openapi';
-import { orderReference } from '../domain/promptpay';
-import type { Payment, PaymentRecords } from '../payments';
+import { qrReferenceOf, type Payment, type PaymentRecords } from '../payments';
 import { qrImage } from '../qr-image';
 import { createStatusHub } from './hub';
 import { checkoutPage, chooseLang, FINAL, linkErrorPage } from './page';
@@ -188,7 +187,7 @@ export function checkoutRoutes(
       amountSatang: p.amountSatang,
       merchantName: deps.config.payments.merchantName,
       orderId: p.orderId,
-      reference: orderReference(p.orderId),
+      reference: qrReferenceOf(p),
       remainingMs: Math.max(0, (p.expiresAt?.getTime() ?? 0) - clock()),
       returnUrl,
     });

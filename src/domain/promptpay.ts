@@ -227,6 +227,18 @@ export function orderReference(orderId: string): string {
   return head + tail;
 }
 
+/**
+ * The QR reference (bill payment Ref1, tag 62 reference label) of a payment, from its unique id:
+ * "P" and 19 base-32 characters (95 bits) of the id's hex, upper-cased. Order ids are unique per
+ * account and mode only (docs/concepts.md), so a reference from the order id named two payments;
+ * this one names one. Payments made before it keep their stored reference (orderReference).
+ */
+export function paymentReference(paymentId: string): string {
+  const hex = paymentId.replace(/^[a-z]+_/, '');
+  if (!/^[0-9a-f]{24,}$/.test(hex)) throw new Error(`not a payment id: ${paymentId}`);
+  return 'P' + (BigInt(`0x${hex.slice(0, 24)}`) >> 1n).toString(32).toUpperCase().padStart(19, '0');
+}
+
 export interface ParsedPayload {
   /** top-level tags in payload order; template tags (29, 30, 62) parsed one level down */
   fields: { tag: string; value: string; sub?: TlvField[] }[];

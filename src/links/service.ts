@@ -44,8 +44,11 @@ export interface LinkServiceDeps {
     req: { orderId: string; userId: string; customerId: string; amount: number },
     key: ApiKeyInfo,
   ) => Promise<{ checkoutUrl: string }>;
-  /** the payments of these order ids (payments repository) */
-  paymentsByOrderIds: (orderIds: string[]) => Promise<Map<string, LinkPaymentView>>;
+  /** the payments of these order ids that `owner` (a link's key, in its mode) made (payments repository) */
+  paymentsByOrderIds: (
+    orderIds: string[],
+    owner: { apiKeyId: string; mode: PaymentLink['mode'] },
+  ) => Promise<Map<string, LinkPaymentView>>;
   /** a key by id, undefined when revoked (api-key repository) */
   keyById: (id: string) => Promise<ApiKeyInfo | undefined>;
 }
@@ -55,6 +58,8 @@ const PAID = new Set(['paid', 'refunded']);
 const newLinkId = () => `plink_${randomBytes(12).toString('hex')}`;
 /** 128 random bits, base64url: the link's short code (unguessable, not derived from anything). */
 const newCode = () => randomBytes(16).toString('base64url');
+/** a link's payments are those its key made in its mode (another key may use the same order id) */
+const ownerOf = (link: PaymentLink) => ({ apiKeyId: link.apiKeyId, mode: link.mode });
 export const CODE_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 
 export function createLinkService(deps: LinkServiceDeps) {
@@ -75,7 +80,13 @@ export function createLinkService(deps: LinkServiceDeps) {
       db,
       links.map((l) => l.id),
     );
-    const payments = await deps.paymentsByOrderIds(visits.map((v) => v.orderId));
+    const payments = new Map<string, LinkPaymentView>();
+    for (const owner of new Set(links.map((l) => `${l.apiKeyId}\n${l.mode}`))) {
+      const [apiKeyId, mode] = owner.split('\n') as [string, PaymentLink['mode']];
+      const ofOwner = links.filter((l) => l.apiKeyId === apiKeyId && l.mode === mode).map((l) => l.id);
+      const orderIds = visits.filter((v) => ofOwner.includes(v.linkId)).map((v) => v.orderId);
+      for (const [id, p] of await deps.paymentsByOrderIds(orderIds, { apiKeyId, mode })) payments.set(id, p);
+    }
     const byLink = new Map<string, LinkVisit[]>();
     for (const v of visits) byLink.set(v.linkId, [...(byLink.get(v.linkId) ?? []), v]);
     return links.map((l) => {
@@ -151,7 +162,10 @@ export function createLinkService(deps: LinkServiceDeps) {
     const link = await linkByCode(db, code);
     if (!link) return undefined;
     const visits = await visitsOf(db, [link.id]);
-    const payments = await deps.paymentsByOrderIds(visits.map((v) => v.orderId));
+    const payments = await deps.paymentsByOrderIds(
+      visits.map((v) => v.orderId),
+      ownerOf(link),
+    );
     const paid = [...payments.values()].some((p) => PAID.has(p.status));
     return { link, state: stateOf(link, paid) };
   }
@@ -169,7 +183,10 @@ export function createLinkService(deps: LinkServiceDeps) {
       if (link.expiresAt && link.expiresAt.getTime() <= now) return { refused: 'expired' };
       if (link.reusable || !last) return 'new';
       const visits = await visitsOf(db, [link.id]);
-      const payments = await deps.paymentsByOrderIds(visits.map((v) => v.orderId));
+      const payments = await deps.paymentsByOrderIds(
+        visits.map((v) => v.orderId),
+        ownerOf(link),
+      );
       if ([...payments.values()].some((p) => PAID.has(p.status))) return { refused: 'paid' };
       const p = payments.get(last.orderId);
       // the last payment still open (or its creation interrupted): the same order again

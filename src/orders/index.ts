@@ -18,8 +18,10 @@ import type { CardPaymentInput } from '../payments';
  */
 export const OrderWorkflowType = { order: 'orderSettlementWorkflow' } as const;
 
-/** one settlement workflow per order */
+/** an order's workflow as ids were before order ids were scoped (kept in orders.workflow_id) */
 export const orderWorkflowId = (orderId: string): string => `order-${orderId}`;
+/** one settlement workflow per order since order ids are scoped: from its (scoped) payment id */
+export const orderWorkflowIdOf = (paymentId: string): string => `order-${paymentId}`;
 
 export type OrderMethod = 'card' | 'qr';
 export type OrderStatus =

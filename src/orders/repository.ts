@@ -2,7 +2,9 @@
  * The orders tables (orders, order_adjustments, order_finalizations): the only place they are
  * read or written. The gateway records an order, an adjustment or the finalisation before the
  * order workflow is asked; the order activities apply them (each write idempotent: Temporal may
- * retry it) and keep the order row as the settlement's projection.
+ * retry it) and keep the order row as the settlement's projection. An order's key is its payment's
+ * id (orders.payment_id; order ids are unique per account and mode): the other tables key on it
+ * (order_payment_id), so one merchant's or mode's order id never reaches another's rows.
  */
 import type { Db } from '../db/knex';
 import { newId } from '../ids';
@@ -20,6 +22,10 @@ import type {
 export interface Order extends OrderView {
   mode: Mode;
   apiKeyId: string;
+  /** the key's account: an order id is unique per (account, mode) */
+  accountId: string;
+  /** the order's workflow (order-<paymentId>; order-<orderId> for orders made before the scope) */
+  workflowId: string;
   baseSatang: number;
   statusReason: string | null;
   lapsesAt: Date | null;
@@ -36,6 +42,8 @@ export interface AdjustmentLine {
 export interface Adjustment {
   id: string;
   orderId: string;
+  /** the order's key (its payment id) */
+  orderKey: string;
   lines: AdjustmentLine[];
   totalSatang: number;
   status: 'pending' | 'applied' | 'rejected';
@@ -46,6 +54,7 @@ export interface Adjustment {
 export interface Finalization {
   id: string;
   orderId: string;
+  orderKey: string;
   finalSatang: number | null;
   outcome: string | null;
 }
@@ -59,6 +68,8 @@ const toOrder = (r: Row): Order => ({
   method: r.method as OrderMethod,
   mode: r.mode as Mode,
   apiKeyId: String(r.api_key_id),
+  accountId: String(r.account_id),
+  workflowId: String(r.workflow_id),
   status: r.status as OrderStatus,
   baseSatang: num(r.base_satang),
   authorizedSatang: num(r.authorized_satang),
@@ -75,6 +86,7 @@ const toOrder = (r: Row): Order => ({
 const toAdjustment = (r: Row): Adjustment => ({
   id: String(r.id),
   orderId: String(r.order_id),
+  orderKey: String(r.order_payment_id),
   lines: r.lines as AdjustmentLine[],
   totalSatang: num(r.total_satang),
   status: r.status as Adjustment['status'],
@@ -85,6 +97,7 @@ const toAdjustment = (r: Row): Adjustment => ({
 const toFinalization = (r: Row): Finalization => ({
   id: String(r.id),
   orderId: String(r.order_id),
+  orderKey: String(r.order_payment_id),
   finalSatang: r.final_satang === null ? null : num(r.final_satang),
   outcome: (r.outcome as string | null) ?? null,
 });
@@ -101,12 +114,31 @@ export const viewOf = (o: Order): OrderView => ({
   finalSatang: o.finalSatang,
 });
 
-export async function orderById(db: Db, orderId: string): Promise<Order | undefined> {
-  const r = await db('orders').where({ order_id: orderId }).first();
+/** Where an order id is unique: the key's account and the mode (as the payments' OrderScope). */
+interface Scope {
+  accountId: string;
+  mode: Mode;
+}
+
+/** The order of its key (its payment's id). */
+export async function orderByKey(db: Db, paymentId: string): Promise<Order | undefined> {
+  const r = await db('orders').where({ payment_id: paymentId }).first();
   return r ? toOrder(r) : undefined;
 }
 
-/** The order row, unless the order has one: returns the order's row either way. */
+/** The order of this order id in this account and mode (another scope's same id is another order). */
+export async function orderInScope(db: Db, orderId: string, scope: Scope): Promise<Order | undefined> {
+  const r = await db('orders').where({ order_id: orderId, account_id: scope.accountId, mode: scope.mode }).first();
+  return r ? toOrder(r) : undefined;
+}
+
+/** The order whose workflow this is (orders.workflow_id): how the order activities find their order. */
+export async function orderByWorkflowId(db: Db, workflowId: string): Promise<Order | undefined> {
+  const r = await db('orders').where({ workflow_id: workflowId }).first();
+  return r ? toOrder(r) : undefined;
+}
+
+/** The order row, unless its scope has one of this order id: returns that scope's row either way. */
 export async function createOrder(
   db: Db,
   o: {
@@ -115,6 +147,8 @@ export async function createOrder(
     method: OrderMethod;
     mode: Mode;
     apiKeyId: string;
+    accountId: string;
+    workflowId: string;
     status: OrderStatus;
     baseSatang: number;
     authorizedSatang?: number;
@@ -128,16 +162,21 @@ export async function createOrder(
       method: o.method,
       mode: o.mode,
       api_key_id: o.apiKeyId,
+      account_id: o.accountId,
+      workflow_id: o.workflowId,
       status: o.status,
       base_satang: o.baseSatang,
       authorized_satang: o.authorizedSatang ?? 0,
       paid_satang: o.paidSatang ?? 0,
     })
-    .onConflict('order_id')
+    .onConflict()
     .ignore()
     .returning('*');
   if (row) return { created: true, order: toOrder(row) };
-  return { created: false, order: (await orderById(db, o.orderId))! };
+  const existing =
+    (await orderInScope(db, o.orderId, { accountId: o.accountId, mode: o.mode })) ??
+    (await orderByKey(db, o.paymentId));
+  return { created: false, order: existing! };
 }
 
 export type RecordDecision<T> =
@@ -146,7 +185,7 @@ export type RecordDecision<T> =
 /** An adjustment's row, before the workflow applies it; with an Idempotency-Key, that key's row when it matches. */
 export async function recordAdjustment(
   db: Db,
-  a: { orderId: string; apiKeyId: string; lines: AdjustmentLine[]; idempotencyKey?: string },
+  a: { orderId: string; orderKey: string; apiKeyId: string; lines: AdjustmentLine[]; idempotencyKey?: string },
 ): Promise<RecordDecision<Adjustment>> {
   const totalSatang = a.lines.reduce((s, l) => s + l.amountSatang, 0);
   const prior = async (): Promise<RecordDecision<Adjustment> | undefined> => {
@@ -155,7 +194,7 @@ export async function recordAdjustment(
       .where({ api_key_id: a.apiKeyId, idempotency_key: a.idempotencyKey })
       .first();
     if (!r) return undefined;
-    const same = r.order_id === a.orderId && JSON.stringify(r.lines) === JSON.stringify(a.lines);
+    const same = r.order_payment_id === a.orderKey && JSON.stringify(r.lines) === JSON.stringify(a.lines);
     return same
       ? { ok: true, value: toAdjustment(r) }
       : { ok: false, code: 'IDEMPOTENCY_KEY_REUSED', existingId: r.id };
@@ -166,6 +205,7 @@ export async function recordAdjustment(
     .insert({
       id: newId('adj'),
       order_id: a.orderId,
+      order_payment_id: a.orderKey,
       lines: JSON.stringify(a.lines),
       total_satang: totalSatang,
       api_key_id: a.apiKeyId,
@@ -178,9 +218,9 @@ export async function recordAdjustment(
   return (await prior())!;
 }
 
-export async function adjustmentsOf(db: Db, orderId: string): Promise<Adjustment[]> {
+export async function adjustmentsOf(db: Db, orderKey: string): Promise<Adjustment[]> {
   const rows = await db('order_adjustments')
-    .where({ order_id: orderId })
+    .where({ order_payment_id: orderKey })
     .orderBy([{ column: 'created_at' }, 'id']);
   return rows.map(toAdjustment);
 }
@@ -191,13 +231,13 @@ export async function adjustmentById(db: Db, id: string): Promise<Adjustment | u
 }
 
 /** The order's one finalisation: the first request's row for every later or concurrent one. */
-export async function recordFinalization(db: Db, orderId: string): Promise<Finalization> {
+export async function recordFinalization(db: Db, o: { orderId: string; paymentId: string }): Promise<Finalization> {
   const [row] = await db('order_finalizations')
-    .insert({ id: newId('fin'), order_id: orderId })
-    .onConflict('order_id')
+    .insert({ id: newId('fin'), order_id: o.orderId, order_payment_id: o.paymentId })
+    .onConflict('order_payment_id')
     .ignore()
     .returning('*');
-  return toFinalization(row ?? (await db('order_finalizations').where({ order_id: orderId }).first()));
+  return toFinalization(row ?? (await db('order_finalizations').where({ order_payment_id: o.paymentId }).first()));
 }
 
 export async function finalizationById(db: Db, id: string): Promise<Finalization | undefined> {
@@ -205,14 +245,15 @@ export async function finalizationById(db: Db, id: string): Promise<Finalization
   return r ? toFinalization(r) : undefined;
 }
 
-export async function finalizationOf(db: Db, orderId: string): Promise<Finalization | undefined> {
-  const r = await db('order_finalizations').where({ order_id: orderId }).first();
+export async function finalizationOf(db: Db, orderKey: string): Promise<Finalization | undefined> {
+  const r = await db('order_finalizations').where({ order_payment_id: orderKey }).first();
   return r ? toFinalization(r) : undefined;
 }
 
 export interface Approval {
   id: string;
   orderId: string;
+  orderKey: string;
   adjustmentId: string;
   lineIndex: number;
   description: string;
@@ -226,6 +267,7 @@ export interface Approval {
 const toApproval = (r: Row): Approval => ({
   id: String(r.id),
   orderId: String(r.order_id),
+  orderKey: String(r.order_payment_id),
   adjustmentId: String(r.adjustment_id),
   lineIndex: Number(r.line_index),
   description: String(r.description),
@@ -240,8 +282,8 @@ const toApproval = (r: Row): Approval => ({
 /** `apr_<32 hex>` as newId makes its ids (src/ids.ts's prefix list left as it is) */
 const approvalId = (): string => `apr_${newId('adj').slice(4)}`;
 
-export async function approvalsOf(db: Db, orderId: string): Promise<Approval[]> {
-  return (await db('order_approvals').where({ order_id: orderId }).orderBy(['created_at', 'line_index'])).map(
+export async function approvalsOf(db: Db, orderKey: string): Promise<Approval[]> {
+  return (await db('order_approvals').where({ order_payment_id: orderKey }).orderBy(['created_at', 'line_index'])).map(
     toApproval,
   );
 }
@@ -294,7 +336,7 @@ export async function applyAdjustment(
 ): Promise<{ adjustment: Adjustment; order: Order; approvals: Approval[] }> {
   return db.transaction(async (trx) => {
     const a = await trx('order_adjustments').where({ id }).forUpdate().first();
-    const o = await trx('orders').where({ order_id: a.order_id }).forUpdate().first();
+    const o = await trx('orders').where({ payment_id: a.order_payment_id }).forUpdate().first();
     if (a.status === 'pending') {
       const open = o.status === 'open' || o.status === 'authorizing';
       const [u] = await trx('order_adjustments')
@@ -309,6 +351,7 @@ export async function applyAdjustment(
           asking.map(({ l, lineIndex }) => ({
             id: approvalId(),
             order_id: a.order_id,
+            order_payment_id: a.order_payment_id,
             adjustment_id: id,
             line_index: lineIndex,
             description: l.description,
@@ -338,19 +381,19 @@ export async function fixFinalAmount(
 ): Promise<{ finalSatang: number; order: Order; exceeds?: boolean; awaitingApproval?: boolean }> {
   return db.transaction(async (trx) => {
     const f = await trx('order_finalizations').where({ id: finalizeId }).forUpdate().first();
-    const o = await trx('orders').where({ order_id: f.order_id }).forUpdate().first();
+    const o = await trx('orders').where({ payment_id: f.order_payment_id }).forUpdate().first();
     if (f.final_satang !== null) return { finalSatang: num(f.final_satang), order: toOrder(o) };
-    if (await trx('order_approvals').where({ order_id: f.order_id, status: 'pending' }).first()) {
+    if (await trx('order_approvals').where({ order_payment_id: f.order_payment_id, status: 'pending' }).first()) {
       // a substitution waits for the customer: nothing fixed (as above the authorisation)
       await trx('order_finalizations').where({ id: finalizeId }).delete();
       return { finalSatang: 0, order: toOrder(o), awaitingApproval: true };
     }
     const [{ total }] = await trx('order_adjustments')
-      .where({ order_id: f.order_id, status: 'applied' })
+      .where({ order_payment_id: f.order_payment_id, status: 'applied' })
       .sum({ total: 'total_satang' });
     // a declined (or timed-out declined) substitution is not in the final amount
     const [{ uncounted }] = await trx('order_approvals')
-      .where({ order_id: f.order_id, counted: false })
+      .where({ order_payment_id: f.order_payment_id, counted: false })
       .sum({ uncounted: 'amount_satang' });
     const finalSatang = num(o.base_satang) + num(total) - num(uncounted);
     // a QR order above what was paid takes a top-up; a card order a new authorisation of the
@@ -362,11 +405,11 @@ export async function fixFinalAmount(
       return { finalSatang, order: toOrder(o), exceeds: true };
     }
     await trx('order_adjustments')
-      .where({ order_id: f.order_id, status: 'pending' })
+      .where({ order_payment_id: f.order_payment_id, status: 'pending' })
       .update({ status: 'rejected', rejection: 'the order was finalised first' });
     await trx('order_finalizations').where({ id: finalizeId }).update({ final_satang: finalSatang });
     const [u] = await trx('orders')
-      .where({ order_id: f.order_id })
+      .where({ payment_id: f.order_payment_id })
       .update({ status: 'finalizing', final_satang: finalSatang, updated_at: trx.fn.now() })
       .returning('*');
     return { finalSatang, order: toOrder(u) };
@@ -376,7 +419,7 @@ export async function fixFinalAmount(
 /** The order's amounts and status after a step; returns the row. */
 export async function updateOrder(
   db: Db,
-  orderId: string,
+  orderKey: string,
   patch: Partial<{
     status: OrderStatus;
     statusReason: string | null;
@@ -405,7 +448,7 @@ export async function updateOrder(
     // the authorisation's time (the timeline's order.authorized) rides on the same UPDATE
     if (patch.authorizedSatang !== undefined) cols.authorized_at = trx.fn.now();
     const [row] = await trx('orders')
-      .where({ order_id: orderId })
+      .where({ payment_id: orderKey })
       .update({ ...cols, updated_at: trx.fn.now() })
       .returning('*');
     if (finalizeOutcome)
@@ -419,6 +462,7 @@ export async function updateOrder(
 export interface TopUp {
   paymentId: string;
   orderId: string;
+  orderKey: string;
   topUpOrderId: string;
   finalizeId: string;
   amountSatang: number;
@@ -427,6 +471,7 @@ export interface TopUp {
 const toTopUp = (r: Row): TopUp => ({
   paymentId: String(r.payment_id),
   orderId: String(r.order_id),
+  orderKey: String(r.order_payment_id),
   topUpOrderId: String(r.topup_order_id),
   finalizeId: String(r.finalize_id),
   amountSatang: num(r.amount_satang),
@@ -436,13 +481,21 @@ const toTopUp = (r: Row): TopUp => ({
 /** The finalisation's top-up row (one per finalisation: a retry finds it); the order awaits it. */
 export async function recordTopUp(
   db: Db,
-  t: { paymentId: string; orderId: string; topUpOrderId: string; finalizeId: string; amountSatang: number },
+  t: {
+    paymentId: string;
+    orderId: string;
+    orderKey: string;
+    topUpOrderId: string;
+    finalizeId: string;
+    amountSatang: number;
+  },
 ): Promise<TopUp> {
   return db.transaction(async (trx) => {
     await trx('order_topups')
       .insert({
         payment_id: t.paymentId,
         order_id: t.orderId,
+        order_payment_id: t.orderKey,
         topup_order_id: t.topUpOrderId,
         finalize_id: t.finalizeId,
         amount_satang: t.amountSatang,
@@ -450,7 +503,7 @@ export async function recordTopUp(
       .onConflict('finalize_id')
       .ignore();
     await trx('orders')
-      .where({ order_id: t.orderId })
+      .where({ payment_id: t.orderKey })
       .update({
         status: 'awaiting_topup',
         status_reason: `a top-up of ${t.amountSatang / 100} THB is due`,
@@ -460,8 +513,8 @@ export async function recordTopUp(
   });
 }
 
-export async function topUpsOf(db: Db, orderId: string): Promise<TopUp[]> {
-  return (await db('order_topups').where({ order_id: orderId }).orderBy('created_at')).map(toTopUp);
+export async function topUpsOf(db: Db, orderKey: string): Promise<TopUp[]> {
+  return (await db('order_topups').where({ order_payment_id: orderKey }).orderBy('created_at')).map(toTopUp);
 }
 
 /** The top-up's end: paid (the order's paid amount grows by it) or expired. */
@@ -473,7 +526,7 @@ export async function settleTopUp(db: Db, paymentId: string, paid: boolean): Pro
       .returning('*');
     if (t && paid)
       await trx('orders')
-        .where({ order_id: t.order_id })
+        .where({ payment_id: t.order_payment_id })
         .update({ paid_satang: trx.raw('paid_satang + ?', [num(t.amount_satang)]), updated_at: trx.fn.now() });
     return toTopUp(t ?? (await trx('order_topups').where({ payment_id: paymentId }).first()));
   });
@@ -483,6 +536,7 @@ export async function settleTopUp(db: Db, paymentId: string, paid: boolean): Pro
 export interface CardHold {
   id: string;
   orderId: string;
+  orderKey: string;
   finalizeId: string;
   amountSatang: number;
   chargeId: string | null;
@@ -493,6 +547,7 @@ export interface CardHold {
 const toCardHold = (r: Row): CardHold => ({
   id: String(r.id),
   orderId: String(r.order_id),
+  orderKey: String(r.order_payment_id),
   finalizeId: String(r.finalize_id),
   amountSatang: num(r.amount_satang),
   chargeId: (r.charge_id as string | null) ?? null,
@@ -504,12 +559,13 @@ const toCardHold = (r: Row): CardHold => ({
 /** The finalisation's new authorisation, recorded before the provider is asked (a retry finds it). */
 export async function recordCardHold(
   db: Db,
-  h: { orderId: string; finalizeId: string; amountSatang: number },
+  h: { orderId: string; orderKey: string; finalizeId: string; amountSatang: number },
 ): Promise<CardHold> {
   await db('order_card_holds')
     .insert({
       id: `${h.finalizeId}.hold`,
       order_id: h.orderId,
+      order_payment_id: h.orderKey,
       finalize_id: h.finalizeId,
       amount_satang: h.amountSatang,
     })
@@ -533,8 +589,8 @@ export async function updateCardHold(
   return toCardHold(row);
 }
 
-export async function cardHoldsOf(db: Db, orderId: string): Promise<CardHold[]> {
-  return (await db('order_card_holds').where({ order_id: orderId }).orderBy('created_at')).map(toCardHold);
+export async function cardHoldsOf(db: Db, orderKey: string): Promise<CardHold[]> {
+  return (await db('order_card_holds').where({ order_payment_id: orderKey }).orderBy('created_at')).map(toCardHold);
 }
 
 export interface OrderStoryEntry {
@@ -546,17 +602,22 @@ export interface OrderStoryEntry {
 /**
  * The order's settlement steps from its own rows, for the payment's timeline (src/app/timeline.ts):
  * authorised, each adjustment, the finalisation and its end (captured and released, voided,
- * refunded), top-ups, and the order's end. Empty when the order id is not an order.
+ * refunded), top-ups, and the order's end. Empty unless the payment (paymentId) is an order's of
+ * that order id; without paymentId, the order id's only order (none when scopes share it).
  */
-export async function orderStory(db: Db, orderId: string): Promise<OrderStoryEntry[]> {
-  const o = await db('orders').where({ order_id: orderId }).first();
-  if (!o) return [];
+export async function orderStory(db: Db, orderId: string, paymentId?: string): Promise<OrderStoryEntry[]> {
+  const found = await db('orders')
+    .where(paymentId === undefined ? { order_id: orderId } : { order_id: orderId, payment_id: paymentId })
+    .limit(2);
+  if (found.length !== 1) return [];
+  const o = found[0];
+  const key = String(o.payment_id);
   const [adjustments, f, topUps] = await Promise.all([
     db('order_adjustments')
-      .where({ order_id: orderId })
+      .where({ order_payment_id: key })
       .orderBy([{ column: 'created_at' }, 'id']),
-    db('order_finalizations').where({ order_id: orderId }).first(),
-    db('order_topups').where({ order_id: orderId }).orderBy('created_at'),
+    db('order_finalizations').where({ order_payment_id: key }).first(),
+    db('order_topups').where({ order_payment_id: key }).orderBy('created_at'),
   ]);
   const baht = (v: unknown) => num(v) / 100;
   const out: OrderStoryEntry[] = [];
@@ -634,15 +695,15 @@ export async function orderEventData(
   topUpPayment: TopUpPaymentView,
   approvalLink?: ApprovalLink,
 ): Promise<Record<string, unknown> | undefined> {
-  const o = await db('orders').where({ order_id: e.orderId }).first();
-  if (!o || o.payment_id !== e.paymentId || o.mode !== e.mode || String(o.api_key_id) !== (e.apiKeyId ?? ''))
+  const o = await db('orders').where({ payment_id: e.paymentId }).first();
+  if (!o || o.order_id !== e.orderId || o.mode !== e.mode || String(o.api_key_id) !== (e.apiKeyId ?? ''))
     return undefined;
   const baht = (v: unknown) => num(v) / 100;
   const authorized = num(o.authorized_satang);
   const captured = num(o.captured_satang);
   if (e.type === 'order.adjusted') {
     const applied = await db('order_adjustments')
-      .where({ order_id: e.orderId, status: 'applied' })
+      .where({ order_payment_id: e.paymentId, status: 'applied' })
       .orderBy([{ column: 'created_at' }, 'id']);
     const at = applied.findIndex((a: Row) => a.id === e.ref);
     if (at < 0) return undefined;
@@ -662,7 +723,7 @@ export async function orderEventData(
   }
   if (e.type === 'order.approval_requested') {
     const a = await db('order_adjustments')
-      .where({ id: e.ref ?? '', order_id: e.orderId, status: 'applied' })
+      .where({ id: e.ref ?? '', order_payment_id: e.paymentId, status: 'applied' })
       .first();
     const waits = a
       ? (await db('order_approvals').where({ adjustment_id: a.id }).orderBy('line_index')).map(toApproval)
@@ -681,7 +742,7 @@ export async function orderEventData(
     };
   }
   if (e.type === 'order.released') {
-    const f = await db('order_finalizations').where({ order_id: e.orderId }).first();
+    const f = await db('order_finalizations').where({ order_payment_id: e.paymentId }).first();
     const released = authorized - Math.min(captured, authorized);
     if (o.method !== 'card' || !['captured', 'expired', 'failed'].includes(f?.outcome) || released <= 0)
       return undefined;
@@ -694,7 +755,7 @@ export async function orderEventData(
   }
   if (e.type.startsWith('order.topup_')) {
     const t = await db('order_topups')
-      .where({ order_id: e.orderId, payment_id: e.ref ?? '' })
+      .where({ order_payment_id: e.paymentId, payment_id: e.ref ?? '' })
       .first();
     const want = e.type.slice('order.topup_'.length);
     if (!t || (want !== 'pending' && t.status !== want)) return undefined;

@@ -16,6 +16,7 @@ import type { TemporalDeps } from '../temporal/client';
 import type { OrderScope, PaymentMethod, PaymentStatus } from '../payments';
 import {
   orderWorkflowId,
+  orderWorkflowIdOf,
   OrderWorkflowType,
   type ApprovalDecision,
   type OrderInput,
@@ -30,7 +31,8 @@ import {
   createOrder,
   requestApproval,
   type Approval,
-  orderById,
+  orderByKey,
+  orderInScope,
   recordAdjustment,
   recordFinalization,
   topUpsOf,
@@ -94,14 +96,13 @@ export interface CardAuthorization {
 const CHARGE_WAIT_MS = 10_000;
 
 /** A key's order scope: its account (each key its own unless linked) and the mode. */
-const scopeOf = (key: ApiKeyInfo, mode: Mode): OrderScope => ({ accountId: key.accountId ?? key.id, mode });
-/** The 409 of an order id another key or mode has an order of: orders share one namespace. */
-const orderTaken = (orderId: string) =>
-  new AppError(
-    ErrorCode.CONFLICT,
-    `Order id ${orderId} is already used by an order (capture=false) of another API key or mode: orders share one order id namespace, use a new order id`,
-    { orderId },
-  );
+const scopeOf = (key: ApiKeyInfo, mode: Mode): OrderScope & { accountId: string } => ({
+  accountId: key.accountId ?? key.id,
+  mode,
+});
+/** Whether a payment's workflow is an order's (order-<paymentId>, or order-<orderId> before the scope). */
+const isOrderWorkflow = (p: OrderPayment): boolean =>
+  p.workflowId === orderWorkflowIdOf(p.id) || p.workflowId === orderWorkflowId(p.orderId);
 
 export function createOrderService({ config, db, temporal, payments, checkout }: OrderServiceDeps) {
   const { client, taskQueue } = temporal;
@@ -120,19 +121,17 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
   /** POST /cardpayment capture=false: the payments row (authorised amount), the order row, then the workflow. */
   async function authorizeCard(req: CardAuthorization, key: ApiKeyInfo, mode: Mode) {
     const held = Math.round((req.amount * (100 + config.orders.authMarginPercent)) / 100);
-    const workflowId = orderWorkflowId(req.orderId);
-    // orders share one order id namespace (docs/concepts.md): another key's or mode's order is a 409
-    const existing = await orderById(db, req.orderId);
-    if (existing && (existing.apiKeyId !== key.id || existing.mode !== mode)) throw orderTaken(req.orderId);
+    // order ids are unique per account and mode (docs/concepts.md): the ids derive from the scope
     const scope = scopeOf(key, mode);
+    const paymentId = scopedPaymentId(config.identity.secret, scope.accountId, mode, req.orderId);
     const { payment } = await payments.createPendingPayment({
-      paymentId: scopedPaymentId(config.identity.secret, scope.accountId, mode, req.orderId),
+      paymentId,
       orderId: req.orderId,
       userId: req.userId,
       method: 'card',
       amountSatang: held,
       mode,
-      workflowId,
+      workflowId: orderWorkflowIdOf(paymentId),
       callbackUrl: req.callback,
       apiKeyId: key.id,
       accountId: scope.accountId,
@@ -140,30 +139,40 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
     if (payment.apiKeyId !== key.id)
       throw new AppError(
         ErrorCode.CONFLICT,
-        `Order id ${req.orderId} is already used by a payment of another API key of your account in this mode`,
+        `Order id ${req.orderId} is already used by a payment of another API key of your account in this mode: order ids are unique per account and mode (docs/concepts.md)`,
         { orderId: req.orderId },
       );
-    if (payment.workflowId !== workflowId)
+    const existing = { method: payment.method, amount: satangToThb(payment.amountSatang) };
+    if (!isOrderWorkflow(payment))
       throw new AppError(
         ErrorCode.CONFLICT,
-        `Order ${req.orderId} already has a payment that is not an authorisation (capture=false): use a new order id`,
-        { orderId: req.orderId, existing: { method: payment.method, amount: satangToThb(payment.amountSatang) } },
+        `Order ${req.orderId} already has a ${payment.method} payment of ${existing.amount} THB in this mode that is not an authorisation (capture=false): use a new order id`,
+        { orderId: req.orderId, existing },
       );
     if (payment.amountSatang !== held && payment.status === 'pending')
-      throw new AppError(ErrorCode.CONFLICT, 'A payment for this order already exists with another amount or method', {
-        orderId: req.orderId,
-        existing: { method: payment.method, amount: satangToThb(payment.amountSatang) },
-      });
+      throw new AppError(
+        ErrorCode.CONFLICT,
+        `Order ${req.orderId} already has an authorisation of ${existing.amount} THB (estimate plus margin) in this mode: send the same amount to get it, or use a new order id`,
+        { orderId: req.orderId, existing },
+      );
+    const workflowId = payment.workflowId;
     const { order } = await createOrder(db, {
       orderId: req.orderId,
       paymentId: payment.id,
       method: 'card',
       mode,
       apiKeyId: key.id,
+      accountId: scope.accountId,
+      workflowId,
       status: 'authorizing',
       baseSatang: req.amount,
     });
-    if (order.paymentId !== payment.id) throw orderTaken(req.orderId);
+    if (order.paymentId !== payment.id)
+      throw new AppError(
+        ErrorCode.CONFLICT,
+        `Order ${req.orderId} already has an order of another payment in this account and mode: use a new order id`,
+        { orderId: req.orderId },
+      );
     const input: OrderInput = {
       ...inputOf(order),
       card: withStartProof(config.results.signingKey, OrderWorkflowType.order, workflowId, {
@@ -179,7 +188,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
         timeoutSeconds: config.payments.cardTimeoutSeconds,
       }),
     };
-    const view = await startCardOrder(client, { taskQueue, input, waitMs: CHARGE_WAIT_MS });
+    const view = await startCardOrder(client, { taskQueue, workflowId, input, waitMs: CHARGE_WAIT_MS });
     const live = view === 'closed' ? undefined : view;
     return {
       paymentId: payment.id,
@@ -194,14 +203,18 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
     };
   }
 
-  /** The caller's order; a paid QR payment of the caller becomes an order at its first step. */
+  /**
+   * The caller's order: the order of this order id in the key's account and mode, made with this
+   * key (else 404); a paid QR payment of the caller becomes an order at its first step.
+   */
   async function ownOrder(orderId: string, key: ApiKeyInfo, create: boolean): Promise<Order> {
-    const o = await orderById(db, orderId);
+    const scope = scopeOf(key, key.mode);
+    const o = await orderInScope(db, orderId, scope);
     if (o) {
       if (o.apiKeyId !== key.id || o.mode !== key.mode) throw notFound(orderId);
       return o;
     }
-    const p = await payments.paymentByOrderId(orderId, scopeOf(key, key.mode));
+    const p = await payments.paymentByOrderId(orderId, scope);
     if (!p || p.apiKeyId !== key.id || p.mode !== key.mode) throw notFound(orderId);
     if (!create) throw notFound(orderId);
     if (p.method !== 'qr' || p.status !== 'paid')
@@ -219,6 +232,8 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
         method: 'qr',
         mode: p.mode,
         apiKeyId: key.id,
+        accountId: scope.accountId,
+        workflowId: orderWorkflowIdOf(p.id),
         status: 'open',
         baseSatang: p.amountSatang,
         paidSatang: p.amountSatang,
@@ -238,32 +253,34 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
       taskQueue,
       kind,
       request: { stepId, proof },
+      workflowId: o.workflowId,
       input: inputOf(o),
     });
-    if (out === 'closed') throw closedOrder((await orderById(db, o.orderId)) ?? o);
+    if (out === 'closed') throw closedOrder((await orderByKey(db, o.paymentId)) ?? o);
     if (!out.ok) throw new AppError(ErrorCode[out.code], out.message, out.details ?? { orderId: o.orderId });
-    return orderView(o.orderId);
+    return viewOfOrder(o.paymentId);
   }
 
   async function adjust(orderId: string, req: AdjustmentRequest, key: ApiKeyInfo, idempotencyKey?: string) {
     const o = await ownOrder(orderId, key, true);
     if (o.status !== 'open' && o.status !== 'authorizing') throw closedOrder(o);
     const lines = req.lines.map((l) => ({ description: l.description, amountSatang: l.amount, reason: l.reason }));
-    const rec = await recordAdjustment(db, { orderId, apiKeyId: key.id, lines, idempotencyKey });
+    const rec = await recordAdjustment(db, { orderId, orderKey: o.paymentId, apiKeyId: key.id, lines, idempotencyKey });
     if (!rec.ok)
       throw new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used for another adjustment', {
         idempotencyKey,
         adjustmentId: rec.existingId,
       });
-    if (rec.value.status !== 'pending') return orderView(orderId);
+    if (rec.value.status !== 'pending') return viewOfOrder(o.paymentId);
     return send(o, 'adjust', rec.value.id);
   }
 
   async function finalize(orderId: string, key: ApiKeyInfo) {
     const o = await ownOrder(orderId, key, true);
-    if (o.status === 'settled' || o.status === 'short' || o.status === 'awaiting_topup') return orderView(orderId);
+    if (o.status === 'settled' || o.status === 'short' || o.status === 'awaiting_topup')
+      return viewOfOrder(o.paymentId);
     if (o.status === 'failed' || o.status === 'attention') throw closedOrder(o);
-    const f = await recordFinalization(db, orderId);
+    const f = await recordFinalization(db, o);
     return send(o, 'finalize', f.id);
   }
 
@@ -295,16 +312,28 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
     if (!a.requested && a.expiresAt.getTime() <= nowMs)
       return { ok: true as const, approval: a, recorded: false, late: true };
     a = await requestApproval(db, a.id, decision);
-    const o = (await orderById(db, a.orderId))!;
+    const o = (await orderByKey(db, a.orderKey))!;
     const proof = signOrderStep(config.results.signingKey, { kind: 'approval', stepId: a.id, orderId: a.orderId });
-    await sendOrderStep(client, { taskQueue, kind: 'approval', request: { stepId: a.id, proof }, input: inputOf(o) });
+    await sendOrderStep(client, {
+      taskQueue,
+      kind: 'approval',
+      request: { stepId: a.id, proof },
+      workflowId: o.workflowId,
+      input: inputOf(o),
+    });
     return { ok: true as const, approval: (await approvalById(db, a.id))!, recorded: true };
   }
 
-  async function orderView(orderId: string, key?: ApiKeyInfo): Promise<OrderOut> {
-    const o = key ? await ownOrder(orderId, key, false) : (await orderById(db, orderId))!;
-    const adjustments = await adjustmentsOf(db, orderId);
-    const approvals = new Map((await approvalsOf(db, orderId)).map((a) => [`${a.adjustmentId}#${a.lineIndex}`, a]));
+  /** GET /orders/{orderId}: the caller's order (its account, mode and key), else 404. */
+  async function orderView(orderId: string, key: ApiKeyInfo): Promise<OrderOut> {
+    return viewOfOrder((await ownOrder(orderId, key, false)).paymentId);
+  }
+
+  /** The order of this key (its payment id) as the API shows it. */
+  async function viewOfOrder(orderKey: string): Promise<OrderOut> {
+    const o = (await orderByKey(db, orderKey))!;
+    const adjustments = await adjustmentsOf(db, orderKey);
+    const approvals = new Map((await approvalsOf(db, orderKey)).map((a) => [`${a.adjustmentId}#${a.lineIndex}`, a]));
     const approvalOut = (a: Approval | undefined) =>
       a
         ? {
@@ -318,7 +347,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
           }
         : {};
     const topUps = await Promise.all(
-      (await topUpsOf(db, orderId)).map(async (t) => {
+      (await topUpsOf(db, orderKey)).map(async (t) => {
         const p = await payments.paymentById(t.paymentId);
         const qr = (p?.details as { qr?: { payload?: string } } | undefined)?.qr;
         return {
@@ -367,7 +396,7 @@ export function createOrderService({ config, db, temporal, payments, checkout }:
 
   /** A card order's authorisations: the first (estimate + margin), and a new one of a final above it. */
   async function authorizationsOf(o: Order): Promise<OrderOut['authorizations']> {
-    const holds = await cardHoldsOf(db, o.orderId);
+    const holds = await cardHoldsOf(db, o.paymentId);
     const p = await payments.paymentById(o.paymentId);
     const second = holds.reduce((sum, h) => sum + h.capturedSatang, 0);
     const firstStatus: Record<string, OrderOut['authorizations'][number]['status']> = {

@@ -1,5 +1,5 @@
 /**
- * Reaching an order's workflow (order-<orderId>): started at a card's authorisation (with the
+ * Reaching an order's workflow (its orders.workflow_id: order-<paymentId>): started at a card's authorisation (with the
  * `charge` update, as a card payment is) or, for a paid QR payment, by its first step
  * (update-with-start). REJECT_DUPLICATE: a settled order's workflow is never run again. A step's
  * update id is its row id and a digest of its proof, so a retried request is the same update.
@@ -19,7 +19,6 @@ import {
   adjustUpdate,
   decideApprovalUpdate,
   finalizeUpdate,
-  orderWorkflowId,
   OrderWorkflowType,
   type OrderInput,
   type OrderSettlementWorkflow,
@@ -30,10 +29,10 @@ import {
 /** How long a step waits for its outcome (a capture or a refund at the provider included) before 503. */
 export const ORDER_STEP_WAIT_MS = 60_000;
 
-const startOperation = (taskQueue: string, input: OrderInput) =>
+const startOperation = (taskQueue: string, workflowId: string, input: OrderInput) =>
   new WithStartWorkflowOperation<OrderSettlementWorkflow>(OrderWorkflowType.order, {
     taskQueue,
-    workflowId: orderWorkflowId(input.orderId),
+    workflowId,
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -47,7 +46,7 @@ export const stepUpdateId = (r: OrderStepRequest): string =>
 /** The card order's start and its charge: the view once the charge exists, undefined after waitMs. */
 export async function startCardOrder(
   client: Client,
-  opts: { taskQueue: string; input: OrderInput; waitMs: number },
+  opts: { taskQueue: string; workflowId: string; input: OrderInput; waitMs: number },
 ): Promise<PaymentView | undefined | 'closed'> {
   try {
     return await withinDeadline(
@@ -55,7 +54,7 @@ export async function startCardOrder(
       opts.waitMs,
       () =>
         client.workflow.executeUpdateWithStart(chargeUpdate, {
-          startWorkflowOperation: startOperation(opts.taskQueue, opts.input),
+          startWorkflowOperation: startOperation(opts.taskQueue, opts.workflowId, opts.input),
         }),
       () => undefined,
     );
@@ -68,7 +67,14 @@ export async function startCardOrder(
 /** One step (adjust, finalize or a customer's decision) on the order's workflow; 'closed' when it has ended. */
 export async function sendOrderStep(
   client: Client,
-  opts: { taskQueue: string; kind: 'adjust' | 'finalize' | 'approval'; request: OrderStepRequest; input: OrderInput },
+  opts: {
+    taskQueue: string;
+    kind: 'adjust' | 'finalize' | 'approval';
+    request: OrderStepRequest;
+    /** the order's stored workflow id (orders.workflow_id) */
+    workflowId: string;
+    input: OrderInput;
+  },
 ): Promise<OrderStepOutcome | 'closed'> {
   const update = { adjust: adjustUpdate, finalize: finalizeUpdate, approval: decideApprovalUpdate }[opts.kind];
   const updateId = stepUpdateId(opts.request);
@@ -76,14 +82,14 @@ export async function sendOrderStep(
     return await withinDeadline(client, ORDER_STEP_WAIT_MS, () =>
       // a card order's workflow was started at its authorisation, an approval's by its adjustment
       opts.input.method === 'card' || opts.kind === 'approval'
-        ? client.workflow.getHandle(orderWorkflowId(opts.input.orderId)).executeUpdate(update, {
+        ? client.workflow.getHandle(opts.workflowId).executeUpdate(update, {
             args: [opts.request],
             updateId,
           })
         : client.workflow.executeUpdateWithStart(update, {
             args: [opts.request],
             updateId,
-            startWorkflowOperation: startOperation(opts.taskQueue, opts.input),
+            startWorkflowOperation: startOperation(opts.taskQueue, opts.workflowId, opts.input),
           }),
     );
   } catch (e) {

@@ -7,6 +7,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Mode } from '../domain/mode';
 import type { CallbackProvider } from '../domain/providers';
 import type { SqlFragment } from '../domain/sql';
+import { orderReference } from '../domain/promptpay';
 
 // ---- contract ----
 
@@ -233,6 +234,12 @@ export interface PaymentRecords {
   /** the order's payment in `scope`; without one, the only payment of that order id (undefined when none or several) */
   byOrderId(orderId: string, scope?: OrderScope): Promise<Payment | undefined>;
   byId(paymentId: string): Promise<Payment | undefined>;
+  /**
+   * the payment of the order id that `named` (our payment id or the provider's reference) names,
+   * whatever other accounts or modes use the order id; without one, the only payment of that
+   * order id (undefined when none or several)
+   */
+  byOrderNamed(orderId: string, named: string): Promise<Payment | undefined>;
   /** the payment's status and amount, its row locked to the end of the caller's transaction */
   lockForRefund(paymentId: string): Promise<{ status: PaymentStatus; amountSatang: number } | undefined>;
   /**
@@ -415,6 +422,18 @@ export const paymentOfOrderSql = (namedSql: string, columns = ''): string =>
   `SELECT p.*${columns ? `, ${columns}` : ''}, count(*) OVER () AS candidates FROM payments p
     WHERE p.order_id = ? AND (${namedSql} OR NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = ? AND ${namedSql}))
     ORDER BY p.created_at, p.id LIMIT 1`;
+
+/**
+ * A QR payment's reference (Ref1, tag 62): the one stored with it (from its payment id since order
+ * ids are scoped, from its order id before); a row older than stored references, its order's.
+ */
+export const qrReferenceOf = (p: Pick<Payment, 'orderId' | 'details'>): string => {
+  const stored = (p.details.qr as { ref1?: unknown } | undefined)?.ref1;
+  return typeof stored === 'string' ? stored : orderReference(p.orderId);
+};
+
+/** qrReferenceOf as SQL over the payments row `p`; its one binding: orderReference of the row's order id. */
+export const qrReferenceSql = "COALESCE(p.details->'qr'->>'ref1', ?)";
 
 /** A scalar subquery: the status of the payment whose id is the SQL expression `idSql`. */
 export const paymentStatusSql = (idSql: string): string => `(SELECT status FROM payments WHERE id = ${idSql})`;

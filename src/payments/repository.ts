@@ -9,7 +9,7 @@ import type { Mode } from '../domain/mode';
 import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from './index';
 import type { NewPayment, OrderScope, Payment, PaymentEvent, PaymentRecords } from './index';
-import { settlementRefSql, toPayment, type SettlementRef } from './index';
+import { paymentOfOrderSql, settlementRefSql, toPayment, type SettlementRef } from './index';
 import { prepared } from '../db/prepared';
 
 export type { Payment, PaymentEvent, PaymentRef } from './index';
@@ -36,17 +36,22 @@ const scopeWhere = (orderId: string, scope: OrderScope) => (q: import('knex').Kn
 export const paymentById = async (db: Db, id: string): Promise<Payment | undefined> =>
   toPayment(await db('payments').where({ id }).first());
 
-/** The payments of these order ids (any owner: the caller checks ownership), by order id. */
+/**
+ * The payments of these order ids in a scope (an account's, or one key's, in a mode), by order id;
+ * without one, any owner's (the caller checks ownership; an order id other scopes use is then
+ * any one of theirs).
+ */
 export async function paymentsByOrderIds(
   db: Db,
   orderIds: string[],
-  scope?: OrderScope,
+  scope?: OrderScope | { apiKeyId: string; mode: Mode },
 ): Promise<Map<string, Payment>> {
   if (orderIds.length === 0) return new Map();
   const rows = (await db('payments')
     .whereIn('order_id', orderIds)
     .modify((q) => {
-      if (scope) q.where({ mode: scope.mode }).andWhereRaw('account_id IS NOT DISTINCT FROM ?', [scope.accountId]);
+      if (scope && 'apiKeyId' in scope) q.where({ mode: scope.mode, api_key_id: scope.apiKeyId });
+      else if (scope) q.where({ mode: scope.mode }).andWhereRaw('account_id IS NOT DISTINCT FROM ?', [scope.accountId]);
     })) as Row[];
   return new Map(rows.map((r) => [String(r.order_id), toPayment(r)!]));
 }
@@ -84,6 +89,18 @@ export async function listPayments(db: Db, f: PaymentFilter): Promise<Page<Payme
 export const paymentRecords = (db: Db): PaymentRecords => ({
   byOrderId: (orderId, scope) => paymentByOrderId(db, orderId, scope),
   byId: (paymentId) => paymentById(db, paymentId),
+  async byOrderNamed(orderId, named) {
+    const namedSql = '(p.id = ? OR p.provider_ref = ?)';
+    const { rows } = await db.raw<{ rows: Row[] }>(paymentOfOrderSql(namedSql), [
+      orderId,
+      named,
+      named,
+      orderId,
+      named,
+      named,
+    ]);
+    return rows[0] && Number(rows[0].candidates) === 1 ? toPayment(rows[0]) : undefined;
+  },
   async lockForRefund(paymentId) {
     const p = await db('payments').where({ id: paymentId }).forUpdate().first('status', 'amount_satang');
     return p && { status: p.status, amountSatang: Number(p.amount_satang) };
@@ -312,8 +329,16 @@ export async function applyTransition(db: Db, change: StatusChange): Promise<Pay
   return (row?.status ?? change.to) as PaymentStatus;
 }
 
-/** A payment's row as stored, by order (the order timeline reads its columns). */
-export const paymentRowByOrder = (db: Db, orderId: string) => db('payments').where({ order_id: orderId }).first();
+/**
+ * The payment row of an order id that `viewer` may see (the order timeline reads its columns):
+ * its own key's in its mode, else a keyless one of its mode; never another key's of that order id.
+ */
+export const paymentRowByOrder = (db: Db, orderId: string, viewer: { apiKeyId: string; mode: Mode }) =>
+  db('payments')
+    .where({ order_id: orderId, mode: viewer.mode })
+    .andWhere((q) => q.where({ api_key_id: viewer.apiKeyId }).orWhereNull('api_key_id'))
+    .orderByRaw('api_key_id IS NULL, created_at')
+    .first();
 
 /** A payment's events and late-result conflicts as stored, for the order timeline. */
 export async function paymentStoryRows(db: Db, paymentId: string) {

@@ -10,8 +10,14 @@ import type { ApiKeyInfo } from '../domain/api-keys';
 import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
-import { billPaymentPayload, orderReference, promptPayPayload } from '../domain/promptpay';
-import { paymentWorkflowIdOf, PaymentWorkflowType, settlementView, type OrderScope, type PaymentView } from './index';
+import { billPaymentPayload, paymentReference, promptPayPayload } from '../domain/promptpay';
+import {
+  paymentWorkflowIdOf,
+  PaymentWorkflowType,
+  settlementView,
+  type OrderScope,
+  type PaymentView,
+} from './index';
 import { scopedPaymentId } from '../ids';
 import { withStartProof } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
@@ -234,14 +240,14 @@ async function createCardPayment(
 }
 
 /**
- * The order's PromptPay payload: a tag-30 bill payment (Ref1 = the order reference, optional
+ * The payment's PromptPay payload: a tag-30 bill payment (Ref1 = the payment's reference, optional
  * Ref2) when PROMPTPAY_BILLER_ID is set, else tag 29 to PROMPTPAY_ID; merchant name and city
  * and the reference label (tag 62) in both.
  */
-function qrPayload(d: PaymentServiceDeps, orderId: string, amountSatang: number, ref2?: string) {
+function qrPayload(d: PaymentServiceDeps, paymentId: string, amountSatang: number, ref2?: string) {
   const { config } = d;
   const { billerId, promptPayId, merchantName, merchantCity } = config.payments;
-  const ref1 = orderReference(orderId);
+  const ref1 = paymentReference(paymentId);
   const tags = { merchantName, merchantCity, referenceLabel: ref1, amountSatang };
   if (billerId) return { ...billPaymentPayload({ billerId, ref1, ref2, ...tags }), billerId, ref1 };
   return { ...promptPayPayload({ id: promptPayId, ...tags }), billerId: undefined, ref1 };
@@ -256,9 +262,10 @@ async function createQrPayment(
   const { config, clock, checkout, temporal } = d;
   const { client, taskQueue } = d.temporal;
   if (req.returnUrl) checkout.checkReturnUrl(req.returnUrl);
-  const qr = qrPayload(d, req.orderId, req.amount, req.ref2);
+  const ids = scopedIds(d, scopeOfKey(key, key.mode), req.orderId);
+  const qr = qrPayload(d, ids.paymentId, req.amount, req.ref2);
   const row: NewPayment = {
-    ...scopedIds(d, scopeOfKey(key, key.mode), req.orderId),
+    ...ids,
     orderId: req.orderId,
     userId: req.userId,
     method: 'qr',

@@ -18,6 +18,7 @@ import {
   chargeUpdate,
   paymentResultSignal,
   paymentWorkflowId,
+  qrReferenceOf,
   PaymentWorkflowType,
   type CardPaymentInput,
   type CardPaymentWorkflow,
@@ -251,7 +252,7 @@ export function storedQr(p: Payment, fallback?: QrFacts): QrFacts {
   return {
     payload: stored.payload,
     crc: stored.crc ?? stored.payload.slice(-4),
-    ref1: stored.ref1 ?? fallback?.ref1 ?? '',
+    ref1: qrReferenceOf(p),
     ...(stored.billerId ? { billerId: stored.billerId } : {}),
   };
 }

@@ -107,4 +107,31 @@ describe('GET /payments/{orderId}/timeline', () => {
     expect((await timeline(orderId, writer.key)).status).toBe(403);
     expect((await timeline(uniq('none'))).status).toBe(404);
   });
+
+  it('an order id two merchants (and a live key) use: each key sees its own payment only', async () => {
+    const orderId = uniq('tl-shared');
+    const keys = [
+      key,
+      await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] }),
+      await newKey(stack.db, { scopes: ['payments:write', 'payments:read'], mode: 'live' }),
+    ];
+    const ids: string[] = [];
+    for (const k of keys) {
+      const res = await request(stack.app.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', k.key)
+        .send({ orderId, userId: 'u', amount: 11, customerId: 'c' });
+      expect(res.status).toBe(200);
+      ids.push(res.body.body.paymentId);
+    }
+    expect(new Set(ids).size).toBe(3);
+    for (const [i, k] of keys.entries()) {
+      const t = await waitFor(async () => {
+        const r = await timeline(orderId, k.key);
+        return r.status === 200 ? r : undefined;
+      });
+      expect([t.body.body.paymentId, t.body.body.workflowId]).toEqual([ids[i], `payment-${ids[i]}`]);
+      expect(JSON.stringify(t.body.body.entries)).not.toMatch(new RegExp(ids.filter((_, j) => j !== i).join('|')));
+    }
+  });
 });

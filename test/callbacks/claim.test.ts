@@ -23,7 +23,7 @@ import {
   type StoredResponse,
 } from '../../src/callbacks/receipts';
 import { processCallback, type ProcessorDeps } from '../../src/callbacks/processor';
-import { orderReference } from '../../src/domain/promptpay';
+import { orderReference, paymentReference } from '../../src/domain/promptpay';
 import { createPendingPayment, type Payment } from '../../src/payments/repository';
 import { statementsOf, testConfig, testLogger, uniq, waitFor, workerDb } from '../support/stack';
 import { callbackError, fieldSigned, post } from './helpers';
@@ -174,9 +174,19 @@ it('the claim checks the payment id as paymentMatches does (the route refuses wh
   const card = await pendingQrPayment('card');
   await db('payments').where({ id: card.id }).update({ provider_ref: 'chrg_claim_1' });
   const cardRow = { ...card, providerRef: 'chrg_claim_1' };
+  // a QR payment made since order ids are scoped: its stored reference, not its order's
+  const scoped = await pendingQrPayment();
+  const ref1 = paymentReference(`pay_${'c1a1'.repeat(8)}`);
+  await db('payments')
+    .where({ id: scoped.id })
+    .update({ details: { qr: { ref1 } } });
+  const scopedRow = { ...scoped, details: { qr: { ref1 } } };
   const cases: [Payment, string][] = [
     [qr, qr.id],
     [qr, orderReference(qr.orderId)],
+    [scopedRow, ref1],
+    [scopedRow, orderReference(scoped.orderId)],
+    [qr, ref1],
     [qr, 'pay_other'],
     [qr, card.id],
     [cardRow, card.id],
@@ -192,6 +202,10 @@ it('the claim checks the payment id as paymentMatches does (the route refuses wh
     );
     expect([given, rows[0].matches === true]).toEqual([given, paymentMatches(p, given)]);
   }
+  expect([paymentMatches(scopedRow, ref1), paymentMatches(scopedRow, orderReference(scoped.orderId))]).toEqual([
+    true,
+    false,
+  ]);
 });
 
 describe('a concurrent first delivery', () => {

@@ -5,9 +5,9 @@
  */
 import request from 'supertest';
 import type { Client } from '@temporalio/client';
-import { paidOrderWorkflowId, type PaidOrderOutcome } from '../../src/callbacks';
+import { paidPaymentWorkflowId, type PaidOrderOutcome } from '../../src/callbacks';
 import { paymentRedriveWorkflowId, paymentWorkflowIdOf } from '../../src/payments';
-import { orderWorkflowId } from '../../src/orders';
+import { orderWorkflowOf } from '../orders/support';
 import { createQueueWorkers } from '../../src/app/worker';
 import { createTestStack, outsiderTemporalClient, provenResult, uniq, type TestStack } from '../support/stack';
 import { newKey } from '../payments/support';
@@ -42,7 +42,9 @@ it("the wallet handler's paid order confirms though the payment's workflow was t
   );
   expect(cb.status).toBe(200);
   expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ outcome: 'redriven' })]);
-  const outcome = (await stack.client.workflow.getHandle(paidOrderWorkflowId(p.orderId)).result()) as PaidOrderOutcome;
+  const outcome = (await stack.client.workflow
+    .getHandle(paidPaymentWorkflowId(p.paymentId))
+    .result()) as PaidOrderOutcome;
   expect(outcome).toMatchObject({ status: 'confirmed', paymentId: p.paymentId });
   expect(await statusOf(stack, p.paymentId)).toBe('paid');
 });
@@ -101,7 +103,7 @@ it("an order's pending payment whose order workflow was terminated: 503 with Ret
   expect(res.status).toBe(200);
   const paymentId = res.body.body.paymentId as string;
   const row = await waitFor(() => stack.db('payments').where({ id: paymentId }).whereNotNull('provider_ref').first());
-  await raw.workflow.getHandle(orderWorkflowId(orderId)).terminate('closed by hand');
+  await raw.workflow.getHandle(await orderWorkflowOf(stack.db, orderId)).terminate('closed by hand');
   const amount = Number(row.amount_satang) / 100;
   const cb = await post(
     stack.app,

@@ -18,9 +18,9 @@ export interface TestPayment {
 /** A pending card payment through POST /cardpayment, once its charge exists at the (simulated) provider. */
 export async function cardPayment(
   stack: TestStack,
-  opts: { amount?: number; callback?: string; apiKey?: string } = {},
+  opts: { amount?: number; callback?: string; apiKey?: string; orderId?: string } = {},
 ): Promise<TestPayment> {
-  const orderId = uniq('ord');
+  const orderId = opts.orderId ?? uniq('ord');
   const amount = opts.amount ?? 250.5;
   const req = request(stack.app.callback()).post('/cardpayment').type('form');
   if (opts.apiKey) req.set('X-API-Key', opts.apiKey);
@@ -32,8 +32,15 @@ export async function cardPayment(
     ...(opts.callback ? { callback: opts.callback } : {}),
   });
   if (res.status !== 200) throw new Error(`POST /cardpayment: ${res.status} ${JSON.stringify(res.body)}`);
+  // by its id when the answer names it (another account or mode may use the order id)
+  const id = res.body?.body?.paymentId as string | undefined;
   const row = await waitFor(
-    () => stack.db('payments').where({ order_id: orderId }).whereNotNull('provider_ref').first(),
+    () =>
+      stack
+        .db('payments')
+        .where(id ? { id } : { order_id: orderId })
+        .whereNotNull('provider_ref')
+        .first(),
     20_000,
     'card charge',
   );

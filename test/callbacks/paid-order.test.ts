@@ -4,11 +4,12 @@
  * word alone is never enough.
  */
 import request from 'supertest';
-import { paidOrderWorkflowId, type PaidOrderOutcome } from '../../src/callbacks';
+import { paidPaymentWorkflowId, type PaidOrderOutcome } from '../../src/callbacks';
 import { unmatchedPaidOrderWorkflowId } from '../../src/callbacks/wallet-handler';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
-import { cardPayment, fieldSigned, post, resultOf, waitFor, type TestPayment } from './helpers';
+import { cardPayment, fieldSigned, headerSigned, post, resultOf, waitFor, type TestPayment } from './helpers';
+import { newKey } from '../payments/support';
 
 let stack: TestStack;
 let smtp: SmtpSink;
@@ -32,7 +33,7 @@ const walletGateway = (p: TestPayment) =>
     '/walletcallback',
     fieldSigned(stack.config, 'WALLET', { walletId: 'wal_1', status: 'success', amount: p.amount, orderId: p.orderId }),
   );
-const outcome = (orderId: string, workflowId = paidOrderWorkflowId(orderId)) =>
+const outcome = (p: { paymentId: string }, workflowId = paidPaymentWorkflowId(p.paymentId)) =>
   stack.client.workflow.getHandle(workflowId).result() as Promise<PaidOrderOutcome>;
 const paidOrder = (orderId: string) => stack.db('paid_orders').where({ order_id: orderId }).first();
 
@@ -42,7 +43,7 @@ it('confirms the order when the verified wallet callback already made the paymen
   await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
   const body = { orderId: p.orderId, paymentId: p.paymentId, success: true, userId: 'u-1', amount: p.amount };
   expect((await walletHandler(body)).status).toBe(200);
-  await expect(outcome(p.orderId)).resolves.toEqual({
+  await expect(outcome(p)).resolves.toEqual({
     orderId: p.orderId,
     paymentId: p.paymentId,
     status: 'confirmed',
@@ -58,8 +59,48 @@ it('confirms the order when the verified wallet callback already made the paymen
   });
   // OrderId="X" in Temporal Web finds the paid-order workflow too
   expect(
-    (await stack.client.workflow.getHandle(paidOrderWorkflowId(p.orderId)).describe()).searchAttributes.OrderId,
+    (await stack.client.workflow.getHandle(paidPaymentWorkflowId(p.paymentId)).describe()).searchAttributes.OrderId,
   ).toEqual([p.orderId]);
+});
+
+it('two merchants with one order id: each wallet post confirms its own payment, one row each', async () => {
+  const orderId = uniq('ORD-shared');
+  const [a, b] = [await newKey(stack.db), await newKey(stack.db)];
+  const pa = await cardPayment(stack, { apiKey: a.key, orderId, amount: 21 });
+  const pb = await cardPayment(stack, { apiKey: b.key, orderId, amount: 22 });
+  expect(pa.paymentId).not.toBe(pb.paymentId);
+  for (const [p, user] of [
+    [pa, 'u-a'],
+    [pb, 'u-b'],
+  ] as const) {
+    // the card network names the payment (the order id alone would be ambiguous: 409)
+    const paid = await post(
+      stack.app,
+      '/cardnetcallback',
+      headerSigned(stack.config, 'CARDNET', 'json', {
+        orderId,
+        paymentId: p.paymentId,
+        success: true,
+        userId: user,
+        amount: p.amount,
+      }),
+    );
+    expect(paid.status).toBe(200);
+    await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
+    const body = { orderId, paymentId: p.paymentId, success: true, userId: user, amount: p.amount };
+    expect((await walletHandler(body)).status).toBe(200);
+    await expect(outcome(p)).resolves.toEqual({
+      orderId,
+      paymentId: p.paymentId,
+      status: 'confirmed',
+      reason: 'payment confirmed paid',
+    });
+  }
+  const rows = await stack.db('paid_orders').where({ order_id: orderId }).orderBy('amount_satang');
+  expect(rows.map((r) => [r.payment_id, r.status, r.amount_satang])).toEqual([
+    [pa.paymentId, 'confirmed', '2100'],
+    [pb.paymentId, 'confirmed', '2200'],
+  ]);
 });
 
 it('waits for the verified callback when the handler is first', async () => {
@@ -70,14 +111,14 @@ it('waits for the verified callback when the handler is first', async () => {
   await waitFor(
     () =>
       stack.client.workflow
-        .getHandle(paidOrderWorkflowId(p.orderId))
+        .getHandle(paidPaymentWorkflowId(p.paymentId))
         .describe()
         .catch(() => undefined),
     5000,
     'processing started',
   );
   expect((await walletGateway(p)).status).toBe(200);
-  await expect(outcome(p.orderId)).resolves.toMatchObject({ status: 'confirmed' });
+  await expect(outcome(p)).resolves.toMatchObject({ status: 'confirmed' });
 });
 
 it.each([
@@ -95,9 +136,9 @@ it.each([
   const p = await make();
   const body = { orderId: p.orderId, paymentId: p.paymentId, success: true, userId: 'u-3', amount: p.amount };
   expect((await walletHandler(body)).status).toBe(200);
-  // a post that does not name the order's payment runs apart from paid-order-<orderId>
+  // a post that does not name a payment of its order runs apart from paid-order-<paymentId>
   const id = reason.endsWith('window') ? undefined : unmatchedPaidOrderWorkflowId(p.orderId, JSON.stringify(body));
-  await expect(outcome(p.orderId, id)).resolves.toMatchObject({ orderId: p.orderId, status: 'rejected', reason });
+  await expect(outcome(p, id)).resolves.toMatchObject({ orderId: p.orderId, status: 'rejected', reason });
   expect(await paidOrder(p.orderId)).toMatchObject({ status: 'rejected', reason });
   const mail = await waitFor(
     async () => smtp.messages.find((m) => m.subject.includes(p.orderId)),

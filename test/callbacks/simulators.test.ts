@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import { sandboxOutcome, startCallbackSimulator, type CallbackSimulator } from '../../src/simulators/callbacks';
-import { paidOrderWorkflowId } from '../../src/callbacks';
+import { paidPaymentWorkflowId } from '../../src/callbacks';
 import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
 import { serveApp } from '../support/servers';
 import { apiKey } from '../webhooks/helpers';
@@ -98,7 +98,7 @@ it('QR, amount .12: paid from a wallet; the wallet handler then confirms the pai
   await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
   expect(await providersOf(p.paymentId)).toEqual(['wallet']);
   await waitFor(() => stack.db('wallet_callbacks').where({ order_id: p.orderId }).first(), 10_000, 'wallet record');
-  await expect(stack.client.workflow.getHandle(paidOrderWorkflowId(p.orderId)).result()).resolves.toMatchObject({
+  await expect(stack.client.workflow.getHandle(paidPaymentWorkflowId(p.paymentId)).result()).resolves.toMatchObject({
     status: 'confirmed',
   });
 });

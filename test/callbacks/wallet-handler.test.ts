@@ -5,7 +5,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import request from 'supertest';
-import { paidOrderWorkflowId, type PaidOrderInput } from '../../src/callbacks';
+import type { PaidOrderInput } from '../../src/callbacks';
 import { createApp } from '../../src/app/app';
 import { unmatchedPaidOrderWorkflowId } from '../../src/callbacks/wallet-handler';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
@@ -46,9 +46,10 @@ const event = (over: Record<string, unknown> = {}) => ({
 const send = (raw: string, app = stack.app) =>
   request(app.callback()).post('/wallet/callback').set('Content-Type', 'application/json').send(raw);
 const recordOf = (orderId: string) => stack.db('wallet_callbacks').where({ order_id: orderId }).first();
-const started = async (orderId: string) => {
+/** whether the post `e` (sent as JSON.stringify(e); no payment of its order exists) started processing */
+const started = async (e: { orderId: string }) => {
   try {
-    await stack.client.workflow.getHandle(paidOrderWorkflowId(orderId)).describe();
+    await stack.client.workflow.getHandle(unmatchedPaidOrderWorkflowId(e.orderId, JSON.stringify(e))).describe();
     return true;
   } catch (e) {
     if (e instanceof WorkflowNotFoundError) return false;
@@ -81,7 +82,7 @@ describe('HTTP 200: the record is saved; only boolean true starts paid-order pro
       created_at: expect.any(Date),
       updated_at: expect.any(Date),
     });
-    // no payment of this order: the post runs apart from the order's own paid-order-<orderId>
+    // no payment of this order: the post runs apart from any payment's paid-order-<paymentId>
     const input = await workflowInput<PaidOrderInput>(stack, unmatchedPaidOrderWorkflowId(e.orderId, raw));
     expect(input).toEqual({ body: raw, source: 'wallet', confirmWindowSeconds: 2 });
   });
@@ -92,7 +93,7 @@ describe('HTTP 200: the record is saved; only boolean true starts paid-order pro
     expect(res.status).toBe(200);
     expect(JSON.parse(res.text)).toMatchObject({ success: true, orderId: e.orderId, paymentId: e.paymentId });
     expect(await recordOf(e.orderId)).toMatchObject({ success: false });
-    expect(await started(e.orderId)).toBe(false);
+    expect(await started(e)).toBe(false);
   });
 
   it("success as the string 'true': recorded, nothing processed", async () => {
@@ -100,7 +101,7 @@ describe('HTTP 200: the record is saved; only boolean true starts paid-order pro
     const res = await send(JSON.stringify(e));
     expect(res.status).toBe(200);
     expect(await recordOf(e.orderId)).toMatchObject({ success: false, body: e });
-    expect(await started(e.orderId)).toBe(false);
+    expect(await started(e)).toBe(false);
   });
 
   it('aliases order_id, payment_id, user_id', async () => {
@@ -233,7 +234,7 @@ describe('HTTP 500: the four texts, the error log, the error tracker, the admini
       expect(
         await stack.db('callback_errors').where({ request_id: res.headers['x-request-id'] }).first(),
       ).toMatchObject({ order_id: e.orderId });
-      expect(await started(e.orderId)).toBe(false);
+      expect(await started(e)).toBe(false);
     } finally {
       await stack.db.raw('drop trigger if exists talat_test_refuse on wallet_callbacks');
     }

@@ -7,10 +7,9 @@ import request from 'supertest';
 import { qrImage } from '../../src/qr-image';
 import { signCheckoutToken, verifyCheckoutToken } from '../../src/checkout/token';
 import { chooseLang } from '../../src/checkout/page';
-import { orderReference } from '../../src/domain/promptpay';
 import { ConfigError, loadConfig } from '../../src/config';
 import { capturingLogger, createTestStack, waitFor, type TestStack } from '../support/stack';
-import { gatewayWith, newKey, paymentError, rowOf } from '../payments/support';
+import { gatewayWith, newKey, paymentError, rowOf, storedRef1 } from '../payments/support';
 import { openEvents, qrCallback, qrPayment, serve } from './support';
 
 let stack: TestStack;
@@ -98,7 +97,9 @@ describe('GET /checkout/{token}', () => {
     expect(en.text).toContain('SALA MARKET');
     expect(en.text).toMatch(/id="amount">[^<]*123\.50</);
     expect(en.text).toContain(`<dt>Order reference</dt><dd id="order">${p.orderId}</dd>`);
-    expect(en.text).toContain(`<dt>Payment reference</dt><dd id="reference">${orderReference(p.orderId)}</dd>`);
+    expect(en.text).toContain(
+      `<dt>Payment reference</dt><dd id="reference">${await storedRef1(stack.db, p.paymentId)}</dd>`,
+    );
     expect(en.text).toMatch(/id="countdown" role="timer"[^>]*>1[45]:[0-5]\d</);
     expect(en.text).toContain('role="status" aria-live="polite"');
     expect(en.text).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)[^"]*\.(js|css|svg|png|woff2?)/); // nothing third-party
@@ -138,8 +139,8 @@ describe('GET /checkout/{token}', () => {
       for (const path of [`/checkout/${token}`, `/checkout/${token}/qr.png`, `/checkout/${token}/events`]) {
         const res = await get(path);
         expect([path, res.status]).toEqual([path, 404]);
-        expect(res.text).not.toContain(orderReference(mine.orderId));
-        expect(res.text).not.toContain(orderReference(other.orderId));
+        expect(res.text).not.toContain(await storedRef1(stack.db, mine.paymentId));
+        expect(res.text).not.toContain(await storedRef1(stack.db, other.paymentId));
       }
     }
     // the same link an hour after the payment expired (QR_EXPIRY_S 900 s): 410 Gone

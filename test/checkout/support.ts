@@ -3,9 +3,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import request from 'supertest';
-import { orderReference } from '../../src/domain/promptpay';
 import { fieldSigned, post as postCallback } from '../callbacks/helpers';
 import { uniq, type TestStack } from '../support/stack';
+import { storedRef1 } from '../payments/support';
 
 export async function serve(app: Koa): Promise<{ base: string; close(): Promise<void> }> {
   const server = http.createServer(app.callback());
@@ -59,13 +59,13 @@ export async function qrPayment(
   };
 }
 
-/** The QR provider's signed callback for the payment (by its order reference, as a bank app names it). */
-export const qrCallback = (stack: TestStack, p: QrCreated, status: 'success' | 'failed') =>
+/** The QR provider's signed callback for the payment (by its stored QR reference, as a bank app names it). */
+export const qrCallback = async (stack: TestStack, p: QrCreated, status: 'success' | 'failed') =>
   postCallback(
     stack.app,
     '/qrcallback',
     fieldSigned(stack.config, 'QR', {
-      paymentId: orderReference(p.orderId),
+      paymentId: await storedRef1(stack.db, p.paymentId),
       status,
       amount: p.amount,
       orderId: p.orderId,

@@ -11,6 +11,7 @@ import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { migrationSource } from '../../src/db/knex';
 import { createApp } from '../../src/app/app';
 import { revocationFeed } from '../../src/http/middleware/key-revocations';
+import { createApiKey } from '../../src/http/middleware/api-key';
 import { createTestStack, testConfig, testDatabaseUrl, testLogger, uniq, type TestStack } from '../support/stack';
 import { ROOT, start, talat } from './support';
 
@@ -28,6 +29,7 @@ const COMMANDS = [
   ['apikey', 'create'],
   ['apikey', 'list'],
   ['apikey', 'revoke'],
+  ['apikey', 'link'],
   ['promptpay'],
   ['migrate'],
   ['seed'],
@@ -121,6 +123,70 @@ describe('talat apikey', () => {
     expect(await talat(['apikey', 'revoke', k.id], db)).toMatchObject({ code: 0 });
     const next = await res();
     expect([next.status, next.body.body.details]).toEqual([401, { reason: 'revoked' }]);
+  });
+
+  it("link: the second key joins the first's account at once (cached gateways too); errors say why", async () => {
+    const cached = createApp({
+      config: testConfig({ API_KEY_CACHE_MS: '60000' }),
+      db: stack.db,
+      temporal: { client: stack.client, taskQueue: stack.taskQueue },
+      logger: testLogger,
+    });
+    await revocationFeed(stack.db).ready();
+    const scopes = ['payments:write', 'payments:read'];
+    const [a, b, c] = await Promise.all(
+      ['a', 'b', 'c'].map((n) => createApiKey(stack.db, { name: uniq(n), scopes, mode: 'sandbox' })),
+    );
+    const orderId = uniq('ORD-link');
+    const qr = (k: string) =>
+      request(cached.callback())
+        .post('/qrpayment')
+        .set('X-API-Key', k)
+        .send({ orderId, userId: 'u', amount: 12, customerId: 'c' });
+    const status = (k: string) => request(cached.callback()).get(`/checkstatus/${orderId}`).set('X-API-Key', k);
+    const first = await qr(a.key);
+    expect(first.status).toBe(200);
+    // b is its own account: its own payment of the order id (then cached as such)
+    expect((await status(b.key)).status).toBe(404);
+
+    const linked = await talat(['apikey', 'link', b.id, '--account', a.id], db);
+    expect(linked).toEqual({ code: 0, stdout: `linked ${b.id} to account ${a.id}\n`, stderr: '' });
+    const again = await qr(b.key);
+    expect([again.status, again.body.body.code]).toEqual([409, 'CONFLICT']);
+    expect(again.body.body.error).toContain(
+      'already used by a payment of another API key of your account in this mode',
+    );
+    // the payment stays the first key's own: it reads it, the linked key does not (docs/security.md)
+    const mine = await status(a.key);
+    expect([mine.status, mine.body.body.paymentId]).toEqual([200, first.body.body.paymentId]);
+    expect((await status(b.key)).status).toBe(404);
+    const text = await talat(['apikey', 'list'], db);
+    expect(text.stdout.split('\n').find((l) => l.startsWith(b.id))).toMatch(new RegExp(`account ${a.id}$`));
+
+    // refusals change nothing, so they run side by side
+    const [twice, unknown, self, member, moved] = await Promise.all([
+      talat(['apikey', 'link', b.id, '--account', a.id], db),
+      talat(['apikey', 'link', 'key_nope', '--account', a.id], db),
+      talat(['apikey', 'link', c.id, '--account', c.id], db),
+      talat(['apikey', 'link', a.id, '--account', c.id], db),
+      talat(['apikey', 'link', b.id, '--account', c.id], db),
+    ]);
+    const json = await talat(['apikey', 'link', c.id, '--account', b.id, '--json'], db);
+    const failed = (stderr: string) => ({
+      code: 1,
+      stdout: '',
+      stderr: `talat apikey link: ${stderr}: nothing was linked\n`,
+    });
+    expect(twice).toEqual(failed(`API key ${b.id} is already in account ${a.id}`));
+    expect(unknown).toEqual(failed('no API key key_nope'));
+    expect(self).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('cannot be linked to itself') });
+    expect(member).toEqual(failed(`API key ${a.id} is the account of ${b.id}: link those keys instead`));
+    expect(moved).toEqual(failed(`API key ${b.id} is already linked to account ${a.id}`));
+    // c joins the account b is in (a's), through b
+    expect([json.code, JSON.parse(json.stdout)]).toEqual([0, { id: c.id, accountId: a.id }]);
+    await stack.db('api_keys').where({ id: b.id }).update({ revoked_at: new Date() });
+    const d = await createApiKey(stack.db, { name: uniq('d'), scopes, mode: 'live' });
+    expect(await talat(['apikey', 'link', d.id, '--account', b.id], db)).toEqual(failed(`API key ${b.id} is revoked`));
   });
 
   it('revoking an unknown id fails: exit 1, the reason on stderr, nothing on stdout', async () => {

@@ -21,7 +21,7 @@ import { objectStoreEnv, testPublisher } from '../objectstore/helpers';
 import { ALL_SCOPES, newKey, paidQr, rowOf, waitFor } from '../payments/support';
 import { binary, IN_SEASON } from '../storefront/helpers';
 import { paymentWorkflowIdOf } from '../../src/payments';
-import { orderWorkflowId } from '../../src/orders';
+import { orderWorkflowOf } from '../orders/support';
 import { createTestStack, provenResult, testConfig, testLogger, uniq, type TestStack } from '../support/stack';
 import { startReceiver, type Receiver } from '../webhooks/helpers';
 import { resultAware } from '../payments/support';
@@ -451,7 +451,7 @@ describe('live answers', () => {
     );
     expect(auth.status).toBe(200);
     await stack.client.workflow
-      .getHandle(orderWorkflowId(orderId))
+      .getHandle(await orderWorkflowOf(stack.db, orderId))
       .signal(
         'paymentResult',
         provenResult(stack.config, auth.body.body.paymentId, { status: 'success', provider: 'card' }),

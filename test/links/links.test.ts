@@ -177,6 +177,26 @@ describe('the link page', () => {
     });
   });
 
+  it("another key's payment of the link's order id is not the link's (order ids are per account and mode)", async () => {
+    const link = await create({ amount: 30, description: 'Shared order id' });
+    const orderId = `${link.id}-1`;
+    // another merchant pays first under the order id the link's first visit will use
+    const theirs = await api()
+      .post('/qrpayment')
+      .set('X-API-Key', other)
+      .send({ orderId, userId: 'u', amount: 30, customerId: 'c' });
+    expect(theirs.status).toBe(200);
+    await pay(orderId);
+    const page = await api().get(pathOf(link.url));
+    expect([page.status, page.text]).toEqual([200, expect.not.stringContaining('already been paid')]);
+    const first = await visit(link.url);
+    expect(first.status).toBe(303);
+    const mine = await waitFor(() => stack.db('payments').where({ order_id: orderId, api_key_id: keyId }).first());
+    expect(mine.id).not.toBe(theirs.body.body.paymentId);
+    const listed = (await api().get(`/payment-links/${link.id}`).set('X-API-Key', key)).body.body;
+    expect(listed).toMatchObject({ status: 'active', payments: [{ orderId, paymentId: mine.id, status: 'pending' }] });
+  });
+
   it('a reusable link makes a payment per visit; a deactivated one takes no more (410)', async () => {
     const link = await create({ amount: 20, description: 'Donation', reusable: true });
     const a = await visit(link.url);

@@ -9,7 +9,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { loadConfig } from '../../src/config';
-import { orderWorkflowId } from '../../src/orders';
+import { orderWorkflowOf } from './support';
 import { signApprovalToken } from '../../src/orders/approval-token';
 import { signOrderStep } from '../../src/proofs';
 import { createTestStack, outsiderTemporalClient, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
@@ -147,7 +147,7 @@ describe('the customer approves or declines a costlier substitution', () => {
       .set('X-API-Key', key)
       .send({ orderId, userId: 'u-1', amount: '100', token: 'tok_test_visa', capture: 'false' });
     await stack.client.workflow
-      .getHandle(orderWorkflowId(orderId))
+      .getHandle(await orderWorkflowOf(stack.db, orderId))
       .signal(
         'paymentResult',
         provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
@@ -245,7 +245,7 @@ describe('order.approval_requested: one of the order events (order.updated)', ()
     );
     // the signed link is in no payload of the order's workflow history, decrypted
     const token = pathOf(approval.url).split('/')[2];
-    const history = await historyInClear(orderWorkflowId(orderId));
+    const history = await historyInClear(await orderWorkflowOf(stack.db, orderId));
     expect(history).toContain(adjustmentId);
     expect(history).not.toContain(token);
     for (const e of [ep, every, steps, adjusted])
@@ -296,7 +296,7 @@ describe('the approval door', () => {
     ];
     for (const req of attempts) {
       const out = await raw.workflow
-        .getHandle(orderWorkflowId(orderId))
+        .getHandle(await orderWorkflowOf(stack.db, orderId))
         .executeUpdate('decideApproval', { args: [req] })
         .catch((e: Error) => ({ error: e.message }));
       expect(out).not.toMatchObject({ ok: true });
@@ -310,7 +310,7 @@ describe('the approval door', () => {
     const proof = signOrderStep(stack.config.results.signingKey, { kind: 'adjust', stepId: adjustmentId, orderId });
     // a client with the codec (the raw one cannot read the encrypted answer)
     const again = await stack.client.workflow
-      .getHandle(orderWorkflowId(orderId))
+      .getHandle(await orderWorkflowOf(stack.db, orderId))
       .executeUpdate('adjust', { args: [{ stepId: adjustmentId, proof }], updateId: uniq('copied') });
     expect(again).toMatchObject({ ok: true });
     expect(await stack.db('order_approvals').where({ order_id: orderId })).toHaveLength(1);

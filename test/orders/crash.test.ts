@@ -5,7 +5,7 @@
  * card final above the authorisation, killed once the new authorisation's row is written.
  */
 import type { ChildProcess } from 'node:child_process';
-import { orderWorkflowId } from '../../src/orders';
+import { orderWorkflowOf } from './support';
 import { startCrashWorker } from '../support/roles';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, request } from '../payments/support';
@@ -41,7 +41,7 @@ it('a worker killed during finalize: after restart the order settles, captured o
     .send({ orderId, userId: 'u', amount: '300', token: 'tok_test_visa', capture: 'false' });
   expect(auth.status).toBe(200);
   await stack.client.workflow
-    .getHandle(orderWorkflowId(orderId))
+    .getHandle(await orderWorkflowOf(stack.db, orderId))
     .signal(
       'paymentResult',
       provenResult(stack.config, auth.body.body.paymentId, { status: 'success', provider: 'card' }),
@@ -74,7 +74,7 @@ it('a worker killed during finalize: after restart the order settles, captured o
   const chargeId = auth.body.body.chargeId as string;
   const captures = await stack.db('sim_card_captures').where({ charge_id: chargeId });
   expect(captures.map((c) => [c.kind, Number(c.amount_satang)])).toEqual([['capture', 22000]]);
-  await stack.client.workflow.getHandle(orderWorkflowId(orderId)).result();
+  await stack.client.workflow.getHandle(await orderWorkflowOf(stack.db, orderId)).result();
 });
 
 it('a worker killed while re-authorising above the authorisation: one new authorisation, each captured once', async () => {
@@ -89,7 +89,7 @@ it('a worker killed while re-authorising above the authorisation: one new author
     .send({ orderId, userId: 'u', amount: '200', token: 'tok_test_visa', capture: 'false' });
   expect(auth.status).toBe(200);
   await stack.client.workflow
-    .getHandle(orderWorkflowId(orderId))
+    .getHandle(await orderWorkflowOf(stack.db, orderId))
     .signal(
       'paymentResult',
       provenResult(stack.config, auth.body.body.paymentId, { status: 'success', provider: 'card' }),
@@ -134,5 +134,5 @@ it('a worker killed while re-authorising above the authorisation: one new author
     ['capture', 2000],
     ['capture', 22000],
   ]);
-  await stack.client.workflow.getHandle(orderWorkflowId(orderId)).result();
+  await stack.client.workflow.getHandle(await orderWorkflowOf(stack.db, orderId)).result();
 });

@@ -6,8 +6,7 @@
  * the same capture twice at the provider being one capture; a paid QR order finalised down
  * refunding the difference through the refunds ledger, one finalised above it paying a top-up; webhooks and checkstatus showing the states.
  */
-import { orderWorkflowId } from '../../src/orders';
-import { paymentWorkflowId } from '../../src/payments';
+import { orderWorkflowOf, topUpWorkflowOf } from './support';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, paidQr, paymentError, request } from '../payments/support';
 import { registerEndpoint, startReceiver, verifiesWithStandardWebhooks, type Receiver } from '../webhooks/helpers';
@@ -48,7 +47,7 @@ async function authorisedCard(estimate: number, prefix = 'oc') {
   expect(res.body.body).toMatchObject({ orderId, method: 'card', status: 'pending', chargeId: expect.any(String) });
   const paymentId = res.body.body.paymentId as string;
   await stack.client.workflow
-    .getHandle(orderWorkflowId(orderId))
+    .getHandle(await orderWorkflowOf(stack.db, orderId))
     .signal('paymentResult', provenResult(stack.config, paymentId, { status: 'success', provider: 'card' }));
   await waitFor(async () => (await orderOf(orderId)).status === 'open', 20_000, 'order open');
   return { orderId, paymentId, chargeId: res.body.body.chargeId as string, held: res.body.body.amount as number };
@@ -223,7 +222,7 @@ describe('PromptPay: paid in full, the difference refunded', () => {
     const st = (await api().get(`/checkstatus/${orderId}.topup`).set('X-API-Key', key)).body.body;
     expect(st).toMatchObject({ method: 'qr', status: 'pending', amount: 20.5 });
     // the order's workflow starts the top-up's child after it wrote the row: wait for the child
-    const topUpHandle = stack.client.workflow.getHandle(paymentWorkflowId(`${orderId}.topup`));
+    const topUpHandle = stack.client.workflow.getHandle(await topUpWorkflowOf(stack.db, orderId));
     await waitFor(async () => !!(await topUpHandle.describe().catch(() => undefined)), 20_000, 'top-up started');
     await topUpHandle.signal(
       'paymentResult',

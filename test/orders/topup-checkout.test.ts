@@ -5,7 +5,7 @@
  * and settles the order.
  */
 import { chromium, type Browser } from 'playwright-core';
-import { paymentWorkflowId } from '../../src/payments';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { createTestStack, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, paidQr, request } from '../payments/support';
 import { qrCallback, serve } from '../checkout/support';
@@ -63,7 +63,7 @@ it('a top-up has a hosted checkout link saying what it is for; paid through it, 
   expect(await page.textContent('#amount')).toContain('15.50');
   await page.waitForSelector('main[data-live="open"]', { timeout: 10_000 });
 
-  const child = stack.client.workflow.getHandle(paymentWorkflowId(topUp.orderId));
+  const child = stack.client.workflow.getHandle(paymentWorkflowIdOf(topUp.paymentId));
   await waitFor(async () => !!(await child.describe().catch(() => undefined)), 20_000, 'top-up started');
   const cb = await qrCallback(
     stack,

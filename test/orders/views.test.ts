@@ -4,9 +4,8 @@
  * pending and paid, settled) in the API and the staff console, and /checkstatus and GET /payments with the authorisation's state
  * and a top-up's order.
  */
-import { paymentWorkflowId } from '../../src/payments';
 import { createTestStack, provenResult, waitFor, type TestStack } from '../support/stack';
-import { holdCard } from './support';
+import { holdCard, topUpWorkflowOf } from './support';
 import { newKey, paidQr, request } from '../payments/support';
 import { signIn } from '../console/support';
 
@@ -136,7 +135,7 @@ describe('PromptPay order', () => {
     ]);
     expect(await statusOf(`${orderId}.topup`)).toMatchObject({ status: 'pending', amount: 20.5, topUpOf: orderId });
     expect(await listed(`${orderId}.topup`)).toMatchObject({ status: 'pending', topUpOf: orderId });
-    const handle = stack.client.workflow.getHandle(paymentWorkflowId(`${orderId}.topup`));
+    const handle = stack.client.workflow.getHandle(await topUpWorkflowOf(stack.db, orderId));
     await waitFor(async () => !!(await handle.describe().catch(() => undefined)), 20_000, 'top-up started');
     await handle.signal(
       'paymentResult',

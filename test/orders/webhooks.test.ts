@@ -4,8 +4,7 @@
  * gets each order.* event of its orders, in order, verified with the Standard Webhooks library;
  * another merchant's endpoint gets none; a raw Temporal start of a forged order event sends nothing.
  */
-import { orderWorkflowId } from '../../src/orders';
-import { paymentWorkflowId } from '../../src/payments';
+import { orderWorkflowOf, topUpWorkflowOf } from './support';
 import { taskQueueOf } from '../../src/domain/temporal';
 import { WebhookWorkflowType, type OrderEvent } from '../../src/webhooks';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
@@ -76,7 +75,7 @@ it('card down: adjusted twice, released, settled, each signed and in order; paym
   expect(res.status).toBe(200);
   const paymentId = res.body.body.paymentId as string;
   await stack.client.workflow
-    .getHandle(orderWorkflowId(orderId))
+    .getHandle(await orderWorkflowOf(stack.db, orderId))
     .signal('paymentResult', provenResult(stack.config, paymentId, { status: 'success', provider: 'card' }));
   await waitFor(
     async () => (await api().get(`/orders/${orderId}`).set('X-API-Key', key.key)).body.body.status === 'open',
@@ -167,7 +166,7 @@ it('QR up with a paid top-up: adjusted, top-up pending (QR and checkout link), t
     },
   });
   expect(topUp.checkoutUrl).toMatch(/^http/);
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(`${orderId}.topup`));
+  const handle = stack.client.workflow.getHandle(await topUpWorkflowOf(stack.db, orderId));
   await waitFor(async () => !!(await handle.describe().catch(() => undefined)), 20_000, 'top-up started');
   await handle.signal(
     'paymentResult',

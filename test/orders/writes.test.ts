@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { orderWorkflowId } from '../../src/orders';
+import { orderWorkflowOf } from './support';
 import { paymentWorkflowIdOf } from '../../src/payments';
 import { createTestStack, provenResult, statementsOf, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, request } from '../payments/support';
@@ -42,7 +42,7 @@ it('a card order, authorised, adjusted twice and finalised', async () => {
       .set('X-API-Key', key)
       .send({ orderId, userId: 'u', amount: '500', token: 'tok_test_visa', capture: 'false' });
     await stack.client.workflow
-      .getHandle(orderWorkflowId(orderId))
+      .getHandle(await orderWorkflowOf(stack.db, orderId))
       .signal(
         'paymentResult',
         provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
@@ -54,7 +54,7 @@ it('a card order, authorised, adjusted twice and finalised', async () => {
         .set('X-API-Key', key)
         .send({ lines: [{ description: 'line', amount, reason: 'weight' }] });
     await api().post(`/orders/${orderId}/finalize`).set('X-API-Key', key);
-    await stack.client.workflow.getHandle(orderWorkflowId(orderId)).result();
+    await stack.client.workflow.getHandle(await orderWorkflowOf(stack.db, orderId)).result();
   });
   const s = summary(sql);
   console.log(`card order ${JSON.stringify(s)}`);
@@ -83,7 +83,7 @@ it('a paid QR order, adjusted once and finalised with a refund', async () => {
       .set('X-API-Key', key)
       .send({ lines: [{ description: 'line', amount: -20, reason: 'out_of_stock' }] });
     await api().post(`/orders/${orderId}/finalize`).set('X-API-Key', key);
-    await stack.client.workflow.getHandle(orderWorkflowId(orderId)).result();
+    await stack.client.workflow.getHandle(await orderWorkflowOf(stack.db, orderId)).result();
   });
   const s = summary(sql);
   console.log(`QR order ${JSON.stringify(s)}`);

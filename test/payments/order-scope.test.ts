@@ -2,14 +2,16 @@
  * Order ids are unique per account and mode (docs/concepts.md): two merchants, and one merchant in
  * sandbox and live, use the same order id end to end (create, callback paid, webhooks, checkstatus,
  * refund); another key reads nothing of them; a callback that names only a shared order id is
- * refused; orders (capture=false) keep one namespace; the migration keeps existing rows.
+ * refused, one that names a QR reference pays its own; orders (capture=false) are scoped too; the
+ * migration keeps existing rows.
  */
 import { Client } from 'pg';
 import { createDb, migrationSource, type Db } from '../../src/db/knex';
+import { migrateDownThrough } from '../support/migrations';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { createTestStack, testDatabaseUrl, uniq, waitFor, type TestStack } from '../support/stack';
 import { fieldSigned, headerSigned, post } from '../callbacks/helpers';
-import { newKey, request } from './support';
+import { newKey, request, storedRef1 } from './support';
 import { orderReference } from '../../src/domain/promptpay';
 import { registerEndpoint, startReceiver, type Receiver } from '../webhooks/helpers';
 
@@ -86,12 +88,18 @@ describe('the same order id in two accounts and two modes', () => {
     expect(JSON.stringify(other.body)).toMatch(/already has a payment of 120\.50 THB by qr/);
   });
 
-  it('a callback that names only an order id two accounts use is refused, and delivered to neither', async () => {
+  it('a callback that names only an order id two accounts use is refused; one naming a QR reference pays its own', async () => {
     const a = await newKey(stack.db);
     const b = await newKey(stack.db);
+    const aLive = await newKey(stack.db, { mode: 'live' });
+    await stack.db('api_keys').where({ id: aLive.id }).update({ account_id: a.id });
     const orderId = uniq('ORD-2003');
-    expect((await qr(a.key, orderId)).status).toBe(200);
-    expect((await qr(b.key, orderId)).status).toBe(200);
+    const ids: string[] = [];
+    for (const k of [a, b, aLive]) {
+      const res = await qr(k.key, orderId);
+      expect(res.status).toBe(200);
+      ids.push(res.body.body.paymentId);
+    }
     // the development card test form names the order alone
     const res = await post(
       stack.app,
@@ -104,22 +112,27 @@ describe('the same order id in two accounts and two modes', () => {
       }),
     );
     expect(res.status).toBe(409);
-    expect(JSON.stringify(res.body)).toMatch(/used by 2 payments .*send the paymentId/);
-    // the QR reference is still derived from the order id: it tells the two apart no better
-    const byRef = await post(
-      stack.app,
-      '/qrcallback',
-      fieldSigned(stack.config, 'QR', {
-        paymentId: orderReference(orderId),
-        status: 'success',
-        amount: 120.5,
-        orderId,
-      }),
-    );
-    expect(byRef.status).toBe(409);
-    const rows = await stack.db('payments').where({ order_id: orderId });
-    expect(rows.map((r) => r.status)).toEqual(['pending', 'pending']);
+    expect(JSON.stringify(res.body)).toMatch(/used by 3 payments .*send the paymentId/);
     expect(await stack.db('callback_receipts').where({ order_id: orderId })).toHaveLength(0);
+    // each QR carries its payment's own reference (Ref1, tag 62): a bank callback naming only it
+    // (and the shared order id) pays that payment and no other
+    const refs = await Promise.all(ids.map((id) => storedRef1(stack.db, id)));
+    expect(new Set([...refs, orderReference(orderId)]).size).toBe(4);
+    for (const [i, k] of [a, b, aLive].entries()) {
+      const byRef = await post(
+        stack.app,
+        '/qrcallback',
+        fieldSigned(stack.config, 'QR', { paymentId: refs[i], status: 'success', amount: 120.5, orderId }),
+      );
+      expect(byRef.status).toBe(200);
+      await waitFor(async () => (await stack.db('payments').where({ id: ids[i] }).first()).status === 'paid');
+      const rows = await stack.db('payments').where({ order_id: orderId }).orderBy('id');
+      expect(rows.filter((r) => r.status === 'paid').map((r) => r.id)).toEqual(ids.slice(0, i + 1).sort());
+      const mine = await status(k.key, orderId);
+      expect([mine.status, mine.body.body.paymentId, mine.body.body.status]).toEqual([200, ids[i], 'paid']);
+    }
+    const receipts = await stack.db('callback_receipts').where({ order_id: orderId, provider: 'qr' });
+    expect(receipts.map((r) => r.payment_id).sort()).toEqual([...ids].sort());
   });
 });
 
@@ -207,10 +220,12 @@ describe('two merchants and two modes, one order id: webhooks and refunds', () =
   });
 });
 
-describe('orders (capture=false) keep one order id namespace', () => {
-  it("another key's authorisation of an order id with an order is a 409 that says so, and leaves nothing", async () => {
+describe('orders (capture=false) are scoped the same way (test/orders/order-scope.test.ts end to end)', () => {
+  it("another account's authorisation of an order id is its own order; another key of the account is a 409 that says so", async () => {
     const a = await newKey(stack.db);
     const b = await newKey(stack.db);
+    const a2 = await newKey(stack.db);
+    await stack.db('api_keys').where({ id: a2.id }).update({ account_id: a.id });
     const orderId = uniq('ORD-2005');
     const authorize = (key: string) =>
       api()
@@ -219,11 +234,14 @@ describe('orders (capture=false) keep one order id namespace', () => {
         .set('X-API-Key', key)
         .send({ orderId, userId: 'u', amount: '100', token: 'tok_test', capture: 'false' });
     expect((await authorize(a.key)).status).toBe(200);
-    const other = await authorize(b.key);
-    expect(other.status).toBe(409);
-    expect(JSON.stringify(other.body)).toMatch(/orders share one order id namespace/);
-    expect(await stack.db('payments').where({ order_id: orderId }).pluck('api_key_id')).toEqual([a.id]);
-    expect(await stack.db('orders').where({ order_id: orderId }).pluck('api_key_id')).toEqual([a.id]);
+    expect((await authorize(b.key)).status).toBe(200);
+    const sameAccount = await authorize(a2.key);
+    expect(sameAccount.status).toBe(409);
+    expect(sameAccount.body.body.error).toMatch(/another API key of your account in this mode/);
+    const orders = await stack.db('orders').where({ order_id: orderId }).orderBy('created_at');
+    expect(orders.map((o) => o.api_key_id)).toEqual([a.id, b.id]);
+    for (const o of orders) expect(o.workflow_id).toBe(`order-${o.payment_id}`);
+    expect(await stack.db('payments').where({ order_id: orderId }).pluck('api_key_id')).toHaveLength(2);
   });
 });
 
@@ -242,7 +260,8 @@ describe('migration 20261128090000_order_id_scope on a database with rows', () =
 
   it('backfills accounts and replaces the global unique order id with (account, mode, order id)', async () => {
     await db.migrate.latest({ migrationSource });
-    await db.migrate.down({ migrationSource }); // back to the schema before it
+    // back to the schema before it (later migrations undone first)
+    await migrateDownThrough(db, '20261128090000_order_id_scope');
     const row = (id: string, key: string | null, mode = 'live') => ({
       id,
       order_id: 'ORD-OLD',

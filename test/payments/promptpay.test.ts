@@ -11,6 +11,7 @@ import {
   formatAmount,
   isBillRef,
   orderReference,
+  paymentReference,
   parseTlv,
   payloadFields,
   promptPayAccount,
@@ -178,6 +179,23 @@ describe('bill payment (tag 30) and merchant tags', () => {
     );
     expect(orderReference('ord-42')).not.toBe(orderReference('ORD42'));
     expect(orderReference('ord-42')).not.toBe(orderReference('ord_42'));
+  });
+
+  it("the payment reference is the payment id's, alphanumeric, 20 characters, and tells payment ids apart", () => {
+    expect(paymentReference('pay_0123456789abcdef0123456789abcdef')).toBe('P04HKAPS9LF6UU0938LJ');
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 16, maxLength: 16 }),
+        fc.uint8Array({ minLength: 16, maxLength: 16 }),
+        (a, b) => {
+          const [ia, ib] = [a, b].map((x) => `pay_${Buffer.from(x).toString('hex')}`);
+          const ra = paymentReference(ia);
+          const sameHead = ia.slice(0, 28) === ib.slice(0, 28);
+          return isBillRef(ra) && ra.length === 20 && (sameHead || ra !== paymentReference(ib));
+        },
+      ),
+    );
+    expect(() => paymentReference('ORD-1')).toThrow(/not a payment id/);
   });
 });
 

@@ -5,10 +5,27 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { qrImage } from '../../src/qr-image';
 import { PaymentWorkflowType } from '../../src/payments';
-import { orderReference, parseTlv, payloadFields, promptPayPayload, verifyCrc } from '../../src/domain/promptpay';
+import {
+  orderReference,
+  parseTlv,
+  paymentReference,
+  payloadFields,
+  promptPayPayload,
+  verifyCrc,
+} from '../../src/domain/promptpay';
 import { fieldSigned, post as postCallback } from '../callbacks/helpers';
 import { createTestStack, provenResult, uniq, type TestStack } from '../support/stack';
-import { eventsOf, gatewayWith, newKey, paymentError, request, rowOf, waitFor, webhookWitness } from './support';
+import {
+  eventsOf,
+  gatewayWith,
+  newKey,
+  paymentError,
+  request,
+  rowOf,
+  storedRef1,
+  waitFor,
+  webhookWitness,
+} from './support';
 import { paymentHandle } from './support';
 
 let stack: TestStack;
@@ -32,12 +49,16 @@ describe('POST /qrpayment', () => {
     const before = Date.now();
     const res = await post({ orderId, userId: 'u-1', amount: 4.22, customerId: 'c-1' });
     expect(res.status).toBe(200);
-    // MERCHANT_NAME's default is set: tag 59; the order reference is tag 62's reference label
+    // MERCHANT_NAME's default is set: tag 59; the payment's reference (from its unique id, stored
+    // with it; not the order id, which only its account and mode keep unique) is tag 62's label
+    const ref1 = await storedRef1(stack.db, res.body.body.paymentId);
+    expect(ref1).toBe(paymentReference(res.body.body.paymentId));
+    expect(ref1).not.toBe(orderReference(orderId));
     const expected = promptPayPayload({
       id: '0801234567',
       amountSatang: 422,
       merchantName: 'SALA MARKET',
-      referenceLabel: orderReference(orderId),
+      referenceLabel: ref1,
     });
     expect(res.body).toEqual({
       statusCode: 200,
@@ -54,7 +75,7 @@ describe('POST /qrpayment', () => {
           payload: expected.payload,
           crc: expected.crc,
           image: expect.stringMatching(/^data:image\/png;base64,/),
-          reference: orderReference(orderId),
+          reference: ref1,
         },
         checkoutUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:3000\/checkout\/pay_/),
       },
@@ -161,7 +182,7 @@ describe('POST /qrpayment', () => {
 });
 
 describe('bill payment QR (PROMPTPAY_BILLER_ID)', () => {
-  it('emits tag 30 with Ref1 = the order reference, Ref2, merchant name and city; a QR callback may name the payment by Ref1', async () => {
+  it('emits tag 30 with Ref1 = the payment reference, Ref2, merchant name and city; a QR callback may name the payment by Ref1', async () => {
     const env = {
       PROMPTPAY_BILLER_ID: '010552300935002',
       MERCHANT_NAME: 'SALA MARKET SUKHUMVIT',
@@ -174,7 +195,7 @@ describe('bill payment QR (PROMPTPAY_BILLER_ID)', () => {
       .set('X-API-Key', key)
       .send({ orderId, userId: 'u', amount: 123.5, customerId: 'c', ref2: 'BRANCH01' });
     expect(res.status).toBe(200);
-    const ref1 = orderReference(orderId);
+    const ref1 = await storedRef1(stack.db, res.body.body.paymentId);
     expect(res.body.body.qr.reference).toBe(ref1);
     const payload = res.body.body.qr.payload;
     expect(verifyCrc(payload)).toBe(true);
@@ -202,18 +223,15 @@ describe('bill payment QR (PROMPTPAY_BILLER_ID)', () => {
       orderId,
       status: 'paid',
     });
-    // another order's reference does not name this payment
-    const wrong = await postCallback(
-      app,
-      '/qrcallback',
-      fieldSigned(stack.config, 'QR', {
-        paymentId: orderReference(uniq('x')),
-        status: 'success',
-        amount: 123.5,
-        orderId,
-      }),
-    );
-    expect(wrong.status).toBe(404);
+    // another payment's reference, or the order's own derived one, does not name this payment
+    for (const paymentId of [orderReference(uniq('x')), orderReference(orderId)]) {
+      const wrong = await postCallback(
+        app,
+        '/qrcallback',
+        fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 123.5, orderId }),
+      );
+      expect([paymentId, wrong.status]).toEqual([paymentId, 404]);
+    }
   });
 });
 

@@ -162,3 +162,11 @@ export const derivedPaymentWorkflowId = (
   mode: ApiKeyMode,
   orderId: string,
 ): string => paymentWorkflowIdOf(scopedPaymentId(config.identity.secret, key.id, mode, orderId));
+
+/** The QR reference (Ref1, tag 62) stored with the payment, as a bank app names it in a callback. */
+export async function storedRef1(db: Db, paymentId: string): Promise<string> {
+  const row = await db('payments').where({ id: paymentId }).first('details');
+  const ref1 = (row?.details as { qr?: { ref1?: unknown } } | undefined)?.qr?.ref1;
+  if (typeof ref1 !== 'string') throw new Error(`payment ${paymentId} has no stored QR reference`);
+  return ref1;
+}

@@ -5,8 +5,7 @@
  * settled money (unknown); a capture no line settles is unsettled. A PromptPay top-up's line
  * matches the top-up payment and names its order; a wrong amount is a mismatch.
  */
-import { orderWorkflowId } from '../../src/orders';
-import { paymentWorkflowId } from '../../src/payments';
+import { orderWorkflowOf, topUpWorkflowOf } from '../orders/support';
 import {
   addDays,
   bangkokDayOf,
@@ -57,7 +56,7 @@ async function cardOrder(estimate: number, delta: number | null) {
   expect(res.status).toBe(200);
   const { paymentId, chargeId } = res.body.body as { paymentId: string; chargeId: string };
   await stack.client.workflow
-    .getHandle(orderWorkflowId(orderId))
+    .getHandle(await orderWorkflowOf(stack.db, orderId))
     .signal('paymentResult', provenResult(stack.config, paymentId, { status: 'success', provider: 'card' }));
   await waitFor(async () => (await orderOf(orderId)).status === 'open', 20_000, 'order open');
   if (delta !== null) {
@@ -72,7 +71,7 @@ async function toppedUp() {
   const { orderId } = await paidQr(stack, key, 100, 'rqo');
   await adjust(orderId, 20.5);
   const [topUp] = (await finalize(orderId)).body.body.topUps;
-  const handle = stack.client.workflow.getHandle(paymentWorkflowId(`${orderId}.topup`));
+  const handle = stack.client.workflow.getHandle(await topUpWorkflowOf(stack.db, orderId));
   await waitFor(async () => !!(await handle.describe().catch(() => undefined)), 20_000, 'top-up started');
   await handle.signal(
     'paymentResult',

@@ -4,7 +4,6 @@
  * the reconciliation of the PromptPay and bank files with every outcome present.
  */
 import { bangkokDayOf, settlementKey, type ReconciliationResult } from '../../src/reconciliation';
-import { orderReference } from '../../src/domain/promptpay';
 import { taskQueueOf } from '../../src/domain/temporal';
 import { createSettlementStore } from '../../src/reconciliation/files';
 import { parseSettlementFile } from '../../src/reconciliation/parsers';
@@ -12,7 +11,7 @@ import { dropSandboxSettlements } from '../../src/reconciliation/sandbox';
 import { sandboxLedgers } from '../../src/app/sandbox-ledgers';
 import { startSmtpSink, type SmtpSink } from '../../src/simulators/smtp-sink';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
-import { newKey, paidQr as paidQrWith, request } from '../payments/support';
+import { newKey, paidQr as paidQrWith, request, storedRef1 } from '../payments/support';
 import { settlementEnv } from './generate';
 
 let stack: TestStack;
@@ -63,9 +62,11 @@ it('the sandbox providers settle a day with every outcome, and it reconciles end
   }
   const res = await api().get(`/reconciliation/promptpay/${date}?outcome=all&limit=200`).set('X-API-Key', operator);
   expect(res.status).toBe(200);
+  const refs = new Map<string, string>();
+  for (const p of [plain, short, twice, never]) refs.set(p.orderId, await storedRef1(stack.db, p.paymentId));
   const byOrder = (orderId: string) =>
     res.body.body.rows
-      .filter((r: { reference: string }) => r.reference === orderReference(orderId))
+      .filter((r: { reference: string }) => r.reference === refs.get(orderId))
       .map((r: { outcome: string }) => r.outcome)
       .sort();
   expect(byOrder(plain.orderId)).toEqual(['matched']);

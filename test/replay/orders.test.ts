@@ -7,7 +7,9 @@
  * authorisation (order-card-reauth-v1; recorded after it): RECORD_REPLAY_FIXTURES=orders-card-up;
  * order-approvals-v1's fixture: RECORD_REPLAY_FIXTURES=order-approval. The card and QR flows
  * again after order-webhooks-v1 (the order.* events, an endpoint registered):
- * RECORD_REPLAY_FIXTURES=orders-webhooks.
+ * RECORD_REPLAY_FIXTURES=orders-webhooks. A QR order with a paid top-up since order ids are
+ * scoped (order-<paymentId>, the top-up's child payment-<its paymentId>, both ids from the
+ * activities' answers): RECORD_REPLAY_FIXTURES=orders-scoped.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,11 +17,12 @@ import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { KeyRing } from '../../src/key-ring';
-import { orderWorkflowId } from '../../src/orders';
+import { orderWorkflowOf } from '../orders/support';
 import { findTemporalCli } from '../../src/stack/temporal';
 import { AesGcmCodec, ENCRYPTED_ENCODING } from '../../src/temporal/codec';
 import { historyFromJson } from '../../src/temporal/history';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
+import { paymentWorkflowIdOf } from '../../src/payments';
 import { newKey, paidQr, request } from '../payments/support';
 import { registerEndpoint, startReceiver } from '../webhooks/helpers';
 import { createTestStack, provenResult, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
@@ -31,6 +34,7 @@ const FIXTURES = {
   approval: 'order-approval.history.json',
   cardWebhooks: 'order-card-webhooks.history.json',
   qrWebhooks: 'order-qr-webhooks.history.json',
+  qrTopUpScoped: 'order-qr-topup-scoped.history.json',
 };
 const fixturePath = (f: string) => path.join(__dirname, f);
 type History = { events: Record<string, unknown>[] };
@@ -59,14 +63,14 @@ async function decrypted(node: unknown, keys: KeyRing): Promise<unknown> {
 }
 
 async function save(stack: TestStack, orderId: string, file: string) {
-  await stack.client.workflow.getHandle(orderWorkflowId(orderId)).result();
+  await stack.client.workflow.getHandle(await orderWorkflowOf(stack.db, orderId)).result();
   const json = spawnSync(
     findTemporalCli(process.env.TEMPORAL_CLI_PATH),
     [
       'workflow',
       'show',
       '--workflow-id',
-      orderWorkflowId(orderId),
+      await orderWorkflowOf(stack.db, orderId),
       '--address',
       process.env.TALAT_TEST_TEMPORAL_ADDRESS!,
       '--namespace',
@@ -94,7 +98,7 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders') {
         .set('X-API-Key', key)
         .send({ orderId: card, userId: 'u-replay', amount: '500', token: 'tok_visa', capture: 'false' });
       await stack.client.workflow
-        .getHandle(orderWorkflowId(card))
+        .getHandle(await orderWorkflowOf(stack.db, card))
         .signal(
           'paymentResult',
           provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
@@ -136,7 +140,7 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders-card-up') {
         .set('X-API-Key', key)
         .send({ orderId: card, userId: 'u-replay', amount: '500', token: 'tok_visa', capture: 'false' });
       await stack.client.workflow
-        .getHandle(orderWorkflowId(card))
+        .getHandle(await orderWorkflowOf(stack.db, card))
         .signal(
           'paymentResult',
           provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
@@ -211,7 +215,7 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders-webhooks') {
         .set('X-API-Key', key)
         .send({ orderId: card, userId: 'u-replay', amount: '500', token: 'tok_visa', capture: 'false' });
       await stack.client.workflow
-        .getHandle(orderWorkflowId(card))
+        .getHandle(await orderWorkflowOf(stack.db, card))
         .signal(
           'paymentResult',
           provenResult(stack.config, res.body.body.paymentId, { status: 'success', provider: 'card' }),
@@ -238,6 +242,32 @@ if (process.env.RECORD_REPLAY_FIXTURES === 'orders-webhooks') {
     } finally {
       await stack.close();
       await receiver.stop();
+    }
+  });
+}
+
+if (process.env.RECORD_REPLAY_FIXTURES === 'orders-scoped') {
+  it('records a QR order finalised above what was paid, its top-up paid (scoped ids)', async () => {
+    const stack = await createTestStack();
+    try {
+      const { key } = await newKey(stack.db, { scopes: ['payments:write', 'payments:read'] });
+      const api = () => request(stack.app.callback());
+      const qr = await paidQr(stack, key, 300, 'replay-order-top');
+      await api()
+        .post(`/orders/${qr.orderId}/adjustments`)
+        .set('X-API-Key', key)
+        .send({ lines: [{ description: 'replay line', amount: 20.5, reason: 'weight' }] });
+      const fin = (await api().post(`/orders/${qr.orderId}/finalize`).set('X-API-Key', key)).body.body;
+      expect(fin.status).toBe('awaiting_topup');
+      const top = stack.client.workflow.getHandle(paymentWorkflowIdOf(fin.topUps[0].paymentId));
+      await waitFor(async () => !!(await top.describe().catch(() => undefined)), 20_000, 'top-up started');
+      await top.signal(
+        'paymentResult',
+        provenResult(stack.config, fin.topUps[0].paymentId, { status: 'success', provider: 'qr' }),
+      );
+      await save(stack, qr.orderId, FIXTURES.qrTopUpScoped);
+    } finally {
+      await stack.close();
     }
   });
 }
@@ -271,6 +301,7 @@ describe('recorded order histories replay against the current workflow code', ()
       approval: expect.any(Number),
       cardWebhooks: expect.any(Number),
       qrWebhooks: expect.any(Number),
+      qrTopUpScoped: expect.any(Number),
     });
     const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'orders.md'), 'utf8');
     expect(doc).toContain(`card order: ${counts.card} events`);
@@ -279,6 +310,7 @@ describe('recorded order histories replay against the current workflow code', ()
     expect(doc).toContain(`QR order with two approvals: ${counts.approval} events`);
     expect(doc).toContain(`card order with its order events: ${counts.cardWebhooks} events`);
     expect(doc).toContain(`QR order with its order events: ${counts.qrWebhooks} events`);
+    expect(doc).toContain(`QR order with a paid top-up: ${counts.qrTopUpScoped} events`);
     // the histories recorded after order-webhooks-v1 carry its marker; those before do not
     const marked = (f: string) =>
       load(f).events.some((e) => {
@@ -291,6 +323,14 @@ describe('recorded order histories replay against the current workflow code', ()
     expect([FIXTURES.card, FIXTURES.qr, FIXTURES.cardUp].map(marked)).toEqual([false, false, false]);
     // the approval requests are order events (issue 37): re-recorded with the marker
     expect([FIXTURES.approval, FIXTURES.cardWebhooks, FIXTURES.qrWebhooks].map(marked)).toEqual([true, true, true]);
+    // since order ids are scoped the top-up's child is its payment's own workflow, payment-pay_...
+    const children = load(FIXTURES.qrTopUpScoped)
+      .events.map(
+        (e) =>
+          (e.startChildWorkflowExecutionInitiatedEventAttributes as { workflowId: string } | undefined)?.workflowId,
+      )
+      .filter(Boolean);
+    expect(children).toEqual([expect.stringMatching(/^payment-pay_[0-9a-f]{32}$/)]);
   });
 
   it('replay without a determinism error', async () => {

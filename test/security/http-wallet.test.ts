@@ -4,7 +4,7 @@
  * the paid-order processing of an order, which follows Talat's own payment records.
  */
 import request from 'supertest';
-import { paidOrderWorkflowId } from '../../src/callbacks';
+import { paidPaymentWorkflowId } from '../../src/callbacks';
 import { useTestStack } from '../support/servers';
 import { uniq, waitFor } from '../support/stack';
 import { fieldSigned, post } from '../callbacks/helpers';
@@ -47,8 +47,8 @@ const paidOrder = (orderId: string) => stack.db('paid_orders').where({ order_id:
 const confirmed = (orderId: string) =>
   waitFor(
     async () => {
-      const row = await paidOrder(orderId);
-      return row?.status === 'confirmed' ? row : undefined;
+      const row = await stack.db('paid_orders').where({ order_id: orderId, status: 'confirmed' }).first();
+      return row ?? undefined;
     },
     20_000,
     'paid order confirmed',
@@ -102,8 +102,8 @@ it('records are append-only, one per post; a forged post sent last replaces noth
     ['pay_attacker', 'mallory', false],
   ]);
   await new Promise((r) => setTimeout(r, 1500));
-  expect(await paidOrder(orderId)).toEqual(before);
-  const run = await stack.client.workflow.getHandle(paidOrderWorkflowId(orderId)).describe();
+  expect(await stack.db('paid_orders').where({ order_id: orderId })).toEqual([before]);
+  const run = await stack.client.workflow.getHandle(paidPaymentWorkflowId(p.paymentId)).describe();
   expect(run.runId).toBeDefined();
 });
 

@@ -5,7 +5,8 @@
  * nothing is applied, captured or refunded.
  */
 import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
-import { orderWorkflowId } from '../../src/orders';
+import { orderWorkflowIdOf } from '../../src/orders';
+import { orderWorkflowOf } from '../orders/support';
 import { signOrderStep } from '../../src/proofs';
 import { createTestStack, outsiderTemporalClient, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { newKey, paidQr, paymentError, request } from '../payments/support';
@@ -37,7 +38,7 @@ async function authorisedCard(estimate: number) {
     .send({ orderId, userId: 'u', amount: String(estimate), token: 'tok_test_visa', capture: 'false' });
   const paymentId = res.body.body.paymentId as string;
   await stack.client.workflow
-    .getHandle(orderWorkflowId(orderId))
+    .getHandle(await orderWorkflowOf(stack.db, orderId))
     .signal('paymentResult', provenResult(stack.config, paymentId, { status: 'success', provider: 'card' }));
   await waitFor(
     async () => (await stack.db('orders').where({ order_id: orderId, status: 'open' }).first()) ?? undefined,
@@ -94,10 +95,14 @@ describe('Temporal: updates without the gateway proof', () => {
     const adjId = adj.body.body.adjustments[0].adjustmentId as string;
     const fin = await stack
       .db('order_finalizations')
-      .insert({ id: `fin_${uniq('x')}`, order_id: orderId })
+      .insert({
+        id: `fin_${uniq('x')}`,
+        order_id: orderId,
+        order_payment_id: stack.db('orders').where({ order_id: orderId }).select('payment_id'),
+      })
       .returning('id');
     const finId = fin[0].id as string;
-    const wf = orderWorkflowId(orderId);
+    const wf = await orderWorkflowOf(stack.db, orderId);
     const attempts: ['adjust' | 'finalize', unknown][] = [
       ['finalize', { stepId: finId }],
       ['finalize', { stepId: finId, proof: '0'.repeat(64) }],
@@ -120,7 +125,7 @@ describe('Temporal: updates without the gateway proof', () => {
     const { orderId, paymentId } = await paidQr(stack, owner.key, 60, 'so');
     const startWorkflowOperation = new WithStartWorkflowOperation('orderSettlementWorkflow', {
       taskQueue: stack.taskQueue,
-      workflowId: orderWorkflowId(orderId),
+      workflowId: orderWorkflowIdOf(paymentId),
       args: [
         {
           orderId,

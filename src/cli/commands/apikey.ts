@@ -2,16 +2,17 @@
  * `talat apikey create --name N --scopes a,b [--sandbox]`: a new key, printed once, alone on the
  * last line (only its hash is stored). `talat apikey list`: the keys without their secret.
  * `talat apikey revoke <id>`: refused with 401 from then on; an unknown id fails (exit 1).
+ * `talat apikey link <id> --account <keyId>`: the key joins that key's account (order ids).
  */
 import type { Command } from 'commander';
 import { SCOPES } from '../../domain/api-keys';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../http/middleware/api-key';
+import { createApiKey, linkApiKey, listApiKeys, revokeApiKey } from '../../http/middleware/api-key';
 import { CliError, output, usage, withDb } from '../context';
 
 export function apikeyCommand(program: Command): void {
   const apikey = program
     .command('apikey')
-    .description('create, list and revoke API keys (on the database of DATABASE_URL, or the embedded one)');
+    .description('create, list, revoke and link API keys (on the database of DATABASE_URL, or the embedded one)');
 
   apikey
     .command('create')
@@ -56,6 +57,7 @@ export function apikeyCommand(program: Command): void {
           scopes: k.scopes,
           createdAt: k.created_at.toISOString(),
           revokedAt: k.revoked_at ? k.revoked_at.toISOString() : null,
+          accountId: k.account_id ?? k.id,
         }));
         output(o.json, keys, () =>
           keys.length === 0
@@ -70,6 +72,7 @@ export function apikeyCommand(program: Command): void {
                     k.scopes.join(','),
                     k.createdAt,
                     k.revokedAt ? `revoked ${k.revokedAt}` : 'active',
+                    ...(k.accountId !== k.id ? [`account ${k.accountId}`] : []),
                   ].join('  '),
                 )
                 .join('\n'),
@@ -86,6 +89,24 @@ export function apikeyCommand(program: Command): void {
       await withDb(async (db) => {
         if (!(await revokeApiKey(db, id))) throw new CliError(`no API key ${id}: nothing was revoked`);
         output(o.json, { id, revoked: true }, () => `revoked ${id}`);
+      });
+    });
+
+  apikey
+    .command('link')
+    .description(
+      "put a key into another key's account: order ids are unique per account and mode, so the two " +
+        "keys' new payments share them (the same order id from both is 409); earlier payments keep theirs",
+    )
+    .argument('<id>', 'the key to link (key_..., from `talat apikey list`): its own account, with no other key in it')
+    .requiredOption('--account <keyId>', 'a key of the account to join (its account is the one joined)')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, o: { account: string; json?: boolean }) => {
+      if (id === o.account) throw usage(`a key cannot be linked to itself (${id})`);
+      await withDb(async (db) => {
+        const r = await linkApiKey(db, id, o.account);
+        if ('refused' in r) throw new CliError(`${r.refused}: nothing was linked`);
+        output(o.json, { id, accountId: r.accountId }, () => `linked ${id} to account ${r.accountId}`);
       });
     });
 }

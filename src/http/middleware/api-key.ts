@@ -71,8 +71,39 @@ export async function createApiKey(
 /** Every key, newest last: never the key itself (it is not stored), nor its hash. */
 export async function listApiKeys(db: Db): Promise<ApiKeyRow[]> {
   return db('api_keys')
-    .select('id', 'name', 'prefix', 'scopes', 'mode', 'created_at', 'revoked_at')
+    .select('id', 'name', 'prefix', 'scopes', 'mode', 'created_at', 'revoked_at', 'account_id')
     .orderBy('created_at');
+}
+
+/**
+ * Link key `id` into the account of key `to` (docs/concepts.md: order ids are unique per account
+ * and mode): its new payments share that account's order ids; its earlier payments keep theirs.
+ * Refused (the reason) when either key is unknown or revoked, `id` is already in that account or
+ * linked to another, or other keys are linked to `id`. The notice on REVOKED_CHANNEL makes every
+ * gateway's key cache read the key's new account at once.
+ */
+export async function linkApiKey(db: Db, id: string, to: string): Promise<{ accountId: string } | { refused: string }> {
+  return db.transaction(async (trx) => {
+    const rows = await trx('api_keys').whereIn('id', [id, to]).forUpdate().select('id', 'account_id', 'revoked_at');
+    const key = rows.find((r) => r.id === id);
+    const account = rows.find((r) => r.id === to);
+    for (const [k, kid] of [
+      [key, id],
+      [account, to],
+    ] as const) {
+      if (!k) return { refused: `no API key ${kid}` };
+      if (k.revoked_at) return { refused: `API key ${kid} is revoked` };
+    }
+    if (key.account_id === account.account_id)
+      return { refused: `API key ${id} is already in account ${key.account_id}` };
+    if (key.account_id !== key.id) return { refused: `API key ${id} is already linked to account ${key.account_id}` };
+    const members = await trx('api_keys').where({ account_id: id }).whereNot({ id }).orderBy('id').pluck('id');
+    if (members.length > 0)
+      return { refused: `API key ${id} is the account of ${members.join(', ')}: link those keys instead` };
+    await trx('api_keys').where({ id }).update({ account_id: account.account_id });
+    await trx.raw('select pg_notify(?, ?)', [REVOKED_CHANNEL, id]);
+    return { accountId: String(account.account_id) };
+  });
 }
 
 /**
