@@ -11,13 +11,7 @@ import { AppError, ErrorCode } from '../domain/errors';
 import type { Mode } from '../domain/mode';
 import { satangToThb } from '../domain/money';
 import { billPaymentPayload, paymentReference, promptPayPayload } from '../domain/promptpay';
-import {
-  paymentWorkflowIdOf,
-  PaymentWorkflowType,
-  settlementView,
-  type OrderScope,
-  type PaymentView,
-} from './index';
+import { paymentWorkflowIdOf, PaymentWorkflowType, settlementView, type OrderScope, type PaymentView } from './index';
 import { scopedPaymentId } from '../ids';
 import { withStartProof } from '../proofs';
 import type { TemporalDeps } from '../temporal/client';
