@@ -41,7 +41,7 @@ describe('talat replay of histories on Temporal', () => {
     const byId = await talat(['replay', '--workflow-id', paymentWorkflowIdOf(paymentId)], temporal);
     expect(byId).toEqual({
       code: 0,
-      stdout: `ok    ${paymentWorkflowIdOf(paymentId)} (qrPaymentWorkflowV2)\n1 replayed, 0 non-deterministic\n`,
+      stdout: `ok    ${paymentWorkflowIdOf(paymentId)} (qrPaymentWorkflowV3)\n1 replayed, 0 non-deterministic\n`,
       stderr: '',
     });
     const recent = await talat(['replay', '--since', '1h', '--task-queue', stack.taskQueue, '--json'], temporal);

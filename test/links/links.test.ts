@@ -8,6 +8,7 @@ import request from 'supertest';
 import { linkIdOfOrder } from '../../src/links';
 import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { gatewayWith, newKey, paymentError, rowOf, webhookWitness } from '../payments/support';
+import { resultAware } from '../payments/support';
 
 let stack: TestStack;
 let key: string;
@@ -36,7 +37,7 @@ const visit = async (url: string, app = stack.app) => {
 };
 const pay = async (orderId: string) => {
   const row = await waitFor(() => rowOf(stack.db, orderId));
-  const handle = stack.client.workflow.getHandle(String(row.workflow_id));
+  const handle = resultAware(stack, stack.client.workflow.getHandle(String(row.workflow_id)));
   await handle.signal('paymentResult', provenResult(stack.config, row.id, { status: 'success', provider: 'qr' }));
   await handle.result();
 };

@@ -18,6 +18,7 @@ import { newKey, request } from '../payments/support';
 import { migrateDownThrough } from '../support/migrations';
 import { createTestStack, provenResult, testDatabaseUrl, uniq, waitFor, type TestStack } from '../support/stack';
 import { registerEndpoint, startReceiver, type Receiver } from '../webhooks/helpers';
+import { resultAware } from '../payments/support';
 
 type Key = { key: string; id: string };
 let stack: TestStack;
@@ -150,7 +151,7 @@ async function paidQrOf(k: Key, orderId: string, amount: number): Promise<string
     .send({ orderId, userId: 'u', amount, customerId: 'c' });
   expect(created.status).toBe(200);
   const paymentId = created.body.body.paymentId as string;
-  const handle = stack.client.workflow.getHandle(paymentWorkflowIdOf(paymentId));
+  const handle = resultAware(stack, stack.client.workflow.getHandle(paymentWorkflowIdOf(paymentId)));
   await handle.signal('paymentResult', provenResult(stack.config, paymentId, { status: 'success', provider: 'qr' }));
   await handle.result();
   return paymentId;

@@ -15,6 +15,7 @@ import { sandboxProviders } from '../../src/simulators/providers';
 import { createQueueWorkers, type QueueWorkers } from '../../src/app/worker';
 import { createTestStack, provenResult, testConfig, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 import { apiKey, paidQrEvent, registerEndpoint, startReceiver, type Receiver } from './helpers';
+import { resultAware } from '../payments/support';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -47,7 +48,7 @@ it('a payment settles with only the payments worker; its webhook waits on the we
   expect(res.status).toBe(200);
   const paymentId = res.body.body.paymentId as string;
 
-  const payment = stack.client.workflow.getHandle(paymentWorkflowIdOf(paymentId));
+  const payment = resultAware(stack, stack.client.workflow.getHandle(paymentWorkflowIdOf(paymentId)));
   await payment.signal(
     'paymentResult',
     provenResult(stack.config, paymentId, { status: 'success', provider: 'qr', reference: 'txn-blk' }),
