@@ -36,7 +36,7 @@ import { findTemporalCli } from '../../src/stack/temporal';
 import type { KeyRing } from '../../src/key-ring';
 import { decrypted } from '../support/history';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
-import { newKey } from '../payments/support';
+import { newKey, resultAware } from '../payments/support';
 import { startSmtpSink } from '../../src/simulators/smtp-sink';
 import { createEndpoint } from '../../src/webhooks/endpoints';
 import { apiKey as webhookKey, registerEndpoint, startReceiver, type Receiver } from '../webhooks/helpers';
@@ -56,6 +56,8 @@ const RECORDED = {
   /** late-result-v1: expired, then a late proven success recorded, refunded and e-mailed in the workflow */
   late: 'qr-payment-v2-late.history.json',
 };
+/** v3 (qrPaymentWorkflowV3): the delayed start, paid by signal-with-start, and one expired at its delay's end */
+const V3 = { paid: 'qr-payment-v3.history.json', expired: 'qr-payment-v3-expired.history.json' };
 /** refund-record-v1: the refunds workflow refunding rows POST /refund recorded, each update with its proof */
 const REFUNDS_RECORDED = 'refunds-record.history.json';
 /** bulkhead-v1: a paid QR payment whose first webhook attempt failed: its retry child on the webhooks queue */
@@ -110,6 +112,8 @@ const FIXTURES = [
   { file: RECORDED.proof, workflowType: PaymentWorkflowType.qr, status: 'paid' },
   { file: RECORDED.late, workflowType: PaymentWorkflowType.qr, status: 'expired' },
   { file: BULKHEAD, workflowType: PaymentWorkflowType.qr, status: 'paid' },
+  { file: V3.paid, workflowType: PaymentWorkflowType.qrDelayed, status: 'paid' },
+  { file: V3.expired, workflowType: PaymentWorkflowType.qrDelayed, status: 'expired' },
 ];
 const fixturePath = (f: string) => path.join(__dirname, f);
 const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
@@ -182,6 +186,33 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1') {
         }),
       );
       await save(stack.client, stack.config.temporal.codecKeys, qr, RECORDED.qr);
+    } finally {
+      await stack.close();
+    }
+  });
+}
+
+if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXTURES === 'v3') {
+  it('records the v3 fixtures: a delayed-start QR payment paid by its callback, and one expired', async () => {
+    const stack = await createTestStack({ env: { QR_EXPIRY_S: '2' } });
+    try {
+      const { key } = await newKey(stack.db, { scopes: ['payments:write'] });
+      const create = (orderId: string) =>
+        request(stack.app.callback())
+          .post('/qrpayment')
+          .set('X-API-Key', key)
+          .send({ orderId, userId: 'u-replay', amount: 99.5, customerId: 'c-replay' });
+      const paid = uniq('replay-v3');
+      const created = await create(paid);
+      const row = await stack.db('payments').where({ id: created.body.body.paymentId }).first();
+      await resultAware(stack, stack.client.workflow.getHandle(row.workflow_id)).signal(
+        'paymentResult',
+        provenResult(stack.config, row.id, { status: 'success', provider: 'qr', reference: 'txn-replay-v3' }),
+      );
+      await save(stack.client, stack.config.temporal.codecKeys, paid, V3.paid, row.workflow_id);
+      const expired = await create(uniq('replay-v3-exp'));
+      const workflowId = `payment-${expired.body.body.paymentId as string}`;
+      await save(stack.client, stack.config.temporal.codecKeys, '', V3.expired, workflowId);
     } finally {
       await stack.close();
     }
