@@ -16,7 +16,16 @@ export function createDb(
   return knexFactory({
     client: 'pg',
     connection: url,
-    pool: { min: 0, max: opts.poolMax ?? 10 },
+    pool: {
+      min: 0,
+      max: opts.poolMax ?? 10,
+      // the hot statements are named prepared statements (src/db/prepared.ts): planned once per
+      // connection, generically, instead of a custom plan at every call (plan_cache_mode auto)
+      afterCreate: (
+        conn: { query(sql: string, cb: (e?: Error) => void): void },
+        done: (e: Error | undefined, c: unknown) => void,
+      ) => conn.query('SET plan_cache_mode = force_generic_plan', (e) => done(e, conn)),
+    },
     acquireConnectionTimeout: opts.acquireTimeoutMs ?? 10_000,
     ...(opts.log ? { log: opts.log } : {}),
   });
