@@ -64,3 +64,8 @@ it('a column added under a prepared SELECT * is prepared afresh, not an error', 
   expect((await prepared(db, sql, ['a'])).rows).toEqual([{ id: 'a', n: 1, note: 'x' }]);
   expect((await prepared(db, sql, ['b'])).rows).toEqual([{ id: 'b', n: 2, note: 'x' }]);
 });
+
+it("Talat's pooled connections plan prepared statements generically (planned once, not at each call)", async () => {
+  expect((await db.raw('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'force_generic_plan' }]);
+  expect((await stack.db.raw('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'force_generic_plan' }]);
+});
