@@ -652,7 +652,7 @@ async function main() {
       ),
     );
     // payments started after the roll ran the next build: their histories have its patch marker
-    // (the current build's v2 QR type records none)
+    // (the current build's v3 QR type records none)
     const after = created.filter((p) => rollDoneAt && (p.createdAt ?? 0) > rollDoneAt + 1000).slice(0, 5);
     replay.onNextBuild = (
       await historiesWithPatchMarker(

@@ -6,13 +6,14 @@
  */
 import { patched, sleep } from '@temporalio/workflow';
 import type { QrPaymentInput } from '../../src/payments';
-import { qrPaymentWorkflowV2 as current } from '../../workflows/payments/qr';
+import { qrPaymentWorkflowV3 as current } from '../../workflows/payments/qr';
 
 export * from '../../workflows';
 
 export const ROLL_PATCH = 'cluster-roll-test';
 
-export async function qrPaymentWorkflowV2(input: QrPaymentInput): ReturnType<typeof current> {
+/** The type the gateway starts (v3: its first task comes with the result or at the expiry). */
+export async function qrPaymentWorkflowV3(input: QrPaymentInput): ReturnType<typeof current> {
   if (patched(ROLL_PATCH)) await sleep(10);
   return current(input);
 }
