@@ -167,7 +167,12 @@ it('a shop person: finds an order, refunds part of it, replays a dead letter, ma
   await payer.waitForSelector('main[data-live="open"]');
   const linkRow = await stack.db('payment_links').where({ api_key_id: shop.id }).orderBy('created_at', 'desc').first();
   const orderId = `${linkRow.id}-1`;
-  const cb = await qrCallback(stack, { orderId, amount: 350 } as Parameters<typeof qrCallback>[1], 'success');
+  const { id: paymentId } = await stack.db('payments').where({ order_id: orderId }).first('id');
+  const cb = await qrCallback(
+    stack,
+    { orderId, paymentId, amount: 350 } as Parameters<typeof qrCallback>[1],
+    'success',
+  );
   expect(cb.status).toBe(200);
   await payer.waitForSelector('main[data-status="paid"]', { timeout: 10_000 });
   await payer.goto(`${server.base}${href}`);
