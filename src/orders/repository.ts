@@ -479,17 +479,7 @@ const toTopUp = (r: Row): TopUp => ({
 });
 
 /** The finalisation's top-up row (one per finalisation: a retry finds it); the order awaits it. */
-export async function recordTopUp(
-  db: Db,
-  t: {
-    paymentId: string;
-    orderId: string;
-    orderKey: string;
-    topUpOrderId: string;
-    finalizeId: string;
-    amountSatang: number;
-  },
-): Promise<TopUp> {
+export async function recordTopUp(db: Db, t: Omit<TopUp, 'status'>): Promise<TopUp> {
   return db.transaction(async (trx) => {
     await trx('order_topups')
       .insert({

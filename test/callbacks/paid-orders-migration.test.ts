@@ -3,20 +3,12 @@
  * (order id, payment id), so two payments of one order id have a row each; down refuses while an
  * order id has two rows, and restores the key on order id alone once it has one.
  */
-import { Client } from 'pg';
-import { createDb, migrationSource, type Db } from '../../src/db/knex';
-import { createDatabaseIfMissing } from '../../src/stack/postgres';
-import { testDatabaseUrl } from '../support/stack';
+import { migrationSource, type Db } from '../../src/db/knex';
+import { freshDatabase } from '../support/migrations';
 
 let db: Db;
-const name = `paid_orders_mig_w${process.env.JEST_WORKER_ID ?? '1'}`;
 beforeAll(async () => {
-  const admin = new Client({ connectionString: process.env.TALAT_TEST_PG_ADMIN_URL! });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-  await admin.end();
-  await createDatabaseIfMissing(process.env.TALAT_TEST_PG_ADMIN_URL!, name);
-  db = createDb(testDatabaseUrl(name), { poolMax: 2 });
+  db = await freshDatabase('paid_orders_mig');
 });
 afterAll(() => db.destroy());
 

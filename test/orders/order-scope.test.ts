@@ -7,18 +7,15 @@
  * under the guessable order-<orderId> acts on no order. Also migration
  * 20261128093900_orders_scoped on a database with rows.
  */
-import { Client } from 'pg';
-import { createDb, migrationSource, type Db } from '../../src/db/knex';
+import { migrationSource, type Db } from '../../src/db/knex';
 import { orderWorkflowIdOf } from '../../src/orders';
 import { paymentWorkflowIdOf } from '../../src/payments';
-import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { fieldSigned, post } from '../callbacks/helpers';
 import { startFakeBank, type FakeBank } from '../payments/fake-bank';
-import { newKey, request } from '../payments/support';
-import { migrateDownThrough } from '../support/migrations';
-import { createTestStack, provenResult, testDatabaseUrl, uniq, waitFor, type TestStack } from '../support/stack';
+import { newKey, request, resultAware } from '../payments/support';
+import { freshDatabase, migrateDownThrough } from '../support/migrations';
+import { createTestStack, provenResult, uniq, waitFor, type TestStack } from '../support/stack';
 import { registerEndpoint, startReceiver, type Receiver } from '../webhooks/helpers';
-import { resultAware } from '../payments/support';
 
 type Key = { key: string; id: string };
 let stack: TestStack;
@@ -277,14 +274,8 @@ it('a workflow started under the guessable order-<orderId> is no order: its laps
 
 describe('migration 20261128093900_orders_scoped on a database with rows', () => {
   let db: Db;
-  const name = `orders_scoped_mig_w${process.env.JEST_WORKER_ID ?? '1'}`;
   beforeAll(async () => {
-    const admin = new Client({ connectionString: process.env.TALAT_TEST_PG_ADMIN_URL! });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-    await admin.end();
-    await createDatabaseIfMissing(process.env.TALAT_TEST_PG_ADMIN_URL!, name);
-    db = createDb(testDatabaseUrl(name), { poolMax: 2 });
+    db = await freshDatabase('orders_scoped_mig');
   });
   afterAll(() => db?.destroy());
 

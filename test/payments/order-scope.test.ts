@@ -5,11 +5,9 @@
  * refused, one that names a QR reference pays its own; orders (capture=false) are scoped too; the
  * migration keeps existing rows.
  */
-import { Client } from 'pg';
-import { createDb, migrationSource, type Db } from '../../src/db/knex';
-import { migrateDownThrough } from '../support/migrations';
-import { createDatabaseIfMissing } from '../../src/stack/postgres';
-import { createTestStack, testDatabaseUrl, uniq, waitFor, type TestStack } from '../support/stack';
+import { migrationSource, type Db } from '../../src/db/knex';
+import { freshDatabase, migrateDownThrough } from '../support/migrations';
+import { createTestStack, uniq, waitFor, type TestStack } from '../support/stack';
 import { fieldSigned, headerSigned, post } from '../callbacks/helpers';
 import { newKey, request, storedRef1 } from './support';
 import { orderReference } from '../../src/domain/promptpay';
@@ -247,14 +245,8 @@ describe('orders (capture=false) are scoped the same way (test/orders/order-scop
 
 describe('migration 20261128090000_order_id_scope on a database with rows', () => {
   let db: Db;
-  const name = `order_scope_mig_w${process.env.JEST_WORKER_ID ?? '1'}`;
   beforeAll(async () => {
-    const admin = new Client({ connectionString: process.env.TALAT_TEST_PG_ADMIN_URL! });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-    await admin.end();
-    await createDatabaseIfMissing(process.env.TALAT_TEST_PG_ADMIN_URL!, name);
-    db = createDb(testDatabaseUrl(name), { poolMax: 2 });
+    db = await freshDatabase('order_scope_mig');
   });
   afterAll(() => db.destroy());
 
