@@ -18,7 +18,6 @@ import { OrderIdKey } from '../domain/search-attributes';
 import {
   lateResultWorkflowId,
   paymentRedriveWorkflowId,
-  paymentResultSignal,
   isOwnPaymentWorkflow,
   PaymentWorkflowType,
   type LateResultWorkflow,
@@ -88,8 +87,8 @@ export interface ProcessorDeps extends ReceiptDeps {
   duplicateWaitMs?: number;
   /** the administrator's alerts (a pending payment found with its workflow closed) */
   alerts?: AlertThrottle;
-  /** how a result reaches the payment's workflow (the payments slice's resultDelivery); a signal when absent */
-  deliverResult?: (p: PaymentRef, result: PaymentResult) => Promise<void>;
+  /** how a result reaches the payment's workflow (the payments slice's resultDelivery) */
+  deliverResult: (p: PaymentRef, result: PaymentResult) => Promise<void>;
 }
 
 const SIGNAL_TIMEOUT_MS = 5_000;
@@ -375,13 +374,10 @@ async function conflict(
 
 /** True when the signal reached the running payment workflow; false when it had ended. */
 async function signal(deps: ProcessorDeps, cb: VerifiedCallback, result: PaymentResult): Promise<boolean> {
-  const deliver =
-    deps.deliverResult ??
-    ((p: PaymentRef, r: PaymentResult) => deps.client.workflow.getHandle(p.workflowId).signal(paymentResultSignal, r));
   try {
     await withTemporal(() =>
       deps.client.withDeadline(Date.now() + (deps.signalTimeoutMs ?? SIGNAL_TIMEOUT_MS), () =>
-        deliver(cb.payment, result),
+        deps.deliverResult(cb.payment, result),
       ),
     );
     return true;

@@ -123,7 +123,7 @@ export function callbackRoutes(
     alerts?: AlertThrottle;
     payments: Pick<PaymentRecords, 'byOrderId' | 'byOrderNamed'>;
     /** how a result reaches the payment's workflow (the payments slice's resultDelivery) */
-    deliverResult?: ProcessorDeps['deliverResult'];
+    deliverResult: ProcessorDeps['deliverResult'];
   },
 ): Router {
   const r = new Router();

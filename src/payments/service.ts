@@ -253,8 +253,8 @@ async function createQrPayment(
   req: QrPaymentRequest,
   key: ApiKeyInfo,
 ): Promise<QrPaymentCreated> {
-  const { config, clock, checkout, temporal } = d;
-  const { client, taskQueue } = d.temporal;
+  const { config, clock, checkout } = d;
+  const { client, taskQueue, eagerStartClient } = d.temporal;
   if (req.returnUrl) checkout.checkReturnUrl(req.returnUrl);
   const ids = scopedIds(d, scopeOfKey(key, key.mode), req.orderId);
   const qr = qrPayload(d, ids.paymentId, req.amount, req.ref2);
@@ -274,13 +274,11 @@ async function createQrPayment(
       workflowType: PaymentWorkflowType.qrDelayed,
     },
   };
-  const start = (p: Payment) => qrStartOf(config, p, req.customerId, qr);
   const { payment } = await createOrFind(d, row, key, (p) =>
-    startPaymentWorkflow(client, { taskQueue, eagerStartClient: temporal.eagerStartClient, ...start(p) }),
+    startPaymentWorkflow(client, { taskQueue, eagerStartClient, ...qrStartOf(config, p, req.customerId, qr) }),
   );
-  const expiresAtOf = (p: Payment) => (p.expiresAt ? p.expiresAt.toISOString() : row.expiresAt!);
-  const qrOf = (p: Payment) => storedQr(p, qr);
-  const { payload, crc, ref1 } = qrOf(payment);
+  const expiresAt = payment.expiresAt ? payment.expiresAt.toISOString() : row.expiresAt!;
+  const { payload, crc, ref1 } = storedQr(payment, qr);
   return {
     paymentId: payment.id,
     orderId: req.orderId,
@@ -289,9 +287,9 @@ async function createQrPayment(
     amount: satangToThb(req.amount),
     currency: 'THB',
     customerId: req.customerId,
-    expiresAt: expiresAtOf(payment),
+    expiresAt,
     qr: { payload, crc, image: qrImage(payload), reference: ref1 },
-    checkoutUrl: checkout.urlOf(payment.id, expiresAtOf(payment)),
+    checkoutUrl: checkout.urlOf(payment.id, expiresAt),
   };
 }
 

@@ -25,6 +25,7 @@ import {
 import { processCallback, type ProcessorDeps } from '../../src/callbacks/processor';
 import { orderReference, paymentReference } from '../../src/domain/promptpay';
 import { createPendingPayment, type Payment } from '../../src/payments/repository';
+import { resultDelivery } from '../../src/payments/workflow-client';
 import { statementsOf, testConfig, testLogger, uniq, waitFor, workerDb } from '../support/stack';
 import { callbackError, fieldSigned, post } from './helpers';
 
@@ -116,6 +117,7 @@ const depsWith = (client: Client, over: Partial<ProcessorDeps> = {}): ProcessorD
   logger: testLogger,
   taskQueue: 'claim-test-unpolled',
   signingKey: config.results.signingKey,
+  deliverResult: resultDelivery({ config, temporal: { client, taskQueue: 'claim-test-unpolled' } }),
   ...over,
 });
 
