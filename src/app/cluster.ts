@@ -17,6 +17,7 @@ import { Client } from 'pg';
 import { msToTs } from '@temporalio/common/lib/time';
 import { createDb, migrateLatest } from '../db/knex';
 import { ensureSearchAttributesOn, temporalTlsOptions, type TemporalTlsFiles } from '../temporal/client';
+import { clientInterceptors } from '../temporal/closed-channel';
 import { bundleWorkflows } from './worker';
 import { createDatabaseIfMissing, superviseEmbeddedPostgres, type EmbeddedPostgres } from '../stack/postgres';
 import { assertPortFree, supervise, type Supervised } from '../stack/supervisor';
@@ -253,6 +254,7 @@ async function registerNamespace(address: string, opts: ClusterOptions, tls?: Te
       connection = await Connection.connect({
         address,
         connectTimeout: 2000,
+        interceptors: clientInterceptors(),
         ...(tlsOptions ? { tls: tlsOptions } : {}),
       });
       const ws = connection.workflowService;

@@ -3,6 +3,7 @@ import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
 import { dataConverterOf } from './codec';
+import { clientInterceptors } from './closed-channel';
 import type { KeyRing } from '../key-ring';
 
 export interface TemporalDeps {
@@ -76,7 +77,12 @@ export async function connectClient(
   opts: { codecKeys?: KeyRing; tls?: TemporalTlsFiles } = {},
 ): Promise<Client> {
   const tls = temporalTlsOptions(opts.tls);
-  const connection = await Connection.connect({ address, connectTimeout: '10s', ...(tls ? { tls } : {}) });
+  const connection = await Connection.connect({
+    address,
+    connectTimeout: '10s',
+    interceptors: clientInterceptors(),
+    ...(tls ? { tls } : {}),
+  });
   return new Client({
     connection,
     namespace,

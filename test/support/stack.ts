@@ -19,6 +19,7 @@ import { createApp } from '../../src/app/app';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { clientOnWorkerConnection, connectClient } from '../../src/temporal/client';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
+import { clientInterceptors } from '../../src/temporal/closed-channel';
 import { signResult } from '../../src/result-proof';
 import type { PaymentResult } from '../../src/payments';
 import type { QueueKind } from '../../src/domain/temporal';
@@ -210,6 +211,9 @@ export function capturingLogger(level = 'info'): {
 
 /** What anyone who reaches the Temporal frontend has: a plain client, no codec, no proofs. */
 export async function outsiderTemporalClient(): Promise<Client> {
-  const connection = await Connection.connect({ address: process.env.TALAT_TEST_TEMPORAL_ADDRESS! });
+  const connection = await Connection.connect({
+    address: process.env.TALAT_TEST_TEMPORAL_ADDRESS!,
+    interceptors: clientInterceptors(), // plain, but closed by the tests as Talat's are
+  });
   return new Client({ connection, namespace: 'default' });
 }
