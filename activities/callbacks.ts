@@ -23,11 +23,25 @@ export interface PaidOrderRecord {
   body: string;
 }
 
-export function createCallbackActivities({ db, payments }: { db: Db; payments: Pick<PaymentRecords, 'byOrderNamed'> }) {
+export function createCallbackActivities({
+  db,
+  payments,
+}: {
+  db: Db;
+  payments: Pick<PaymentRecords, 'byOrderNamed' | 'countOfOrder'>;
+}) {
   return {
-    async loadOrderPayment(orderId: string, paymentId?: string): Promise<OrderPayment | null> {
+    /**
+     * The payment the post names, or why there is none: `missing` says it (no payment of that order
+     * id, or several and the post names none of them). A run recorded before got null for both.
+     */
+    async loadOrderPayment(orderId: string, paymentId?: string): Promise<OrderPayment | { missing: string }> {
       const p = await payments.byOrderNamed(orderId, paymentId ?? '');
-      return p ? { id: p.id, providerRef: p.providerRef, status: p.status, amountSatang: p.amountSatang } : null;
+      if (p) return { id: p.id, providerRef: p.providerRef, status: p.status, amountSatang: p.amountSatang };
+      if ((await payments.countOfOrder(orderId)) < 2) return { missing: 'no payment exists for this order' };
+      return {
+        missing: `several payments use order id ${orderId} and none is ${paymentId ? `payment ${paymentId}` : 'named by the post'}`,
+      };
     },
 
     /**

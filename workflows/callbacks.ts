@@ -65,8 +65,9 @@ export async function paidOrderProcessingWorkflow(input: PaidOrderInput): Promis
 
   // the payment the post names, whatever other accounts or modes use its order id (a run recorded
   // before gave the order id alone: same command, the activity then finds the order's only payment)
-  let payment = await loadOrderPayment(event.orderId, event.paymentId);
-  if (!payment) return decide('rejected', 'no payment exists for this order');
+  const found = await loadOrderPayment(event.orderId, event.paymentId);
+  if (!found || 'missing' in found) return decide('rejected', found?.missing ?? 'no payment exists for this order');
+  let payment = found;
   const mismatch = paymentMismatch(event, payment);
   if (mismatch) return decide('rejected', mismatch, payment);
 
@@ -75,7 +76,9 @@ export async function paidOrderProcessingWorkflow(input: PaidOrderInput): Promis
   while (payment.status === 'pending' && Date.now() < deadline) {
     await sleep(Math.min(wait, deadline - Date.now()));
     wait = Math.min(wait * 2, MAX_POLL_MS);
-    payment = (await loadOrderPayment(event.orderId, event.paymentId))!;
+    const again = await loadOrderPayment(event.orderId, event.paymentId);
+    if (!again || 'missing' in again) return decide('rejected', again?.missing ?? 'no payment exists for this order');
+    payment = again;
   }
   if (payment.status === 'paid') return decide('confirmed', 'payment confirmed paid', payment);
   return decide(

@@ -101,6 +101,10 @@ export const paymentRecords = (db: Db): PaymentRecords => ({
     ]);
     return rows[0] && Number(rows[0].candidates) === 1 ? toPayment(rows[0]) : undefined;
   },
+  async countOfOrder(orderId) {
+    const rows = await db('payments').where({ order_id: orderId }).limit(2).select('id');
+    return rows.length as 0 | 1 | 2;
+  },
   async lockForRefund(paymentId) {
     const p = await db('payments').where({ id: paymentId }).forUpdate().first('status', 'amount_satang');
     return p && { status: p.status, amountSatang: Number(p.amount_satang) };

@@ -124,6 +124,17 @@ it('waits for the verified callback when the handler is first', async () => {
 it.each([
   ['no payment exists for this order', async () => ({ orderId: uniq('ord'), paymentId: 'pay_x', amount: 10 })],
   [
+    'several payments use order id ORD-two and none is payment pay_x',
+    async () => {
+      // two merchants' payments of one order id: the post names neither, so neither is taken for it
+      const orderId = uniq('ORD-two');
+      const [a, b] = [await newKey(stack.db), await newKey(stack.db)];
+      await cardPayment(stack, { apiKey: a.key, orderId, amount: 10 });
+      await cardPayment(stack, { apiKey: b.key, orderId, amount: 10 });
+      return { orderId, paymentId: 'pay_x', amount: 10 };
+    },
+  ],
+  [
     'payment pay_forged is not the payment of this order',
     async () => ({ ...(await cardPayment(stack)), paymentId: 'pay_forged' }),
   ],
@@ -134,6 +145,7 @@ it.each([
   ['payment not confirmed paid within the confirmation window', async () => cardPayment(stack, { amount: 14 })],
 ])('rejects the order (%s) and tells the administrator', async (reason, make) => {
   const p = await make();
+  reason = reason.replace('ORD-two', p.orderId);
   const body = { orderId: p.orderId, paymentId: p.paymentId, success: true, userId: 'u-3', amount: p.amount };
   expect((await walletHandler(body)).status).toBe(200);
   // a post that does not name a payment of its order runs apart from paid-order-<paymentId>

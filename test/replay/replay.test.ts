@@ -46,6 +46,9 @@ import { signRefund } from '../../src/proofs';
 import { recordRefundRequest } from '../../src/refunds/repository';
 import { paymentRecords } from '../../src/payments/repository';
 import { V2_BASELINE } from '../../workflows/patches';
+import { paidPaymentWorkflowId } from '../../src/callbacks';
+import { unmatchedPaidOrderWorkflowId } from '../../src/callbacks/wallet-handler';
+import { cardPayment, fieldSigned, post } from '../callbacks/helpers';
 
 /** The file names the current code records to: the v2 payment workflows (workflows/patches.ts). */
 const RECORDED = {
@@ -97,6 +100,8 @@ const V1 = {
   late: 'qr-payment-late.history.json',
   bulkhead: 'qr-payment-bulkhead.history.json',
 };
+/** paidOrderProcessingWorkflow: a wallet post confirmed, and one rejected (several payments, none named) */
+const PAID_ORDER = { confirmed: 'paid-order-confirmed.history.json', several: 'paid-order-several.history.json' };
 const FIXTURES = [
   { file: 'card-payment.history.json', workflowType: PaymentWorkflowType.cardV1, status: 'paid' },
   { file: 'qr-payment.history.json', workflowType: PaymentWorkflowType.qrV1, status: 'paid' },
@@ -114,6 +119,8 @@ const FIXTURES = [
   { file: BULKHEAD, workflowType: PaymentWorkflowType.qr, status: 'paid' },
   { file: V3.paid, workflowType: PaymentWorkflowType.qrDelayed, status: 'paid' },
   { file: V3.expired, workflowType: PaymentWorkflowType.qrDelayed, status: 'expired' },
+  { file: PAID_ORDER.confirmed, workflowType: 'paidOrderProcessingWorkflow', status: 'confirmed' },
+  { file: PAID_ORDER.several, workflowType: 'paidOrderProcessingWorkflow', status: 'rejected' },
 ];
 const fixturePath = (f: string) => path.join(__dirname, f);
 const replayOptions = () => ({ workflowBundle: { codePath: process.env.TALAT_TEST_WORKFLOW_BUNDLE! } });
@@ -410,6 +417,44 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
     } finally {
       await stack.close();
       await receiver.stop();
+    }
+  });
+}
+
+if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXTURES === 'paid-order') {
+  it('records the paid-order fixtures: a wallet post confirmed, and one for an order id of two payments', async () => {
+    const smtp = await startSmtpSink(); // the rejection e-mails the administrator
+    const stack = await createTestStack({ env: { PAID_ORDER_CONFIRM_WINDOW_S: '2', SMTP_URL: smtp.url } });
+    const wallet = (body: Record<string, unknown>) =>
+      request(stack.app.callback()).post('/wallet/callback').set('Content-Type', 'application/json').send(body);
+    try {
+      const p = await cardPayment(stack, { amount: 31 });
+      const paid = fieldSigned(stack.config, 'WALLET', {
+        walletId: 'wal_1',
+        status: 'success',
+        amount: p.amount,
+        orderId: p.orderId,
+      });
+      expect((await post(stack.app, '/walletcallback', paid)).status).toBe(200);
+      await stack.client.workflow.getHandle(p.workflowId).result();
+      await wallet({ orderId: p.orderId, paymentId: p.paymentId, success: true, userId: 'u-replay', amount: p.amount });
+      await save(
+        stack.client,
+        stack.config.temporal.codecKeys,
+        '',
+        PAID_ORDER.confirmed,
+        paidPaymentWorkflowId(p.paymentId),
+      );
+      const orderId = uniq('replay-two');
+      for (const k of [await newKey(stack.db), await newKey(stack.db)])
+        await cardPayment(stack, { apiKey: k.key, orderId, amount: 10 });
+      const body = { orderId, paymentId: 'pay_x', success: true, userId: 'u-replay', amount: 10 };
+      await wallet(body);
+      const id = unmatchedPaidOrderWorkflowId(orderId, JSON.stringify(body));
+      await save(stack.client, stack.config.temporal.codecKeys, '', PAID_ORDER.several, id);
+    } finally {
+      await stack.close();
+      await smtp.stop();
     }
   });
 }
