@@ -4,6 +4,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../../src/db/knex';
+import type { LeadingCtes } from '../../src/db/prepared';
 import { verifyResultProof } from '../../src/result-proof';
 import { verifyStartProof } from '../../src/proofs';
 import type { PaymentStatusEvent } from '../../src/webhooks';
@@ -15,6 +16,8 @@ import type { Logger } from '../../src/logger';
 import {
   applyTransition,
   applyTransitionIfAgrees,
+  countTransition,
+  transitionCtes,
   attachProviderRef,
   insertPayment,
   type NewPayment,
@@ -72,7 +75,13 @@ export function createPaymentActivities({
   /** RESULT_SIGNING_KEY: the key of the result proofs */
   signingKey: string;
   logger: Logger;
-  webhooks: { firstWebhookAttempts(event: PaymentStatusEvent): Promise<SettleResult> };
+  webhooks: {
+    /** with `after`: the deliveries planned only when those CTEs matched, in their statement (`guard`) */
+    firstWebhookAttempts(
+      event: PaymentStatusEvent,
+      after?: LeadingCtes,
+    ): Promise<SettleResult & { guard?: string | null }>;
+  };
   card: { createCardCharge(input: CreateChargeInput): Promise<Charge> };
 }) {
   /** The calling workflow's id and type (undefined outside an activity: a direct call, no Temporal door). */
@@ -242,12 +251,19 @@ export function createPaymentActivities({
       // that disagrees) takes the reads below, which decide as before
       const caller = callerOf();
       const p = input.payment;
-      if (
-        input.change.paymentId === p.paymentId &&
-        provenStart(caller, p.paymentId, input.start) &&
-        (await applyTransitionIfAgrees(db, input.change, { ...p, workflowId: caller.workflowId }))
-      )
-        return input.event ? webhooks.firstWebhookAttempts(input.event) : { retry: [] };
+      if (input.change.paymentId === p.paymentId && provenStart(caller, p.paymentId, input.start)) {
+        const facts = { ...p, workflowId: caller.workflowId };
+        if (input.event) {
+          // the transition and the webhook's deliveries in one statement: planned only when it matched
+          const { guard, ...attempts } = await webhooks.firstWebhookAttempts(
+            input.event,
+            transitionCtes(input.change, facts),
+          );
+          countTransition(input.change, guard);
+          if (guard) return attempts;
+        } else if (await applyTransitionIfAgrees(db, input.change, facts))
+          return input.event ? webhooks.firstWebhookAttempts(input.event) : { retry: [] };
+      }
       const seen: { row?: boolean } = {};
       if (!(await vouched(input.payment, input.start, false, seen)))
         return r ? settleFromRecords(input.change.paymentId, r) : { retry: [], rejected: true };

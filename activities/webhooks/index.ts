@@ -30,7 +30,7 @@ import { postWebhook } from '../../src/webhooks/http';
 import type { Resolver } from '../../src/resolver';
 import { openSecret } from '../../src/webhooks/secret-box';
 import { webhookHeaders } from '../../src/webhooks/signing';
-import { prepared } from '../../src/db/prepared';
+import { prepared, type LeadingCtes } from '../../src/db/prepared';
 
 export interface AttemptInput {
   deliveryId: string;
@@ -84,6 +84,8 @@ export interface FirstAttempts {
   deferred: string[];
   /** ms since the epoch: when the first attempts began */
   firstAttemptAt: number;
+  /** with leading CTEs: their value, null when they did not match (then nothing was planned) */
+  guard?: string | null;
 }
 
 /** `resolve`: how endpoint host names are resolved (dns.lookup when absent; tests inject one). */
@@ -255,7 +257,16 @@ export function createWebhookActivities({
    * attempt read the delivery and endpoint again). One snapshot: the deliveries this statement
    * inserts come from its RETURNING, those inserted before from the table; none is in both.
    */
-  async function plan(event: WebhookEvent, payload: string): Promise<DeliveryRow[]> {
+  /**
+   * The event's deliveries: inserted once per endpoint that takes it, with those still pending.
+   * With `after`, another feature's CTEs run first in the same statement and the deliveries are
+   * planned only when they matched (`guard`: their value, null when they did not match).
+   */
+  async function plan(
+    event: WebhookEvent,
+    payload: string,
+    after?: LeadingCtes,
+  ): Promise<{ deliveries: DeliveryRow[]; guard?: string | null }> {
     // each refund is its own message: its key carries the refund id; an order step: its type and row
     const eventKey = isOrderEvent(event)
       ? orderEventKey(event)
@@ -266,13 +277,13 @@ export function createWebhookActivities({
     const owner = event.apiKeyId
       ? { sql: 'api_key_id = ?', bindings: [event.apiKeyId] }
       : { sql: 'public_payments AND mode = ?', bindings: [event.mode] };
-    const { rows } = await prepared<DeliveryRow>(
+    const { rows } = await prepared<DeliveryRow & { guard?: string | null }>(
       db,
-      `WITH e AS (
+      `WITH ${after ? `${after.ctes}, ` : ''}e AS (
          SELECT id, url, secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at,
                 deleted_at, disabled
            FROM webhook_endpoints
-          WHERE deleted_at IS NULL AND NOT disabled AND ${owner.sql}
+          WHERE deleted_at IS NULL AND NOT disabled AND ${owner.sql}${after ? ` AND EXISTS (SELECT 1 FROM ${after.matched})` : ''}
             AND (event_types IS NULL OR event_types IN ('null'::jsonb, '[]'::jsonb)
                  OR jsonb_exists_any(event_types, ?::text[]))
        ), ins AS (
@@ -286,14 +297,34 @@ export function createWebhookActivities({
          SELECT id, endpoint_id, attempts, payload, state FROM webhook_deliveries
           WHERE endpoint_id IN (SELECT id FROM e) AND payment_id = ? AND event_status = ? AND state = 'pending'
        )
-       SELECT d.*, e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at,
-              e.deleted_at, e.disabled
-         FROM d JOIN e ON e.id = d.endpoint_id
-        WHERE d.state = 'pending'
-        ORDER BY d.id`,
-      [...owner.bindings, types, event.paymentId, event.orderId, eventKey, payload, event.paymentId, eventKey],
+       , planned AS (
+         SELECT d.*, e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at,
+                e.deleted_at, e.disabled
+           FROM d JOIN e ON e.id = d.endpoint_id
+          WHERE d.state = 'pending'
+       )
+       ${
+         after
+           ? `SELECT g.guard, planned.* FROM (SELECT (SELECT ${after.value} FROM ${after.matched}) AS guard) g
+                LEFT JOIN planned ON true ORDER BY planned.id`
+           : 'SELECT * FROM planned ORDER BY id'
+       }`,
+      [
+        ...(after?.bindings ?? []),
+        ...owner.bindings,
+        types,
+        event.paymentId,
+        event.orderId,
+        eventKey,
+        payload,
+        event.paymentId,
+        eventKey,
+      ],
     );
-    return rows.map((r) => ({ ...r, endpoint_id: String(r.endpoint_id), attempts: Number(r.attempts) }));
+    const deliveries = rows
+      .filter((r) => r.id !== null)
+      .map(({ guard: _guard, ...r }) => ({ ...r, endpoint_id: String(r.endpoint_id), attempts: Number(r.attempts) }));
+    return after ? { deliveries, guard: rows[0]?.guard ?? null } : { deliveries };
   }
 
   /**
@@ -336,7 +367,7 @@ export function createWebhookActivities({
         forged(event);
         return [];
       }
-      return (await plan(event, payload)).map((d) => d.id);
+      return (await plan(event, payload)).deliveries.map((d) => d.id);
     },
 
     /**
@@ -350,7 +381,7 @@ export function createWebhookActivities({
      * makes the first attempt itself. So a dead or hanging endpoint holds at most that many
      * payment settle steps, each for at most WEBHOOK_TIMEOUT_MS.
      */
-    async firstWebhookAttempts(event: WebhookEvent): Promise<FirstAttempts> {
+    async firstWebhookAttempts(event: WebhookEvent, after?: LeadingCtes): Promise<FirstAttempts> {
       const firstAttemptAt = Date.now();
       // a payment event comes from the payment's own settle step (its row written in the same
       // activity); an order event is checked against the orders' rows here
@@ -359,7 +390,8 @@ export function createWebhookActivities({
         forged(event);
         return { retry: [], deferred: [], firstAttemptAt };
       }
-      const deliveries = await plan(event, payload);
+      const { deliveries, guard } = await plan(event, payload, after);
+      if (after && guard === null) return { retry: [], deferred: [], firstAttemptAt, guard };
       const results = await Promise.all(
         deliveries.map(async (d): Promise<{ id: string; next?: 'retry' | 'deferred' }> => {
           if ((d.attempts ?? 0) > 0) return { id: d.id, next: 'retry' };
@@ -380,6 +412,7 @@ export function createWebhookActivities({
         retry: results.filter((r) => r.next === 'retry').map((r) => r.id),
         deferred: results.filter((r) => r.next === 'deferred').map((r) => r.id),
         firstAttemptAt,
+        ...(after ? { guard } : {}),
       };
     },
 

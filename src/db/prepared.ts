@@ -19,6 +19,18 @@ interface KnexClient {
   emit(event: string, ...args: unknown[]): boolean;
 }
 
+/**
+ * Data-modifying CTEs of one feature that another feature's statement runs first, in the same
+ * statement (one round trip, one transaction): `ctes` is a list of `name AS (...)`, `matched` the
+ * CTE whose rows say it applied, and `value` the column of it the statement reports.
+ */
+export interface LeadingCtes {
+  ctes: string;
+  bindings: unknown[];
+  matched: string;
+  value: string;
+}
+
 const texts = new Map<string, { name: string; text: string; generation: number }>();
 
 /** `sql`'s name and its text with `$n` for each `?` (the same rule as knex's for Postgres). */

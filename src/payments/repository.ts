@@ -10,7 +10,7 @@ import { afterCursor, pageOf, type Page } from '../http/pagination';
 import { canTransition, type PaymentMethod, type PaymentStatus } from './index';
 import type { NewPayment, OrderScope, Payment, PaymentEvent, PaymentRecords } from './index';
 import { paymentOfOrderSql, settlementRefSql, toPayment, type SettlementRef } from './index';
-import { prepared } from '../db/prepared';
+import { prepared, type LeadingCtes } from '../db/prepared';
 
 export type { Payment, PaymentEvent, PaymentRef } from './index';
 export { toPayment } from './index';
@@ -276,26 +276,25 @@ export interface RowFacts {
 }
 
 /**
- * The guarded update and its history event in ONE statement (a data-modifying CTE is atomic on
- * its own: no BEGIN/COMMIT round trips); the event is written only when the update matched, and
- * with `facts` only on a row that agrees with every one of them. The method when it matched.
+ * The guarded update and its history event as CTEs of one statement (a data-modifying CTE is
+ * atomic on its own: no BEGIN/COMMIT round trips); the event is written only when the update
+ * matched, and with `facts` only on a row that agrees with every one of them. `updated` returns
+ * the payment's method when it matched.
  */
-async function transitionStatement(db: Db, change: StatusChange, facts?: RowFacts): Promise<string | undefined> {
+export function transitionCtes(change: StatusChange, facts?: RowFacts): LeadingCtes {
   if (!canTransition(change.from, change.to)) throw new Error(`illegal transition ${change.from} -> ${change.to}`);
   const agrees = facts
     ? ` AND workflow_id = ? AND order_id = ? AND amount_satang = ? AND mode = ?
         AND api_key_id IS NOT DISTINCT FROM ?::text`
     : '';
-  const { rows } = await prepared<{ method: string | null }>(
-    db,
-    `WITH updated AS (
+  return {
+    ctes: `updated AS (
        UPDATE payments SET status = ?, updated_at = now() WHERE id = ? AND status = ?${agrees} RETURNING method
      ), event AS (
        INSERT INTO payment_events (payment_id, from_status, to_status, reason)
        SELECT ?, ?, ?, ? FROM updated
-     )
-     SELECT (SELECT method FROM updated) AS method`,
-    [
+     )`,
+    bindings: [
       change.to,
       change.paymentId,
       change.from,
@@ -305,9 +304,26 @@ async function transitionStatement(db: Db, change: StatusChange, facts?: RowFact
       change.to,
       change.reason,
     ],
+    matched: 'updated',
+    value: 'method',
+  };
+}
+
+/** Counts a transition that applied (the payment's method, from transitionCtes' `updated`). */
+export function countTransition(change: StatusChange, method: string | null | undefined): void {
+  if (method) paymentTransitions.inc({ method, to: change.to });
+}
+
+/** transitionCtes as a statement of its own: the method when it matched. */
+async function transitionStatement(db: Db, change: StatusChange, facts?: RowFacts): Promise<string | undefined> {
+  const t = transitionCtes(change, facts);
+  const { rows } = await prepared<{ method: string | null }>(
+    db,
+    `WITH ${t.ctes} SELECT (SELECT method FROM updated) AS method`,
+    t.bindings,
   );
   const method = rows[0]?.method;
-  if (method) paymentTransitions.inc({ method, to: change.to });
+  countTransition(change, method);
   return method ?? undefined;
 }
 
