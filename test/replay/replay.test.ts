@@ -84,13 +84,7 @@ const WEBHOOK_RETRY_ENDPOINT = { retrySchedule: [1, 1] };
 async function recordKeepTrying(stack: TestStack, receiver: Receiver, paymentId: string): Promise<void> {
   const d = await stack.db('webhook_deliveries').where({ payment_id: paymentId }).first('id');
   receiver.status = 200;
-  await save(
-    stack.client,
-    stack.config.temporal.codecKeys,
-    '',
-    WEBHOOK_RETRY.keepTrying,
-    webhookKeepTryingWorkflowId(d.id),
-  );
+  await saveWorkflow(stack, WEBHOOK_RETRY.keepTrying, webhookKeepTryingWorkflowId(d.id));
 }
 /** What the v1 types recorded (before v2), behind their patch markers: they must replay too. */
 const V1 = {
@@ -154,6 +148,9 @@ async function save(
   const json = await decrypted(JSON.parse(shown.stdout), keys);
   fs.writeFileSync(fixturePath(file), JSON.stringify(json, null, 1) + '\n');
 }
+/** save() of workflow `workflowId` of `stack` to `file`. */
+const saveWorkflow = (stack: TestStack, file: string, workflowId: string) =>
+  save(stack.client, stack.config.temporal.codecKeys, '', file, workflowId);
 
 if (process.env.RECORD_REPLAY_FIXTURES === '1') {
   it('records the fixtures from payments run to completion on the real stack', async () => {
@@ -219,7 +216,7 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
       await save(stack.client, stack.config.temporal.codecKeys, paid, V3.paid, row.workflow_id);
       const expired = await create(uniq('replay-v3-exp'));
       const workflowId = `payment-${expired.body.body.paymentId as string}`;
-      await save(stack.client, stack.config.temporal.codecKeys, '', V3.expired, workflowId);
+      await saveWorkflow(stack, V3.expired, workflowId);
     } finally {
       await stack.close();
     }
@@ -438,20 +435,14 @@ if (process.env.RECORD_REPLAY_FIXTURES === '1' || process.env.RECORD_REPLAY_FIXT
       expect((await post(stack.app, '/walletcallback', paid)).status).toBe(200);
       await stack.client.workflow.getHandle(p.workflowId).result();
       await wallet({ orderId: p.orderId, paymentId: p.paymentId, success: true, userId: 'u-replay', amount: p.amount });
-      await save(
-        stack.client,
-        stack.config.temporal.codecKeys,
-        '',
-        PAID_ORDER.confirmed,
-        paidPaymentWorkflowId(p.paymentId),
-      );
+      await saveWorkflow(stack, PAID_ORDER.confirmed, paidPaymentWorkflowId(p.paymentId));
       const orderId = uniq('replay-two');
       for (const k of [await newKey(stack.db), await newKey(stack.db)])
         await cardPayment(stack, { apiKey: k.key, orderId, amount: 10 });
       const body = { orderId, paymentId: 'pay_x', success: true, userId: 'u-replay', amount: 10 };
       await wallet(body);
       const id = unmatchedPaidOrderWorkflowId(orderId, JSON.stringify(body));
-      await save(stack.client, stack.config.temporal.codecKeys, '', PAID_ORDER.several, id);
+      await saveWorkflow(stack, PAID_ORDER.several, id);
     } finally {
       await stack.close();
       await smtp.stop();
