@@ -5,7 +5,7 @@
  * per side (default 200) at C concurrent (default 16), in K alternating rounds per side (default
  * 2), each created, paid by a signed callback and its webhook received (bench/anchor-rounds.ts).
  * Without --cluster: the dev-server topology of `npm start` (embedded Postgres, the Temporal dev
- * server on a SQLite file, both apps and their workers in this process, Talat with eager starts).
+ * server on a SQLite file, both apps and their workers in this process).
  * With --cluster: the cluster of `npm run cluster` (four Temporal services on Postgres, one Talat
  * gateway and one worker process, the minimal app in a process of its own, 16 history shards).
  * On the dev server, pg_stat_statements (preloaded) adds each statement's calls and execution ms
@@ -83,7 +83,6 @@ function devServer(): void {
       taskQueue: 'bench-anchor',
       scopes: SCOPES,
       temporalFile: true,
-      eagerStart: process.env.BENCH_EAGER !== 'off',
       statStatements: true,
       env: { CALLBACK_MAX_AGE_S: '3600', QR_EXPIRY_S: '600', WEBHOOK_ALLOW_LOOPBACK: 'on' },
     },
@@ -127,7 +126,7 @@ function devServer(): void {
       };
       const lines = await runRounds(target, driver, opts, [
         headerLine('anchor (Talat against the minimal app)', opts.connections, load),
-        "dev-server topology (npm start: SQLite-file Temporal dev server, embedded Postgres, workers in the app's process, Talat with eager starts)",
+        "dev-server topology (npm start: SQLite-file Temporal dev server, embedded Postgres, workers in the app's process)",
       ]);
       process.stdout.write(`${lines.join('\n')}\n`);
       driver.stop();

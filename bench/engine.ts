@@ -202,9 +202,6 @@ runBench(
     taskQueue: 'bench-engine',
     scopes: ['payments:write', 'payments:read', 'webhooks:manage'],
     temporalFile: true,
-    // as `npm start` runs: payment workflows start eagerly on the worker in the process (while it
-    // runs; phases 3 and 4 stop it); `--plain-starts` starts them as a gateway-only process does
-    eagerStart: !process.argv.includes('--plain-starts'),
     env: {
       CALLBACK_MAX_AGE_S: '3600',
       SIMULATORS: 'on',
@@ -344,7 +341,6 @@ runBench(
           callback: qrCallback(orderId, own.paymentId),
         };
       });
-      const eager = stack.eagerStarting() ? 'eager starts' : 'plain starts';
       const pgDir = path.join(stack.dataDir, 'pg');
       const watch = watchWorker(
         stack.temporal.workerMetricsPort,
@@ -369,7 +365,7 @@ runBench(
       const outcome = await settledAfterLoad(orderIds);
       const { s2s, histories, unstarted } = r;
       return (
-        `workflow-task schedule-to-start at ${opts.rate}/s offered, paid (${eager}; ${run.offered} payments in ${run.seconds.toFixed(1)} s, ${run.errors} errors, load average after ${loadAfter}): ` +
+        `workflow-task schedule-to-start at ${opts.rate}/s offered, paid (${run.offered} payments in ${run.seconds.toFixed(1)} s, ${run.errors} errors, load average after ${loadAfter}): ` +
         s2sSummary(s2s, histories, unstarted) +
         `\n  by task: ${s2sBreakdown(r)}\n${cpuLine}\n${workerLine}\n${outcome}`
       );

@@ -22,7 +22,7 @@ import { createApp } from '../src/app/app';
 import { createApiKey } from '../src/http/middleware/api-key';
 import { startEmbeddedPostgres } from '../src/stack/postgres';
 import { freePort, startEmbeddedTemporal } from '../src/stack/temporal';
-import { clientOnWorkerConnection, connectClient, type TemporalDeps } from '../src/temporal/client';
+import { connectClient, type TemporalDeps } from '../src/temporal/client';
 import { installTemporalRuntime } from '../src/temporal/runtime';
 import { scopedPaymentId } from '../src/ids';
 import { paymentWorkflowIdOf } from '../src/payments';
@@ -102,8 +102,6 @@ export interface Stack {
     /** the worker's (Core's) Prometheus metrics port: its slots, pollers and sticky cache; undefined without a worker */
     workerMetricsPort?: number;
   };
-  /** true while the gateway starts payment workflows eagerly (StackOptions.eagerStart, a payments worker running) */
-  eagerStarting: () => boolean;
   /** starts another dev server (stopped with the stack), e.g. with default SQLite settings for comparison */
   startTemporal: (opts: { dbFile?: string; sqlitePragmas?: boolean }) => Promise<string>;
 }
@@ -117,11 +115,6 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** run Temporal as `npm start` does (SQLite file in WAL mode) rather than in memory */
   temporalFile?: boolean;
-  /**
-   * start payment workflows as `npm start` does, eagerly on the payments worker of this process
-   * (TemporalDeps.eagerStartClient) while one runs; plainly while the workers are stopped
-   */
-  eagerStart?: boolean;
   /** preload pg_stat_statements in the benchmark's Postgres (when it ships it): per-statement calls and time */
   statStatements?: boolean;
   /** false: no worker in this process, as the gateway role (`npm run gateway`) runs (default true: the workers run here, as in `npm start`) */
@@ -165,7 +158,6 @@ export function runBench<O>(
     scopes,
     env,
     temporalFile,
-    eagerStart,
     statStatements,
     worker = true,
   }: StackOptions): Promise<Stack> {
@@ -224,15 +216,7 @@ export function runBench<O>(
       });
       const run = workers.run();
       run.catch(() => undefined);
-      const eager =
-        eagerStart && queues.includes('payments')
-          ? clientOnWorkerConnection(workers.connection, 'default', { codecKeys: config.temporal.codecKeys })
-          : undefined;
-      if (eager) temporalDeps.eagerStartClient = eager;
-      const stop = async () => {
-        if (eager && temporalDeps.eagerStartClient === eager) delete temporalDeps.eagerStartClient;
-        await workers.stop();
-      };
+      const stop = () => workers.stop();
       stops.push(stop);
       return stop;
     };
@@ -254,7 +238,6 @@ export function runBench<O>(
       stopWorker,
       startWorker,
       temporal: { address: temporal.address, client, metricsPort: temporal.metricsPort, workerMetricsPort },
-      eagerStarting: () => !!temporalDeps.eagerStartClient,
       startTemporal,
     };
   }

@@ -23,7 +23,7 @@ import { claimDataDir, type Supervised } from './stack/supervisor';
 import { keysFileOf } from './stack/keys';
 import { freePort, superviseEmbeddedTemporal } from './stack/temporal';
 import { startAssetPublisher, startObjectStore } from './app/assets';
-import { clientOnWorkerConnection, connectClient, ensureSearchAttributes } from './temporal/client';
+import { connectClient, ensureSearchAttributes } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
 import { createQueueWorkers } from './app/worker';
 import { startReconciliationSchedules } from './reconciliation/schedules';
@@ -158,16 +158,10 @@ async function main(config: Config) {
 
     const notifier = createNotifier({ config, logger });
     stoppers.push({ name: 'notifier', stop: () => notifier.close() });
-    // the payments worker shares this process: payment workflows start eagerly on it
-    const eagerStartClient = workers.workers.some((w) => w.kind === 'payments')
-      ? clientOnWorkerConnection(workers.connection, config.temporal.namespace, {
-          codecKeys: config.temporal.codecKeys,
-        })
-      : undefined;
     const app = createApp({
       config,
       db,
-      temporal: { client, taskQueue: config.temporal.taskQueue, eagerStartClient },
+      temporal: { client, taskQueue: config.temporal.taskQueue },
       logger,
       notifier,
     });

@@ -113,7 +113,7 @@ const connect = (opts: { address: string; tls?: TemporalTlsFiles }) => {
 
 /**
  * One worker on `taskQueue` with the settings of `kind` (default payments), on `connection` when
- * given (e.g. shared with a client that requests eager starts), else on a connection of its own.
+ * given (shared by the queues' workers), else on a connection of its own.
  */
 export async function createWorker(
   opts: WorkerBase & { address: string; taskQueue: string; kind?: QueueKind; connection?: NativeConnection },
@@ -129,7 +129,7 @@ export async function createWorker(
 }
 
 export interface QueueWorkers {
-  /** the workers' one connection (a client on it can request eager starts of payment workflows) */
+  /** the workers' one connection */
   connection: NativeConnection;
   /** one worker per polled queue */
   workers: { kind: QueueKind; taskQueue: string; worker: Worker }[];

@@ -254,7 +254,7 @@ async function createQrPayment(
   key: ApiKeyInfo,
 ): Promise<QrPaymentCreated> {
   const { config, clock, checkout } = d;
-  const { client, taskQueue, eagerStartClient } = d.temporal;
+  const { client, taskQueue } = d.temporal;
   if (req.returnUrl) checkout.checkReturnUrl(req.returnUrl);
   const ids = scopedIds(d, scopeOfKey(key, key.mode), req.orderId);
   const qr = qrPayload(d, ids.paymentId, req.amount, req.ref2);
@@ -275,7 +275,7 @@ async function createQrPayment(
     },
   };
   const { payment } = await createOrFind(d, row, key, (p) =>
-    startPaymentWorkflow(client, { taskQueue, eagerStartClient, ...qrStartOf(config, p, req.customerId, qr) }),
+    startPaymentWorkflow(client, { taskQueue, ...qrStartOf(config, p, req.customerId, qr) }),
   );
   const expiresAt = payment.expiresAt ? payment.expiresAt.toISOString() : row.expiresAt!;
   const { payload, crc, ref1 } = storedQr(payment, qr);

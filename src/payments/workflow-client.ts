@@ -136,30 +136,23 @@ const startOptions = (taskQueue: string, memo: PaymentMemo, conflict: 'FAIL' | '
  * Start the order's payment workflow; one already there under the id (running, or closed:
  * REJECT_DUPLICATE) is adopted only when it is the gateway's own (assertOwnExecution: one
  * describe(), only then), else ForeignExecutionError. The gateway has written and checked the
- * payments row before (idempotency and conflicts come from the row).
- * With `eagerStartClient` the server gives the first workflow task to the local worker in its
- * answer (the same history; the start is as durable; if that worker cannot take it, the task
- * goes through the queue as usual).
+ * payments row before (idempotency and conflicts come from the row). A delayed-start QR payment
+ * starts with a start delay that ends at its expiry.
  */
 export async function startPaymentWorkflow(
-  plainClient: Client,
+  client: Client,
   opts: {
     taskQueue: string;
     start: PaymentStart;
     memo: PaymentMemo;
-    /** a client on the NativeConnection of a local worker of `taskQueue`: the start asks for eager execution */
-    eagerStartClient?: Client;
   },
 ): Promise<void> {
   const { start } = opts;
-  // a delayed start has no first task to hand out eagerly
   const delayed = start.type === PaymentWorkflowType.qrDelayed;
-  const client = (delayed ? undefined : opts.eagerStartClient) ?? plainClient;
   await withinDeadline(client, TEMPORAL_CALL_TIMEOUT_MS, async () => {
     try {
       const options = {
         ...startOptions(opts.taskQueue, opts.memo, 'FAIL'),
-        requestEagerStart: client !== plainClient,
         ...(delayed ? { startDelay: Math.max(1, Date.parse(start.input.expiresAt) - Date.now()) } : {}),
       };
       if (start.type === PaymentWorkflowType.card)
@@ -167,7 +160,7 @@ export async function startPaymentWorkflow(
       else await client.workflow.start<QrPaymentWorkflow>(start.type, { ...options, args: [start.input] });
     } catch (e) {
       if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
-      await assertOwnExecution(plainClient, opts.start.type, opts.memo);
+      await assertOwnExecution(client, opts.start.type, opts.memo);
     }
   });
 }

@@ -48,9 +48,9 @@ export const PROBE_AFTER_MS = 1_000;
 /**
  * Run `fn` (calls on `client`) with a deadline: when it passes, the calls are aborted and the
  * result is `onTimeout()` (by default a 503 SERVICE_UNAVAILABLE). The calls also carry a gRPC
- * deadline CALL_DEADLINE_GRACE_MS later: a client on a NativeConnection (the eager-start client of
- * `npm start`) ignores the abort, and its call would otherwise go on after the answer was given
- * (30 s, seen with a Temporal that accepted connections and never answered).
+ * deadline CALL_DEADLINE_GRACE_MS later, so a call that does not honour the abort still ends soon
+ * after the answer was given (a client on a NativeConnection ignores it: seen going on for 30 s
+ * with a Temporal that accepted connections and never answered).
  * The client retries an unreachable server for a long time, so a call that has not finished after
  * PROBE_AFTER_MS is checked with a short reachability probe: Temporal down -> 503 at once instead
  * of at the deadline.

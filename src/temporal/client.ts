@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
-import type { NativeConnection } from '@temporalio/worker';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../domain/search-attributes';
 import { dataConverterOf } from './codec';
 import { clientInterceptors } from './closed-channel';
@@ -9,25 +8,6 @@ import type { KeyRing } from '../key-ring';
 export interface TemporalDeps {
   client: Client;
   taskQueue: string;
-  /**
-   * A client on the NativeConnection of a worker of `taskQueue` in this process (`npm start`):
-   * payment workflows are started through it with `requestEagerStart`, so the server hands the
-   * first workflow task straight back to that worker. Absent: plain starts.
-   */
-  eagerStartClient?: Client;
-}
-
-/** A client on a worker's own NativeConnection, for eager workflow starts (TemporalDeps.eagerStartClient). */
-export function clientOnWorkerConnection(
-  connection: NativeConnection,
-  namespace: string,
-  opts: { codecKeys?: KeyRing } = {},
-): Client {
-  return new Client({
-    connection,
-    namespace,
-    ...(opts.codecKeys ? { dataConverter: dataConverterOf(opts.codecKeys) } : {}),
-  });
 }
 
 /** TEMPORAL_TLS_*: PEM file paths (config.temporal.tls). */

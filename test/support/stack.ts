@@ -17,7 +17,7 @@ import { createDb, migrateLatest, type Db } from '../../src/db/knex';
 import { isCatalogEmpty, seedCatalog } from '../../src/db/seed';
 import { createApp } from '../../src/app/app';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
-import { clientOnWorkerConnection, connectClient } from '../../src/temporal/client';
+import { connectClient } from '../../src/temporal/client';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { clientInterceptors } from '../../src/temporal/closed-channel';
 import { signResult } from '../../src/result-proof';
@@ -31,8 +31,6 @@ export interface TestStack {
   app: Koa;
   db: Db;
   client: Client;
-  /** with `eagerStart`: the client on the worker's connection the gateway starts payments with */
-  eagerStartClient?: Client;
   config: Config;
   /** the payments queue; taskQueueOf gives the others */
   taskQueue: string;
@@ -88,8 +86,6 @@ export async function createTestStack(
     queues?: QueueKind[];
     env?: Record<string, string>;
     logger?: pino.Logger;
-    /** the gateway starts payment workflows eagerly on the worker, as `npm start` does */
-    eagerStart?: boolean;
     /** Temporal's frontend for the client and the workers (default: the tests' dev server) */
     temporalAddress?: string;
     /** a database of the file's own (for a test that scans whole tables), not the worker's */
@@ -120,16 +116,11 @@ export async function createTestStack(
     workerRun = workers.run();
     workerRun.catch(() => undefined); // rethrown by close()
   }
-  const eagerStartClient =
-    opts.eagerStart && workers
-      ? clientOnWorkerConnection(workers.connection, 'default', { codecKeys: config.temporal.codecKeys })
-      : undefined;
-  const app = createApp({ config, db, temporal: { client, taskQueue, eagerStartClient }, logger });
+  const app = createApp({ config, db, temporal: { client, taskQueue }, logger });
   return {
     app,
     db,
     client,
-    eagerStartClient,
     config,
     taskQueue,
     workers,

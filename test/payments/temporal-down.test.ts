@@ -1,15 +1,10 @@
 /**
- * `npm start` starts QR payments through a client on the worker's own NativeConnection
- * (requestEagerStart). That client is Core's, not grpc-js: the SDK does not cancel its calls on an
- * AbortSignal, and Core retries a refused call for about 10 s. Here the whole stack (the gateway's
- * client, the workers and the eager client on their connection) reaches the tests' Temporal
- * through a TCP relay, which is then made to hang (connections accepted, nothing answered) or to
- * refuse, and comes back: a creation is a 503 in its envelope within the gateway's bound, leaves
- * no payments row, and its eager start call ends by itself soon after (withinDeadline's gRPC
- * deadline); once Temporal answers again, creations are started again and get paid.
+ * The whole stack (the gateway's client and the workers) reaches the tests' Temporal through a
+ * TCP relay, which is then made to hang (connections accepted, nothing answered) or to refuse,
+ * and comes back: a creation is a 503 in its envelope within the gateway's bound and leaves no
+ * payments row; once Temporal answers again, creations are started again and get paid.
  */
 import net from 'node:net';
-import { CALL_DEADLINE_GRACE_MS, withinDeadline } from '../../src/temporal/calls';
 import { createTestStack, uniq, type TestStack } from '../support/stack';
 import { fieldSigned, post, resultOf } from '../callbacks/helpers';
 import { newKey, paymentError, paymentWorkflowIdOfOrder, request, rowOf } from './support';
@@ -68,7 +63,7 @@ let key: string;
 beforeAll(async () => {
   const [, port] = process.env.TALAT_TEST_TEMPORAL_ADDRESS!.split(':');
   link = await relay(Number(port));
-  stack = await createTestStack({ eagerStart: true, temporalAddress: `127.0.0.1:${link.port}` });
+  stack = await createTestStack({ temporalAddress: `127.0.0.1:${link.port}` });
   key = (await newKey(stack.db)).key;
 });
 afterAll(async () => {
@@ -86,32 +81,6 @@ const createQr = (orderId: string) =>
 /** the probe decides within PROBE_AFTER_MS + 2 s; a little room for a loaded machine */
 const BOUND_MS = 5_000;
 
-it('the stack under test starts its QR payments on the eager client', () => {
-  expect(stack.eagerStartClient).toBeDefined();
-});
-
-it('with Temporal hung, a call on the eager (native) client ends by itself soon after withinDeadline answered', async () => {
-  await link.hang();
-  try {
-    const client = stack.eagerStartClient!;
-    const started = Date.now();
-    let ended: number | undefined;
-    await expect(
-      withinDeadline(client, 500, () =>
-        client.workflow
-          .start('qrPaymentWorkflowV2', { taskQueue: 'nobody', workflowId: uniq('hung'), args: [] })
-          .finally(() => (ended = Date.now())),
-      ),
-    ).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
-    // the SDK ignores the abort on a NativeConnection: without the gRPC deadline it had not ended after 10 s
-    while (ended === undefined && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 50));
-    expect(ended).toBeDefined();
-    expect(ended! - started).toBeLessThan(500 + CALL_DEADLINE_GRACE_MS + 1_500);
-  } finally {
-    await link.restore();
-  }
-}, 20_000);
-
 describe.each([
   ['hangs (connections accepted, never answered)', () => link.hang()],
   ['refuses connections', () => link.refuse()],
@@ -122,7 +91,7 @@ describe.each([
   });
 
   it('POST /qrpayment -> 503 in its envelope within bounds, and no payments row', async () => {
-    const orderId = uniq('eager-down');
+    const orderId = uniq('temporal-down');
     const started = Date.now();
     const res = await createQr(orderId);
     expect(res.status).toBe(503);
@@ -133,7 +102,7 @@ describe.each([
 
   it('Temporal back: a creation is started and paid', async () => {
     await link.restore();
-    const orderId = uniq('eager-back');
+    const orderId = uniq('temporal-back');
     const deadline = Date.now() + 30_000;
     let res = await createQr(orderId);
     while (res.status === 503 && Date.now() < deadline) {
