@@ -28,7 +28,7 @@ export function createCallbackActivities({
   payments,
 }: {
   db: Db;
-  payments: Pick<PaymentRecords, 'byOrderNamed' | 'countOfOrder'>;
+  payments: Pick<PaymentRecords, 'byOrderNamed' | 'ofOrderNamed'>;
 }) {
   return {
     /**
@@ -36,9 +36,9 @@ export function createCallbackActivities({
      * id, or several and the post names none of them). A run recorded before got null for both.
      */
     async loadOrderPayment(orderId: string, paymentId?: string): Promise<OrderPayment | { missing: string }> {
-      const p = await payments.byOrderNamed(orderId, paymentId ?? '');
+      const { payment: p, candidates } = await payments.ofOrderNamed(orderId, paymentId ?? '');
       if (p) return { id: p.id, providerRef: p.providerRef, status: p.status, amountSatang: p.amountSatang };
-      if ((await payments.countOfOrder(orderId)) < 2) return { missing: 'no payment exists for this order' };
+      if (candidates < 2) return { missing: 'no payment exists for this order' };
       return {
         missing: `several payments use order id ${orderId} and none is ${paymentId ? `payment ${paymentId}` : 'named by the post'}`,
       };

@@ -261,8 +261,7 @@ export function createPaymentActivities({
           );
           countTransition(input.change, guard);
           if (guard) return attempts;
-        } else if (await applyTransitionIfAgrees(db, input.change, facts))
-          return input.event ? webhooks.firstWebhookAttempts(input.event) : { retry: [] };
+        } else if (await applyTransitionIfAgrees(db, input.change, facts)) return { retry: [] };
       }
       const seen: { row?: boolean } = {};
       if (!(await vouched(input.payment, input.start, false, seen)))

@@ -240,8 +240,8 @@ export interface PaymentRecords {
    * order id (undefined when none or several)
    */
   byOrderNamed(orderId: string, named: string): Promise<Payment | undefined>;
-  /** how many payments use the order id across accounts and modes (counted up to 2: none, one, several) */
-  countOfOrder(orderId: string): Promise<0 | 1 | 2>;
+  /** byOrderNamed, with the count it chose among: 0, no payment of that order id; more than 1, several and none named */
+  ofOrderNamed(orderId: string, named: string): Promise<{ payment?: Payment; candidates: number }>;
   /** the payment's status and amount, its row locked to the end of the caller's transaction */
   lockForRefund(paymentId: string): Promise<{ status: PaymentStatus; amountSatang: number } | undefined>;
   /**

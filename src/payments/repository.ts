@@ -86,25 +86,26 @@ export async function listPayments(db: Db, f: PaymentFilter): Promise<Page<Payme
 }
 
 /** The payments slice's records as the other slices take them (PaymentRecords). */
+/** PaymentRecords.ofOrderNamed: one statement (paymentOfOrderSql) */
+async function ofOrderNamed(db: Db, orderId: string, named: string) {
+  const namedSql = '(p.id = ? OR p.provider_ref = ?)';
+  const { rows } = await db.raw<{ rows: Row[] }>(paymentOfOrderSql(namedSql), [
+    orderId,
+    named,
+    named,
+    orderId,
+    named,
+    named,
+  ]);
+  const candidates = Number(rows[0]?.candidates ?? 0);
+  return { payment: candidates === 1 ? toPayment(rows[0]) : undefined, candidates };
+}
+
 export const paymentRecords = (db: Db): PaymentRecords => ({
   byOrderId: (orderId, scope) => paymentByOrderId(db, orderId, scope),
   byId: (paymentId) => paymentById(db, paymentId),
-  async byOrderNamed(orderId, named) {
-    const namedSql = '(p.id = ? OR p.provider_ref = ?)';
-    const { rows } = await db.raw<{ rows: Row[] }>(paymentOfOrderSql(namedSql), [
-      orderId,
-      named,
-      named,
-      orderId,
-      named,
-      named,
-    ]);
-    return rows[0] && Number(rows[0].candidates) === 1 ? toPayment(rows[0]) : undefined;
-  },
-  async countOfOrder(orderId) {
-    const rows = await db('payments').where({ order_id: orderId }).limit(2).select('id');
-    return rows.length as 0 | 1 | 2;
-  },
+  byOrderNamed: async (orderId, named) => (await ofOrderNamed(db, orderId, named)).payment,
+  ofOrderNamed: (orderId, named) => ofOrderNamed(db, orderId, named),
   async lockForRefund(paymentId) {
     const p = await db('payments').where({ id: paymentId }).forUpdate().first('status', 'amount_satang');
     return p && { status: p.status, amountSatang: Number(p.amount_satang) };

@@ -104,14 +104,20 @@ describe('talat apikey', () => {
     expect(text.stdout.split('\n').find((l) => l.startsWith(k.id))).toMatch(/revoked \d{4}-/);
   });
 
-  it('revoke takes effect at once on a gateway that caches key lookups for a minute', async () => {
-    const cached = createApp({
+  /** a gateway that caches key lookups for a minute, listening to the revocation feed */
+  const cachingGateway = async () => {
+    const app = createApp({
       config: testConfig({ API_KEY_CACHE_MS: '60000' }),
       db: stack.db,
       temporal: { client: stack.client, taskQueue: stack.taskQueue },
       logger: testLogger,
     });
     await revocationFeed(stack.db).ready();
+    return app;
+  };
+
+  it('revoke takes effect at once on a gateway that caches key lookups for a minute', async () => {
+    const cached = await cachingGateway();
     const made = await talat(['apikey', 'create', '--name', uniq('rv'), '--scopes', 'payments:read', '--json'], db);
     const k = JSON.parse(made.stdout) as { id: string; key: string };
     const res = () =>
@@ -126,13 +132,7 @@ describe('talat apikey', () => {
   });
 
   it("link: the second key joins the first's account at once (cached gateways too); errors say why", async () => {
-    const cached = createApp({
-      config: testConfig({ API_KEY_CACHE_MS: '60000' }),
-      db: stack.db,
-      temporal: { client: stack.client, taskQueue: stack.taskQueue },
-      logger: testLogger,
-    });
-    await revocationFeed(stack.db).ready();
+    const cached = await cachingGateway();
     const scopes = ['payments:write', 'payments:read'];
     const [a, b, c] = await Promise.all(
       ['a', 'b', 'c'].map((n) => createApiKey(stack.db, { name: uniq(n), scopes, mode: 'sandbox' })),

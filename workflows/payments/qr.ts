@@ -22,7 +22,7 @@ export async function qrPaymentWorkflowV3(input: QrPaymentInput): Promise<Paymen
   return qrPayment(input, v2Patches, true);
 }
 
-/** v2 (PaymentWorkflowType.qr, what the gateway starts): every patch, no marker (workflows/patches.ts). */
+/** v2 (PaymentWorkflowType.qr, what order top-ups start, and QR payments before v3): every patch, no marker (workflows/patches.ts). */
 export async function qrPaymentWorkflowV2(input: QrPaymentInput): Promise<PaymentOutcome> {
   return qrPayment(input, v2Patches);
 }
