@@ -52,11 +52,30 @@ export interface AnchorTarget {
   pg: () => Promise<PgCounters>;
   /** pg_stat_statements of the apps' database, when its Postgres preloads it */
   perStatement?: PerStatement;
+  /** rows written per table of the apps' database (pg_stat_user_tables), when read */
+  tables?: () => Promise<TableRows>;
   /** "N events, M workflow tasks" of one workflow's history */
   history: (side: Side, workflowId: string) => Promise<string>;
   /** a CPU profile of this process's main thread around each measured round (`--cpu-profile DIR`) */
   profile?: { start(): Promise<void>; stop(name: string): Promise<void> };
 }
+
+/** Per table: rows inserted, updated (of which HOT: no index entry written), deleted. */
+export type TableRows = Map<string, { ins: number; upd: number; hot: number; del: number }>;
+
+/** pg_stat_user_tables through `stats`: the rows each table of its database has had written. */
+export const tableRowsOf = (stats: PgClient) => async (): Promise<TableRows> => {
+  const r = await stats.query(
+    `SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables`,
+  );
+  type Row = { relname: string; n_tup_ins: string; n_tup_upd: string; n_tup_hot_upd: string; n_tup_del: string };
+  return new Map(
+    (r.rows as Row[]).map((x) => [
+      x.relname,
+      { ins: Number(x.n_tup_ins), upd: Number(x.n_tup_upd), hot: Number(x.n_tup_hot_upd), del: Number(x.n_tup_del) },
+    ]),
+  );
+};
 
 interface PerStatement {
   reset(): Promise<void>;
@@ -182,10 +201,12 @@ export async function runRounds(
     minimal: new Map(),
     talat: new Map(),
   };
+  const tablesSeen: Record<Side, TableRows> = { minimal: new Map(), talat: new Map() };
   for (let k = 0; k < opts.rounds; k++)
     for (const side of ['minimal', 'talat'] as const) {
       say(`round ${k + 1}/${opts.rounds}: ${side}, ${per} payments at ${opts.connections} concurrent`);
       const pg0 = await t.pg();
+      const tables0 = await t.tables?.();
       const st0 = (await t.statements?.(side)) ?? 0;
       await t.perStatement?.reset();
       await t.profile?.start();
@@ -196,6 +217,13 @@ export async function runRounds(
       const st1 = (await t.statements?.(side)) ?? 0;
       await sleep(11_000); // pg_stat_database: the backends' counters reach it when idle (PGSTAT_IDLE_INTERVAL 10 s)
       const pg1 = await t.pg();
+      const tables1 = await t.tables?.();
+      for (const [name, v] of tables1 ?? []) {
+        const was = tables0?.get(name) ?? { ins: 0, upd: 0, hot: 0, del: 0 };
+        const seen = tablesSeen[side].get(name) ?? { ins: 0, upd: 0, hot: 0, del: 0 };
+        for (const k of ['ins', 'upd', 'hot', 'del'] as const) seen[k] += v[k] - was[k];
+        tablesSeen[side].set(name, seen);
+      }
       for (const row of (await t.perStatement?.read()) ?? []) {
         const seen = statementsSeen[side].get(row.query) ?? { calls: 0, ms: 0, planMs: 0 };
         seen.calls += row.calls;
@@ -256,6 +284,22 @@ export async function runRounds(
             ([q, v]) =>
               `  ${f(v.calls / paid, 2).padStart(6)} calls ${f(v.ms / paid, 3).padStart(7)} ms ${f(v.planMs / paid, 3).padStart(6)} plan  ${q.slice(0, 100)}`,
           ),
+      );
+    }
+  if (t.tables)
+    for (const side of ['minimal', 'talat'] as const) {
+      const paid = Math.max(1, totals[side].paid);
+      const written = [...tablesSeen[side]]
+        .filter(([, v]) => (v.ins + v.upd + v.del) / paid >= 0.05)
+        .sort((a, b) => b[1].ins + b[1].upd + b[1].del - (a[1].ins + a[1].upd + a[1].del));
+      lines.push(
+        `${side}: rows written per paid payment by table (pg_stat_user_tables; + inserted, ~ updated, of them HOT with no index entry written, - deleted): ` +
+          written
+            .map(
+              ([name, v]) =>
+                `${name} ${[v.ins && `+${f(v.ins / paid, 2)}`, v.upd && `~${f(v.upd / paid, 2)} (HOT ${f(v.hot / paid, 2)})`, v.del && `-${f(v.del / paid, 2)}`].filter(Boolean).join(' ')}`,
+            )
+            .join(', '),
       );
     }
   const ratio = (a: number, b: number) => (b ? (a / b).toFixed(2) : 'n/a');

@@ -27,6 +27,7 @@ import {
   MINIMAL_HOOK_SECRET,
   perStatementOf,
   runRounds,
+  tableRowsOf,
   startDriver,
   type AnchorTarget,
   type PgCounters,
@@ -121,6 +122,7 @@ function devServer(): void {
         },
         pg: () => pgCounters(stats, ['talat', stats.database ?? 'talat']),
         perStatement: await perStatementOf(stats),
+        tables: tableRowsOf(stats),
         history: historyOf(stack.temporal.client),
         profile: profileDir() ? mainThreadProfiler(profileDir()!) : undefined,
       };

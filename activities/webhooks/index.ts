@@ -294,8 +294,13 @@ export function createWebhookActivities({
        ), d AS (
          SELECT * FROM ins
          UNION ALL
-         SELECT id, endpoint_id, attempts, payload, state FROM webhook_deliveries
-          WHERE endpoint_id IN (SELECT id FROM e) AND payment_id = ? AND event_status = ? AND state = 'pending'
+         -- per endpoint, one probe of the unique key (endpoint, payment, event), the state
+         -- checked after it (OFFSET 0 keeps it out): never a walk through the endpoint's pending
+         -- deliveries (a receiver that is down holds many), whatever the statistics say
+         SELECT w.id, w.endpoint_id, w.attempts, w.payload, w.state FROM e CROSS JOIN LATERAL (
+           SELECT * FROM webhook_deliveries w
+            WHERE w.endpoint_id = e.id AND w.payment_id = ? AND w.event_status = ? OFFSET 0
+         ) w WHERE w.state = 'pending'
        )
        , planned AS (
          SELECT d.*, e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at,

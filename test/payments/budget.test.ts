@@ -48,6 +48,11 @@ const BUDGET = {
     },
     /** the gateway's Db outside any request: nothing */
     gatewayIdle: { statements: [] as string[], transactions: 0 },
+    /**
+     * rows every payment of a key shares (its api_keys row, its webhook endpoint's row) that the
+     * payment locked: none (the foreign keys' FOR KEY SHARE took both, a MultiXact when payments overlapped)
+     */
+    sharedRowsLocked: 0,
   },
   temporal: {
     'payment-<payment>': {
@@ -80,7 +85,7 @@ export function label(sql: string): string {
   const ctes = isWith ? [...text.matchAll(/(?:with|,)\s*(\w+) as \(/gi)].map((m) => m[1].toLowerCase()) : [];
   const tables = new Set<string>();
   for (const m of text.matchAll(/\b(?:from|into|update|join)\s+"?([a-z_]+)"?/gi))
-    if (!ctes.includes(m[1].toLowerCase()) && !['now', 'set'].includes(m[1].toLowerCase())) tables.add(m[1]);
+    if (!ctes.includes(m[1].toLowerCase()) && !['now', 'set', 'lateral'].includes(m[1].toLowerCase())) tables.add(m[1]);
   return [verb.toLowerCase(), ...[...tables].sort()].join(' ');
 }
 
@@ -105,6 +110,8 @@ let workers: QueueWorkers;
 let workerRun: Promise<void>;
 let receiver: Receiver;
 let key: string;
+/** the rows every payment of the key shares: `xmax` changes when a statement locks one */
+let sharedRows: () => Promise<string[]>;
 let phase: Phase = 'gatewayIdle';
 let measured: Budget | undefined;
 let counting = false;
@@ -140,7 +147,19 @@ beforeAll(async () => {
   const owner = await newKey(stack.db);
   key = owner.key;
   receiver = await startReceiver(200);
-  await createEndpoint(stack.db, stack.config, { id: owner.id, mode: 'sandbox' }, { url: receiver.url });
+  const endpoint = await createEndpoint(
+    stack.db,
+    stack.config,
+    { id: owner.id, mode: 'sandbox' },
+    { url: receiver.url },
+  );
+  sharedRows = async () => {
+    const { rows } = await stack.db.raw<{ rows: { xmax: string }[] }>(
+      `SELECT xmax::text FROM api_keys WHERE id = ? UNION ALL SELECT xmax::text FROM webhook_endpoints WHERE id = ?`,
+      [owner.id, endpoint.id],
+    );
+    return rows.map((r) => r.xmax);
+  };
 
   const note = (into: () => Seen[] | undefined) => (q: { sql: string; __knexTxId?: string }) => {
     if (counting) into()?.push({ sql: q.sql, txId: q.__knexTxId });
@@ -214,16 +233,20 @@ async function paidPayment(): Promise<{ orderId: string; workflowIds: string[] }
 it('one paid QR payment costs exactly its budget of statements, transactions, events and workflow tasks', async () => {
   await paidPayment(); // warm-up: caches and prepared things of the first payment
   await new Promise((r) => setTimeout(r, 300));
+  const shared0 = await sharedRows();
   counting = true;
   const { orderId, workflowIds } = await paidPayment();
   await new Promise((r) => setTimeout(r, 500)); // anything late still counts
   counting = false;
+  const shared1 = await sharedRows();
+  expect(shared1).toHaveLength(2);
 
   const postgres = {
     create: tally(gatewaySeen.create),
     callback: tally(gatewaySeen.callback),
     worker: tally(workerSeen),
     gatewayIdle: tally(gatewaySeen.gatewayIdle),
+    sharedRowsLocked: shared1.filter((x, i) => x !== shared0[i]).length,
   };
   const temporal: Budget['temporal'] = {};
   for (const id of workflowIds) {
