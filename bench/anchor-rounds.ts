@@ -194,8 +194,8 @@ export async function runRounds(
   const per = Math.ceil(opts.payments / opts.rounds);
   const zero = () => ({ app: 0, postgres: 0, temporal: 0, statements: 0, xacts: 0, rows: 0, walBytes: 0, paid: 0 });
   const totals = {
-    minimal: { ...zero(), rates: [] as number[], results: [] as RoundResult[] },
-    talat: { ...zero(), rates: [] as number[], results: [] as RoundResult[] },
+    minimal: { ...zero(), rates: [] as number[], cpus: [] as number[], results: [] as RoundResult[] },
+    talat: { ...zero(), rates: [] as number[], cpus: [] as number[], results: [] as RoundResult[] },
   };
   const statementsSeen: Record<Side, Map<string, { calls: number; ms: number; planMs: number }>> = {
     minimal: new Map(),
@@ -238,6 +238,9 @@ export async function runRounds(
       s.rates.push(paid / r.seconds);
       s.results.push(r);
       for (const part of ['app', 'postgres', 'temporal'] as const) s[part] += cpu1[part] - cpu0[part];
+      s.cpus.push(
+        (cpu1.app + cpu1.postgres + cpu1.temporal - cpu0.app - cpu0.postgres - cpu0.temporal) / Math.max(1, paid),
+      );
       s.statements += st1 - st0;
       for (const c of ['xacts', 'rows', 'walBytes'] as const) s[c] += pg1[c] - pg0[c];
       say(`  ${paid} paid in ${r.seconds.toFixed(1)} s: ${(paid / r.seconds).toFixed(1)} paid/s`);
@@ -307,6 +310,13 @@ export async function runRounds(
   const cpuPer = (s: Side) => per1(s, totals[s].app + totals[s].postgres + totals[s].temporal);
   const p99 = (k: 'create' | 'callback' | 'webhook') =>
     ratio(percentile(all('talat', k), 99), percentile(all('minimal', k), 99));
+  // each round of Talat against the anchor's round just before it: the spread a run's ratio hides
+  const pairs = (k: 'rates' | 'cpus') => totals.talat[k].map((v, i) => v / totals.minimal[k][i]).sort((a, b) => a - b);
+  const spread = (xs: number[]) =>
+    `median ${f(xs[Math.floor(xs.length / 2)], 2)} (${f(xs[0], 2)}-${f(xs[xs.length - 1], 2)})`;
+  lines.push(
+    `talat/minimal round by round (${opts.rounds} pairs): paid/s ${spread(pairs('rates'))}, CPU per paid ${spread(pairs('cpus'))}`,
+  );
   lines.push(
     `talat/minimal: paid/s ${ratio(rate('talat'), rate('minimal'))}, CPU per paid (every part) ${ratio(cpuPer('talat'), cpuPer('minimal'))}x, ` +
       `postgres CPU per paid ${ratio(per1('talat', totals.talat.postgres), per1('minimal', totals.minimal.postgres))}x, ` +
