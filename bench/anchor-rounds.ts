@@ -184,9 +184,12 @@ export async function runRounds(
   const round = (side: Side, n: number, c: number) =>
     driver.request<RoundResult>({ type: 'round', payments: Array.from({ length: n }, () => payment(side)), c }, 'done');
 
-  say('warm-up: 10 payments per side, not measured');
+  // at the rounds' concurrency, so the pools, each connection's prepared statements and the
+  // workers' caches are as full as in the rounds (at 4 concurrent, the first round filled them)
+  const warm = Math.max(10, 3 * opts.connections);
+  say(`warm-up: ${warm} payments per side at ${opts.connections} concurrent, not measured`);
   for (const side of ['minimal', 'talat'] as const) {
-    const r = await round(side, 10, 4);
+    const r = await round(side, warm, opts.connections);
     if (r.errors) throw new Error(`warm-up ${side}: ${r.firstError}`);
   }
   await sleep(11_000);
