@@ -115,6 +115,20 @@ describe('talat apikey', () => {
     await revocationFeed(stack.db).ready();
     return app;
   };
+  /**
+   * Runs a CLI command that notifies the gateways, then waits for its notice to reach this
+   * process (the generation moves on): the next request may not overtake it. The wait is bounded.
+   */
+  const noticed = async <T>(command: () => Promise<T>): Promise<T> => {
+    const feed = revocationFeed(stack.db);
+    const before = feed.generation();
+    const out = await command();
+    const started = Date.now();
+    while (feed.generation() === before && Date.now() - started < 2000) await new Promise((r) => setTimeout(r, 5));
+    expect(feed.generation()).not.toBe(before);
+    expect(Date.now() - started).toBeLessThan(1000);
+    return out;
+  };
 
   it('revoke takes effect at once on a gateway that caches key lookups for a minute', async () => {
     const cached = await cachingGateway();
@@ -126,7 +140,7 @@ describe('talat apikey', () => {
         .set('X-API-Key', k.key);
     expect((await res()).status).toBe(404);
     expect((await res()).status).toBe(404); // from the cache now
-    expect(await talat(['apikey', 'revoke', k.id], db)).toMatchObject({ code: 0 });
+    expect(await noticed(() => talat(['apikey', 'revoke', k.id], db))).toMatchObject({ code: 0 });
     const next = await res();
     expect([next.status, next.body.body.details]).toEqual([401, { reason: 'revoked' }]);
   });
@@ -149,7 +163,7 @@ describe('talat apikey', () => {
     // b is its own account: its own payment of the order id (then cached as such)
     expect((await status(b.key)).status).toBe(404);
 
-    const linked = await talat(['apikey', 'link', b.id, '--account', a.id], db);
+    const linked = await noticed(() => talat(['apikey', 'link', b.id, '--account', a.id], db));
     expect(linked).toEqual({ code: 0, stdout: `linked ${b.id} to account ${a.id}\n`, stderr: '' });
     const again = await qr(b.key);
     expect([again.status, again.body.body.code]).toEqual([409, 'CONFLICT']);
