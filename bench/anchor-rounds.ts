@@ -240,10 +240,12 @@ export async function runRounds(
       s.paid += paid;
       s.rates.push(paid / r.seconds);
       s.results.push(r);
-      for (const part of ['app', 'postgres', 'temporal'] as const) s[part] += cpu1[part] - cpu0[part];
-      s.cpus.push(
-        (cpu1.app + cpu1.postgres + cpu1.temporal - cpu0.app - cpu0.postgres - cpu0.temporal) / Math.max(1, paid),
-      );
+      let roundCpu = 0;
+      for (const part of ['app', 'postgres', 'temporal'] as const) {
+        s[part] += cpu1[part] - cpu0[part];
+        roundCpu += cpu1[part] - cpu0[part];
+      }
+      s.cpus.push(roundCpu / Math.max(1, paid));
       s.statements += st1 - st0;
       for (const c of ['xacts', 'rows', 'walBytes'] as const) s[c] += pg1[c] - pg0[c];
       say(`  ${paid} paid in ${r.seconds.toFixed(1)} s: ${(paid / r.seconds).toFixed(1)} paid/s`);

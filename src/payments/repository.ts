@@ -85,7 +85,6 @@ export async function listPayments(db: Db, f: PaymentFilter): Promise<Page<Payme
   );
 }
 
-/** The payments slice's records as the other slices take them (PaymentRecords). */
 /** PaymentRecords.ofOrderNamed: one statement (paymentOfOrderSql) */
 async function ofOrderNamed(db: Db, orderId: string, named: string) {
   const namedSql = '(p.id = ? OR p.provider_ref = ?)';
@@ -101,6 +100,7 @@ async function ofOrderNamed(db: Db, orderId: string, named: string) {
   return { payment: candidates === 1 ? toPayment(rows[0]) : undefined, candidates };
 }
 
+/** The payments slice's records as the other slices take them (PaymentRecords). */
 export const paymentRecords = (db: Db): PaymentRecords => ({
   byOrderId: (orderId, scope) => paymentByOrderId(db, orderId, scope),
   byId: (paymentId) => paymentById(db, paymentId),

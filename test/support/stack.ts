@@ -26,6 +26,7 @@ import type { QueueKind } from '../../src/domain/temporal';
 import { newId } from '../../src/ids';
 import { createLogger } from '../../src/logger';
 import { createQueueWorkers, type QueueWorkers } from '../../src/app/worker';
+import { revocationFeed } from '../../src/http/middleware/key-revocations';
 
 export interface TestStack {
   app: Koa;
@@ -149,6 +150,20 @@ export async function statementsOf<T>(db: Db, fn: () => Promise<T>): Promise<{ s
 }
 
 export const uniq = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+/**
+ * Runs `change` (a revocation or a link: its notice tells every gateway's key cache to forget)
+ * and waits for that notice to reach `db`'s revocation feed (its generation moves on), for at
+ * most 2 s: its result and the ms the notice took after it, Infinity when none came.
+ */
+export async function afterRevocationNotice<T>(db: Db, change: () => Promise<T>): Promise<{ result: T; ms: number }> {
+  const feed = revocationFeed(db);
+  const before = feed.generation();
+  const result = await change();
+  const started = Date.now();
+  while (feed.generation() === before && Date.now() - started < 2000) await new Promise((r) => setTimeout(r, 5));
+  return { result, ms: feed.generation() === before ? Infinity : Date.now() - started };
+}
 
 /** Poll `fn` until it returns a value (not undefined, null or false), or fail after `ms`. */
 export async function waitFor<T>(
