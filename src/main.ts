@@ -170,7 +170,10 @@ async function main(config: Config) {
       server.once('error', reject);
       server.listen(config.port, config.host, resolve);
     });
-    stoppers.push({ name: 'gateway', stop: () => new Promise<void>((r) => server.close(() => r())) });
+    stoppers.push({
+      name: 'gateway',
+      stop: () => new Promise<void>((r) => server.close(() => r())).then(() => app.idle()),
+    });
 
     // sandbox providers post their signed callbacks from loopback (README "Sandbox providers")
     if (config.simulators) {

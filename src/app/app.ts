@@ -14,6 +14,7 @@ import { createEdge } from './edge';
 import { bankRoutes } from '../bank/routes';
 import { callbackIpGuard } from '../callbacks/verify';
 import { callbackRoutes } from '../callbacks/routes';
+import { AfterAnswer } from '../http/after-answer';
 import { paymentRoutes } from '../payments/routes';
 import { costRoutes } from '../payments/cost-routes';
 import { storefrontPathPattern, storefrontRoutes } from '../storefront/routes';
@@ -53,8 +54,15 @@ export const appRoutes = (app: Koa): AppRoute[] => routesOfApps.get(app) ?? [];
  * (src/app/edge.ts) before Koa, so every server of the app (npm start, the gateway role, the
  * tests) gets the edge through the one callback() Koa servers use.
  */
-class GatewayApp extends Koa {
+export class GatewayApp extends Koa {
   edge?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** the callbacks' receipts finished after their answer (src/callbacks/processor.ts) */
+  afterAnswer?: AfterAnswer;
+
+  /** Resolves when the work this app does after its answers has ended: await it before the pools close. */
+  idle(): Promise<void> {
+    return this.afterAnswer?.idle() ?? Promise.resolve();
+  }
 
   override callback(): ReturnType<Koa['callback']> {
     const handle = super.callback();
@@ -65,9 +73,10 @@ class GatewayApp extends Koa {
   }
 }
 
-export function createApp(deps: AppDeps): Koa {
+export function createApp(deps: AppDeps): GatewayApp {
   const app = new GatewayApp({ proxy: false });
   app.silent = true;
+  const afterAnswer = (app.afterAnswer = new AfterAnswer(deps.logger));
 
   const router = new Router();
   const notifier = deps.notifier ?? createNotifier(deps);
@@ -92,7 +101,7 @@ export function createApp(deps: AppDeps): Koa {
     orderRoutes(deps, orders),
     timelineRoutes(deps),
     latePaymentRoutes(deps),
-    callbackRoutes({ ...deps, notifier, alerts, payments, deliverResult: resultDelivery(deps) }),
+    callbackRoutes({ ...deps, notifier, alerts, payments, deliverResult: resultDelivery(deps), afterAnswer }),
     webhookRoutes(deps),
     costRoutes({
       ...deps,

@@ -5,7 +5,9 @@
  * answered callback is in the workflow's history. A duplicate gets the first response, waiting
  * only while the first delivery is younger than duplicateWaitMs (then 503 with Retry-After); a
  * delivery unfinished past the lease (its gateway died) is taken over; a failed signal removes
- * the receipt (503: the provider retries). The signal carries the receipt id and its proof
+ * the receipt (503: the provider retries). A signalled result is answered once Temporal accepted
+ * it; its finish runs after the answer (AfterAnswer), so a duplicate meanwhile waits for it as for
+ * any delivery under way. The signal carries the receipt id and its proof
  * (./result-proof.ts). A result that contradicts the settled payment is a `conflict`: a
  * lateResultWorkflow records it and applies LATE_PAYMENT_POLICY (workflows/payments/late-result.ts).
  * A pending payment whose workflow was closed by hand gets the result re-driven (`closed`).
@@ -46,6 +48,7 @@ import {
   type StoredResponse,
 } from './receipts';
 import { signResult } from '../result-proof';
+import type { AfterAnswer } from '../http/after-answer';
 
 export interface VerifiedCallback {
   provider: CallbackProvider;
@@ -89,6 +92,8 @@ export interface ProcessorDeps extends ReceiptDeps {
   alerts?: AlertThrottle;
   /** how a result reaches the payment's workflow (the payments slice's resultDelivery) */
   deliverResult: (p: PaymentRef, result: PaymentResult) => Promise<void>;
+  /** where a receipt's finish that runs after its callback was answered is kept */
+  afterAnswer: AfterAnswer;
 }
 
 const SIGNAL_TIMEOUT_MS = 5_000;
@@ -125,7 +130,7 @@ async function takeOver(deps: ProcessorDeps, id: string): Promise<string | undef
 /**
  * Records a verified callback and delivers it, once per (provider, payment, status): the receipt
  * claimed (by callbackPayment's lookup, or here), the signal, then the finish (one UPDATE, which
- * also finds a payment settled the other way meanwhile). A duplicate gets the finished receipt's
+ * also finds a payment settled the other way meanwhile; after the answer for a signalled result). A duplicate gets the finished receipt's
  * response, waits for an unfinished one younger than duplicateWaitMs (503 past it), and takes
  * over one older than the lease, with the same receipt id. A failed delivery removes its receipt.
  */
@@ -259,9 +264,11 @@ async function finishedElsewhere(
 
 /**
  * The result to the payment: a conflict when the payment is already settled the other way,
- * else the signal (with its proof), its receipt finished only while the payment is not settled
- * the other way: one found so after the signal (the workflow decided while the signal was on its
- * way) or after its workflow ended is a conflict too.
+ * else the signal (with its proof), answered "processed" once Temporal accepted it. Its receipt is
+ * finished after the answer, only while the payment is not settled the other way: one found so
+ * (the workflow decided while the signal was on its way) is recorded as a conflict, which a retry
+ * of the callback gets, and the workflow resolves the late result itself. A handler-form
+ * callback's record is written by its finish: that one finishes before the answer.
  */
 async function deliver(deps: ProcessorDeps, cb: VerifiedCallback, receiptId: string): Promise<StoredResponse> {
   const status = cb.status === 'success' ? 'success' : 'failed';
@@ -269,7 +276,10 @@ async function deliver(deps: ProcessorDeps, cb: VerifiedCallback, receiptId: str
   const result = resultOf(deps, cb, receiptId);
   const signalled = await signal(deps, cb, result);
   if (!signalled) return closed(deps, cb, receiptId, result);
-  return finish(deps, cb, receiptId, 'signalled', cb.payment.status, CONTRADICTED_BY[status]);
+  const finishing = () => finish(deps, cb, receiptId, 'signalled', cb.payment.status, CONTRADICTED_BY[status]);
+  if (cb.record) return finishing();
+  deps.afterAnswer.run({ callbackReceipt: receiptId, provider: cb.provider, paymentId: cb.payment.id }, finishing);
+  return cb.respond('signalled', cb.payment.status);
 }
 
 /**

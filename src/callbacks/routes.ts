@@ -124,6 +124,8 @@ export function callbackRoutes(
     payments: Pick<PaymentRecords, 'byOrderId' | 'byOrderNamed'>;
     /** how a result reaches the payment's workflow (the payments slice's resultDelivery) */
     deliverResult: ProcessorDeps['deliverResult'];
+    /** the receipts' finishes that run after the answer (the app waits for them when it stops) */
+    afterAnswer: ProcessorDeps['afterAnswer'];
   },
 ): Router {
   const r = new Router();
@@ -138,6 +140,7 @@ export function callbackRoutes(
     deliveryLeaseMs: config.callbacks.deliveryLeaseMs,
     alerts,
     deliverResult: deps.deliverResult,
+    afterAnswer: deps.afterAnswer,
   };
   /**
    * The route's own checks of the payment its lookup found (the claim made the same ones in SQL):

@@ -12,9 +12,8 @@
  * The clock is the database's: a receipt's age is set by its created_at, so nothing sleeps for seconds.
  */
 import type { Client } from '@temporalio/client';
-import type Koa from 'koa';
 import type { Db } from '../../src/db/knex';
-import { createApp } from '../../src/app/app';
+import { createApp, type GatewayApp } from '../../src/app/app';
 import {
   callbackPayment,
   paymentMatches,
@@ -23,6 +22,7 @@ import {
   type StoredResponse,
 } from '../../src/callbacks/receipts';
 import { processCallback, type ProcessorDeps } from '../../src/callbacks/processor';
+import { AfterAnswer } from '../../src/http/after-answer';
 import { orderReference, paymentReference } from '../../src/domain/promptpay';
 import { createPendingPayment, type Payment } from '../../src/payments/repository';
 import { resultDelivery } from '../../src/payments/workflow-client';
@@ -97,7 +97,7 @@ const finishReceipt = (id: string, body: unknown) =>
     .where({ id })
     .update({ outcome: 'signalled', response_status: 200, response_body: JSON.stringify(body) });
 
-const appWith = (client: Client): Koa =>
+const appWith = (client: Client): GatewayApp =>
   createApp({ config, db, temporal: { client, taskQueue: 'claim-test-unpolled' }, logger: testLogger });
 
 /** The processor as routes.ts wires it, for one QR callback of `p`. */
@@ -118,20 +118,26 @@ const depsWith = (client: Client, over: Partial<ProcessorDeps> = {}): ProcessorD
   taskQueue: 'claim-test-unpolled',
   signingKey: config.results.signingKey,
   deliverResult: resultDelivery({ config, temporal: { client, taskQueue: 'claim-test-unpolled' } }),
+  afterAnswer: new AfterAnswer(testLogger),
   ...over,
 });
 
 describe('round trips', () => {
-  it('a first callback costs Postgres 2 statements: the lookup that claims its receipt, and the finish', async () => {
+  it('a first callback costs Postgres 2 statements: the lookup that claims its receipt, and the finish after the answer', async () => {
     const temporal = temporalStandIn();
     const app = appWith(temporal.client);
     const p = await pendingQrPayment();
-    const { sql, result: res } = await statementsOf(db, () => post(app, '/qrcallback', qrCallback(p)));
+    const { sql, result: res } = await statementsOf(db, async () => {
+      const answer = await post(app, '/qrcallback', qrCallback(p));
+      await app.idle();
+      return answer;
+    });
     expect(res.status).toBe(200);
     expect(res.body.body).toEqual({ message: 'Callback processed', orderId: p.orderId, status: 'success' });
     expect(sql).toHaveLength(2);
     expect(sql.join(';')).not.toMatch(/\b(BEGIN|COMMIT)\b/i);
     expect(sql[0]).toMatch(/INSERT INTO callback_receipts/);
+    expect(sql[1]).toMatch(/^\s*UPDATE callback_receipts/);
     expect(temporal.signalsOf(p.workflowId)).toBe(1);
     expect(await receiptsOf(p)).toEqual([
       expect.objectContaining({ outcome: 'signalled', response_status: 200, source_ip: expect.any(String) }),
@@ -266,6 +272,7 @@ describe('a concurrent first delivery', () => {
     const { response, duplicate } = await d.process(found?.receipt);
     expect(duplicate).toBe(false);
     expect(response).toEqual({ status: 200, body: { delivered: p.orderId } });
+    await deps.afterAnswer.idle(); // the finish runs after the answer
     expect(await receiptsOf(p)).toEqual([expect.objectContaining({ id: found?.receipt?.id, outcome: 'signalled' })]);
     expect(temporal.signalsOf(p.workflowId)).toBe(1);
   });
@@ -306,6 +313,7 @@ describe('a gateway that died after claiming (the receipt stays unfinished)', ()
     const retry = await post(app, '/qrcallback', qrCallback(p));
     expect(retry.status).toBe(200);
     expect(retry.body.body).toEqual({ message: 'Callback processed', orderId: p.orderId, status: 'success' });
+    await app.idle();
     expect(await receiptsOf(p)).toEqual([expect.objectContaining({ id, outcome: 'signalled', response_status: 200 })]);
     expect(temporal.signalsOf(p.workflowId)).toBe(1);
   });
@@ -389,6 +397,7 @@ describe('a gateway that died after claiming (the receipt stays unfinished)', ()
       response: { status: 200, body: { delivered: p.orderId } },
       duplicate: false,
     });
+    await deps.afterAnswer.idle();
     expect(await receiptsOf(p)).toEqual([expect.objectContaining({ id, outcome: 'signalled' })]);
     expect(temporal.signalsOf(p.workflowId)).toBe(1);
   });

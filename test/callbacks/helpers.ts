@@ -102,7 +102,9 @@ export const callbackError = (name: string, status: number) => ({
   body: { error: name, message: expect.any(String) },
 });
 
+/** The payment's receipts, once the finishes that run after the answers have ended. */
 export async function receiptsOf(stack: TestStack, paymentId: string) {
+  await stack.app.idle();
   return stack.db('callback_receipts').where({ payment_id: paymentId });
 }
 

@@ -31,7 +31,7 @@ function gateway(env: Record<string, string> = {}) {
     logger,
     clock: () => clock.now,
   });
-  const koa = jest.spyOn(app as Koa & { handleRequest: () => unknown }, 'handleRequest');
+  const koa = jest.spyOn(app as unknown as Koa & { handleRequest: () => unknown }, 'handleRequest');
   const handler = app.callback();
   return { handler, koa, lines, clock, get: (path: string) => request(handler).get(path) };
 }

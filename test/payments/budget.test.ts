@@ -34,6 +34,7 @@ const BUDGET = {
       transactions: 3,
     },
     callback: {
+      // the claim (with the payment's lookup), then the finish: since issue 41, after the answer
       statements: ['insert callback_receipts payments', 'update callback_receipts payments'],
       transactions: 2,
     },
@@ -204,6 +205,7 @@ async function paidPayment(): Promise<{ orderId: string; workflowIds: string[] }
   });
   phase = 'callback';
   const cb = await request(app).post('/qrcallback').set('Content-Type', 'application/json').send(JSON.stringify(body));
+  await stack.app.idle(); // the receipt's finish, after the answer, is the callback's too
   phase = 'gatewayIdle';
   expect(cb.status).toBe(200);
 

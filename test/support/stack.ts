@@ -8,14 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
-import type Koa from 'koa';
 import { createActivities, type Activities } from '../../activities';
 import { sandboxProviders } from '../../src/simulators/providers';
 import { loadConfig, type Config } from '../../src/config';
 import { generatedKeysOf } from '../../src/stack/keys';
 import { createDb, migrateLatest, type Db } from '../../src/db/knex';
 import { isCatalogEmpty, seedCatalog } from '../../src/db/seed';
-import { createApp } from '../../src/app/app';
+import { createApp, type GatewayApp } from '../../src/app/app';
 import { createDatabaseIfMissing } from '../../src/stack/postgres';
 import { connectClient } from '../../src/temporal/client';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
@@ -29,7 +28,8 @@ import { createQueueWorkers, type QueueWorkers } from '../../src/app/worker';
 import { revocationFeed } from '../../src/http/middleware/key-revocations';
 
 export interface TestStack {
-  app: Koa;
+  /** idle(): the callbacks' receipts finished after their answers (read receipts after it) */
+  app: GatewayApp;
   db: Db;
   client: Client;
   config: Config;
@@ -127,6 +127,7 @@ export async function createTestStack(
     workers,
     activities,
     async close() {
+      await app.idle();
       await workers?.stop();
       await workerRun;
       await client.connection.close();

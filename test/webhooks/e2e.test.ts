@@ -66,6 +66,7 @@ it('QR payment -> simulator pays -> /qrcallback -> paid -> signed webhook receiv
   });
   expect(new Date(body.data.timestamp).toISOString()).toBe(body.data.timestamp);
   expect(await stack.db('payments').where({ id: paymentId }).first()).toMatchObject({ status: 'paid' });
+  await stack.app.idle(); // the receipt is finished after the callback's answer
   expect(await stack.db('callback_receipts').where({ payment_id: paymentId })).toEqual([
     expect.objectContaining({ provider: 'qr', status: 'success', outcome: 'signalled', source_ip: '127.0.0.1' }),
   ]);
