@@ -1,16 +1,14 @@
 /**
  * The callback processor: a verified callback's receipt lifecycle and its signal (the SQL is in
- * ./receipts.ts). One receipt per (provider, payment, status): it is claimed (committed
- * unfinished) before the signal and finished with its response after Temporal accepted it, so an
- * answered callback is in the workflow's history. A duplicate gets the first response, waiting
- * only while the first delivery is younger than duplicateWaitMs (then 503 with Retry-After); a
- * delivery unfinished past the lease (its gateway died) is taken over; a failed signal removes
- * the receipt (503: the provider retries). A signalled result is answered once Temporal accepted
- * it; its finish runs after the answer (AfterAnswer), so a duplicate meanwhile waits for it as for
- * any delivery under way. The signal carries the receipt id and its proof
- * (./result-proof.ts). A result that contradicts the settled payment is a `conflict`: a
- * lateResultWorkflow records it and applies LATE_PAYMENT_POLICY (workflows/payments/late-result.ts).
- * A pending payment whose workflow was closed by hand gets the result re-driven (`closed`).
+ * ./receipts.ts). One receipt per (provider, payment, status): claimed (committed unfinished)
+ * before the signal; a signalled result is answered once Temporal accepted it, and its receipt
+ * finished with that response after the answer (AfterAnswer). A duplicate gets the first
+ * response, waiting only while the first delivery is younger than duplicateWaitMs (then 503 with
+ * Retry-After); a delivery unfinished past the lease (its gateway died) is taken over; a failed
+ * signal removes the receipt (503: the provider retries). The signal carries the receipt id and
+ * its proof (./result-proof.ts). A result that contradicts the settled payment is a `conflict`
+ * (lateResultWorkflow, workflows/payments/late-result.ts); a pending payment whose workflow was
+ * closed by hand gets the result re-driven (`closed`).
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
