@@ -135,6 +135,7 @@ function devServer(): void {
       await stats.end();
       await minimal.stop();
     },
+    20, // as the cluster's: a run of ten rounds of 100 per side can take longer than 5 min
   );
 }
 

@@ -150,6 +150,8 @@ export function runBench<O>(
   stackOptions: StackOptions,
   args: () => O,
   measure: (opts: O, stack: Stack) => Promise<void>,
+  /** the run's time bound (runBounded) */
+  minutes = 5,
 ): void {
   const { dataDir, stops, stopAll } = benchData(name);
 
@@ -252,7 +254,7 @@ export function runBench<O>(
     }
   }
 
-  runBounded(5, stopAll, main);
+  runBounded(minutes, stopAll, main);
 }
 
 /**
