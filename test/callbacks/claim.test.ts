@@ -150,6 +150,32 @@ describe('round trips', () => {
     expect(temporal.signalsOf(p.workflowId)).toBe(1);
   });
 
+  it('the answer does not wait for the finish: answered with the receipt unfinished, a duplicate meanwhile waits for it', async () => {
+    const temporal = temporalStandIn();
+    // holds the finishes instead of running them, until the test lets them go
+    const held: (() => Promise<unknown>)[] = [];
+    const afterAnswer = new (class extends AfterAnswer {
+      override run(_what: Record<string, unknown>, work: () => Promise<unknown>): void {
+        held.push(work);
+      }
+    })(testLogger);
+    const deps = depsWith(temporal.client, { afterAnswer });
+    const p = await pendingQrPayment();
+    const d = qrDelivery(deps, p);
+    const first = await d.process((await d.lookup())?.receipt);
+    expect(first).toEqual({ response: { status: 200, body: { delivered: p.orderId } }, duplicate: false });
+    expect(temporal.signalsOf(p.workflowId)).toBe(1);
+    expect(held).toHaveLength(1);
+    expect(await receiptsOf(p)).toEqual([expect.objectContaining({ outcome: null })]);
+
+    const duplicate = d.lookup().then((found) => d.process(found?.receipt));
+    await new Promise((r) => setTimeout(r, 100));
+    await held[0]();
+    await expect(duplicate).resolves.toEqual({ response: first.response, duplicate: true });
+    expect(await receiptsOf(p)).toEqual([expect.objectContaining({ outcome: 'signalled', response_status: 200 })]);
+    expect(temporal.signalsOf(p.workflowId)).toBe(1);
+  });
+
   it('a callback the route refuses (amount, payment id) claims nothing', async () => {
     const temporal = temporalStandIn();
     const app = appWith(temporal.client);
