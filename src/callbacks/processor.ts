@@ -128,9 +128,10 @@ async function takeOver(deps: ProcessorDeps, id: string): Promise<string | undef
 /**
  * Records a verified callback and delivers it, once per (provider, payment, status): the receipt
  * claimed (by callbackPayment's lookup, or here), the signal, then the finish (one UPDATE, which
- * also finds a payment settled the other way meanwhile; after the answer for a signalled result). A duplicate gets the finished receipt's
- * response, waits for an unfinished one younger than duplicateWaitMs (503 past it), and takes
- * over one older than the lease, with the same receipt id. A failed delivery removes its receipt.
+ * also finds a payment settled the other way meanwhile; for a signalled result the answer does
+ * not wait for it). A duplicate gets the finished receipt's response, waits for an unfinished one
+ * younger than duplicateWaitMs (503 past it), and takes over one older than the lease, with the
+ * same receipt id. A failed delivery removes its receipt.
  */
 export async function processCallback(
   deps: ProcessorDeps,
