@@ -57,11 +57,16 @@ export const appRoutes = (app: Koa): AppRoute[] => routesOfApps.get(app) ?? [];
 export class GatewayApp extends Koa {
   edge?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** the callbacks' receipts finished after their answer (src/callbacks/processor.ts) */
-  afterAnswer?: AfterAnswer;
+  readonly afterAnswer: AfterAnswer;
+
+  constructor(logger: AppDeps['logger']) {
+    super({ proxy: false });
+    this.afterAnswer = new AfterAnswer(logger);
+  }
 
   /** Resolves when the work this app does after its answers has ended: await it before the pools close. */
   idle(): Promise<void> {
-    return this.afterAnswer?.idle() ?? Promise.resolve();
+    return this.afterAnswer.idle();
   }
 
   override callback(): ReturnType<Koa['callback']> {
@@ -74,9 +79,8 @@ export class GatewayApp extends Koa {
 }
 
 export function createApp(deps: AppDeps): GatewayApp {
-  const app = new GatewayApp({ proxy: false });
+  const app = new GatewayApp(deps.logger);
   app.silent = true;
-  const afterAnswer = (app.afterAnswer = new AfterAnswer(deps.logger));
 
   const router = new Router();
   const notifier = deps.notifier ?? createNotifier(deps);
@@ -101,7 +105,14 @@ export function createApp(deps: AppDeps): GatewayApp {
     orderRoutes(deps, orders),
     timelineRoutes(deps),
     latePaymentRoutes(deps),
-    callbackRoutes({ ...deps, notifier, alerts, payments, deliverResult: resultDelivery(deps), afterAnswer }),
+    callbackRoutes({
+      ...deps,
+      notifier,
+      alerts,
+      payments,
+      deliverResult: resultDelivery(deps),
+      afterAnswer: app.afterAnswer,
+    }),
     webhookRoutes(deps),
     costRoutes({
       ...deps,
