@@ -137,6 +137,7 @@ const envSchema = z.object({
   CALLBACK_DUPLICATE_WAIT_MS: z.coerce.number().int().min(0).max(10_000).default(2000),
   /** how long a receipt may stay unfinished before a duplicate takes its delivery over (its gateway died) */
   CALLBACK_DELIVERY_LEASE_S: z.coerce.number().int().min(10).max(3600).default(30),
+  CALLBACK_REDELIVERY_S: z.coerce.number().int().min(1).max(3600).default(10),
   TRUSTED_PROXIES: csv,
 
   SMTP_URL: optionalUrl,
@@ -398,6 +399,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       maxFutureSeconds: 60,
       duplicateWaitMs: e.CALLBACK_DUPLICATE_WAIT_MS,
       deliveryLeaseMs: e.CALLBACK_DELIVERY_LEASE_S * 1000,
+      /** how often each gateway looks for receipts left unfinished past the lease (src/callbacks/redelivery.ts) */
+      redeliveryMs: e.CALLBACK_REDELIVERY_S * 1000,
       trustedProxies: e.TRUSTED_PROXIES,
       providers,
     },

@@ -172,7 +172,7 @@ async function main(config: Config) {
     });
     stoppers.push({
       name: 'gateway',
-      stop: () => new Promise<void>((r) => server.close(() => r())).then(() => app.idle()),
+      stop: () => new Promise<void>((r) => server.close(() => r())).then(() => app.stop()),
     });
 
     // sandbox providers post their signed callbacks from loopback (README "Sandbox providers")

@@ -70,13 +70,19 @@ describe('config', () => {
     ['WEBHOOK_INLINE_PER_ENDPOINT', '-1', /WEBHOOK_INLINE_PER_ENDPOINT/],
     ['CALLBACK_DUPLICATE_WAIT_MS', '-1', /CALLBACK_DUPLICATE_WAIT_MS/],
     ['CALLBACK_DELIVERY_LEASE_S', '5', /CALLBACK_DELIVERY_LEASE_S/],
+    ['CALLBACK_REDELIVERY_S', '0', /CALLBACK_REDELIVERY_S/],
   ])('rejects %s=%s with a message naming the variable', (name, value, pattern) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(pattern);
   });
 
-  it('the callback receipts: duplicate wait and delivery lease, the wait shorter than the lease', () => {
-    expect(loadConfig({}).callbacks).toMatchObject({ duplicateWaitMs: 2000, deliveryLeaseMs: 30_000 });
+  it('the callback receipts: duplicate wait, delivery lease and redelivery, the wait shorter than the lease', () => {
+    expect(loadConfig({}).callbacks).toMatchObject({
+      duplicateWaitMs: 2000,
+      deliveryLeaseMs: 30_000,
+      redeliveryMs: 10_000,
+    });
+    expect(loadConfig({ CALLBACK_REDELIVERY_S: '2' }).callbacks.redeliveryMs).toBe(2000);
     expect(loadConfig({ CALLBACK_DUPLICATE_WAIT_MS: '500', CALLBACK_DELIVERY_LEASE_S: '60' }).callbacks).toMatchObject({
       duplicateWaitMs: 500,
       deliveryLeaseMs: 60_000,

@@ -56,17 +56,47 @@ export const appRoutes = (app: Koa): AppRoute[] => routesOfApps.get(app) ?? [];
  */
 export class GatewayApp extends Koa {
   edge?: (req: IncomingMessage, res: ServerResponse) => boolean;
-  /** the callbacks' receipts finished after their answer (src/callbacks/processor.ts) */
+  /** the callbacks' signals and receipts' finishes after their answer (src/callbacks/processor.ts) */
   readonly afterAnswer: AfterAnswer;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly periodic = new Set<Promise<void>>();
 
-  constructor(logger: AppDeps['logger']) {
+  constructor(private readonly logger: AppDeps['logger']) {
     super({ proxy: false });
     this.afterAnswer = new AfterAnswer(logger);
   }
 
-  /** Resolves when the work this app does after its answers has ended: await it before the pools close. */
+  /** Runs `work` every `ms` until stop(), never two passes at once; a failure is logged. */
+  every(what: string, ms: number, work: () => Promise<unknown>): void {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      const pass: Promise<void> = work().then(
+        () => undefined,
+        (err: unknown) => this.logger.warn({ err }, `${what} failed`),
+      );
+      this.periodic.add(pass);
+      void pass.finally(() => {
+        busy = false;
+        this.periodic.delete(pass);
+      });
+    }, ms);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  /** Resolves when the work this app does after its answers has ended (read receipts after it). */
   idle(): Promise<void> {
     return this.afterAnswer.idle();
+  }
+
+  /** Stops the periodic work and waits for it and for idle(): await it before the pools close. */
+  async stop(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers.clear();
+    await Promise.all([...this.periodic]);
+    await this.idle();
   }
 
   override callback(): ReturnType<Koa['callback']> {
@@ -112,6 +142,7 @@ export function createApp(deps: AppDeps): GatewayApp {
       payments,
       deliverResult: resultDelivery(deps),
       afterAnswer: app.afterAnswer,
+      every: (what, ms, work) => app.every(what, ms, work),
     }),
     webhookRoutes(deps),
     costRoutes({

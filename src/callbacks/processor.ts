@@ -1,14 +1,14 @@
 /**
  * The callback processor: a verified callback's receipt lifecycle and its signal (the SQL is in
- * ./receipts.ts). One receipt per (provider, payment, status): claimed (committed unfinished)
- * before the signal; a signalled result is answered once Temporal accepted it, and its receipt
- * finished with that response after the answer (AfterAnswer). A duplicate gets the first
- * response, waiting only while the first delivery is younger than duplicateWaitMs (then 503 with
- * Retry-After); a delivery unfinished past the lease (its gateway died) is taken over; a failed
- * signal removes the receipt (503: the provider retries). The signal carries the receipt id and
- * its proof (./result-proof.ts). A result that contradicts the settled payment is a `conflict`
- * (lateResultWorkflow, workflows/payments/late-result.ts); a pending payment whose workflow was
- * closed by hand gets the result re-driven (`closed`).
+ * ./receipts.ts). One receipt per (provider, payment, status), claimed (committed unfinished,
+ * with what its signal carries) first. A result for a pending payment is answered once its
+ * receipt is committed; the signal and the finish follow the answer (AfterAnswer), and a receipt
+ * left unfinished is delivered again after the lease (./redelivery.ts, or a retry after it). A
+ * duplicate gets the first response, waiting only while the first delivery is younger than
+ * duplicateWaitMs (then 503). The signal carries the receipt id and its proof. A result that
+ * contradicts the settled payment is a `conflict` (lateResultWorkflow); a pending payment whose
+ * workflow was closed by hand gets the result re-driven (`closed`). Handler-form callbacks, whose
+ * finish writes their record, finish before they answer.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
@@ -128,10 +128,10 @@ async function takeOver(deps: ProcessorDeps, id: string): Promise<string | undef
 /**
  * Records a verified callback and delivers it, once per (provider, payment, status): the receipt
  * claimed (by callbackPayment's lookup, or here), the signal, then the finish (one UPDATE, which
- * also finds a payment settled the other way meanwhile; for a signalled result the answer does
- * not wait for it). A duplicate gets the finished receipt's response, waits for an unfinished one
+ * also finds a payment settled the other way meanwhile; a result to signal is answered before
+ * both). A duplicate gets the finished receipt's response, waits for an unfinished one
  * younger than duplicateWaitMs (503 past it), and takes over one older than the lease, with the
- * same receipt id. A failed delivery removes its receipt.
+ * same receipt id. A delivery that fails before its answer removes its receipt.
  */
 export async function processCallback(
   deps: ProcessorDeps,
@@ -148,6 +148,8 @@ export async function processCallback(
             orderId: cb.payment.orderId,
             sourceIp: cb.sourceIp,
             request: cb.request,
+            reference: cb.reference,
+            message: cb.message,
           })
         : receipt.stale
           ? await takeOver(deps, receipt.id)
@@ -198,7 +200,7 @@ function duplicate(
   return { response, duplicate: true };
 }
 
-/** Delivers the claimed receipt `id` and finishes it; a failed delivery removes it (the retry does the work). */
+/** Delivers the claimed receipt `id` and finishes it; a delivery that fails before its answer removes it (the retry does the work). */
 async function deliverAndFinish(deps: ProcessorDeps, cb: VerifiedCallback, id: string): Promise<StoredResponse> {
   try {
     return cb.status === 'unprocessed'
@@ -262,23 +264,52 @@ async function finishedElsewhere(
 }
 
 /**
- * The result to the payment: a conflict when the payment is already settled the other way,
- * else the signal (with its proof), answered "processed" once Temporal accepted it. Its receipt is
- * finished after the answer, only while the payment is not settled the other way: one found so
- * (the workflow decided while the signal was on its way) is recorded as a conflict, which a retry
- * of the callback gets, and the workflow resolves the late result itself. A handler-form
- * callback's record is written by its finish: that one finishes before the answer.
+ * The result to the payment: a conflict when the payment is already settled the other way, else
+ * the signal (with its proof). For a pending payment, answered "processed" as soon as the receipt is committed (it holds
+ * what the signal carries): the signal and the finish run after the answer, and if they fail the
+ * receipt stays unfinished for the redelivery (./redelivery.ts). The finish writes the receipt's
+ * outcome only while the payment is not settled the other way: one found so (the workflow decided
+ * while the signal was on its way) is recorded as a conflict, which a retry of the callback gets.
+ * A handler-form callback's record is written by its finish: that one finishes before the answer.
  */
 async function deliver(deps: ProcessorDeps, cb: VerifiedCallback, receiptId: string): Promise<StoredResponse> {
   const status = cb.status === 'success' ? 'success' : 'failed';
   if (contradicts(status, cb.payment.status)) return conflict(deps, cb, receiptId, cb.payment.status);
   const result = resultOf(deps, cb, receiptId);
-  const signalled = await signal(deps, cb, result);
-  if (!signalled) return closed(deps, cb, receiptId, result);
-  const finishing = () => finish(deps, cb, receiptId, 'signalled', cb.payment.status, CONTRADICTED_BY[status]);
-  if (cb.record) return finishing();
-  deps.afterAnswer.run({ callbackReceipt: receiptId, provider: cb.provider, paymentId: cb.payment.id }, finishing);
+  // a record to write, or a payment that has already ended (rare): its own answer, after the delivery
+  if (cb.record || cb.payment.status !== 'pending') return signalAndFinish(deps, cb, receiptId, result);
+  deps.afterAnswer.run(
+    {
+      callbackReceipt: receiptId,
+      provider: cb.provider,
+      paymentId: cb.payment.id,
+      then: 'redelivered after the lease',
+    },
+    () => signalAndFinish(deps, cb, receiptId, result),
+  );
   return cb.respond('signalled', cb.payment.status);
+}
+
+/** The signal, then the receipt's finish; the closed workflow's path when the signal found it ended. */
+async function signalAndFinish(
+  deps: ProcessorDeps,
+  cb: VerifiedCallback,
+  receiptId: string,
+  result: PaymentResult,
+): Promise<StoredResponse> {
+  if (!(await signal(deps, cb, result))) return closed(deps, cb, receiptId, result);
+  return finish(deps, cb, receiptId, 'signalled', cb.payment.status, CONTRADICTED_BY[result.status]);
+}
+
+/**
+ * Delivers receipt `id`, taken over by the redelivery (./redelivery.ts), with the payment as read
+ * now: the same paths as a first delivery, all before this returns; a failure leaves the receipt
+ * unfinished (it is tried again after the lease).
+ */
+export async function redeliver(deps: ProcessorDeps, cb: VerifiedCallback, id: string): Promise<StoredResponse> {
+  const status = cb.status === 'success' ? 'success' : 'failed';
+  if (contradicts(status, cb.payment.status)) return conflict(deps, cb, id, cb.payment.status);
+  return signalAndFinish(deps, cb, id, resultOf(deps, cb, id));
 }
 
 /**

@@ -96,7 +96,7 @@ const RECEIPT_COLUMNS = `r.id AS receipt_id, r.outcome AS receipt_outcome, r.res
   (extract(epoch FROM now() - r.created_at) * 1000)::float8 AS receipt_age_ms`;
 
 /** A claim: the receipt inserted unfinished (no outcome), by callbackPayment's lookup or by claim(). */
-const CLAIM_INSERT = `INSERT INTO callback_receipts (id, provider, payment_id, order_id, status, source_ip, request)`;
+const CLAIM_INSERT = `INSERT INTO callback_receipts (id, provider, payment_id, order_id, status, source_ip, request, reference, message)`;
 
 export const leaseOf = (deps: Pick<ReceiptDeps, 'deliveryLeaseMs'>) => deps.deliveryLeaseMs ?? DELIVERY_LEASE_MS;
 
@@ -132,6 +132,9 @@ export interface Claim {
   paymentRef?: string;
   /** the amount the callback gave, in satang */
   amountSatang?: number;
+  /** the provider's reference and message, kept with the receipt: its signal can be sent from the table alone */
+  reference?: string;
+  message?: string;
 }
 
 /**
@@ -201,7 +204,7 @@ export async function callbackPayment(
         WHERE r.provider = ? AND r.payment_id = (SELECT p.id FROM p) AND r.status = ?
      ), c AS (
        ${CLAIM_INSERT}
-       SELECT ?::text, ?::text, p.id, p.order_id, ?::text, ?::text, ?::jsonb FROM p
+       SELECT ?::text, ?::text, p.id, p.order_id, ?::text, ?::text, ?::jsonb, ?::text, ?::text FROM p
         WHERE p.claim_checks AND NOT EXISTS (SELECT 1 FROM r)${byOrder ? ' AND p.candidates = 1' : ''}
        ON CONFLICT (provider, payment_id, status) DO NOTHING
        RETURNING id
@@ -218,6 +221,8 @@ export async function callbackPayment(
       status,
       claim.sourceIp,
       JSON.stringify(claim.request ?? null),
+      claim.reference ?? null,
+      claim.message ?? null,
       leaseOf(deps),
     ],
   );
@@ -248,7 +253,7 @@ export async function readReceipt(deps: ReceiptDeps, key: ReceiptKey): Promise<R
 export async function claimReceipt(db: Db, key: ReceiptKey & { orderId: string } & Claim): Promise<string | undefined> {
   const { rows } = await db.raw<{ rows: { id: string }[] }>(
     `${CLAIM_INSERT}
-     VALUES (?, ?, ?, ?, ?, ?, ?)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (provider, payment_id, status) DO NOTHING RETURNING id`,
     [
       newId('evt'),
@@ -258,6 +263,8 @@ export async function claimReceipt(db: Db, key: ReceiptKey & { orderId: string }
       key.status,
       key.sourceIp,
       JSON.stringify(key.request ?? null),
+      key.reference ?? null,
+      key.message ?? null,
     ],
   );
   return rows[0]?.id;
@@ -335,3 +342,41 @@ export const receiptRowsOfPayment = (db: Db, paymentId: string) =>
 /** Marks receipt `id` as a late, contradicting result (lateResultWorkflow); the number of rows marked. */
 export const markReceiptConflict = (db: Db, id: string): Promise<number> =>
   db('callback_receipts').where({ id }).update({ outcome: 'conflict' });
+
+/** A receipt left unfinished past the lease, with what its signal carries and its payment. */
+export interface UnfinishedReceipt {
+  id: string;
+  provider: CallbackProvider;
+  status: 'success' | 'failed';
+  reference?: string;
+  message?: string;
+  payment: PaymentRef;
+}
+
+/**
+ * Up to `limit` receipts of `providers` unfinished for longer than the lease (oldest first; the
+ * partial index callback_receipts_unfinished), with their payments: the redelivery's work.
+ */
+export async function unfinishedReceipts(
+  deps: ReceiptDeps,
+  providers: readonly CallbackProvider[],
+  limit: number,
+): Promise<UnfinishedReceipt[]> {
+  const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
+    `SELECT p.*, r.id AS receipt_id, r.provider AS receipt_provider, r.status AS receipt_status,
+            r.reference AS receipt_reference, r.message AS receipt_message
+       FROM callback_receipts r JOIN payments p ON p.id = r.payment_id
+      WHERE r.outcome IS NULL AND r.created_at < now() - ? * interval '1 millisecond'
+        AND r.provider = ANY(?) AND r.status IN ('success', 'failed')
+      ORDER BY r.created_at LIMIT ?`,
+    [leaseOf(deps), [...providers], limit],
+  );
+  return rows.map((row) => ({
+    id: String(row.receipt_id),
+    provider: row.receipt_provider as CallbackProvider,
+    status: row.receipt_status as 'success' | 'failed',
+    ...(row.receipt_reference ? { reference: String(row.receipt_reference) } : {}),
+    ...(row.receipt_message ? { message: String(row.receipt_message) } : {}),
+    payment: toPayment(row)!,
+  }));
+}

@@ -10,7 +10,8 @@ import type { AppDeps } from '../http/deps';
 import { rawBodyOf } from '../http/middleware/body';
 import type { Notifier } from '../notifier';
 import type { PaymentRecords, PaymentRef } from '../payments';
-import { processCallback, releaseClaim, type ProcessorDeps } from './processor';
+import { processCallback, releaseClaim, type ProcessorDeps, type VerifiedCallback } from './processor';
+import { redeliverUnfinished } from './redelivery';
 import {
   callbackPayment,
   paymentMatches,
@@ -124,8 +125,10 @@ export function callbackRoutes(
     payments: Pick<PaymentRecords, 'byOrderId' | 'byOrderNamed'>;
     /** how a result reaches the payment's workflow (the payments slice's resultDelivery) */
     deliverResult: ProcessorDeps['deliverResult'];
-    /** the receipts' finishes that run after the answer (the app waits for them when it stops) */
+    /** the callbacks' signals and finishes that run after the answer (the app waits for them when it stops) */
     afterAnswer: ProcessorDeps['afterAnswer'];
+    /** runs periodic work until the app stops (the redelivery of receipts left unfinished) */
+    every: (what: string, ms: number, work: () => Promise<unknown>) => void;
   },
 ): Router {
   const r = new Router();
@@ -182,9 +185,21 @@ export function callbackRoutes(
       );
     }
   };
-  const respondGeneral =
-    (orderId: string, status: CallbackStatus) => (outcome: Outcome, paymentStatus: PaymentStatus) =>
-      generalResponse(orderId, status, outcome, paymentStatus, config.results.latePaymentPolicy);
+  /**
+   * A callback's answer, by provider: the general one, or for the card callback of a payment with
+   * a `callback` URL the 303 that sends the user on (the same for the redelivery's finish).
+   */
+  const respondOf =
+    ({ provider, payment: p, status }: Pick<VerifiedCallback, 'provider' | 'payment' | 'status'>) =>
+    (outcome: Outcome, paymentStatus: PaymentStatus): StoredResponse => {
+      const general = generalResponse(p.orderId, status, outcome, paymentStatus, config.results.latePaymentPolicy);
+      if (provider !== 'card' || !p.callbackUrl) return general;
+      const to = new URL(p.callbackUrl);
+      to.searchParams.set('orderId', p.orderId);
+      to.searchParams.set('status', status);
+      return { ...general, status: 303, location: to.toString() };
+    };
+  deps.every('callback redelivery', config.callbacks.redeliveryMs, () => redeliverUnfinished(processorDeps, respondOf));
 
   r.post(CALLBACK_PATH_OF.card, async (ctx) => {
     requireBodyType(ctx, 'form');
@@ -203,19 +218,19 @@ export function callbackRoutes(
     if (form.objectId !== undefined || config.production) {
       const c = validate(CardCallback, form);
       status = c.status === 'true' ? 'success' : 'failed';
-      found = await lookup({ providerRef: c.objectId }, 'card', status, claim);
-      if (!found) throw new AppError(ErrorCode.ORDER_NOT_FOUND, `No payment for charge ${c.objectId}`);
       reference = c.objectId;
       message = c.message || undefined;
+      found = await lookup({ providerRef: c.objectId }, 'card', status, { ...claim, reference, message });
+      if (!found) throw new AppError(ErrorCode.ORDER_NOT_FOUND, `No payment for charge ${c.objectId}`);
     } else {
       // the development test form (never in production)
       const t = validate(CardTestCallback, form);
       status = t.status === 'success' || t.status === 'true' ? 'success' : 'failed';
-      found = await lookup({ orderId: t.orderId }, 'card', status, withAmount(claim, t.amount));
+      reference = t.transactionId;
+      found = await lookup({ orderId: t.orderId }, 'card', status, withAmount({ ...claim, reference }, t.amount));
       if (!found) orderNotFound(t.orderId);
       const payment = found.payment;
       await checked(found, () => assertAmount(t.amount, payment));
-      reference = t.transactionId;
     }
     const p = found.payment;
     const { response } = await processCallback(processorDeps, {
@@ -226,14 +241,7 @@ export function callbackRoutes(
       ...claim,
       reference,
       message,
-      respond: (outcome, paymentStatus) => {
-        const general = respondGeneral(p.orderId, status)(outcome, paymentStatus);
-        if (!p.callbackUrl) return general;
-        const to = new URL(p.callbackUrl);
-        to.searchParams.set('orderId', p.orderId);
-        to.searchParams.set('status', status);
-        return { ...general, status: 303, location: to.toString() };
-      },
+      respond: respondOf({ provider: 'card', payment: p, status }),
     });
     send(ctx, response);
   });
@@ -253,6 +261,8 @@ export function callbackRoutes(
       const claim: Claim = { sourceIp: ctx.state.clientIp ?? 'unknown', request: unwrapped.event };
       const found = await lookup({ orderId: e.orderId }, provider, status, {
         ...claim,
+        reference: e.paymentId,
+        message: e.message || undefined,
         paymentRef: e.paymentId,
         ...(e.amountSatang > 0 ? { amountSatang: e.amountSatang } : {}),
       });
@@ -272,7 +282,7 @@ export function callbackRoutes(
         reference: e.paymentId,
         message: e.message || undefined,
         record: (source) => handlerRecordFrom(source, `${provider}_callbacks`, e, unwrapped.event, unwrapped.body),
-        respond: respondGeneral(payment.orderId, status),
+        respond: respondOf({ provider, payment, status }),
       });
       send(ctx, response);
     });
@@ -299,7 +309,11 @@ export function callbackRoutes(
     r.post(path, async (ctx) => {
       requireBodyType(ctx, 'json');
       const c = validate(schema, verifySignedPayload(ctx.request.body, config, providerNameOf(provider)));
-      const claim: Claim = { sourceIp: ctx.state.clientIp ?? 'unknown', request: ctx.request.body };
+      const claim: Claim = {
+        sourceIp: ctx.state.clientIp ?? 'unknown',
+        request: ctx.request.body,
+        reference: c.paymentId ?? c.walletId,
+      };
       const claimChecked = withAmount(
         c.paymentId !== undefined ? { ...claim, paymentRef: c.paymentId } : claim,
         c.amount,
@@ -318,7 +332,7 @@ export function callbackRoutes(
         status: c.status,
         ...claim,
         reference: c.paymentId ?? c.walletId,
-        respond: respondGeneral(payment.orderId, c.status),
+        respond: respondOf({ provider, payment, status: c.status }),
       });
       send(ctx, response);
     });

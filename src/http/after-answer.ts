@@ -1,8 +1,8 @@
 /**
- * Work a gateway does after it answered a request (a callback's receipt finished after its
- * answer: src/callbacks/processor.ts): kept until it ends, so a stopping gateway waits for it
- * before its pools close (idle()). A failure is logged with what it was about; the work must be
- * one that a retry of the request redoes (the callback's retry takes its delivery over).
+ * Work a gateway does after it answered a request (a callback's signal and its receipt's finish:
+ * src/callbacks/processor.ts): kept until it ends, so a stopping gateway waits for it before its
+ * pools close (idle()). A failure is logged with what it was about; the work must be one that is
+ * done again when it fails (the callback's receipt stays unfinished and is delivered again).
  */
 import type { Logger } from '../logger';
 
@@ -15,8 +15,7 @@ export class AfterAnswer {
   run(what: Record<string, unknown>, work: () => Promise<unknown>): void {
     const p: Promise<void> = work().then(
       () => undefined,
-      (err: unknown) =>
-        this.logger.warn({ err, ...what }, 'work after the answer failed: a retry of its request redoes it'),
+      (err: unknown) => this.logger.warn({ err, ...what }, 'work after the answer failed; it is done again later'),
     );
     this.running.add(p);
     void p.finally(() => this.running.delete(p));

@@ -48,7 +48,7 @@ runRole('gateway', async (ctx) => {
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-      }).then(() => app.idle()),
+      }).then(() => app.stop()),
   });
 
   if (config.roles.simulators) {

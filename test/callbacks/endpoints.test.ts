@@ -589,7 +589,7 @@ describe('endpoint-specific rules', () => {
     await waitFor(async () => (await stack.db('payments').where({ id: p.paymentId }).first()).status === 'paid');
   });
 
-  it('503 SERVICE_UNAVAILABLE and no receipt when Temporal cannot take the signal; the retry then succeeds', async () => {
+  it('Temporal cannot take the signal: answered once the receipt is committed, and a gateway delivers it again after the lease', async () => {
     const p = await cardPayment(stack);
     const connection = Connection.lazy({ address: '127.0.0.1:1' });
     const down = createApp({
@@ -598,17 +598,43 @@ describe('endpoint-specific rules', () => {
       temporal: { client: new Client({ connection }), taskQueue: stack.taskQueue },
       logger: testLogger,
     });
+    let first;
     try {
-      const res = await post(down, '/qrcallback', ENDPOINTS[3].valid(p));
-      expect(res.status).toBe(503);
-      expect(res.body).toEqual(callbackError('SERVICE_UNAVAILABLE', 503));
-      expect(await receiptsOf(stack, p.paymentId)).toHaveLength(0);
+      first = await post(down, '/qrcallback', ENDPOINTS[3].valid(p));
+      expect(first.status).toBe(200);
+      expect(first.body.body).toEqual({ message: 'Callback processed', orderId: p.orderId, status: 'success' });
+      await down.stop(); // its signal failed after the answer
     } finally {
       await connection.close().catch(() => undefined);
     }
-    const retry = await post(stack.app, '/qrcallback', ENDPOINTS[3].valid(p));
-    expect(retry.status).toBe(200);
-    await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
+    const [receipt] = await receiptsOf(stack, p.paymentId);
+    expect(receipt).toMatchObject({ outcome: null });
+    expect(await signalsOf(stack, p.workflowId)).toBe(0);
+    expect((await stack.db('payments').where({ id: p.paymentId }).first()).status).toBe('pending');
+
+    // the lease passes; a gateway's redelivery sends the signal from the receipt alone
+    await stack
+      .db('callback_receipts')
+      .where({ id: receipt.id })
+      .update({ created_at: stack.db.raw("now() - interval '1 hour'") });
+    const up = createApp({
+      config: { ...stack.config, callbacks: { ...stack.config.callbacks, redeliveryMs: 100 } },
+      db: stack.db,
+      temporal: { client: stack.client, taskQueue: stack.taskQueue },
+      logger: testLogger,
+    });
+    try {
+      await expect(resultOf(stack, p.workflowId)).resolves.toMatchObject({ status: 'paid' });
+      await waitFor(async () => (await receiptsOf(stack, p.paymentId))[0].outcome === 'signalled');
+    } finally {
+      await up.stop();
+    }
+    expect(await receiptsOf(stack, p.paymentId)).toEqual([
+      expect.objectContaining({ id: receipt.id, outcome: 'signalled', response_status: 200 }),
+    ]);
+    expect(await signalsOf(stack, p.workflowId)).toBe(1);
+    // the provider's retry now gets the answer it already had
+    expect((await post(stack.app, '/qrcallback', ENDPOINTS[3].valid(p))).text).toBe(first.text);
   });
 
   it('50 identical callbacks at once: one receipt, one signal, fifty identical first responses', async () => {

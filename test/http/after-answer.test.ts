@@ -26,6 +26,6 @@ it('idle() waits for every piece of work, also one begun while it waits; a failu
   await after.idle();
   expect(done.sort()).toEqual(['a', 'c', 'd']);
   expect(lines).toEqual([
-    expect.objectContaining({ receipt: 'b', msg: 'work after the answer failed: a retry of its request redoes it' }),
+    expect.objectContaining({ receipt: 'b', msg: 'work after the answer failed; it is done again later' }),
   ]);
 });

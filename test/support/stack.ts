@@ -127,7 +127,7 @@ export async function createTestStack(
     workers,
     activities,
     async close() {
-      await app.idle();
+      await app.stop();
       await workers?.stop();
       await workerRun;
       await client.connection.close();
