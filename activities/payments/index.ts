@@ -25,6 +25,7 @@ import {
 } from '../../src/payments/repository';
 import type { Charge, CreateChargeInput } from './card-provider';
 import { logForgedResult } from './late-results';
+import { UNDELIVERED_RESULT_SQL } from '../../src/callbacks';
 
 export type RecordPaymentInput = NewPayment;
 export type { StatusChange };
@@ -225,6 +226,42 @@ export function createPaymentActivities({
     return { ...(await webhooks.firstWebhookAttempts(event)), status: now, event };
   }
 
+  /**
+   * The expiry of a payment that a callback's result reached first, its delivery unfinished (the
+   * callback was answered once its receipt was committed, and the signal was on its way, or its
+   * gateway died): the result settles it instead, and the workflow adopts that status (`current`).
+   * Undefined when there is none (or this is not the payment's own workflow): the expiry goes on.
+   */
+  async function settleUndelivered(input: SettleInput): Promise<SettleResult | undefined> {
+    const { rows } = await db.raw<{ rows: { status: 'success' | 'failed'; provider: string }[] }>(
+      UNDELIVERED_RESULT_SQL,
+      [input.change.paymentId],
+    );
+    const waiting = rows[0];
+    const caller = callerOf();
+    const p = input.payment;
+    if (
+      !waiting ||
+      !caller ||
+      p.paymentId !== input.change.paymentId ||
+      !isOwnPaymentWorkflow({ id: p.paymentId, orderId: p.orderId, workflowId: caller.workflowId }) ||
+      !(await vouched(p, input.start))
+    )
+      return undefined;
+    const to: PaymentStatus = waiting.status === 'success' ? 'paid' : 'failed';
+    const reason = `${waiting.provider}: ${waiting.status} (its callback was answered before the expiry; the signal was on its way)`;
+    const now = await applyTransition(db, { paymentId: p.paymentId, from: input.change.from, to, reason });
+    logger.warn(
+      { paymentId: p.paymentId, orderId: p.orderId, provider: waiting.provider, status: now },
+      'expiry: a result answered before it settles the payment',
+    );
+    const attempts =
+      input.event && isTerminal(now)
+        ? await webhooks.firstWebhookAttempts({ ...input.event, status: now })
+        : { retry: [] };
+    return { ...attempts, current: now };
+  }
+
   return {
     settleClosedPayment,
 
@@ -245,6 +282,10 @@ export function createPaymentActivities({
           logForgedResult(logger, 'settle', { ...r, paymentId: input.change.paymentId });
           return { retry: [], rejected: true };
         }
+      }
+      if (!r && input.change.to === 'expired') {
+        const settled = await settleUndelivered(input);
+        if (settled) return settled;
       }
       // the fast path (issue 41): a proven start and a row that agrees with it, vouched for by the
       // transition's own WHERE, one statement; anything else (no row yet, another status, a row

@@ -41,6 +41,18 @@ export interface PaidOrderOutcome {
 
 export type PaidOrderProcessingWorkflow = (input: PaidOrderInput) => Promise<PaidOrderOutcome>;
 
+// ---- receipts, as other slices read them ----
+
+/**
+ * SQL, one binding (the payment id): the oldest result for the payment that a callback committed
+ * and whose delivery has not finished (`status` success or failed, `provider`). A payment's expiry
+ * yields to it (activities/payments, the settle step): the provider may have been answered.
+ */
+export const UNDELIVERED_RESULT_SQL = `SELECT r.status, r.provider FROM callback_receipts r
+  WHERE r.provider IN ('card', 'cardnet', 'bankapp', 'qr', 'wallet') AND r.payment_id = ?
+    AND r.status IN ('success', 'failed') AND r.outcome IS NULL
+  ORDER BY r.created_at LIMIT 1`;
+
 // ---- paths ----
 
 /**

@@ -285,10 +285,20 @@ async function deliver(deps: ProcessorDeps, cb: VerifiedCallback, receiptId: str
       paymentId: cb.payment.id,
       then: 'redelivered after the lease',
     },
-    () => signalAndFinish(deps, cb, receiptId, result),
+    () => signalAndFinish(deps, answeredFirst(cb), receiptId, result),
   );
   return cb.respond('signalled', cb.payment.status);
 }
+
+/**
+ * A callback answered "processed" before its signal: if its payment is then found settled the
+ * way its result says (the expiry yielded to the receipt: activities/payments), its receipt keeps
+ * that answer rather than "the payment had already ended", so a duplicate gets the first one.
+ */
+const answeredFirst = (cb: VerifiedCallback): VerifiedCallback => ({
+  ...cb,
+  respond: (outcome, paymentStatus) => cb.respond(outcome === 'payment_closed' ? 'signalled' : outcome, paymentStatus),
+});
 
 /** The signal, then the receipt's finish; the closed workflow's path when the signal found it ended. */
 async function signalAndFinish(
@@ -309,7 +319,7 @@ async function signalAndFinish(
 export async function redeliver(deps: ProcessorDeps, cb: VerifiedCallback, id: string): Promise<StoredResponse> {
   const status = cb.status === 'success' ? 'success' : 'failed';
   if (contradicts(status, cb.payment.status)) return conflict(deps, cb, id, cb.payment.status);
-  return signalAndFinish(deps, cb, id, resultOf(deps, cb, id));
+  return signalAndFinish(deps, answeredFirst(cb), id, resultOf(deps, cb, id));
 }
 
 /**

@@ -355,7 +355,8 @@ export interface UnfinishedReceipt {
 
 /**
  * Up to `limit` receipts of `providers` unfinished for longer than the lease (oldest first; the
- * partial index callback_receipts_unfinished), with their payments: the redelivery's work.
+ * partial index callback_receipts_unfinished), each with its payment (read by the payments
+ * slice's lookup): the redelivery's work.
  */
 export async function unfinishedReceipts(
   deps: ReceiptDeps,
@@ -363,20 +364,25 @@ export async function unfinishedReceipts(
   limit: number,
 ): Promise<UnfinishedReceipt[]> {
   const { rows } = await deps.db.raw<{ rows: Record<string, unknown>[] }>(
-    `SELECT p.*, r.id AS receipt_id, r.provider AS receipt_provider, r.status AS receipt_status,
-            r.reference AS receipt_reference, r.message AS receipt_message
-       FROM callback_receipts r JOIN payments p ON p.id = r.payment_id
+    `SELECT r.id, r.provider, r.status, r.reference, r.message, r.payment_id FROM callback_receipts r
       WHERE r.outcome IS NULL AND r.created_at < now() - ? * interval '1 millisecond'
         AND r.provider = ANY(?) AND r.status IN ('success', 'failed')
       ORDER BY r.created_at LIMIT ?`,
     [leaseOf(deps), [...providers], limit],
   );
-  return rows.map((row) => ({
-    id: String(row.receipt_id),
-    provider: row.receipt_provider as CallbackProvider,
-    status: row.receipt_status as 'success' | 'failed',
-    ...(row.receipt_reference ? { reference: String(row.receipt_reference) } : {}),
-    ...(row.receipt_message ? { message: String(row.receipt_message) } : {}),
-    payment: toPayment(row)!,
-  }));
+  const found: UnfinishedReceipt[] = [];
+  for (const row of rows) {
+    const p = await deps.db.raw<{ rows: Record<string, unknown>[] }>(paymentLookupSql('id'), [String(row.payment_id)]);
+    const payment = toPayment(p.rows[0]);
+    if (!payment) continue;
+    found.push({
+      id: String(row.id),
+      provider: row.provider as CallbackProvider,
+      status: row.status as 'success' | 'failed',
+      ...(row.reference ? { reference: String(row.reference) } : {}),
+      ...(row.message ? { message: String(row.message) } : {}),
+      payment,
+    });
+  }
+  return found;
 }

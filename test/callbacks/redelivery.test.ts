@@ -2,25 +2,28 @@
  * The redelivery (src/callbacks/redelivery.ts): a callback answered before its signal, whose
  * gateway died right after the answer, is delivered by another gateway once the lease has passed:
  * once, however many gateways look, with the answer the provider had; handler-form receipts
- * (answered only after their finish) are left to their provider's retry.
+ * (answered only after their finish) are left to their provider's retry. A payment whose expiry
+ * comes first is settled by that result, not expired (activities/payments, the settle step).
  */
+import request from 'supertest';
 import { createApp, type GatewayApp } from '../../src/app/app';
 import { useTestStack } from '../support/servers';
-import { cardPayment, headerSigned, post, receiptsOf, resultOf, signalsOf, waitFor } from './helpers';
-import { testLogger, uniq } from '../support/stack';
+import { cardPayment, fieldSigned, headerSigned, post, receiptsOf, resultOf, signalsOf, waitFor } from './helpers';
+import { createTestStack, testLogger, uniq, type TestStack } from '../support/stack';
+import { newKey } from '../payments/support';
 
 const stack = useTestStack();
 
-const gateway = (redeliveryMs: number): GatewayApp =>
+const gateway = (redeliveryMs: number, s: TestStack = stack): GatewayApp =>
   createApp({
-    config: { ...stack.config, callbacks: { ...stack.config.callbacks, redeliveryMs } },
-    db: stack.db,
-    temporal: { client: stack.client, taskQueue: stack.taskQueue },
+    config: { ...s.config, callbacks: { ...s.config.callbacks, redeliveryMs } },
+    db: s.db,
+    temporal: { client: s.client, taskQueue: s.taskQueue },
     logger: testLogger,
   });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const age = (id: string) =>
-  stack
+const age = (id: string, s: TestStack = stack) =>
+  s
     .db('callback_receipts')
     .where({ id })
     .update({ created_at: stack.db.raw("now() - interval '1 hour'") });
@@ -92,4 +95,51 @@ it('a handler-form receipt left unfinished is not redelivered: its provider was 
   }
   expect(await receiptsOf(stack, p.paymentId)).toEqual([expect.objectContaining({ id, outcome: null })]);
   expect(await signalsOf(stack, p.workflowId)).toBe(0);
+});
+
+describe('the expiry comes before the signal of a callback already answered', () => {
+  let short: TestStack;
+  beforeAll(async () => {
+    short = await createTestStack({ env: { QR_EXPIRY_S: '2' } });
+  });
+  afterAll(async () => {
+    await short.close();
+  });
+
+  it('the result settles the payment, not the expiry; the redelivery then keeps the first answer', async () => {
+    const key = await newKey(short.db, { scopes: ['payments:write', 'payments:read'] });
+    const orderId = uniq('answered');
+    const created = await request(short.app.callback())
+      .post('/qrpayment')
+      .set('X-API-Key', key.key)
+      .send({ orderId, userId: 'u', amount: 12, customerId: 'c' });
+    expect(created.status).toBe(200);
+    const paymentId = created.body.body.paymentId as string;
+    const sent = fieldSigned(short.config, 'QR', { paymentId, status: 'success', amount: 12, orderId });
+    const dead = gateway(60_000, short);
+    dead.afterAnswer.run = () => undefined; // died right after its answer
+    const answered = await post(dead, '/qrcallback', sent);
+    expect(answered.body.body).toEqual({ message: 'Callback processed', orderId, status: 'success' });
+
+    const row = await short.db('payments').where({ id: paymentId }).first();
+    await expect(resultOf(short, row.workflow_id)).resolves.toMatchObject({ status: 'paid' });
+    expect(await signalsOf(short, row.workflow_id)).toBe(0);
+    const events = await short.db('payment_events').where({ payment_id: paymentId }).orderBy('id');
+    expect(events.map((e) => e.to_status)).toEqual(['pending', 'paid']);
+    expect(events[1].reason).toMatch(/^qr: success \(its callback was answered before the expiry/);
+
+    const [receipt] = await receiptsOf(short, paymentId);
+    await age(receipt.id, short);
+    const g = gateway(100, short);
+    try {
+      await waitFor(async () => (await receiptsOf(short, paymentId))[0].outcome !== null);
+    } finally {
+      await g.stop();
+    }
+    expect(await receiptsOf(short, paymentId)).toEqual([
+      expect.objectContaining({ outcome: 'payment_closed', response_status: 200 }),
+    ]);
+    expect((await post(short.app, '/qrcallback', sent)).text).toBe(answered.text);
+    expect((await short.db('payments').where({ id: paymentId }).first()).status).toBe('paid');
+  });
 });
