@@ -326,9 +326,9 @@ export async function redeliver(deps: ProcessorDeps, cb: VerifiedCallback, id: s
  * The signal found the payment's workflow closed. The row is the truth: a payment that really
  * ended keeps its answer (`payment_closed`, or a conflict); a row still pending means the workflow
  * was closed by hand (terminated, failed, timed out), so the result is re-driven by a
- * paymentRedriveWorkflow (durable before the 200, outcome `redriven`). One that cannot be
- * re-driven (an order's payment: its order workflow's) is a 503: the provider retries, and the
- * administrator is alerted.
+ * paymentRedriveWorkflow (durable before the receipt is finished, outcome `redriven`). One that
+ * cannot be re-driven (an order's payment: its order workflow's) fails with a 503 (its receipt
+ * stays unfinished: delivered again after the lease), and the administrator is alerted.
  */
 async function closed(
   deps: ProcessorDeps,

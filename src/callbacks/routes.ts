@@ -1,7 +1,7 @@
 /**
  * Callback API (the contract "Callback API"): where payment providers post results.
  * Routes are thin: verify (src/callbacks/verify), validate, find the payment, hand the verified
- * callback to the processor (record + signal, idempotent, durable before the answer).
+ * callback to the processor (record + signal, idempotent, the record durable before the answer).
  * /wallet/callback is the public wallet handler with its own response shapes.
  */
 import Router from '@koa/router';
