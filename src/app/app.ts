@@ -72,10 +72,12 @@ export class GatewayApp extends Koa {
     const timer = setInterval(() => {
       if (busy) return;
       busy = true;
-      const pass: Promise<void> = work().then(
-        () => undefined,
-        (err: unknown) => this.logger.warn({ err }, `${what} failed`),
-      );
+      const pass: Promise<void> = Promise.resolve()
+        .then(work)
+        .then(
+          () => undefined,
+          (err: unknown) => this.logger.warn({ err }, `${what} failed`),
+        );
       this.periodic.add(pass);
       void pass.finally(() => {
         busy = false;

@@ -265,12 +265,13 @@ async function finishedElsewhere(
 
 /**
  * The result to the payment: a conflict when the payment is already settled the other way, else
- * the signal (with its proof). For a pending payment, answered "processed" as soon as the receipt is committed (it holds
- * what the signal carries): the signal and the finish run after the answer, and if they fail the
- * receipt stays unfinished for the redelivery (./redelivery.ts). The finish writes the receipt's
- * outcome only while the payment is not settled the other way: one found so (the workflow decided
- * while the signal was on its way) is recorded as a conflict, which a retry of the callback gets.
- * A handler-form callback's record is written by its finish: that one finishes before the answer.
+ * the signal (with its proof). For a pending payment, answered "processed" as soon as the receipt
+ * is committed (it holds what the signal carries): the signal and the finish run after the
+ * answer, and if they fail the receipt stays unfinished for the redelivery. The finish writes
+ * the receipt's outcome only while the payment is not settled the other way: one found so (the
+ * workflow decided while the signal was on its way) is recorded as a conflict, which a retry of
+ * the callback gets. A handler-form callback's record is written by its finish: that one
+ * finishes before the answer.
  */
 async function deliver(deps: ProcessorDeps, cb: VerifiedCallback, receiptId: string): Promise<StoredResponse> {
   const status = cb.status === 'success' ? 'success' : 'failed';
