@@ -40,6 +40,7 @@ import { linkRoutes } from '../links/routes';
 import { consoleRoutes } from './console/routes';
 import { linkServiceOf, orderServiceOf, paymentSliceDeps } from './services';
 import { orderRoutes } from '../orders/routes';
+import { every } from '../periodic';
 
 /** Every route of an app createApp made: method and path as the routers declare them (the doors test). */
 export interface AppRoute {
@@ -58,34 +59,16 @@ export class GatewayApp extends Koa {
   edge?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** the callbacks' signals and receipts' finishes after their answer (src/callbacks/processor.ts) */
   readonly afterAnswer: AfterAnswer;
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly periodic = new Set<Promise<void>>();
+  private readonly periodic: { stop: () => Promise<void> }[] = [];
 
   constructor(private readonly logger: AppDeps['logger']) {
     super({ proxy: false });
     this.afterAnswer = new AfterAnswer(logger);
   }
 
-  /** Runs `work` every `ms` until stop(), never two passes at once; a failure is logged. */
+  /** Runs `work` every `ms` until stop(), never two passes at once (src/periodic.ts). */
   every(what: string, ms: number, work: () => Promise<unknown>): void {
-    let busy = false;
-    const timer = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      const pass: Promise<void> = Promise.resolve()
-        .then(work)
-        .then(
-          () => undefined,
-          (err: unknown) => this.logger.warn({ err }, `${what} failed`),
-        );
-      this.periodic.add(pass);
-      void pass.finally(() => {
-        busy = false;
-        this.periodic.delete(pass);
-      });
-    }, ms);
-    timer.unref();
-    this.timers.add(timer);
+    this.periodic.push(every(this.logger, what, ms, work));
   }
 
   /** Resolves when the work this app does after its answers has ended (read receipts after it). */
@@ -95,9 +78,7 @@ export class GatewayApp extends Koa {
 
   /** Stops the periodic work and waits for it and for idle(): await it before the pools close. */
   async stop(): Promise<void> {
-    for (const t of this.timers) clearInterval(t);
-    this.timers.clear();
-    await Promise.all([...this.periodic]);
+    await Promise.all(this.periodic.splice(0).map((p) => p.stop()));
     await this.idle();
   }
 

@@ -41,18 +41,6 @@ export interface PaidOrderOutcome {
 
 export type PaidOrderProcessingWorkflow = (input: PaidOrderInput) => Promise<PaidOrderOutcome>;
 
-// ---- receipts, as other slices read them ----
-
-/**
- * SQL, one binding (the payment id): the oldest result for the payment that a callback committed
- * and whose delivery has not finished (`status` success or failed, `provider`). A payment's expiry
- * yields to it (activities/payments, the settle step): the provider may have been answered.
- */
-export const UNDELIVERED_RESULT_SQL = `SELECT r.status, r.provider FROM callback_receipts r
-  WHERE r.provider IN ('card', 'cardnet', 'bankapp', 'qr', 'wallet') AND r.payment_id = ?
-    AND r.status IN ('success', 'failed') AND r.outcome IS NULL
-  ORDER BY r.created_at LIMIT 1`;
-
 // ---- paths ----
 
 /**
@@ -95,3 +83,16 @@ export const endpointsWithSchema = <S extends CallbackSchema>(...schemas: S[]) =
 export const CALLBACK_PATH_OF = Object.fromEntries(CALLBACK_ENDPOINTS.map((e) => [e.provider, e.path])) as {
   readonly [E in CallbackEndpoint as E['provider']]: E['path'];
 };
+
+// ---- receipts, as other slices read them ----
+
+/**
+ * SQL, one binding (the payment id): the oldest result for the payment that a callback committed
+ * and whose delivery has not finished (`status` success or failed, `provider`; every provider is
+ * named, so the unique key serves it). A payment's expiry yields to it (activities/payments, the
+ * settle step): the provider may have been answered.
+ */
+export const UNDELIVERED_RESULT_SQL = `SELECT r.status, r.provider FROM callback_receipts r
+  WHERE r.provider IN (${CALLBACK_ENDPOINTS.map((e) => `'${e.provider}'`).join(', ')}) AND r.payment_id = ?
+    AND r.status IN ('success', 'failed') AND r.outcome IS NULL
+  ORDER BY r.created_at LIMIT 1`;

@@ -11,7 +11,7 @@ import { redeliver, type ProcessorDeps, type VerifiedCallback } from './processo
 import { takeOverReceipt, unfinishedReceipts, type CallbackProvider } from './receipts';
 
 /** The providers whose callbacks are answered before their signal. */
-export const REDELIVERED: readonly CallbackProvider[] = CALLBACK_ENDPOINTS.filter((e) => e.schema !== 'handler').map(
+const REDELIVERED: readonly CallbackProvider[] = CALLBACK_ENDPOINTS.filter((e) => e.schema !== 'handler').map(
   (e) => e.provider,
 );
 

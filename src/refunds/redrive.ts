@@ -15,6 +15,7 @@ import type { Logger } from '../logger';
 import { refundRedrives } from '../metrics';
 import { signRefund } from '../proofs';
 import { sendRefund } from './workflow-client';
+import { every } from '../periodic';
 
 /** Most rows one scan re-sends; the rest wait for the next scan. */
 export const REDRIVE_BATCH = 20;
@@ -95,18 +96,7 @@ export async function redriveStuckRefunds(
 
 /** Scans every REFUND_REDRIVE_AFTER_S (one scan at a time in this process) until stopped. */
 export function startRefundRedrive(deps: RedriveDeps): { stop: () => Promise<void> } {
-  let running: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = redriveStuckRefunds(deps)
-      .catch((e) => deps.logger.warn({ err: e }, 'the scan for stuck refunds failed: retried at the next scan'))
-      .finally(() => (running = undefined));
-  }, deps.config.refunds.redriveAfterSeconds * 1000);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return every(deps.logger, 'the scan for stuck refunds', deps.config.refunds.redriveAfterSeconds * 1000, () =>
+    redriveStuckRefunds(deps),
+  );
 }
