@@ -97,6 +97,7 @@ it("a result for a payment whose workflow never started starts it, as the gatewa
     fieldSigned(stack.config, 'QR', { paymentId, status: 'success', amount: 10.5, orderId }),
   );
   expect(cb.status).toBe(200);
+  await stack.app.idle(); // the signal that starts it runs after the callback's answer
   const handle = stack.client.workflow.getHandle(`payment-${paymentId}`);
   expect((await handle.describe()).type).toBe(PaymentWorkflowType.qrDelayed);
   await expect(handle.result()).resolves.toMatchObject({ paymentId, status: 'paid' });
