@@ -117,6 +117,10 @@ export async function startEmbeddedTemporal(opts: {
     'warn',
   ];
   for (const sa of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa}=Keyword`);
+  // the dev server reads the search attributes from its database on every read unless told
+  // otherwise (each start, signal-with-start and upsert that carries one); ours are registered
+  // above, before anything reads them, so its cache serves them (docs/engine.md)
+  args.push('--dynamic-config-value', 'system.forceSearchAttributesCacheRefreshOnRead=false');
   if (opts.uiPort)
     args.push(
       '--ui-port',
