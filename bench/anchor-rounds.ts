@@ -54,11 +54,30 @@ export interface AnchorTarget {
   perStatement?: PerStatement;
   /** rows written per table of the apps' database (pg_stat_user_tables), when read */
   tables?: () => Promise<TableRows>;
+  /** Temporal's persistence requests so far by operation (its services' metrics), when read */
+  temporalOps?: () => Promise<Map<string, number>>;
   /** "N events, M workflow tasks" of one workflow's history */
   history: (side: Side, workflowId: string) => Promise<string>;
   /** a CPU profile of this process's main thread around each measured round (`--cpu-profile DIR`) */
   profile?: { start(): Promise<void>; stop(name: string): Promise<void> };
 }
+
+/**
+ * The persistence requests of the Temporal services whose Prometheus metrics are on `ports`, by
+ * operation (`persistence_requests`; the services report them each second, so read after a pause).
+ */
+export const persistenceRequestsOf = (ports: number[]) => async (): Promise<Map<string, number>> => {
+  const ops = new Map<string, number>();
+  for (const port of ports) {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('persistence_requests{')) continue;
+      const op = /operation="([^"]+)"/.exec(line)?.[1];
+      if (op) ops.set(op, (ops.get(op) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+    }
+  }
+  return ops;
+};
 
 /** Per table: rows inserted, updated (of which HOT: no index entry written), deleted. */
 export type TableRows = Map<string, { ins: number; upd: number; hot: number; del: number }>;
@@ -205,11 +224,13 @@ export async function runRounds(
     talat: new Map(),
   };
   const tablesSeen: Record<Side, TableRows> = { minimal: new Map(), talat: new Map() };
+  const opsSeen: Record<Side, Map<string, number>> = { minimal: new Map(), talat: new Map() };
   for (let k = 0; k < opts.rounds; k++)
     for (const side of ['minimal', 'talat'] as const) {
       say(`round ${k + 1}/${opts.rounds}: ${side}, ${per} payments at ${opts.connections} concurrent`);
       const pg0 = await t.pg();
       const tables0 = await t.tables?.();
+      const ops0 = await t.temporalOps?.();
       const st0 = (await t.statements?.(side)) ?? 0;
       await t.perStatement?.reset();
       await t.profile?.start();
@@ -221,6 +242,8 @@ export async function runRounds(
       await sleep(11_000); // pg_stat_database: the backends' counters reach it when idle (PGSTAT_IDLE_INTERVAL 10 s)
       const pg1 = await t.pg();
       const tables1 = await t.tables?.();
+      for (const [op, n] of (await t.temporalOps?.()) ?? [])
+        opsSeen[side].set(op, (opsSeen[side].get(op) ?? 0) + n - (ops0?.get(op) ?? 0));
       for (const [name, v] of tables1 ?? []) {
         const was = tables0?.get(name) ?? { ins: 0, upd: 0, hot: 0, del: 0 };
         const seen = tablesSeen[side].get(name) ?? { ins: 0, upd: 0, hot: 0, del: 0 };
@@ -308,6 +331,15 @@ export async function runRounds(
                 `${name} ${[v.ins && `+${f(v.ins / paid, 2)}`, v.upd && `~${f(v.upd / paid, 2)} (HOT ${f(v.hot / paid, 2)})`, v.del && `-${f(v.del / paid, 2)}`].filter(Boolean).join(' ')}`,
             )
             .join(', '),
+      );
+    }
+  if (t.temporalOps)
+    for (const side of ['minimal', 'talat'] as const) {
+      const paid = Math.max(1, totals[side].paid);
+      const ops = [...opsSeen[side]].filter(([, n]) => n / paid >= 0.05).sort((a, b) => b[1] - a[1]);
+      lines.push(
+        `${side}: Temporal persistence requests per paid payment (its services' metrics, the 11 s after each round too): ` +
+          `${f(ops.reduce((n, [, v]) => n + v, 0) / paid, 1)}: ${ops.map(([op, n]) => `${op} ${f(n / paid, 2)}`).join(', ')}`,
       );
     }
   const ratio = (a: number, b: number) => (b ? (a / b).toFixed(2) : 'n/a');

@@ -9,13 +9,14 @@
  * With --cluster: the cluster of `npm run cluster` (four Temporal services on Postgres, one Talat
  * gateway and one worker process, the minimal app in a process of its own, 16 history shards).
  * On the dev server, pg_stat_statements (preloaded) adds each statement's calls and execution ms
- * per paid payment, reset before each round; `--cpu-profile DIR` writes the main thread's CPU
- * profile of each round there (summarised by `npx tsx bench/profile-summary.ts FILE`).
+ * per paid payment, reset before each round; on both, Temporal's persistence requests per paid
+ * payment by operation (its services' metrics); `--cpu-profile DIR` writes the main thread's CPU
+ * profile of each round there (summarised by `npx tsx bench/cpuprofile-summary.ts FILE`).
  */
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { startCluster } from '../src/app/cluster';
+import { startCluster, TEMPORAL_SERVICES, temporalPorts } from '../src/app/cluster';
 import { bundleWorkflows } from '../src/app/worker';
 import { loadConfig } from '../src/config';
 import { createDb } from '../src/db/knex';
@@ -26,6 +27,7 @@ import {
   CALLBACK_SECRET,
   MINIMAL_HOOK_SECRET,
   perStatementOf,
+  persistenceRequestsOf,
   runRounds,
   tableRowsOf,
   startDriver,
@@ -124,6 +126,7 @@ function devServer(): void {
         perStatement: await perStatementOf(stats),
         tables: tableRowsOf(stats),
         history: historyOf(stack.temporal.client),
+        temporalOps: persistenceRequestsOf([stack.temporal.metricsPort]),
         profile: profileDir() ? mainThreadProfiler(profileDir()!) : undefined,
       };
       const lines = await runRounds(target, driver, opts, [
@@ -165,9 +168,10 @@ function cluster(): void {
     const bundle = path.join(dataDir, 'workflow-bundle.js');
     (await import('node:fs')).writeFileSync(bundle, await bundleWorkflows());
     say('starting the cluster: Postgres, frontend, history, matching, worker services, a gateway and a worker');
+    const ports = await clusterPorts(1, 1);
     const c = await startCluster({
       dataDir: path.join(dataDir, 'cluster'),
-      ports: await clusterPorts(1, 1),
+      ports,
       namespace: 'default',
       retentionDays: 1,
       historyShards: 16,
@@ -245,6 +249,7 @@ function cluster(): void {
       },
       pg: () => pgCounters(stats, ['talat', 'temporal', 'temporal_visibility']),
       history: historyOf(client),
+      temporalOps: persistenceRequestsOf(TEMPORAL_SERVICES.map((s) => temporalPorts(ports.temporalBase, s).metrics)),
     };
     const lines = await runRounds(target, driver, opts, [
       headerLine('anchor (Talat against the minimal app)', opts.connections, load),

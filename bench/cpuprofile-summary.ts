@@ -2,8 +2,9 @@
  * `npx tsx bench/cpuprofile-summary.ts <file.cpuprofile> [--top N] [--filter TEXT]`
  *
  * Reads a V8 CPU profile (`node --cpu-prof`) and prints where the time went: the top functions by
- * self time, the top functions by total (inclusive) time, and each of the top self-time functions'
- * heaviest callers' stacks (bottom-up). Paths are shortened to the project or the package.
+ * self time, self time by place (package, Node, project file), the top functions by total
+ * (inclusive) time, each sample charged to the project's nearest function (with the leaf's place),
+ * and each of the top self-time functions' heaviest callers' stacks (bottom-up).
  */
 import fs from 'node:fs';
 
@@ -60,24 +61,28 @@ for (const [id, us] of selfUs) {
     totalByName.set(nm, (totalByName.get(nm) ?? 0) + us);
   }
 }
+// each sample charged to the deepest frame in the project's own code, with where its leaf lives
+const OWN = /^(?!.*node_modules).*\/(src|activities|workflows|bench)\//;
+const placeOf = (id: number) => {
+  const { url, functionName } = byId.get(id)!.callFrame;
+  const nm = url.lastIndexOf('node_modules/');
+  if (!url) return `(native) ${functionName}`;
+  if (nm >= 0) {
+    const rest = url.slice(nm + 13).split('/');
+    return rest.slice(0, rest[0].startsWith('@') ? 2 : 1).join('/');
+  }
+  return url.startsWith('node:') ? url.split('/').slice(0, 2).join('/') : short(url);
+};
+const byOwner = new Map<string, number>();
+for (const [id, us] of selfUs) {
+  let at: number | undefined = id;
+  while (at !== undefined && !OWN.test(byId.get(at)!.callFrame.url)) at = parent.get(at);
+  const key = `${at === undefined ? '(no project frame)' : nameOf(byId.get(at)!)} <- ${placeOf(id)}`;
+  byOwner.set(key, (byOwner.get(key) ?? 0) + us);
+}
 // self time by where the code lives: a project file, a package, or Node itself
 const selfByPlace = new Map<string, number>();
-for (const [id, us] of selfUs) {
-  const url = byId.get(id)!.callFrame.url;
-  const nm = url.lastIndexOf('node_modules/');
-  const place = !url
-    ? `(native) ${byId.get(id)!.callFrame.functionName}`
-    : nm >= 0
-      ? url
-          .slice(nm + 13)
-          .split('/')
-          .slice(0, url.slice(nm + 13).startsWith('@') ? 2 : 1)
-          .join('/')
-      : url.startsWith('node:')
-        ? url.split('/').slice(0, 2).join('/')
-        : short(url);
-  selfByPlace.set(place, (selfByPlace.get(place) ?? 0) + us);
-}
+for (const [id, us] of selfUs) selfByPlace.set(placeOf(id), (selfByPlace.get(placeOf(id)) ?? 0) + us);
 const pct = (us: number) => `${((100 * us) / totalUs).toFixed(1).padStart(5)}%`;
 const show = (m: Map<string, number>) =>
   [...m]
@@ -95,6 +100,8 @@ const out: string[] = [
   show(selfByPlace),
   `\nby total time (inclusive):`,
   show(totalByName),
+  `\nby the project's nearest function <- the leaf's place:`,
+  show(byOwner),
   `\nheaviest stacks of the top self-time functions (leaf first):`,
 ];
 const stackOf = (id: number) => {
