@@ -23,7 +23,7 @@ export interface EmbeddedTemporal {
 /**
  * A Temporal server's counter `metric` summed by its `operation` label, over the services whose
  * Prometheus metrics are on `ports` (the dev server's metricsPort, a cluster's services'): what the
- * benchmarks and tests count. The server reports its metrics each second.
+ * scripts in bench/ and the tests count. The server reports its metrics each second.
  */
 export async function operationCounts(ports: readonly number[], metric: string): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
