@@ -391,8 +391,10 @@ describe('a gateway that died after claiming (the receipt stays unfinished)', ()
     const deps = depsWith(temporal.client, { duplicateWaitMs: 300 });
     const p = await pendingQrPayment();
     const d = qrDelivery(deps, p);
-    await unfinishedReceipt(p, 0); // claimed just now, never finished
+    // the clock starts before the claim: the receipt's age counts from its insert, however long
+    // that took on a busy machine (started after it, the wait looked up to the insert's time short)
     const started = Date.now();
+    await unfinishedReceipt(p, 0); // claimed just now, never finished
     const found = await d.lookup();
     expect(found?.receipt).toMatchObject({ stale: false });
     await expect(d.process(found?.receipt)).rejects.toMatchObject({
