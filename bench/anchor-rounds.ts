@@ -3,11 +3,11 @@
  * load driver (bench/anchor-driver.cjs, a child process of its own), alternating rounds of Talat
  * and the minimal app, the counters read around each round, and the report with the ratios.
  */
-import { operationCounts } from '../src/stack/temporal';
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client as PgClient } from 'pg';
 import { signPayload } from '../src/callbacks/verify';
+import { operationCounts } from '../src/stack/temporal';
 import { minimalSignature } from './minimal/app';
 import { percentile } from './steady';
 import { benchPaymentIds, say } from './support';

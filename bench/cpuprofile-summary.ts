@@ -61,8 +61,7 @@ for (const [id, us] of selfUs) {
     totalByName.set(nm, (totalByName.get(nm) ?? 0) + us);
   }
 }
-// each sample charged to the deepest frame in the project's own code, with where its leaf lives
-const OWN = /^(?!.*node_modules).*\/(src|activities|workflows|bench)\//;
+// where a sample's code lives: a project file, a package, or Node itself
 const placeOf = (id: number) => {
   const { url, functionName } = byId.get(id)!.callFrame;
   const nm = url.lastIndexOf('node_modules/');
@@ -73,16 +72,18 @@ const placeOf = (id: number) => {
   }
   return url.startsWith('node:') ? url.split('/').slice(0, 2).join('/') : short(url);
 };
+const selfByPlace = new Map<string, number>();
+// each sample also charged to the deepest frame in the project's own code, with its leaf's place
+const OWN = /^(?!.*node_modules).*\/(src|activities|workflows|bench)\//;
 const byOwner = new Map<string, number>();
 for (const [id, us] of selfUs) {
+  const place = placeOf(id);
+  selfByPlace.set(place, (selfByPlace.get(place) ?? 0) + us);
   let at: number | undefined = id;
   while (at !== undefined && !OWN.test(byId.get(at)!.callFrame.url)) at = parent.get(at);
-  const key = `${at === undefined ? '(no project frame)' : nameOf(byId.get(at)!)} <- ${placeOf(id)}`;
+  const key = `${at === undefined ? '(no project frame)' : nameOf(byId.get(at)!)} <- ${place}`;
   byOwner.set(key, (byOwner.get(key) ?? 0) + us);
 }
-// self time by where the code lives: a project file, a package, or Node itself
-const selfByPlace = new Map<string, number>();
-for (const [id, us] of selfUs) selfByPlace.set(placeOf(id), (selfByPlace.get(placeOf(id)) ?? 0) + us);
 const pct = (us: number) => `${((100 * us) / totalUs).toFixed(1).padStart(5)}%`;
 const show = (m: Map<string, number>) =>
   [...m]
