@@ -51,6 +51,8 @@ const envSchema = z.object({
 
   DATABASE_URL: optionalUrl,
   PG_PORT: port.default(5433),
+  /** how long a batched write waits for others (src/db/write-batch.ts): receipts' finishes, webhook attempts */
+  WRITE_BATCH_MS: z.coerce.number().int().min(0).max(1000).default(50),
 
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -336,7 +338,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     metricsNeedKey: e.METRICS_ACCESS === 'auto' ? production : e.METRICS_ACCESS === 'key',
     dataDir,
     bodyLimitBytes: e.BODY_LIMIT_KB * 1024,
-    database: { url: e.DATABASE_URL, embeddedPort: e.PG_PORT },
+    database: { url: e.DATABASE_URL, embeddedPort: e.PG_PORT, writeBatchMs: e.WRITE_BATCH_MS },
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,

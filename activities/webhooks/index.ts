@@ -31,6 +31,7 @@ import type { Resolver } from '../../src/resolver';
 import { openSecret } from '../../src/webhooks/secret-box';
 import { webhookHeaders } from '../../src/webhooks/signing';
 import { prepared, type LeadingCtes } from '../../src/db/prepared';
+import { batchedWrites } from '../../src/db/write-batch';
 
 export interface AttemptInput {
   deliveryId: string;
@@ -88,6 +89,52 @@ export interface FirstAttempts {
   guard?: string | null;
 }
 
+/** One attempt's record: its row in webhook_attempts, and its delivery's counters and state. */
+interface AttemptRecord {
+  deliveryId: string;
+  attempt: number;
+  kind: AttemptInput['kind'];
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  ok: boolean;
+}
+
+/**
+ * Records attempts (one per delivery) in ONE statement: a data-modifying CTE is atomic on its
+ * own, so no BEGIN/COMMIT round trips; a delivered one's state becomes `delivered`.
+ */
+async function recordAttempts(db: Db, attempts: AttemptRecord[]): Promise<void[]> {
+  await prepared(
+    db,
+    `WITH v AS (
+       SELECT * FROM unnest(?::text[], ?::int[], ?::text[], ?::timestamptz[], ?::int[], ?::int[], ?::text[], ?::boolean[])
+         AS v(delivery_id, attempt, kind, started_at, duration_ms, status_code, error, ok)
+     ), attempt AS (
+       INSERT INTO webhook_attempts (delivery_id, attempt, kind, started_at, duration_ms, status_code, error)
+       SELECT delivery_id, attempt, kind, started_at, duration_ms, status_code, error FROM v
+     )
+     UPDATE webhook_deliveries d
+        SET attempts = d.attempts + 1, last_status_code = v.status_code, last_error = v.error, updated_at = now(),
+            state = CASE WHEN v.ok THEN 'delivered' ELSE d.state END,
+            delivered_at = CASE WHEN v.ok THEN now() ELSE d.delivered_at END
+       FROM v
+      WHERE d.id = v.delivery_id`,
+    [
+      attempts.map((a) => a.deliveryId),
+      attempts.map((a) => a.attempt),
+      attempts.map((a) => a.kind),
+      attempts.map((a) => a.startedAt),
+      attempts.map((a) => a.durationMs),
+      attempts.map((a) => a.statusCode),
+      attempts.map((a) => a.error),
+      attempts.map((a) => a.ok),
+    ],
+  );
+  return attempts.map(() => undefined);
+}
+
 /** `resolve`: how endpoint host names are resolved (dns.lookup when absent; tests inject one). */
 /**
  * What the webhooks take of the payments and refunds slices: whether an event is one their
@@ -141,6 +188,11 @@ export function createWebhookActivities({
     else inlineInFlight.set(endpointId, n);
   };
 
+  const recordAttempt = batchedWrites((attempts: AttemptRecord[]) => recordAttempts(db, attempts), {
+    windowMs: config.database.writeBatchMs,
+    keyOf: (a) => a.deliveryId,
+  });
+
   /**
    * One signed POST of a delivery's payload, recorded as an attempt. `planned`: the delivery and
    * its endpoint as plan() returned them (the settle step's first attempt), so not read again.
@@ -193,32 +245,17 @@ export function createWebhookActivities({
     const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
     noteOutcome(String(row.endpoint_id), ok);
     const error = res.error ?? (ok ? undefined : `HTTP ${res.statusCode}`);
-    // the attempt and the delivery's counters in ONE statement (a data-modifying CTE is atomic on
-    // its own: no BEGIN/COMMIT round trips)
-    await prepared(
-      db,
-      `WITH attempt AS (
-         INSERT INTO webhook_attempts (delivery_id, attempt, kind, started_at, duration_ms, status_code, error)
-         VALUES (?, ?, ?, ?, ?, ?, ?)
-       )
-       UPDATE webhook_deliveries
-          SET attempts = attempts + 1, last_status_code = ?, last_error = ?, updated_at = now()${
-            ok ? ", state = 'delivered', delivered_at = now()" : ''
-          }
-        WHERE id = ?`,
-      [
-        row.id,
-        input.attempt,
-        input.kind,
-        startedAt,
-        res.durationMs,
-        res.statusCode ?? null,
-        error ?? null,
-        res.statusCode ?? null,
-        error ?? null,
-        row.id,
-      ],
-    );
+    // the attempt and the delivery's counters in one statement, batched with other attempts'
+    await recordAttempt({
+      deliveryId: row.id,
+      attempt: input.attempt,
+      kind: input.kind,
+      startedAt,
+      durationMs: res.durationMs,
+      statusCode: res.statusCode ?? null,
+      error: error ?? null,
+      ok,
+    });
     logger.info(
       {
         deliveryId: row.id,

@@ -40,6 +40,7 @@ import {
   takeOverReceipt,
   type CallbackProvider,
   type CallbackStatus,
+  type Finish,
   type Outcome,
   type Receipt,
   type ReceiptDeps,
@@ -92,6 +93,10 @@ export interface ProcessorDeps extends ReceiptDeps {
   deliverResult: (p: PaymentRef, result: PaymentResult) => Promise<void>;
   /** where a receipt's finish that runs after its callback was answered is kept */
   afterAnswer: AfterAnswer;
+  /** the finishes of receipts already answered, batched (finishReceipts); absent: one statement each */
+  finishes?: (f: Finish) => Promise<boolean>;
+  /** set on the copy of the deps that runs after the answer: its finish may wait for a batch */
+  answered?: true;
 }
 
 const SIGNAL_TIMEOUT_MS = 5_000;
@@ -229,7 +234,10 @@ async function finish(
   unless: readonly PaymentStatus[] = [],
 ): Promise<StoredResponse> {
   const response = cb.respond(outcome, paymentStatus);
-  const finished = await finishReceipt(deps.db, id, outcome, response, unless, cb.record?.('finished'));
+  const finished =
+    deps.answered && deps.finishes && !cb.record
+      ? await deps.finishes({ id, outcome, response, unless })
+      : await finishReceipt(deps.db, id, outcome, response, unless, cb.record?.('finished'));
   if (!finished) return finishedElsewhere(deps, cb, id, outcome, paymentStatus, unless);
   deps.logger.info(
     {
@@ -286,7 +294,7 @@ async function deliver(deps: ProcessorDeps, cb: VerifiedCallback, receiptId: str
       paymentId: cb.payment.id,
       then: 'redelivered after the lease',
     },
-    () => signalAndFinish(deps, answeredFirst(cb), receiptId, result),
+    () => signalAndFinish({ ...deps, answered: true }, answeredFirst(cb), receiptId, result),
   );
   return cb.respond('signalled', cb.payment.status);
 }

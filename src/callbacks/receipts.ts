@@ -319,6 +319,42 @@ export async function finishReceipt(
   return rows.length > 0;
 }
 
+/** One finish of a receipt without a record to write: finishReceipt's arguments. */
+export interface Finish {
+  id: string;
+  outcome: Outcome;
+  response: StoredResponse;
+  unless: readonly PaymentStatus[];
+}
+
+/**
+ * finishReceipt of many receipts in one statement (src/db/write-batch.ts), each with its own
+ * `unless`; per finish, whether it changed its receipt.
+ */
+export async function finishReceipts(db: Db, finishes: Finish[]): Promise<boolean[]> {
+  const { rows } = await prepared<{ id: string }>(
+    db,
+    `UPDATE callback_receipts r
+        SET outcome = v.outcome, response_status = v.status, response_body = v.body::json,
+            response_location = v.location
+       FROM unnest(?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::text[])
+            AS v(id, outcome, status, body, location, unless)
+      WHERE r.id = v.id AND r.outcome IS NULL
+        AND (v.unless = '' OR ${paymentStatusSql('r.payment_id')} <> ALL (string_to_array(v.unless, ',')))
+      RETURNING r.id`,
+    [
+      finishes.map((f) => f.id),
+      finishes.map((f) => f.outcome),
+      finishes.map((f) => f.response.status),
+      finishes.map((f) => JSON.stringify(f.response.body)),
+      finishes.map((f) => f.response.location ?? null),
+      finishes.map((f) => f.unless.join(',')),
+    ],
+  );
+  const finished = new Set(rows.map((r) => r.id));
+  return finishes.map((f) => finished.has(f.id));
+}
+
 /** Receipt `id` and its payment's status now (undefined: the receipt is gone). */
 export async function readReceiptById(
   deps: ReceiptDeps,

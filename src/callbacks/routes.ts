@@ -12,6 +12,7 @@ import type { Notifier } from '../notifier';
 import type { PaymentRecords, PaymentRef } from '../payments';
 import { processCallback, releaseClaim, type ProcessorDeps, type VerifiedCallback } from './processor';
 import { redeliverUnfinished } from './redelivery';
+import { batchedWrites } from '../db/write-batch';
 import {
   callbackPayment,
   paymentMatches,
@@ -22,6 +23,8 @@ import {
   type Receipt,
   type StoredResponse,
   AmbiguousOrderError,
+  finishReceipts,
+  type Finish,
 } from './receipts';
 import { CardCallback, CardTestCallback, SCHEMAS } from './schemas';
 import { handlerRecordFrom } from './records';
@@ -144,6 +147,10 @@ export function callbackRoutes(
     alerts,
     deliverResult: deps.deliverResult,
     afterAnswer: deps.afterAnswer,
+    finishes: batchedWrites((finishes: Finish[]) => finishReceipts(db, finishes), {
+      windowMs: config.database.writeBatchMs,
+      keyOf: (f) => f.id,
+    }),
   };
   /**
    * The route's own checks of the payment its lookup found (the claim made the same ones in SQL):

@@ -22,6 +22,7 @@ import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { createTestStack, testDatabaseUrl, testLogger, uniq, waitFor, type TestStack } from '../support/stack';
 import { startReceiver, type Receiver } from '../webhooks/helpers';
 import { newKey } from './support';
+import { tally } from '../support/statements';
 
 /**
  * What one paid payment costs; every figure exact. A statement is named by its verb and the tables
@@ -77,27 +78,6 @@ type Budget = typeof BUDGET;
 /** Ceilings on what Temporal stores of one paid QR payment (issue 41: 5,608 and 2,011 bytes before the memo's one field). */
 const BYTES = { history: 4_600, memo: 850 };
 const EVENT_TYPE = proto.api.enums.v1.EventType;
-
-/** A statement's verb (a WITH's first write, else select) and the tables it names, sorted. */
-export function label(sql: string): string {
-  const text = sql.replace(/\s+/g, ' ').trim();
-  const isWith = /^with\b/i.test(text);
-  const verb = isWith ? (/\b(insert|update|delete)\b/i.exec(text)?.[1] ?? 'select') : text.split(' ')[0];
-  const ctes = isWith ? [...text.matchAll(/(?:with|,)\s*(\w+) as \(/gi)].map((m) => m[1].toLowerCase()) : [];
-  const tables = new Set<string>();
-  for (const m of text.matchAll(/\b(?:from|into|update|join)\s+"?([a-z_]+)"?/gi))
-    if (!ctes.includes(m[1].toLowerCase()) && !['now', 'set', 'lateral'].includes(m[1].toLowerCase())) tables.add(m[1]);
-  return [verb.toLowerCase(), ...[...tables].sort()].join(' ');
-}
-
-/** statements (labelled) and transactions of a list of knex query events */
-export function tally(events: { sql: string; txId?: string }[]): { statements: string[]; transactions: number } {
-  const txIds = new Set(events.filter((e) => e.txId).map((e) => e.txId));
-  return {
-    statements: events.map((e) => label(e.sql)),
-    transactions: txIds.size + events.filter((e) => !e.txId).length,
-  };
-}
 
 type Phase = 'create' | 'callback' | 'gatewayIdle';
 interface Seen {
