@@ -11,6 +11,7 @@
  *    kind `approval`: a customer's decision on a substitution, recorded from its signed link.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { canonicalJson } from './canonical-json';
 
 export const hmacSha256Hex = (secret: string, message: string): string =>
   createHmac('sha256', secret).update(message, 'utf8').digest('hex');
@@ -42,21 +43,6 @@ const refundFields = (c: RefundClaim) => [c.refundId, c.paymentId, c.orderId, c.
 export const signRefund = (key: string, c: RefundClaim): string => signProof(key, 'talat-refund-v1', refundFields(c));
 export const verifyRefundProof = (key: string, c: RefundClaim, proof: unknown): boolean =>
   verifyProof(key, 'talat-refund-v1', refundFields(c), proof);
-
-/** JSON with object keys sorted at every level (what a Temporal round trip keeps: no undefined). */
-export function canonicalJson(value: unknown): string {
-  const sorted = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(sorted)
-      : v && typeof v === 'object'
-        ? Object.fromEntries(
-            Object.keys(v)
-              .sort()
-              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
-          )
-        : v;
-  return JSON.stringify(sorted(JSON.parse(JSON.stringify(value ?? null))));
-}
 
 /** One workflow start as the gateway made it: type, id and the input (its `proof` field is left out). */
 export interface StartClaim {

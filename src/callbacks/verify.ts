@@ -11,6 +11,7 @@
  */
 import type { Context } from 'koa';
 import { hexDigestEquals, hmacSha256Hex } from '../proofs';
+import { canonicalJson } from '../canonical-json';
 import { PROVIDERS, type Config, type ProviderName } from '../config';
 import { CALLBACK_ENDPOINTS } from './index';
 import { AppError, ErrorCode } from '../domain/errors';
@@ -19,21 +20,6 @@ import type { Logger } from '../logger';
 import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../http/ip';
 
 // ---- canonical JSON ----
-
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError('non-finite number has no JSON form');
-    const text = JSON.stringify(value);
-    if (text === undefined) throw new TypeError(`${typeof value} has no JSON form`);
-    return text;
-  }
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
-}
 
 /** The payload that a `signature` field signs: the canonical JSON of the object without that field. */
 export function signedPayloadText(payload: Record<string, unknown>): string {

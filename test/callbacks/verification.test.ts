@@ -1,7 +1,8 @@
 /** The verification primitives of the callback API: canonical JSON, HMAC, timestamps, IP allow-lists. */
 import fc from 'fast-check';
 import vectors from '../fixtures/vectors/hmac-sha256.json';
-import { canonicalJson, signedPayloadText } from '../../src/callbacks/verify';
+import { signedPayloadText } from '../../src/callbacks/verify';
+import { canonicalJson } from '../../src/canonical-json';
 import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../../src/http/ip';
 import {
   hexDigestEquals,
@@ -42,6 +43,47 @@ describe('canonical JSON', () => {
     expect(canonicalJson(JSON.parse('{"amount": 100.50, "n": 1e3, "s": "ไทย\\u0001\\"", "t": true, "u": null}'))).toBe(
       '{"amount":100.5,"n":1000,"s":"ไทย\\u0001\\"","t":true,"u":null}',
     );
+  });
+
+  it('is JSON.stringify with keys sorted, as the proofs and keys were hashed before (any JSON, dates, undefined)', () => {
+    // the earlier form: a JSON round trip, then every object's keys sorted
+    const sorted = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(sorted)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.keys(v)
+                .sort()
+                .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+            )
+          : v;
+    const before = (v: unknown) => JSON.stringify(sorted(JSON.parse(JSON.stringify(v ?? null))));
+    const value = fc.letrec((tie) => ({
+      any: fc.oneof(
+        fc.jsonValue({ stringUnit: 'binary' }),
+        fc.date({ noInvalidDate: true }),
+        fc.constant(undefined),
+        fc.array(tie('any'), { maxLength: 4 }),
+        fc.dictionary(fc.string({ unit: 'binary' }), tie('any'), { maxKeys: 4 }),
+      ),
+    })).any;
+    fc.assert(
+      fc.property(value, (v) => canonicalJson(v) === before(v)),
+      { numRuns: 2000 },
+    );
+    expect(() =>
+      canonicalJson(
+        Object.assign(
+          {},
+          { self: {} },
+          {
+            get loop() {
+              return this;
+            },
+          },
+        ),
+      ),
+    ).toThrow(TypeError);
   });
 
   it('signs everything but the signature field', () => {

@@ -13,24 +13,11 @@ import type { Context, Middleware, Next } from 'koa';
 import type { Db } from '../../db/knex';
 import { AppError, ErrorCode } from '../../domain/errors';
 import { errorEnvelope, toAppError } from '../errors';
+import { canonicalJson } from '../../canonical-json';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 export const IN_FLIGHT_TAKEOVER_SECONDS = 60;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-
-/** JSON with object keys sorted recursively: the same body in another key order is the same request. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
 
 function keyOf(ctx: Context): string | undefined {
   const raw = ctx.get('Idempotency-Key');

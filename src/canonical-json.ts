@@ -1,0 +1,11 @@
+/**
+ * Canonical JSON: JSON.stringify's text with object keys sorted at every level (UTF-16 order),
+ * undefined members left out, toJSON honoured; a cycle throws. What the callback signatures,
+ * the gateway's proofs and the idempotency keys hash (safe-stable-stringify, deterministic).
+ */
+import { configure } from 'safe-stable-stringify';
+
+const stringify = configure({ deterministic: true, circularValue: TypeError, bigint: false });
+
+/** The canonical JSON of `value` (undefined: `null`). */
+export const canonicalJson = (value: unknown): string => stringify(value ?? null) ?? 'null';
