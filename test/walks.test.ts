@@ -111,6 +111,8 @@ const callback = async (p: Pending) => {
   const payload = { paymentId: p.paymentId, status: 'success', amount: p.amount, orderId: p.orderId };
   const res = await post(stack.app, '/qrcallback', fieldSigned(stack.config, 'QR', payload));
   expect(res.status).toBe(200);
+  // the signal and the receipt's finish follow the answer (the finish in a batch): inside this walk, not the next
+  await stack.app.idle();
 };
 const paid = (orderId: string) =>
   waitFor(async () => ((await rowOf(stack.db, orderId))?.status === 'paid' ? true : undefined), 20_000, 'paid');
