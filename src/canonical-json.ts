@@ -1,7 +1,8 @@
 /**
  * Canonical JSON: JSON.stringify's text with object keys sorted at every level (UTF-16 order),
- * undefined members left out, toJSON honoured; a cycle throws. What the callback signatures,
- * the gateway's proofs and the idempotency keys hash (safe-stable-stringify, deterministic).
+ * undefined members left out, toJSON honoured; a cycle throws. What the callback signatures
+ * and the idempotency keys hash (safe-stable-stringify, deterministic). The proofs keep their own
+ * text (src/proofs.ts, proofJson).
  */
 import { configure } from 'safe-stable-stringify';
 

@@ -11,7 +11,6 @@
  *    kind `approval`: a customer's decision on a substitution, recorded from its signed link.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalJson } from './canonical-json';
 
 export const hmacSha256Hex = (secret: string, message: string): string =>
   createHmac('sha256', secret).update(message, 'utf8').digest('hex');
@@ -44,6 +43,26 @@ export const signRefund = (key: string, c: RefundClaim): string => signProof(key
 export const verifyRefundProof = (key: string, c: RefundClaim, proof: unknown): boolean =>
   verifyProof(key, 'talat-refund-v1', refundFields(c), proof);
 
+/**
+ * The start input's text that talat-start-v1 signs: keys sorted at every level, then put back in
+ * an object, so JavaScript's own order wins where it has one (integer-like keys first, in numeric
+ * order). Not src/canonical-json.ts, which sorts every key: proofs in running histories were
+ * signed over this text, and must verify.
+ */
+export function proofJson(value: unknown): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return JSON.stringify(sorted(JSON.parse(JSON.stringify(value ?? null))));
+}
+
 /** One workflow start as the gateway made it: type, id and the input (its `proof` field is left out). */
 export interface StartClaim {
   workflowType: string;
@@ -52,7 +71,7 @@ export interface StartClaim {
 }
 const startFields = (c: StartClaim) => {
   const { proof: _proof, ...rest } = c.input as { proof?: unknown };
-  return [c.workflowType, c.workflowId, canonicalJson(rest)];
+  return [c.workflowType, c.workflowId, proofJson(rest)];
 };
 export const signStart = (key: string, c: StartClaim): string => signProof(key, 'talat-start-v1', startFields(c));
 /** True only for the gateway's proof of exactly this type, id and input (`input.proof`). */

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import vectors from '../fixtures/vectors/hmac-sha256.json';
 import { signedPayloadText } from '../../src/callbacks/verify';
 import { canonicalJson } from '../../src/canonical-json';
+import { proofJson } from '../../src/proofs';
 import { clientAddress, compileCidrs, formatAddress, inCidrs } from '../../src/http/ip';
 import {
   hexDigestEquals,
@@ -45,39 +46,39 @@ describe('canonical JSON', () => {
     );
   });
 
-  it('is JSON.stringify with keys sorted, as the proofs and keys were hashed before (any JSON, dates, undefined)', () => {
-    // the earlier form: a JSON round trip, then every object's keys sorted
-    const sorted = (v: unknown): unknown =>
+  it("is the earlier signatures' and keys' text: every key sorted (any JSON, dates, undefined members)", () => {
+    // the earlier form (src/callbacks/verify.ts, the idempotency keys), after a JSON round trip
+    const text = (v: unknown): string =>
       Array.isArray(v)
-        ? v.map(sorted)
+        ? `[${v.map(text).join(',')}]`
         : v && typeof v === 'object'
-          ? Object.fromEntries(
-              Object.keys(v)
-                .sort()
-                .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
-            )
-          : v;
-    const before = (v: unknown) => JSON.stringify(sorted(JSON.parse(JSON.stringify(v ?? null))));
+          ? `{${Object.keys(v)
+              .sort()
+              .map((k) => `${JSON.stringify(k)}:${text((v as Record<string, unknown>)[k])}`)
+              .join(',')}}`
+          : JSON.stringify(v);
+    const before = (v: unknown) => text(JSON.parse(JSON.stringify(v ?? null)));
     // any UTF-16 code unit, lone surrogates included (JSON.stringify escapes those)
     const unit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+    const key = fc.oneof(fc.string({ unit }), fc.nat().map(String));
     const value = fc.letrec((tie) => ({
       any: fc.oneof(
         fc.jsonValue({ stringUnit: unit }),
         fc.date({ noInvalidDate: true }),
         fc.constant(undefined),
         fc.array(tie('any'), { maxLength: 4 }),
-        fc.dictionary(fc.string({ unit }), tie('any'), { maxKeys: 4 }),
+        fc.dictionary(key, tie('any'), { maxKeys: 4 }),
       ),
     })).any;
     fc.assert(
       fc.property(value, (v) => canonicalJson(v) === before(v)),
       { numRuns: 2000 },
     );
+    expect(canonicalJson({ '': 0, 10: 'b', 9: 'a' })).toBe('{"":0,"10":"b","9":"a"}');
     expect(() =>
       canonicalJson(
         Object.assign(
           {},
-          { self: {} },
           {
             get loop() {
               return this;
@@ -86,6 +87,10 @@ describe('canonical JSON', () => {
         ),
       ),
     ).toThrow(TypeError);
+  });
+
+  it('the start proofs keep the text they were first signed over: integer-like keys first', () => {
+    expect(proofJson({ '': 0, 10: 'b', 9: 'a', b: { y: 1, x: 2 } })).toBe('{"9":"a","10":"b","":0,"b":{"x":2,"y":1}}');
   });
 
   it('signs everything but the signature field', () => {
