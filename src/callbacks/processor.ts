@@ -104,7 +104,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * How old an unfinished receipt may be for a duplicate to wait for it. A living delivery finishes
- * within milliseconds (one signal, one UPDATE); one unfinished after this is stuck or its gateway
+ * within milliseconds (one signal, one UPDATE, batched for up to WRITE_BATCH_MS); one unfinished after this is stuck or its gateway
  * died, and a duplicate then gets a prompt 503 (Retry-After: until the lease ends) instead of
  * holding the provider's connection.
  */

@@ -8,37 +8,43 @@
  */
 import DataLoader from 'dataloader';
 
-export interface WriteBatchOptions {
-  /** how long the first item of a batch waits for others (0: those of the same tick) */
-  windowMs: number;
-  /** items per statement at most */
-  maxBatch?: number;
-}
+/** Items per statement at most. */
+const MAX_BATCH = 200;
 
 /**
  * `write` gets a batch of items, at most one per `keyOf` (a later item of the same key goes in
- * the next statement, after this one), and returns one result per item, in order.
+ * the next statement, after this one), and returns one result per item, in order. `windowMs`:
+ * how long the first item of a batch waits for others (0: those of the same tick).
  */
 export function batchedWrites<T, R>(
   write: (items: T[]) => Promise<R[]>,
-  opts: WriteBatchOptions & { keyOf: (item: T) => string },
+  opts: { windowMs: number; keyOf: (item: T) => string },
 ): (item: T) => Promise<R> {
   const inOrder = async (items: readonly T[]): Promise<R[]> => {
     const results = new Array<R>(items.length);
     let left = items.map((item, at) => ({ item, at }));
     while (left.length > 0) {
-      const seen = new Set<string>();
-      const now = left.filter(({ item }) => !seen.has(opts.keyOf(item)) && !!seen.add(opts.keyOf(item)));
-      left = left.filter((x) => !now.includes(x));
+      const now: typeof left = [];
+      const later: typeof left = [];
+      const keys = new Set<string>();
+      for (const x of left) {
+        const key = opts.keyOf(x.item);
+        if (keys.has(key)) later.push(x);
+        else {
+          keys.add(key);
+          now.push(x);
+        }
+      }
       const written = await write(now.map((x) => x.item));
       if (written.length !== now.length) throw new Error(`a batch of ${now.length} wrote ${written.length} results`);
       now.forEach(({ at }, i) => (results[at] = written[i]));
+      left = later;
     }
     return results;
   };
   const loader = new DataLoader<T, R>(inOrder, {
     cache: false,
-    maxBatchSize: opts.maxBatch ?? 200,
+    maxBatchSize: MAX_BATCH,
     ...(opts.windowMs > 0 ? { batchScheduleFn: (run: () => void) => setTimeout(run, opts.windowMs) } : {}),
   });
   return (item) => loader.load(item);
