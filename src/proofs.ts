@@ -47,20 +47,20 @@ export const verifyRefundProof = (key: string, c: RefundClaim, proof: unknown): 
  * The start input's text that talat-start-v1 signs: keys sorted at every level, then put back in
  * an object, so JavaScript's own order wins where it has one (integer-like keys first, in numeric
  * order). Not src/canonical-json.ts, which sorts every key: proofs in running histories were
- * signed over this text, and must verify.
+ * signed over this text, and must verify. One JSON.stringify whose replacer sorts each object
+ * (it sees values after toJSON; boxed primitives are unboxed as JSON.stringify would).
  */
-export function proofJson(value: unknown): string {
-  const sorted = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(sorted)
-      : v && typeof v === 'object'
-        ? Object.fromEntries(
-            Object.keys(v)
-              .sort()
-              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
-          )
-        : v;
-  return JSON.stringify(sorted(JSON.parse(JSON.stringify(value ?? null))));
+export const proofJson = (value: unknown): string => JSON.stringify(value ?? null, sortedObject);
+
+function sortedObject(_key: string, v: unknown): unknown {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
+  if (v instanceof Number || v instanceof String || v instanceof Boolean) return v.valueOf();
+  const o = v as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(o)
+      .sort()
+      .map((k) => [k, o[k]]),
+  );
 }
 
 /** One workflow start as the gateway made it: type, id and the input (its `proof` field is left out). */

@@ -1,9 +1,9 @@
 /**
  * One Postgres LISTEN connection per gateway process, fanning each payment status change
- * (channel `payment_status`, raised by a trigger on payments: migrations/*_payment_status_notify)
- * out to every open checkout page of that payment. Open while at least one page listens; when the
- * connection is lost every page is told (its stream ends, the browser reconnects and reads the
- * status afresh), so no change is missed silently.
+ * (channel `payment_status`, raised by a trigger on payments for watched payments only:
+ * migrations/*_status_notify_watched) out to every open checkout page of that payment. Open
+ * while at least one page listens; when the connection is lost every page is told (its stream
+ * ends, the browser reconnects and reads the status afresh), so no change is missed silently.
  */
 import pg from 'pg';
 import type { Logger } from '../logger';

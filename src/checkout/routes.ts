@@ -126,7 +126,7 @@ registry.registerPath({
 });
 
 export function checkoutRoutes(
-  deps: Pick<AppDeps, 'clock' | 'config' | 'db' | 'logger'> & { payments: Pick<PaymentRecords, 'byId'> },
+  deps: Pick<AppDeps, 'clock' | 'config' | 'db' | 'logger'> & { payments: Pick<PaymentRecords, 'byId' | 'watch'> },
 ): Router {
   const r = new Router();
   const clock = clockOf(deps);
@@ -272,8 +272,9 @@ export function checkoutRoutes(
       return end();
     }
     if (ended) return unsubscribe(); // the page left, or the connection was lost, while LISTEN started
-    // the status now that LISTEN is on: a change between the page's read and LISTEN is not lost
-    const now = await deps.payments.byId(p.id).catch(() => undefined);
+    // the status now that LISTEN is on, read as the payment is marked watched (its changes are
+    // announced from then on): a change between the page's read and LISTEN is not lost
+    const now = await deps.payments.watch(p.id).catch(() => undefined);
     if (now) send(now.status);
     else end();
   });

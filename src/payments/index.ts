@@ -235,6 +235,11 @@ export interface PaymentRecords {
   byOrderId(orderId: string, scope?: OrderScope): Promise<Payment | undefined>;
   byId(paymentId: string): Promise<Payment | undefined>;
   /**
+   * byId, once the payment is marked watched: from then on each change of its status is
+   * announced on `payment_status` (a checkout page's live status; unwatched payments announce none)
+   */
+  watch(paymentId: string): Promise<Payment | undefined>;
+  /**
    * the payment of the order id that `named` (our payment id or the provider's reference) names,
    * whatever other accounts or modes use the order id; without one, the only payment of that
    * order id (undefined when none or several)

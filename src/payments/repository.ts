@@ -104,6 +104,14 @@ async function ofOrderNamed(db: Db, orderId: string, named: string) {
 export const paymentRecords = (db: Db): PaymentRecords => ({
   byOrderId: (orderId, scope) => paymentByOrderId(db, orderId, scope),
   byId: (paymentId) => paymentById(db, paymentId),
+  // written only the first time (a page opened again reads), its row as it is once marked
+  watch: async (paymentId) => {
+    const [marked] = await db('payments')
+      .where({ id: paymentId, status_watched: false })
+      .update({ status_watched: true })
+      .returning('*');
+    return marked ? toPayment(marked) : paymentById(db, paymentId);
+  },
   byOrderNamed: async (orderId, named) => (await ofOrderNamed(db, orderId, named)).payment,
   ofOrderNamed: (orderId, named) => ofOrderNamed(db, orderId, named),
   async lockForRefund(paymentId) {

@@ -91,6 +91,35 @@ describe('canonical JSON', () => {
 
   it('the start proofs keep the text they were first signed over: integer-like keys first', () => {
     expect(proofJson({ '': 0, 10: 'b', 9: 'a', b: { y: 1, x: 2 } })).toBe('{"9":"a","10":"b","":0,"b":{"x":2,"y":1}}');
+    // the form the proofs were first signed with: a JSON round trip, keys sorted into new objects
+    const sorted = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(sorted)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.keys(v)
+                .sort()
+                .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+            )
+          : v;
+    const first = (v: unknown) => JSON.stringify(sorted(JSON.parse(JSON.stringify(v ?? null))));
+    const unit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+    const key = fc.oneof(fc.string({ unit }), fc.nat().map(String), fc.constant('__proto__'));
+    const value = fc.letrec((tie) => ({
+      any: fc.oneof(
+        fc.jsonValue({ stringUnit: unit }),
+        fc.date({ noInvalidDate: true }),
+        fc.constant(undefined),
+        fc.constant(new Number(-0)),
+        fc.constant(new String('boxed')),
+        fc.array(tie('any'), { maxLength: 4 }),
+        fc.dictionary(key, tie('any'), { maxKeys: 4 }),
+      ),
+    })).any;
+    fc.assert(
+      fc.property(value, (v) => proofJson(v) === first(v)),
+      { numRuns: 2000 },
+    );
   });
 
   it('signs everything but the signature field', () => {

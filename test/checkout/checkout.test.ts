@@ -3,6 +3,7 @@
  * page and its doors (a tampered, expired or borrowed token is refused), the QR image, the
  * assets, and the live status events fed by LISTEN/NOTIFY. The browser tests are browser.test.ts.
  */
+import pg from 'pg';
 import request from 'supertest';
 import { qrImage } from '../../src/qr-image';
 import { signCheckoutToken, verifyCheckoutToken } from '../../src/checkout/token';
@@ -209,6 +210,33 @@ describe('GET /checkout/{token}/events', () => {
       for (const page of pages) expect(await page.next()).toBe('failed');
     } finally {
       pages.forEach((page) => page.close());
+    }
+  });
+
+  it('announces status changes only of a payment a page has watched (no NOTIFY for the others)', async () => {
+    const seen: string[] = [];
+    const conn = (stack.db.client as { config: { connection: string | pg.ClientConfig } }).config.connection;
+    const listen = new pg.Client(typeof conn === 'string' ? { connectionString: conn } : conn);
+    await listen.connect();
+    listen.on('notification', (n) => seen.push(n.payload ?? ''));
+    try {
+      await listen.query('LISTEN payment_status');
+      const unwatched = await qrPayment(stack.app, key);
+      const watched = await qrPayment(stack.app, key);
+      const page = await openEvents(`${server.base}/checkout/${watched.token}/events`);
+      expect(await page.next()).toBe('pending');
+      expect((await stack.db('payments').where({ id: watched.paymentId }).first()).status_watched).toBe(true);
+      page.close();
+      expect((await qrCallback(stack, unwatched, 'success')).status).toBe(200);
+      await waitForRow(unwatched.paymentId, 'paid');
+      // the page has left: the payment stays watched, its change is still announced
+      expect((await qrCallback(stack, watched, 'failed')).status).toBe(200);
+      await waitFor(async () => seen.length > 0, 10_000, 'the watched payment announced');
+      await waitForRow(unwatched.paymentId, 'paid');
+      expect(seen).toEqual([`${watched.paymentId} failed`]);
+      expect((await stack.db('payments').where({ id: unwatched.paymentId }).first()).status_watched).toBe(false);
+    } finally {
+      await listen.end();
     }
   });
 
