@@ -42,9 +42,7 @@ export interface PaymentMemo {
   amountSatang: number;
   mode?: Mode;
   apiKeyId?: string | null;
-  /** qr: the payload and its expiry, so a repeated request returns the same QR code */
-  qrPayload?: string;
-  qrCrc?: string;
+  /** qr: its expiry (the payload and CRC are the row's: the memo no longer carries them) */
   expiresAt?: string;
   /** the gateway's proof that it started this execution (ownerProof): checked before adopting one found running */
   startProof?: string;
@@ -289,8 +287,6 @@ export function qrStartOf(config: Config, p: Payment, customerId?: string, fallb
       amountSatang: p.amountSatang,
       mode: p.mode,
       apiKeyId: p.apiKeyId,
-      qrPayload: q.payload,
-      qrCrc: q.crc,
       expiresAt,
     }),
   };
