@@ -50,6 +50,8 @@ export interface AnchorTarget {
   /** statements sent so far by each app's client, when counted */
   statements?: (side: Side) => Promise<number>;
   cpu: () => Cpu;
+  /** CPU ms so far of the apps' process by thread kind (dev server: both apps in this process) */
+  threads?: () => Map<string, number>;
   pg: () => Promise<PgCounters>;
   /** pg_stat_statements of the apps' database, when its Postgres preloads it */
   perStatement?: PerStatement;
@@ -212,6 +214,7 @@ export async function runRounds(
   };
   const tablesSeen: Record<Side, TableRows> = { minimal: new Map(), talat: new Map() };
   const opsSeen: Record<Side, Map<string, number>> = { minimal: new Map(), talat: new Map() };
+  const threadsSeen: Record<Side, Map<string, number>> = { minimal: new Map(), talat: new Map() };
   for (let k = 0; k < opts.rounds; k++)
     for (const side of ['minimal', 'talat'] as const) {
       say(`round ${k + 1}/${opts.rounds}: ${side}, ${per} payments at ${opts.connections} concurrent`);
@@ -221,9 +224,12 @@ export async function runRounds(
       const st0 = (await t.statements?.(side)) ?? 0;
       await t.perStatement?.reset();
       await t.profile?.start();
+      const threads0 = t.threads?.();
       const cpu0 = t.cpu();
       const r = await round(side, per, opts.connections);
       const cpu1 = t.cpu();
+      for (const [kind, ms] of t.threads?.() ?? [])
+        threadsSeen[side].set(kind, (threadsSeen[side].get(kind) ?? 0) + ms - (threads0?.get(kind) ?? 0));
       await t.profile?.stop(`${side}-round-${k + 1}`);
       const st1 = (await t.statements?.(side)) ?? 0;
       await sleep(11_000); // pg_stat_database: the backends' counters reach it when idle (PGSTAT_IDLE_INTERVAL 10 s)
@@ -318,6 +324,15 @@ export async function runRounds(
                 `${name} ${[v.ins && `+${f(v.ins / paid, 2)}`, v.upd && `~${f(v.upd / paid, 2)} (HOT ${f(v.hot / paid, 2)})`, v.del && `-${f(v.del / paid, 2)}`].filter(Boolean).join(' ')}`,
             )
             .join(', '),
+      );
+    }
+  if (t.threads)
+    for (const side of ['minimal', 'talat'] as const) {
+      const paid = Math.max(1, totals[side].paid);
+      const kinds = [...threadsSeen[side]].filter(([, ms]) => ms / paid >= 0.05).sort((a, b) => b[1] - a[1]);
+      lines.push(
+        `${side}: the apps' process CPU ms per paid payment by thread (the round's, whichever app ran it): ` +
+          kinds.map(([kind, ms]) => `${kind} ${f(ms / paid, 2)}`).join(', '),
       );
     }
   if (t.temporalOps)

@@ -36,7 +36,7 @@ import {
 } from './anchor-rounds';
 import { clusterPorts } from './cluster-support';
 import { startMinimal } from './minimal/app';
-import { cpuSnapshot, mainThreadProfiler, treesMs } from './proc-cpu';
+import { cpuSnapshot, mainThreadProfiler, threadsCpuMs, treesMs } from './proc-cpu';
 import { benchData, flagArg, headerLine, intArg, loadAverage, runBench, runBounded, say, type Stack } from './support';
 
 const args = () => ({
@@ -122,6 +122,7 @@ function devServer(): void {
           const u = process.cpuUsage();
           return { app: (u.user + u.system) / 1000, postgres: s.postgres, temporal: s.temporal };
         },
+        threads: threadsCpuMs,
         pg: () => pgCounters(stats, ['talat', stats.database ?? 'talat']),
         perStatement: await perStatementOf(stats),
         tables: tableRowsOf(stats),

@@ -50,6 +50,28 @@ export function mainThreadCpuMs(): number {
   return readStat(`/proc/self/task/${process.pid}/stat`)?.own ?? NaN;
 }
 
+/**
+ * CPU ms so far of this process's threads by kind: `main`, else the thread's name (Temporal's
+ * Rust core runs on `tokio-runtime-w`, workflow code on Node worker threads, crypto and zlib
+ * work on `libuv-worker`). A thread that has ended is no longer counted.
+ */
+export function threadsCpuMs(): Map<string, number> {
+  const by = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = fs.readdirSync('/proc/self/task');
+  } catch {
+    return by; // not Linux
+  }
+  for (const tid of tids) {
+    const s = readStat(`/proc/self/task/${tid}/stat`);
+    if (!s) continue;
+    const kind = s.pid === process.pid ? 'main' : s.comm;
+    by.set(kind, (by.get(kind) ?? 0) + s.own);
+  }
+  return by;
+}
+
 function allProcesses(): Stat[] {
   if (!fs.existsSync('/proc/self/stat')) return [];
   return fs

@@ -285,6 +285,32 @@ export async function removeUnfinished(db: Db, id: string): Promise<void> {
   await db.raw('DELETE FROM callback_receipts WHERE id = ? AND outcome IS NULL', [id]);
 }
 
+/** One finish of a receipt: its outcome and response, unless its payment is in one of `unless`. */
+export interface Finish {
+  id: string;
+  outcome: Outcome;
+  response: StoredResponse;
+  unless: readonly PaymentStatus[];
+}
+
+/** The finishing UPDATE of one or many receipts (one row of arrays per finish), and its bindings. */
+const FINISH_SQL = `UPDATE callback_receipts r
+        SET outcome = v.outcome, response_status = v.status, response_body = v.body::json,
+            response_location = v.location
+       FROM unnest(?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::text[])
+            AS v(id, outcome, status, body, location, unless)
+      WHERE r.id = v.id AND r.outcome IS NULL
+        AND (v.unless = '' OR ${paymentStatusSql('r.payment_id')} <> ALL (string_to_array(v.unless, ',')))
+      RETURNING r.id`;
+const finishBindings = (finishes: Finish[]): unknown[] => [
+  finishes.map((f) => f.id),
+  finishes.map((f) => f.outcome),
+  finishes.map((f) => f.response.status),
+  finishes.map((f) => JSON.stringify(f.response.body)),
+  finishes.map((f) => f.response.location ?? null),
+  finishes.map((f) => f.unless.join(',')),
+];
+
 /**
  * Writes the outcome and response of unfinished receipt `id`, and the callback's `record` in the
  * same statement (one round trip, atomic without BEGIN/COMMIT); with `unless`, only while the
@@ -298,33 +324,13 @@ export async function finishReceipt(
   unless: readonly PaymentStatus[],
   record?: { sql: string; bindings: readonly Knex.RawBinding[] },
 ): Promise<boolean> {
-  const update = `UPDATE callback_receipts r
-          SET outcome = ?, response_status = ?, response_body = ?, response_location = ?
-        WHERE r.id = ? AND r.outcome IS NULL
-          ${unless.length ? `AND ${paymentStatusSql('r.payment_id')} NOT IN (${unless.map(() => '?').join(', ')})` : ''}
-        RETURNING r.id`;
-  const bindings: Knex.RawBinding[] = [
-    outcome,
-    response.status,
-    JSON.stringify(response.body),
-    response.location ?? null,
-    id,
-    ...unless,
-  ];
+  if (!record) return (await finishReceipts(db, [{ id, outcome, response, unless }]))[0];
   const { rows } = await prepared(
     db,
-    record ? `WITH finished AS (${update}), recorded AS (${record.sql}) SELECT id FROM finished` : update,
-    record ? [...bindings, ...record.bindings] : bindings,
+    `WITH finished AS (${FINISH_SQL}), recorded AS (${record.sql}) SELECT id FROM finished`,
+    [...finishBindings([{ id, outcome, response, unless }]), ...record.bindings],
   );
   return rows.length > 0;
-}
-
-/** One finish of a receipt without a record to write: finishReceipt's arguments. */
-export interface Finish {
-  id: string;
-  outcome: Outcome;
-  response: StoredResponse;
-  unless: readonly PaymentStatus[];
 }
 
 /**
@@ -332,25 +338,7 @@ export interface Finish {
  * `unless`; per finish, whether it changed its receipt.
  */
 export async function finishReceipts(db: Db, finishes: Finish[]): Promise<boolean[]> {
-  const { rows } = await prepared<{ id: string }>(
-    db,
-    `UPDATE callback_receipts r
-        SET outcome = v.outcome, response_status = v.status, response_body = v.body::json,
-            response_location = v.location
-       FROM unnest(?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::text[])
-            AS v(id, outcome, status, body, location, unless)
-      WHERE r.id = v.id AND r.outcome IS NULL
-        AND (v.unless = '' OR ${paymentStatusSql('r.payment_id')} <> ALL (string_to_array(v.unless, ',')))
-      RETURNING r.id`,
-    [
-      finishes.map((f) => f.id),
-      finishes.map((f) => f.outcome),
-      finishes.map((f) => f.response.status),
-      finishes.map((f) => JSON.stringify(f.response.body)),
-      finishes.map((f) => f.response.location ?? null),
-      finishes.map((f) => f.unless.join(',')),
-    ],
-  );
+  const { rows } = await prepared<{ id: string }>(db, FINISH_SQL, finishBindings(finishes));
   const finished = new Set(rows.map((r) => r.id));
   return finishes.map((f) => finished.has(f.id));
 }
