@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Client, Connection, type WorkflowStartOptions } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { OrderIdKey, PaymentMethodKey, PaymentStatusKey } from '../src/domain/search-attributes';
-import { freePort, startEmbeddedTemporal } from '../src/stack/temporal';
+import { freePort, operationCounts, startEmbeddedTemporal } from '../src/stack/temporal';
 import { ensureSearchAttributesOn } from '../src/temporal/client';
 import { installTemporalRuntime } from '../src/temporal/runtime';
 import { createLogger } from '../src/logger';
@@ -80,15 +80,13 @@ runBounded(15, stopAll, async () => {
     await native.close();
   });
 
+  /** persistence requests so far by operation, visibility ones marked (the dev server's metrics) */
   const requests = async (): Promise<Record<string, number>> => {
-    const text = await (await fetch(`http://127.0.0.1:${t.metricsPort}/metrics`)).text();
-    const by: Record<string, number> = {};
-    for (const line of text.split('\n')) {
-      const m = /^(visibility_)?persistence_requests\{.*operation="([^"]+)".*\} (\S+)$/.exec(line);
-      if (m)
-        by[`${m[1] ? 'visibility ' : ''}${m[2]}`] = (by[`${m[1] ? 'visibility ' : ''}${m[2]}`] ?? 0) + Number(m[3]);
-    }
-    return by;
+    const [all, visibility] = await Promise.all([
+      operationCounts([t.metricsPort], 'persistence_requests'),
+      operationCounts([t.metricsPort], 'visibility_persistence_requests'),
+    ]);
+    return Object.fromEntries([...all, ...[...visibility].map(([op, n]) => [`visibility ${op}`, n] as const)]);
   };
   const pay = async (v: Variant, id: string) => {
     const options = {
