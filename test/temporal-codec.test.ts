@@ -2,7 +2,9 @@
  * Payload encryption: the codec (round trip, key rotation, pass-through of payloads written
  * without it, tampering), and a card payment's history holding no token, no user id in clear.
  */
+import { createCipheriv } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import request from 'supertest';
 import { AesGcmCodec } from '../src/temporal/codec';
 import { parseKeyRing } from '../src/key-ring';
@@ -41,6 +43,35 @@ describe('AesGcmCodec', () => {
     const [sealed] = await codec.encode([clear]);
     sealed.data![20] ^= 1;
     await expect(codec.decode([sealed])).rejects.toThrow();
+  });
+
+  it('seals the payload as protobuf, and still reads what the JSON form (until 2026-12-01) sealed', async () => {
+    const ring = parseKeyRing(K1);
+    const codec = new AesGcmCodec(ring);
+    const [sealed] = await codec.encode([clear]);
+    // IV, tag and the protobuf Payload (metadata entry, data), nothing else: no base64 inside
+    const protobufBytes = temporal.api.common.v1.Payload.encode(clear).finish().length;
+    expect(sealed.data!.length).toBe(12 + protobufBytes + 16);
+    // the JSON form, sealed as the codec did before: {"m": base64 metadata, "d": base64 data}
+    const b64 = (u?: Uint8Array | null) => Buffer.from(u ?? []).toString('base64');
+    const json = Buffer.from(JSON.stringify({ m: { encoding: b64(clear.metadata!.encoding) }, d: b64(clear.data) }));
+    const iv = Buffer.alloc(12, 7);
+    const cipher = createCipheriv('aes-256-gcm', ring.keys.get('k1')!, iv);
+    cipher.setAAD(Buffer.from('k1'));
+    const body = Buffer.concat([cipher.update(json), cipher.final()]);
+    const old = {
+      metadata: { ...sealed.metadata },
+      data: new Uint8Array(Buffer.concat([iv, body, cipher.getAuthTag()])),
+    };
+    expect(old.data.length).toBeGreaterThan(sealed.data!.length * 1.2);
+    for (const p of [sealed, old])
+      expect(defaultPayloadConverter.fromPayload((await codec.decode([p]))[0])).toEqual({
+        token: 'tok_secret_4242',
+        userId: 'u-1',
+      });
+    // an empty payload round-trips too (protobuf writes no byte for it)
+    const [empty] = await codec.decode(await codec.encode([{}]));
+    expect(Buffer.from(empty.data ?? []).length).toBe(0);
   });
 
   it('is required in production and checked', () => {

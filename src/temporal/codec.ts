@@ -3,13 +3,16 @@
  * workflow inputs, results, signals, queries, memos and activity payloads are ciphertext in
  * Temporal. The key ring is src/key-ring.ts (the first key encrypts, all decrypt). An encrypted
  * payload: metadata `encoding: binary/encrypted` and `encryption-key-id`; data = 12-byte IV,
- * ciphertext, 16-byte GCM tag, the key id authenticated too. Payloads without that encoding pass
+ * ciphertext, 16-byte GCM tag, the key id authenticated too. The plaintext is the clear payload as
+ * Temporal's protobuf `Payload`; until 2026-12-01 it was JSON (`{"m":…,"d":…}`, base64 inside,
+ * about a third larger), which decode still reads. Payloads without that encoding pass
  * through decode unchanged (old histories still replay), except with `requireEncrypted` (the
  * production worker): then decode refuses them, so a start, signal or update sent in clear by
  * someone without the keys runs no workflow code. Search attributes stay clear.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import type { KeyRing } from '../key-ring';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
@@ -17,15 +20,15 @@ const KEY_ID = 'encryption-key-id';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-const b64 = (u: Uint8Array | null | undefined) => Buffer.from(u ?? new Uint8Array()).toString('base64');
 const fromB64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
+const PayloadMessage = temporal.api.common.v1.Payload;
+/** The first byte of the JSON form; a protobuf Payload starts with a field tag (0x0a, 0x12, 0x1a). */
+const JSON_FORM = 0x7b; // '{'
 
-function serialize(p: Payload): Buffer {
-  const metadata = Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)]));
-  return Buffer.from(JSON.stringify({ m: metadata, d: b64(p.data) }));
-}
+const serialize = (p: Payload): Uint8Array => PayloadMessage.encode(p).finish();
 
 function deserialize(b: Buffer): Payload {
+  if (b[0] !== JSON_FORM) return PayloadMessage.decode(b);
   const o = JSON.parse(b.toString('utf8')) as { m: Record<string, string>; d: string };
   return { metadata: Object.fromEntries(Object.entries(o.m).map(([k, v]) => [k, fromB64(v)])), data: fromB64(o.d) };
 }
@@ -43,10 +46,11 @@ export class AesGcmCodec implements PayloadCodec {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       cipher.setAAD(Buffer.from(id));
-      const body = Buffer.concat([cipher.update(serialize(p)), cipher.final()]);
+      const body = cipher.update(serialize(p));
+      const final = cipher.final();
       return {
         metadata: { encoding: enc.encode(ENCRYPTED_ENCODING), [KEY_ID]: enc.encode(id) },
-        data: new Uint8Array(Buffer.concat([iv, body, cipher.getAuthTag()])),
+        data: new Uint8Array(Buffer.concat([iv, body, final, cipher.getAuthTag()])),
       };
     });
   }
