@@ -77,6 +77,21 @@ export default tseslint.config(
     },
   },
   {
+    // the workflow bundle preloads these modules once per worker, shared by every workflow
+    // (src/app/worker.ts WORKFLOW_BUNDLER_OPTIONS): a module-level variable would be shared state
+    files: ['workflows/**/*.ts', 'src/domain/**/*.ts', ...FACE_FILES],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...['Program > VariableDeclaration', 'Program > ExportNamedDeclaration > VariableDeclaration'].map((at) => ({
+          selector: `${at}[kind=/^(let|var)$/]`,
+          message:
+            'the workflow bundle shares this module between workflows (preloadModules): no module-level let or var',
+        })),
+      ],
+    },
+  },
+  {
     files: ['src/domain/**/*.ts'],
     rules: {
       'no-restricted-imports': [

@@ -100,6 +100,28 @@ describe('lint: workflows stay deterministic', () => {
   });
 });
 
+describe('lint: no module state in what the workflow bundle shares between workflows', () => {
+  const probesOf = (file: string) =>
+    ['let seen = 0;\nexport const next = () => ++seen;\n', 'export var count = 0;\n'].map((code) => lintAs(file, code));
+  const refused = [
+    ...probesOf('workflows/probe.ts'),
+    ...probesOf('src/domain/probe.ts'),
+    ...probesOf('src/payments/index.ts'),
+  ];
+  it.each(refused.map((m, i) => [i, m] as const))('refuses a module-level let or var (%d)', (_i, messages) => {
+    expect(messages().join('\n')).toMatch(/no-restricted-syntax: the workflow bundle shares this module/);
+  });
+  const inFunction = lintAs(
+    'workflows/probe.ts',
+    'export function f(): number {\n  let n = 0;\n  n += 1;\n  return n;\n}\n',
+  );
+  const elsewhere = lintAs('src/payments/probe.ts', 'let seen = 0;\nexport const next = () => ++seen;\n');
+  it('allows a let inside a function, and module state outside the bundle', () => {
+    expect(inFunction()).toEqual([]);
+    expect(elsewhere()).toEqual([]);
+  });
+});
+
 const floatingActivityCall = [
   "import { proxyActivities } from '@temporalio/workflow';",
   "import type { Activities } from '../activities';",

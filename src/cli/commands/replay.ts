@@ -17,7 +17,7 @@ import { PaymentWorkflowType } from '../../payments';
 import { RECONCILIATION_WORKFLOW } from '../../reconciliation';
 import { RefundsWorkflowType } from '../../refunds';
 import { WebhookWorkflowType } from '../../webhooks';
-import { prebuiltWorkflowBundle, WORKFLOWS_PATH } from '../../app/worker';
+import { prebuiltWorkflowBundle, WORKFLOW_BUNDLER_OPTIONS, WORKFLOWS_PATH } from '../../app/worker';
 import { connectClient } from '../../temporal/client';
 import { dataConverterOf } from '../../temporal/codec';
 import { historyFromJson } from '../../temporal/history';
@@ -125,7 +125,9 @@ export function replayCommand(program: Command): void {
       const results: { workflowId: string; runId: string; type?: string; ok: boolean; error?: string }[] = [];
       const replayed = Worker.runReplayHistories(
         {
-          ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: WORKFLOWS_PATH }),
+          ...(bundle
+            ? { workflowBundle: { codePath: bundle } }
+            : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: WORKFLOW_BUNDLER_OPTIONS }),
           dataConverter: dataConverterOf(config.temporal.codecKeys),
           replayName: 'talat-replay',
         },
