@@ -79,6 +79,8 @@ const envSchema = z.object({
   /** GET /metrics: public, or only for a key with the scope metrics; auto: key in production */
   METRICS_ACCESS: z.enum(['public', 'key', 'auto']).default('auto'),
   TEMPORAL_CODEC_KEYS: z.string().min(1).optional(),
+  /** what the codec seals: protobuf, or json while older processes that read only json still run */
+  TEMPORAL_CODEC_SEAL: z.enum(['protobuf', 'json']).default('protobuf'),
   TEMPORAL_WEB_ORIGIN: csv,
   /** mTLS to the Temporal frontend (client and worker): PEM file paths; CERT and KEY go together */
   TEMPORAL_TLS_CERT: z.string().min(1).optional(),
@@ -311,7 +313,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     );
   else {
     try {
-      codecKeys = parseKeyRing(e.TEMPORAL_CODEC_KEYS ?? '');
+      codecKeys = { ...parseKeyRing(e.TEMPORAL_CODEC_KEYS ?? ''), seal: e.TEMPORAL_CODEC_SEAL };
     } catch (err) {
       issues.push(`TEMPORAL_CODEC_KEYS: ${(err as Error).message}`);
     }

@@ -7,6 +7,8 @@
 export interface KeyRing {
   current: string;
   keys: ReadonlyMap<string, Buffer>;
+  /** what the codec seals (TEMPORAL_CODEC_SEAL): protobuf (the default), or json for older readers */
+  seal?: 'protobuf' | 'json';
 }
 
 /** Parses TEMPORAL_CODEC_KEYS; throws with a message naming what is wrong. */

@@ -2,7 +2,7 @@
  * Payload encryption: the codec (round trip, key rotation, pass-through of payloads written
  * without it, tampering), and a card payment's history holding no token, no user id in clear.
  */
-import { createCipheriv } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import request from 'supertest';
@@ -72,6 +72,29 @@ describe('AesGcmCodec', () => {
     // an empty payload round-trips too (protobuf writes no byte for it)
     const [empty] = await codec.decode(await codec.encode([{}]));
     expect(Buffer.from(empty.data ?? []).length).toBe(0);
+  });
+
+  it('with TEMPORAL_CODEC_SEAL=json seals the JSON form (for processes that read only it), read by both', async () => {
+    const config = loadConfig({ TEMPORAL_CODEC_KEYS: K1, TEMPORAL_CODEC_SEAL: 'json' });
+    const ring = config.temporal.codecKeys;
+    const [sealed] = await new AesGcmCodec(ring).encode([clear]);
+    const data = Buffer.from(sealed.data!);
+    const decipher = createDecipheriv('aes-256-gcm', ring.keys.get('k1')!, data.subarray(0, 12));
+    decipher.setAAD(Buffer.from('k1'));
+    decipher.setAuthTag(data.subarray(data.length - 16));
+    const plain = Buffer.concat([decipher.update(data.subarray(12, data.length - 16)), decipher.final()]);
+    expect(JSON.parse(plain.toString('utf8'))).toEqual({
+      m: { encoding: Buffer.from(clear.metadata!.encoding!).toString('base64') },
+      d: Buffer.from(clear.data!).toString('base64'),
+    });
+    const protobufRing = loadConfig({ TEMPORAL_CODEC_KEYS: K1 }).temporal.codecKeys;
+    expect(protobufRing.seal).toBe('protobuf');
+    for (const reader of [ring, protobufRing])
+      expect(defaultPayloadConverter.fromPayload((await new AesGcmCodec(reader).decode([sealed]))[0])).toEqual({
+        token: 'tok_secret_4242',
+        userId: 'u-1',
+      });
+    expect(() => loadConfig({ TEMPORAL_CODEC_KEYS: K1, TEMPORAL_CODEC_SEAL: 'xml' })).toThrow(/TEMPORAL_CODEC_SEAL/);
   });
 
   it('is required in production and checked', () => {

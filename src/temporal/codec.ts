@@ -4,11 +4,12 @@
  * Temporal. The key ring is src/key-ring.ts (the first key encrypts, all decrypt). An encrypted
  * payload: metadata `encoding: binary/encrypted` and `encryption-key-id`; data = 12-byte IV,
  * ciphertext, 16-byte GCM tag, the key id authenticated too. The plaintext is the clear payload as
- * Temporal's protobuf `Payload`; until 2026-12-01 it was JSON (`{"m":…,"d":…}`, base64 inside,
- * about a third larger), which decode still reads. Payloads without that encoding pass
- * through decode unchanged (old histories still replay), except with `requireEncrypted` (the
- * production worker): then decode refuses them, so a start, signal or update sent in clear by
- * someone without the keys runs no workflow code. Search attributes stay clear.
+ * Temporal's protobuf `Payload`; until 2026-12-01 it was JSON (`{"m":…,"d":…}`, base64 inside, a
+ * third larger), which decode still reads and TEMPORAL_CODEC_SEAL=json still writes. Payloads
+ * without that encoding pass through decode unchanged (old histories still replay), except with
+ * `requireEncrypted` (the production worker): then decode refuses them, so a start, signal or
+ * update sent in clear by someone without the keys runs no workflow code. Search attributes stay
+ * clear.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
@@ -20,12 +21,18 @@ const KEY_ID = 'encryption-key-id';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+const b64 = (u: Uint8Array | null | undefined) => Buffer.from(u ?? new Uint8Array()).toString('base64');
 const fromB64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 const PayloadMessage = temporal.api.common.v1.Payload;
 /** The first byte of the JSON form; a protobuf Payload starts with a field tag (0x0a, 0x12, 0x1a). */
 const JSON_FORM = 0x7b; // '{'
 
 const serialize = (p: Payload): Uint8Array => PayloadMessage.encode(p).finish();
+/** The JSON form, written only with TEMPORAL_CODEC_SEAL=json (a rollout past readers of json alone). */
+const serializeJson = (p: Payload): Uint8Array => {
+  const metadata = Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)]));
+  return Buffer.from(JSON.stringify({ m: metadata, d: b64(p.data) }));
+};
 
 function deserialize(b: Buffer): Payload {
   if (b[0] !== JSON_FORM) return PayloadMessage.decode(b);
@@ -42,11 +49,12 @@ export class AesGcmCodec implements PayloadCodec {
   async encode(payloads: Payload[]): Promise<Payload[]> {
     const id = this.ring.current;
     const key = this.ring.keys.get(id)!;
+    const seal = this.ring.seal === 'json' ? serializeJson : serialize;
     return payloads.map((p) => {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       cipher.setAAD(Buffer.from(id));
-      const body = cipher.update(serialize(p));
+      const body = cipher.update(seal(p));
       const final = cipher.final();
       return {
         metadata: { encoding: enc.encode(ENCRYPTED_ENCODING), [KEY_ID]: enc.encode(id) },
