@@ -1,12 +1,11 @@
 /**
- * Payload encryption (docs/operations.md): an AES-256-GCM PayloadCodec on the client and the worker, so
- * workflow inputs, results, signals, queries, memos and activity payloads are ciphertext in
- * Temporal. The key ring is src/key-ring.ts (the first key encrypts, all decrypt). An encrypted
- * payload: metadata `encoding: binary/encrypted` and `encryption-key-id`; data = 12-byte IV,
- * ciphertext, 16-byte GCM tag, the key id authenticated too. The plaintext is the clear payload as
- * Temporal's protobuf `Payload`; until 2026-12-01 it was JSON (`{"m":…,"d":…}`, base64 inside, a
- * third larger), which decode still reads and TEMPORAL_CODEC_SEAL=json still writes. Payloads
- * without that encoding pass through decode unchanged (old histories still replay), except with
+ * Payload encryption (docs/operations.md): an AES-256-GCM PayloadCodec on the client and the
+ * worker, so workflow inputs, results, signals, queries, memos and activity payloads are ciphertext
+ * in Temporal. Key ring: src/key-ring.ts (the first key encrypts, all decrypt). A sealed payload:
+ * metadata `encoding: binary/encrypted` and `encryption-key-id`; data = 12-byte IV, ciphertext,
+ * 16-byte GCM tag, the key id authenticated too. The plaintext is Temporal's protobuf `Payload`
+ * (JSON with base64 inside until 2026-12-01: still read, and written with TEMPORAL_CODEC_SEAL=json).
+ * Payloads without that encoding pass through decode (old histories replay), except with
  * `requireEncrypted` (the production worker): then decode refuses them, so a start, signal or
  * update sent in clear by someone without the keys runs no workflow code. Search attributes stay
  * clear.
@@ -34,8 +33,16 @@ const serializeJson = (p: Payload): Uint8Array => {
   return Buffer.from(JSON.stringify({ m: metadata, d: b64(p.data) }));
 };
 
+/** A plain Uint8Array over the same bytes (protobufjs hands out Buffers). */
+const view = (u: Uint8Array) => new Uint8Array(u.buffer, u.byteOffset, u.byteLength);
+
 function deserialize(b: Buffer): Payload {
-  if (b[0] !== JSON_FORM) return PayloadMessage.decode(b);
+  if (b[0] !== JSON_FORM) {
+    // a plain Payload, as the JSON form gives: not protobufjs' message (frozen defaults, Buffers)
+    const m = PayloadMessage.decode(b);
+    const metadata = Object.fromEntries(Object.entries(m.metadata ?? {}).map(([k, v]) => [k, view(v)]));
+    return { metadata, data: view(m.data ?? new Uint8Array()) };
+  }
   const o = JSON.parse(b.toString('utf8')) as { m: Record<string, string>; d: string };
   return { metadata: Object.fromEntries(Object.entries(o.m).map(([k, v]) => [k, fromB64(v)])), data: fromB64(o.d) };
 }
