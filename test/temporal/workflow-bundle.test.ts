@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 
-it('the bundle preloads the workflows entry and everything it imports', () => {
+it('the bundle preloads the workflows entry (and so every module it imports)', () => {
   const code = fs.readFileSync(process.env.TALAT_TEST_WORKFLOW_BUNDLE!, 'utf8');
   const preload = /exports\.preloadModules = function preloadModules\(\) \{([^}]*)\}/.exec(code);
   expect(preload?.[1]).toContain('"./workflows/index.ts"');
