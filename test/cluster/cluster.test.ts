@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Client as PgClient } from 'pg';
 import { clusterPorts } from '../../bench/cluster-support';
 import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db/knex';
@@ -166,6 +167,30 @@ describe('the cluster', () => {
         expect(count).toBe(1);
       } finally {
         await client.connection.close();
+      }
+      // its visibility indexes on search attributes are partial (ops/temporal/visibility-indexes.sql),
+      // and a query on an attribute still finds its index
+      const password = fs.readFileSync(path.join(dataDir, 'pg.password'), 'utf8').trim();
+      const vis = new PgClient({
+        connectionString: `postgres://postgres:${password}@127.0.0.1:${ports.postgres}/temporal_visibility`,
+      });
+      await vis.connect();
+      try {
+        const { rows } = await vis.query<{ whole: number; partial: number }>(
+          `SELECT count(*) FILTER (WHERE i.indpred IS NULL)::int AS whole, count(*) FILTER (WHERE i.indpred IS NOT NULL)::int AS partial
+             FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[1]
+            WHERE i.indrelid = 'executions_visibility'::regclass AND a.attgenerated = 's'`,
+        );
+        expect(rows[0].whole).toBe(0);
+        expect(rows[0].partial).toBeGreaterThan(50);
+        await vis.query('SET enable_seqscan = off');
+        const plan = await vis.query(
+          'EXPLAIN SELECT run_id FROM executions_visibility WHERE namespace_id = $1 AND keyword01 = $2',
+          ['n', orderId],
+        );
+        expect(plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')).toMatch(/by_keyword_01/);
+      } finally {
+        await vis.end();
       }
 
       // Temporal Web: its page, and its API (which proxies the frontend's) sees the payment
