@@ -32,7 +32,7 @@ import { clusterPorts } from './cluster-support';
 import { treesMs } from './proc-cpu';
 import { percentile } from './steady';
 import { benchData, intArg, loadAverage, runBounded, say } from './support';
-import { walByRelation } from './wal-by-relation';
+import { lsnBytes, walByRelation } from './wal-by-relation';
 
 const argv = process.argv.slice(2);
 const levelsArg = argv.includes('--levels') ? argv[argv.indexOf('--levels') + 1] : '4,8,16';
@@ -140,11 +140,6 @@ async function pgStats(
     await c.end();
   }
 }
-
-const lsnBytes = (l: string) => {
-  const [hi, lo] = l.split('/').map((h) => parseInt(h, 16));
-  return hi * 2 ** 32 + lo;
-};
 
 /** `concurrency` loops of create + success callback for `seconds`, then the wait until all are paid. */
 async function measureLevel(e: Engine, key: string, concurrency: number, tag: string): Promise<Level> {

@@ -20,6 +20,12 @@ interface Tally {
 const LINE = /^rmgr: (\S+)\s+len \(rec\/tot\):\s*(\d+)\/\s*(\d+),/;
 const BLOCK = /blkref #\d+: rel \d+\/(\d+)\/(\d+)/;
 
+/** a WAL position ("16/B374D848", as pg_current_wal_lsn() prints it) in bytes */
+export function lsnBytes(lsn: string): number {
+  const [hi, lo] = lsn.split('/').map((h) => parseInt(h, 16));
+  return hi * 2 ** 32 + lo;
+}
+
 /** relation names by "database oid/filenode", for the databases the server holds */
 async function relationNames(adminUrl: string): Promise<Map<string, string>> {
   const names = new Map<string, string>();
